@@ -1,0 +1,264 @@
+"""Per-row ranking features shared by every metric.
+
+A metric is written once, against the small interface of :class:`Features`:
+positions, tie groups and tie-group sums. Two providers implement it:
+
+* **window** (used by :func:`polars_rankeval.evaluate`): every feature is a column
+  computed once with a window over the user (``over(by + [user])``) and shared by all
+  requested metrics; metrics then reduce with scalar sums in one ``group_by``.
+* **agg** (used when a metric function is called on its own, e.g.
+  ``lf.group_by("user").agg(prk.ndcg(k=10))``): the same features computed inline
+  within the aggregation context of one user.
+
+Positions cover *all* of a user's rows: recommended rows first, ordered by score, then
+the judged-but-not-recommended rows (null score) as one block at the bottom. Metrics
+that look at the recommendation list mask with :attr:`Features.ret`.
+
+Tie semantics. Under ``ties="expected"`` a tie group occupies the positions
+``a .. a+n-1``; each ordering of the group is equally likely. Metrics are written as
+functions of ``a``, ``n`` and ``j = o - a`` (the offset of a row inside its group under
+an arbitrary ordering), so that summing over the rows of a group sums over its
+positions. Under a deterministic policy every row is its own group (``n = 1``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import polars as pl
+
+from polars_rankeval._types import Columns, TiePolicy
+
+KEY = "__prk_key"
+RET = "__prk_ret"
+REL = "__prk_rel"
+
+PosFn = Callable[[pl.Expr], pl.Expr]
+
+
+def _f64(expr: pl.Expr) -> pl.Expr:
+    return expr.cast(pl.Float64)
+
+
+class Features:
+    """Feature provider for one tie policy.
+
+    Parameters
+    ----------
+    cols
+        Column names of the long frame.
+    ties
+        Tie policy.
+    keys
+        ``None`` for the inline (agg) provider; otherwise the per-user partition
+        columns (``by + [user]``) for the window provider.
+    """
+
+    def __init__(self, cols: Columns, ties: TiePolicy, keys: list[str] | None) -> None:
+        self.cols = cols
+        self.ties = ties
+        self.window = keys is not None
+        self.keys = list(keys or [])
+        # Window provider: columns to materialise, in dependency order.
+        self.stages: list[dict[str, pl.Expr]] = [{}, {}, {}, {}]
+
+    # ------------------------------------------------------------------ plumbing
+    @property
+    def expected(self) -> bool:
+        return self.ties == "expected"
+
+    def _reg(self, stage: int, name: str, expr: pl.Expr) -> pl.Expr:
+        if not self.window:
+            return expr
+        self.stages[stage].setdefault(name, expr)
+        return pl.col(name)
+
+    def _user(self, expr: pl.Expr) -> pl.Expr:
+        return expr.over(self.keys) if self.window else expr
+
+    def _group(self, expr: pl.Expr) -> pl.Expr:
+        self.key  # noqa: B018 - registers the key column the window partitions on
+        return expr.over([*self.keys, KEY])
+
+    def apply(self, lf: pl.LazyFrame) -> pl.LazyFrame:
+        """Materialise the registered feature columns (window provider only)."""
+        for stage in self.stages:
+            if stage:
+                lf = lf.with_columns(**stage)
+        return lf
+
+    # ------------------------------------------------------------------ base rows
+    @property
+    def key(self) -> pl.Expr:
+        """Ordering key, higher is better; not-recommended rows get ``-inf``."""
+        c = self.cols
+        raw = -_f64(pl.col(c.rank)) if c.rank is not None else _f64(pl.col(c.order))
+        return self._reg(0, KEY, raw.fill_null(float("-inf")))
+
+    @property
+    def ret(self) -> pl.Expr:
+        """True for recommended (retrieved) rows."""
+        return self._reg(0, RET, pl.col(self.cols.order).is_not_null())
+
+    @property
+    def rel(self) -> pl.Expr:
+        """Graded relevance as Float64, null read as 0."""
+        return self._reg(0, REL, _f64(pl.col(self.cols.relevance)).fill_null(0.0))
+
+    def is_rel(self, threshold: float) -> pl.Expr:
+        """1.0 for rows whose relevance is at least ``threshold``, else 0.0."""
+        return _f64(self.rel >= threshold)
+
+    # ------------------------------------------------------------------ positions
+    @property
+    def o(self) -> pl.Expr:
+        """A distinct 1-based position for every row of the user.
+
+        Deterministic policies: the position after tie-breaking. ``"expected"``: an
+        arbitrary order inside each tie group (only used through tie-group-symmetric
+        sums).
+        """
+        key, ties = self.key, self.ties
+        if ties == "expected":
+            raw = key.rank("ordinal", descending=True)
+        elif ties == "item_desc":
+            raw = pl.struct(key, pl.col(self.cols.item)).rank("ordinal", descending=True)
+        elif ties == "item_asc":
+            raw = pl.struct(-key, pl.col(self.cols.item)).rank("ordinal")
+        elif ties == "optimistic":
+            raw = pl.struct(key, self.rel).rank("ordinal", descending=True)
+        else:  # pessimistic
+            raw = pl.struct(-key, self.rel).rank("ordinal")
+        return self._reg(1, "__prk_o", self._user(raw).cast(pl.Int64))
+
+    @property
+    def a(self) -> pl.Expr:
+        """First position of the row's tie group."""
+        if not self.expected:
+            return self.o
+        raw = self.key.rank("min", descending=True)
+        return self._reg(1, "__prk_a", self._user(raw).cast(pl.Int64))
+
+    @property
+    def _b(self) -> pl.Expr:
+        raw = self.key.rank("max", descending=True)
+        return self._user(raw).cast(pl.Int64)
+
+    @property
+    def n(self) -> pl.Expr:
+        """Size of the row's tie group (1 under a deterministic policy)."""
+        if not self.expected:
+            return pl.lit(1, dtype=pl.Int64)
+        if self.window:
+            return self._reg(1, "__prk_n", self._group(pl.len()).cast(pl.Int64))
+        return self._b - self.a + 1
+
+    @property
+    def j(self) -> pl.Expr:
+        """Offset of the row inside its tie group, 0 .. n-1."""
+        if not self.expected:
+            return pl.lit(0, dtype=pl.Int64)
+        return self.o - self.a
+
+    # ------------------------------------------------------------------ tie-group sums
+    def _prefix_range(self, values: pl.Expr, lo: pl.Expr, hi: pl.Expr) -> pl.Expr:
+        """Sum of ``values[lo-1 .. hi-1]`` (1-based, inclusive) within one agg group."""
+        cs = values.cum_sum()
+        return cs.gather(hi - 1) - cs.gather(lo - 1) + values.gather(lo - 1)
+
+    def gsum(self, x: pl.Expr, name: str) -> pl.Expr:
+        """Sum of the row value ``x`` over the row's tie group."""
+        if not self.expected:
+            return x
+        if self.window:
+            return self._reg(2, f"__prk_gsum[{name}]", self._group(x.sum()))
+        ordered = x.sort_by(self.key, descending=True)
+        return self._prefix_range(ordered, self.a, self._b)
+
+    def gmean_pos(self, f: PosFn, k: int | pl.Expr | None, name: str) -> pl.Expr:
+        """Mean of ``f(p) * [p <= k]`` over the positions p of the row's tie group."""
+
+        def masked(p: pl.Expr) -> pl.Expr:
+            v = _f64(f(p))
+            return v if k is None else pl.when(p <= k).then(v).otherwise(0.0)
+
+        if not self.expected:
+            return masked(self.o)
+        if self.window:
+            return self._reg(2, f"__prk_gmean[{name}@{k}]", self._group(masked(self.o).mean()))
+        p = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+        return self._prefix_range(masked(p), self.a, self._b) / self.n
+
+    def p_in(self, k: int | pl.Expr | None) -> pl.Expr:
+        """Probability that the row is recommended and lands within the top ``k``."""
+        ret = _f64(self.ret)
+        if k is None:
+            return ret
+        if not self.expected:
+            return ret * _f64(self.o <= k)
+        inside = (k - self.a + 1).clip(0, self.n)
+        return ret * _f64(inside) / _f64(self.n)
+
+    def rel_above(self, threshold: float) -> pl.Expr:
+        """For relevant rows: relevant rows strictly above the row's tie group."""
+        is_rel = self.rel >= threshold
+        if self.expected:
+            raw = pl.when(is_rel).then(self.key).rank("min", descending=True)
+            stage = 1
+        else:
+            raw = pl.when(is_rel).then(self.o).rank("ordinal")
+            stage = 2
+        return self._reg(stage, f"__prk_relabove[{threshold}]", self._user(raw).cast(pl.Int64) - 1)
+
+    def ideal_rank(self, gain: pl.Expr, name: str) -> pl.Expr:
+        """Position of the row in the ideal ordering (gain descending); null if gain 0."""
+        raw = pl.when(gain > 0).then(gain).rank("ordinal", descending=True)
+        return self._reg(1, f"__prk_irank[{name}]", self._user(raw).cast(pl.Int64))
+
+
+# ---------------------------------------------------------------------- special functions
+_LANCZOS_G = 7.0
+_LANCZOS = (
+    0.99999999999980993,
+    676.5203681218851,
+    -1259.1392167224028,
+    771.32342877765313,
+    -176.61502916214059,
+    12.507343278686905,
+    -0.13857109526572012,
+    9.9843695780195716e-6,
+    1.5056327351493116e-7,
+)
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def lgamma(x: pl.Expr) -> pl.Expr:
+    """``log Gamma(x)`` for ``x >= 1`` as a native Polars expression (Lanczos, g=7).
+
+    Relative accuracy is about 1e-15, so probabilities built from differences of
+    log-factorials of tie groups up to thousands of items are exact to ~1e-12.
+    """
+    z = _f64(x) - 1.0
+    s = pl.lit(_LANCZOS[0])
+    for i, c in enumerate(_LANCZOS[1:], start=1):
+        s = s + c / (z + float(i))
+    t = z + _LANCZOS_G + 0.5
+    return _HALF_LOG_2PI + (z + 0.5) * t.log() - t + s.log()
+
+
+def log_comb(n: pl.Expr, k: pl.Expr) -> pl.Expr:
+    """``log C(n, k)``; callers must guard ``0 <= k <= n``."""
+    return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1)
+
+
+def comb_ratio(num: list[tuple[pl.Expr, pl.Expr]], den: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
+    """``prod C(num) / prod C(den)``, zero when any numerator binomial is empty."""
+    log = pl.lit(0.0)
+    valid = pl.lit(True)
+    for n, k in num:
+        log = log + log_comb(n, k)
+        valid = valid & (k >= 0) & (k <= n)
+    for n, k in den:
+        log = log - log_comb(n, k)
+    return pl.when(valid).then(log.exp()).otherwise(0.0)

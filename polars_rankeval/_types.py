@@ -1,0 +1,88 @@
+"""Shared type aliases and the column-name bundle used across the package."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import polars as pl
+
+TiePolicy = Literal["expected", "item_desc", "item_asc", "optimistic", "pessimistic"]
+"""How tied scores are ordered.
+
+``"expected"``
+    The exact expected value of the metric over all orderings of the tied items
+    (McSherry & Najork, 2008). Does not depend on row order.
+``"item_desc"``
+    Ties broken by item id descending, as trec_eval (and RePlay) do.
+``"item_asc"``
+    Ties broken by item id ascending.
+``"optimistic"``
+    The most relevant item first within a tie (an upper bound).
+``"pessimistic"``
+    The least relevant item first within a tie (a lower bound).
+"""
+
+EmptyPolicy = Literal["skip", "zero", "error"]
+"""What an undefined per-user value (e.g. a user with no relevant item) becomes."""
+
+UserUniverse = Literal["truth", "recs", "both", "all"]
+"""Which users are evaluated (a sequence of user ids is also accepted)."""
+
+TIE_POLICIES: tuple[str, ...] = get_args(TiePolicy)
+EMPTY_POLICIES: tuple[str, ...] = get_args(EmptyPolicy)
+USER_UNIVERSES: tuple[str, ...] = get_args(UserUniverse)
+
+FrameLike = pl.DataFrame | pl.LazyFrame
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Names of the columns of the long evaluation frame.
+
+    Exactly one of ``score`` (higher is better) and ``rank`` (1 is best) orders the
+    items; a null in it marks a judged item that was not recommended.
+    """
+
+    user: str = "user"
+    item: str = "item"
+    score: str | None = "score"
+    relevance: str = "relevance"
+    rank: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.rank is not None and self.score is not None:
+            msg = (
+                f"pass either score= or rank=, not both (got score={self.score!r}, "
+                f"rank={self.rank!r}); use score=None with rank="
+            )
+            raise ValueError(msg)
+        if self.rank is None and self.score is None:
+            msg = "one of score= or rank= must name a column"
+            raise ValueError(msg)
+
+    @property
+    def order(self) -> str:
+        """The column that orders the items (score or rank)."""
+        return self.rank if self.rank is not None else self.score  # type: ignore[return-value]
+
+
+def make_columns(
+    *,
+    user: str = "user",
+    item: str = "item",
+    score: str | None = "score",
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> Columns:
+    """Build a :class:`Columns`; passing ``rank=`` switches off the default ``score``."""
+    if rank is not None and score == "score":
+        score = None
+    return Columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    """Raise a ValueError unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        msg = f"{name} must be one of {set(choices)!r}, got {value!r}"
+        raise ValueError(msg)

@@ -1,0 +1,514 @@
+"""Binary-relevance ranking metrics.
+
+An item is relevant when its relevance is at least ``rel`` (inclusive, default 1).
+Every metric returns null for a user without any relevant item (undefined; the
+``empty=`` policy of :func:`polars_rankeval.evaluate` decides what that becomes).
+Under ``ties="expected"`` each value is the exact expectation over all orderings of
+tied scores; the closed forms are noted per kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import polars as pl
+
+from polars_rankeval._features import Features, comb_ratio
+from polars_rankeval._types import TiePolicy
+from polars_rankeval.metrics._common import defined_if, inline, num_relevant, safe_div
+from polars_rankeval.registry import register
+
+PrecisionDenominator = Literal["k", "retrieved"]
+APDenominator = Literal["relevant", "min_k_relevant"]
+
+
+def _hits(f: Features, k: int | pl.Expr | None, rel: float) -> pl.Expr:
+    """Expected number of relevant items among the recommended top k."""
+    return (f.is_rel(rel) * f.p_in(k)).sum()
+
+
+def _list_size(f: Features, k: int | None, denominator: PrecisionDenominator) -> pl.Expr:
+    n_ret = f.ret.cast(pl.Float64).sum()
+    if k is None:
+        return n_ret
+    if denominator == "k":
+        return pl.lit(float(k))
+    return pl.min_horizontal(n_ret, pl.lit(float(k)))
+
+
+# --------------------------------------------------------------------------- kernels
+@register(
+    "precision",
+    family="binary",
+    aliases=("P",),
+    summary="Relevant items in the top k over k.",
+    definition=(
+        "hits@k / k (trec_eval P_k: a list shorter than k is padded with non-relevant "
+        "items); denominator=retrieved divides by min(k, #recommended) instead "
+        "(Hivemall, Jurity). Without @k: hits / #recommended. 0 when nothing is recommended."
+    ),
+)
+def _precision(
+    f: Features, k: int | None, *, rel: float = 1.0, denominator: PrecisionDenominator = "k"
+) -> pl.Expr:
+    value = safe_div(_hits(f, k, rel), _list_size(f, k, denominator))
+    return defined_if(num_relevant(f, rel) > 0, value)
+
+
+@register(
+    "recall",
+    family="binary",
+    summary="Relevant items in the top k over all relevant items.",
+    definition="hits@k / #relevant, relevant items never recommended included (trec_eval recall_k).",
+)
+def _recall(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+    n_rel = num_relevant(f, rel)
+    return defined_if(n_rel > 0, _hits(f, k, rel) / n_rel)
+
+
+@register(
+    "f1",
+    family="binary",
+    summary="Harmonic mean of precision@k and recall@k.",
+    definition=(
+        "2 * hits@k / (list size + #relevant), list size as in precision (k, or "
+        "min(k, #recommended) with denominator=retrieved); 0 when there is no hit."
+    ),
+)
+def _f1(
+    f: Features, k: int | None, *, rel: float = 1.0, denominator: PrecisionDenominator = "k"
+) -> pl.Expr:
+    n_rel = num_relevant(f, rel)
+    value = 2.0 * _hits(f, k, rel) / (_list_size(f, k, denominator) + n_rel)
+    return defined_if(n_rel > 0, value)
+
+
+@register(
+    "hit_rate",
+    family="binary",
+    aliases=("success",),
+    summary="1 if any relevant item is in the top k, else 0.",
+    definition=(
+        "[hits@k >= 1] (trec_eval success_k). Expected ties: 1 - P(no relevant item of the "
+        "tie group straddling k lands in its m slots) = 1 - C(n-r, m) / C(n, m)."
+    ),
+)
+def _hit_rate(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+    is_rel = f.is_rel(rel)
+    n, j, a = f.n, f.j, f.a
+    r = f.gsum(is_rel, f"rel>={rel}")
+    slots = n if k is None else (k - a + 1).clip(0, n)
+    # P(no relevant item at group offset j | none before it) = (n - r - j) / (n - j).
+    miss = ((n - r - j) / (n - j)).clip(0.0, 1.0)
+    term = pl.when(f.ret & (j < slots)).then(miss).otherwise(1.0)
+    return defined_if(num_relevant(f, rel) > 0, 1.0 - term.product())
+
+
+@register(
+    "r_precision",
+    family="binary",
+    aliases=("Rprec",),
+    takes_k=False,
+    summary="Precision at R, the number of relevant items.",
+    definition="hits@R / R with R = #relevant (trec_eval Rprec).",
+)
+def _r_precision(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
+    n_rel = num_relevant(f, rel)
+    return defined_if(n_rel > 0, _hits(f, n_rel, rel) / n_rel)
+
+
+@register(
+    "mrr",
+    family="binary",
+    aliases=("recip_rank",),
+    summary="Reciprocal rank of the first relevant item (0 if none in the top k).",
+    definition=(
+        "1 / rank of the first relevant recommended item, 0 if it is not within the top k "
+        "(trec_eval recip_rank). Expected ties: in the first tie group holding r relevant "
+        "of n items, the first relevant sits at offset j with probability "
+        "C(n-1-j, r-1) / C(n, r)."
+    ),
+)
+def _mrr(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+    is_rel = f.is_rel(rel)
+    a, n, j = f.a, f.n, f.j
+    r = f.gsum(is_rel, f"rel>={rel}")
+    first_a = a.filter(f.ret & (is_rel > 0)).min()
+    p_first = comb_ratio([(n - 1 - j, r - 1)], [(n, r)])
+    position = (a + j).cast(pl.Float64)
+    within = pl.lit(True) if k is None else position <= k
+    contrib = pl.when(f.ret & (a == first_a) & within).then(p_first / position).otherwise(0.0)
+    return defined_if(num_relevant(f, rel) > 0, contrib.sum())
+
+
+@register(
+    "map",
+    family="binary",
+    aliases=("ap",),
+    summary="Average precision over the relevant items (mean over users: MAP).",
+    definition=(
+        "sum over relevant items within the top k of precision at their rank, divided by "
+        "#relevant (denominator=relevant: trec_eval map / map_cut, Hivemall) or by "
+        "min(k, #relevant) (denominator=min_k_relevant: Jurity, RePlay)."
+    ),
+)
+def _map(
+    f: Features, k: int | None, *, rel: float = 1.0, denominator: APDenominator = "relevant"
+) -> pl.Expr:
+    # A relevant item in tie group [a, a+n-1] holding r relevant, with `above` relevant
+    # items before the group, sits at p uniform on the group; the other r-1 relevant
+    # items of the group precede it with probability (p-a)/(n-1). So
+    # E[prec at p * [p<=k]] = (above + 1 - c*a) * mean([p<=k]/p) + c * P(p<=k),
+    # c = (r-1)/(n-1).
+    is_rel = f.is_rel(rel)
+    a, n = f.a, f.n
+    r = f.gsum(is_rel, f"rel>={rel}")
+    c = pl.when(n > 1).then((r - 1) / (n - 1)).otherwise(0.0)
+    inv_pos = f.gmean_pos(lambda p: 1.0 / p.cast(pl.Float64), k, "inv")
+    p_within = pl.lit(1.0) if k is None else (k - a + 1).clip(0, n) / n
+    expected = (f.rel_above(rel) + 1 - c * a) * inv_pos + c * p_within
+    total = pl.when(f.ret & (is_rel > 0)).then(expected).otherwise(0.0).sum()
+    n_rel = num_relevant(f, rel)
+    den = n_rel if denominator == "relevant" or k is None else pl.min_horizontal(n_rel, k)
+    return defined_if(n_rel > 0, total / den)
+
+
+@register(
+    "auc",
+    family="binary",
+    summary="Fraction of (relevant, non-relevant) pairs ranked in the right order.",
+    definition=(
+        "With @k (Hivemall): over the recommended top k only; 0 if it holds no relevant "
+        "item, 1 if it holds no non-relevant one. Without @k: over all the user's "
+        "candidates, never-recommended items ranked below every recommended one and tied "
+        "with each other; null when there is no non-relevant candidate. Ties count 1/2 "
+        "under ties=expected (Mann-Whitney)."
+    ),
+)
+def _auc(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+    is_rel = f.is_rel(rel)
+    a, n = f.a, f.n
+    n_rel = num_relevant(f, rel)
+    if k is None:
+        total = pl.len().cast(pl.Float64)
+        n_non = total - n_rel
+        mean_pos = a + (n - 1) / 2.0
+        u = (is_rel * (total + 1.0 - mean_pos)).sum() - n_rel * (n_rel + 1.0) / 2.0
+        return defined_if((n_rel > 0) & (n_non > 0), u / (n_rel * n_non))
+    return defined_if(n_rel > 0, _auc_at_k(f, k, is_rel, rel))
+
+
+def _auc_at_k(f: Features, k: int, is_rel: pl.Expr, rel: float) -> pl.Expr:
+    # Tie groups entirely inside the top k are fixed; at most one group straddles k.
+    # Of its m slots inside, X ~ Hypergeometric(n, r, m) go to relevant items.
+    a, n, j = f.a, f.n, f.j
+    r = f.gsum(is_rel, f"rel>={rel}")
+    end = a + n - 1
+    full = f.ret & (end <= k)
+    straddle = f.ret & (a <= k) & (end > k)
+    p0 = pl.when(full).then(is_rel).otherwise(0.0).sum()
+    n0 = pl.when(full).then(1.0 - is_rel).otherwise(0.0).sum()
+    nonrel_above = (a - 1) - f.rel_above(rel)
+    per_rel = n0 - nonrel_above - (n - r) / 2.0
+    c0 = pl.when(full & (is_rel > 0)).then(per_rel).otherwise(0.0).sum()
+
+    def value(pos: pl.Expr, neg: pl.Expr, correct: pl.Expr) -> pl.Expr:
+        return (
+            pl.when(pos <= 0)
+            .then(0.0)
+            .when(neg <= 0)
+            .then(1.0)
+            .otherwise(correct / (pos * neg).clip(lower_bound=1.0))
+        )
+
+    m = k - a + 1
+    x = j.cast(pl.Float64)
+    h = comb_ratio([(r, j), (n - r, m - j)], [(n, m)])
+    correct = c0 + p0 * (m - x) + x * (m - x) / 2.0
+    mixed = pl.when(straddle).then(h * value(p0 + x, n0 + m - x, correct)).otherwise(0.0).sum()
+    return pl.when(straddle.any()).then(mixed).otherwise(value(p0, n0, c0))
+
+
+# --------------------------------------------------------------------------- public API
+def precision(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    denominator: PrecisionDenominator = "k",
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = "score",
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Precision at k: relevant items in the top k, divided by k.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive).
+    denominator
+        ``"k"`` (trec_eval ``P_k``) or ``"retrieved"`` (``min(k, #recommended)``).
+    ties, item, score, relevance, rank
+        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64; null for a user with no relevant item.
+
+    Examples
+    --------
+    Hivemall's example: recommendations 1, 3, 2, 6 for a user who likes 1, 2 and 4.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({
+    ...     "user": [1, 1, 1, 1, 1],
+    ...     "item": [1, 3, 2, 6, 4],
+    ...     "score": [10.0, 8.0, 6.0, 2.0, None],
+    ...     "relevance": [1, 0, 1, 0, 1],
+    ... })
+    >>> df.group_by("user").agg(prk.precision(2), prk.precision(4))
+    shape: (1, 3)
+    ┌──────┬─────────────┬─────────────┐
+    │ user ┆ precision@2 ┆ precision@4 │
+    │ ---  ┆ ---         ┆ ---         │
+    │ i64  ┆ f64         ┆ f64         │
+    ╞══════╪═════════════╪═════════════╡
+    │ 1    ┆ 0.5         ┆ 0.5         │
+    └──────┴─────────────┴─────────────┘
+
+    With ties the default is the expected value over the tied orderings: two tied
+    items, one relevant, give precision@1 = 1/2.
+
+    >>> tied = pl.DataFrame({"user": [1, 1], "item": [1, 2], "score": [1.0, 1.0],
+    ...                      "relevance": [1, 0]})
+    >>> tied.select(prk.precision(1)).item(), tied.select(prk.precision(1, ties="item_desc")).item()
+    (0.5, 0.0)
+    """
+    return inline(
+        "precision", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank,
+        rel=rel, denominator=denominator,
+    )
+
+
+def recall(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = "score",
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Recall at k: relevant items in the top k over all of the user's relevant items.
+
+    Relevant items that were never recommended (null score) count in the denominator.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
+    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
+    >>> df.select(prk.recall(2), prk.recall(4))  # 1/3 and 2/3
+    shape: (1, 2)
+    ┌──────────┬──────────┐
+    │ recall@2 ┆ recall@4 │
+    │ ---      ┆ ---      │
+    │ f64      ┆ f64      │
+    ╞══════════╪══════════╡
+    │ 0.333333 ┆ 0.666667 │
+    └──────────┴──────────┘
+    """
+    return inline(
+        "recall", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank, rel=rel
+    )
+
+
+def f1(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    denominator: PrecisionDenominator = "k",
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = "score",
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """F1 at k, the harmonic mean of precision@k and recall@k.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
+    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
+    >>> round(df.select(prk.f1(4)).item(), 6)  # 2 * 2 / (4 + 3)
+    0.571429
+    """
+    return inline(
+        "f1", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank,
+        rel=rel, denominator=denominator,
+    )
+
+
+def hit_rate(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = "score",
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Hit rate at k (trec_eval ``success_k``): 1 if a relevant item is in the top k.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
+    ...                    "score": [1.0, 1.0, 1.0], "relevance": [0, 0, 1]})
+    >>> round(df.select(prk.hit_rate(1)).item(), 6)  # the relevant one is first w.p. 1/3
+    0.333333
+    """
+    return inline(
+        "hit_rate", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank, rel=rel
+    )
+
+
+def r_precision(
+    *,
+    rel: float = 1.0,
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = "score",
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """R-precision: precision at R, where R is the user's number of relevant items.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
+    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
+    >>> round(df.select(prk.r_precision()).item(), 6)  # R = 3, top 3 holds 2 relevant
+    0.666667
+    """
+    return inline(
+        "r_precision", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank,
+        rel=rel,
+    )
+
+
+def mrr(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = "score",
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Reciprocal rank of the first relevant item; 0 if none is in the top k.
+
+    Its mean over users is MRR.
+
+    Examples
+    --------
+    The lecture's example: the first relevant item is B, at rank 2.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": ["A", "B", "C", "D"],
+    ...                    "score": [4.0, 3.0, 2.0, 1.0], "relevance": [0, 1, 0, 1]})
+    >>> df.select(prk.mrr()).item()
+    0.5
+    """
+    return inline(
+        "mrr", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank, rel=rel
+    )
+
+
+def map(  # noqa: A001 - the metric's established name
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    denominator: APDenominator = "relevant",
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = "score",
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Average precision at k; its mean over users is MAP.
+
+    Parameters
+    ----------
+    denominator
+        ``"relevant"`` divides by all of the user's relevant items (trec_eval ``map``
+        and ``map_cut``, Hivemall); ``"min_k_relevant"`` by ``min(k, #relevant)``
+        (Jurity, RePlay).
+
+    Examples
+    --------
+    The lecture's example: relevant items at ranks 1, 3 and 4 of five.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0], "relevance": [1, 0, 1, 1, 0]})
+    >>> df.select(prk.map()).item() == (1 + 2 / 3 + 3 / 4) / 3
+    True
+    """
+    return inline(
+        "map", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank,
+        rel=rel, denominator=denominator,
+    )
+
+
+def auc(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = "score",
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Area under the ROC curve of one user's ranking.
+
+    With ``k``, Hivemall's AUC over the recommended top k; without, over all the
+    user's candidates (relevant items never recommended rank below every recommended
+    item). The mean over users is cAUC.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
+    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
+    >>> df.select(prk.auc(4), prk.auc(2), prk.auc())  # 3/4, 1, and 3/6 over all candidates
+    shape: (1, 3)
+    ┌───────┬───────┬─────┐
+    │ auc@4 ┆ auc@2 ┆ auc │
+    │ ---   ┆ ---   ┆ --- │
+    │ f64   ┆ f64   ┆ f64 │
+    ╞═══════╪═══════╪═════╡
+    │ 0.75  ┆ 1.0   ┆ 0.5 │
+    └───────┴───────┴─────┘
+    """
+    return inline(
+        "auc", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank, rel=rel
+    )

@@ -1,0 +1,348 @@
+"""The metric registry and the one metric-name grammar.
+
+Grammar: ``name[(key=value,...)][@k]``, for example ``ndcg@10``,
+``precision(rel=2)@5`` or ``ndcg(discount=log_clipped,gain=exp)@10``. The canonical
+form sorts the parameters, leaves defaults out, and names the output column; it
+round-trips through :func:`parse_metric`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import math
+import re
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args, get_origin
+
+import polars as pl
+
+if typing.TYPE_CHECKING:
+    from polars_rankeval._features import Features
+
+Kernel = Callable[..., pl.Expr]
+ParamKind = Literal["int", "float", "str", "bool"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One keyword option of a metric."""
+
+    name: str
+    default: Any
+    kind: ParamKind
+    choices: tuple[str, ...] | None = None
+    optional: bool = False
+
+    def coerce(self, metric: str, value: Any) -> Any:
+        """Check and convert a value (a Python value or grammar text) for this option."""
+        where = f"parameter {self.name!r} of metric {metric!r}"
+        if value is None or (isinstance(value, str) and value.lower() == "none"):
+            if self.optional:
+                return None
+            msg = f"{where} cannot be None"
+            raise ValueError(msg)
+        if self.choices is not None:
+            if value not in self.choices:
+                msg = f"{where} must be one of {set(self.choices)!r}, got {value!r}"
+                raise ValueError(msg)
+            return value
+        if self.kind == "bool":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in ("true", "false"):
+                return value.lower() == "true"
+            msg = f"{where} must be true or false, got {value!r}"
+            raise TypeError(msg)
+        if self.kind == "int":
+            return _to_int(where, value)
+        if self.kind == "float":
+            try:
+                out = float(value)
+            except (TypeError, ValueError):
+                msg = f"{where} must be a number, got {value!r}"
+                raise TypeError(msg) from None
+            if isinstance(value, bool) or not math.isfinite(out):
+                msg = f"{where} must be a finite number, got {value!r}"
+                raise ValueError(msg)
+            return out
+        return str(value)
+
+
+def _to_int(where: str, value: Any) -> int:
+    if isinstance(value, bool):
+        msg = f"{where} must be an integer, got {value!r}"
+        raise TypeError(msg)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
+        return int(value)
+    msg = f"{where} must be an integer, got {value!r}"
+    raise TypeError(msg)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A registered metric: its kernel, options and documentation."""
+
+    name: str
+    kernel: Kernel
+    family: str
+    summary: str
+    definition: str
+    takes_k: bool
+    params: dict[str, Param] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric bound to its cutoff and options; ``name`` is the canonical string."""
+
+    spec: MetricSpec
+    k: int | None
+    options: tuple[tuple[str, Any], ...]
+
+    @property
+    def name(self) -> str:
+        """Canonical name: sorted non-default options, then ``@k``."""
+        shown = [
+            f"{key}={_fmt(value)}"
+            for key, value in self.options
+            if value != self.spec.params[key].default
+        ]
+        text = self.spec.name
+        if shown:
+            text += "(" + ",".join(sorted(shown)) + ")"
+        if self.k is not None:
+            text += f"@{self.k}"
+        return text
+
+    def expr(self, features: Features) -> pl.Expr:
+        """The metric as one expression over one user's rows."""
+        out = self.spec.kernel(features, self.k, **dict(self.options))
+        return out.cast(pl.Float64).alias(self.name)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_REGISTRY: dict[str, MetricSpec] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def _param_from(name: str, parameter: inspect.Parameter, hint: Any) -> Param:
+    optional = False
+    args = get_args(hint)
+    if get_origin(hint) in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        non_none = [a for a in args if a is not type(None)]
+        optional = len(non_none) < len(args)
+        hint = non_none[0] if len(non_none) == 1 else hint
+    if get_origin(hint) is Literal:
+        return Param(name, parameter.default, "str", tuple(get_args(hint)), optional)
+    kind: ParamKind = {bool: "bool", int: "int", float: "float"}.get(hint, "str")  # type: ignore[assignment]
+    return Param(name, parameter.default, kind, None, optional)
+
+
+def register(
+    name: str,
+    *,
+    family: str,
+    summary: str,
+    definition: str,
+    takes_k: bool = True,
+    aliases: Iterable[str] = (),
+) -> Callable[[Kernel], Kernel]:
+    """Register a metric kernel ``kernel(features, k, *, options...) -> pl.Expr``."""
+
+    def decorate(kernel: Kernel) -> Kernel:
+        hints = typing.get_type_hints(kernel)
+        params = {
+            p.name: _param_from(p.name, p, hints.get(p.name, str))
+            for p in inspect.signature(kernel).parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY
+        }
+        spec = MetricSpec(
+            name, kernel, family, summary, definition, takes_k, params, tuple(aliases)
+        )
+        if name in _REGISTRY or name in _ALIASES:
+            msg = f"metric {name!r} is already registered"
+            raise ValueError(msg)
+        _REGISTRY[name] = spec
+        for alias in spec.aliases:
+            _ALIASES[alias] = name
+        return kernel
+
+    return decorate
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    return str(value)
+
+
+def get_spec(name: str) -> MetricSpec:
+    """Look a metric up by name or alias, with a "did you mean" on failure."""
+    _ensure_loaded()
+    key = _ALIASES.get(name, name)
+    if key in _REGISTRY:
+        return _REGISTRY[key]
+    known = sorted([*_REGISTRY, *_ALIASES])
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    msg = f"unknown metric {name!r}{hint} valid metrics: {', '.join(sorted(_REGISTRY))}"
+    raise ValueError(msg)
+
+
+def bind(name: str, k: int | None = None, **options: Any) -> Metric:
+    """Bind a metric name to a cutoff and options, checking them against its signature."""
+    spec = get_spec(name)
+    if k is not None:
+        if not spec.takes_k:
+            msg = f"metric {spec.name!r} takes no cutoff @k, got k={k!r}"
+            raise ValueError(msg)
+        k = _to_int(f"cutoff k of metric {spec.name!r}", k)
+        if k <= 0:
+            msg = f"cutoff k of metric {spec.name!r} must be a positive integer, got {k}"
+            raise ValueError(msg)
+    for key in options:
+        if key not in spec.params:
+            valid = ", ".join(sorted(spec.params)) or "none"
+            msg = f"unknown parameter {key!r} for metric {spec.name!r}; valid parameters: {valid}"
+            raise ValueError(msg)
+    values = {
+        key: param.coerce(spec.name, options[key]) if key in options else param.default
+        for key, param in spec.params.items()
+    }
+    _validate_options(spec.name, values)
+    return Metric(spec, k, tuple(sorted(values.items())))
+
+
+def _validate_options(metric: str, values: dict[str, Any]) -> None:
+    """Cross-option checks shared by every metric (ranges and combinations)."""
+    if "base" in values and values["base"] <= 1:
+        msg = f"parameter 'base' of metric {metric!r} must be > 1, got {values['base']!r}"
+        raise ValueError(msg)
+    if "rel" in values and values["rel"] <= 0:
+        msg = f"parameter 'rel' of metric {metric!r} must be > 0, got {values['rel']!r}"
+        raise ValueError(msg)
+    if "discount" in values:
+        half_life = values.get("half_life")
+        if values["discount"] == "half_life":
+            if half_life is None or half_life <= 1:
+                msg = (
+                    f"metric {metric!r} with discount='half_life' needs half_life > 1, "
+                    f"got {half_life!r}"
+                )
+                raise ValueError(msg)
+        elif half_life is not None:
+            msg = (
+                f"parameter 'half_life' of metric {metric!r} only applies to "
+                f"discount='half_life', got discount={values['discount']!r}"
+            )
+            raise ValueError(msg)
+
+
+_GRAMMAR = re.compile(
+    r"""^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*
+        (?:\((?P<params>[^()]*)\))?\s*
+        (?:@\s*(?P<k>[^@\s]*))?\s*$""",
+    re.VERBOSE,
+)
+
+
+def parse_metric(text: str | Metric) -> Metric:
+    """Parse ``name[(key=value,...)][@k]`` into a bound :class:`Metric`.
+
+    Examples
+    --------
+    >>> from polars_rankeval import parse_metric
+    >>> parse_metric("ndcg(gain=exp) @10").name
+    'ndcg(gain=exp)@10'
+    >>> parse_metric("precision(rel=2.0)@5").name
+    'precision(rel=2)@5'
+    >>> parse_metric("ndcg(base=2)@10").name
+    'ndcg@10'
+    """
+    if isinstance(text, Metric):
+        return text
+    if not isinstance(text, str):
+        msg = f"a metric must be a string such as 'ndcg@10', got {type(text).__name__}"
+        raise TypeError(msg)
+    match = _GRAMMAR.match(text)
+    if match is None:
+        msg = f"cannot parse metric {text!r}; expected name[(key=value,...)][@k], e.g. 'ndcg@10'"
+        raise ValueError(msg)
+    name = match["name"]
+    spec = get_spec(name)
+    k: int | None = None
+    if match["k"] is not None:
+        raw = match["k"]
+        if not re.fullmatch(r"[+-]?\d+", raw):
+            msg = f"cutoff in {text!r} must be a positive integer, got {raw!r}"
+            raise ValueError(msg)
+        k = int(raw)
+    options: dict[str, str] = {}
+    if match["params"] is not None and match["params"].strip():
+        for part in match["params"].split(","):
+            key, eq, value = part.partition("=")
+            key, value = key.strip(), value.strip()
+            if not eq or not key or not value:
+                msg = f"parameter {part.strip()!r} in {text!r} must look like key=value"
+                raise ValueError(msg)
+            if key in options:
+                msg = f"parameter {key!r} given twice in {text!r}"
+                raise ValueError(msg)
+            options[key] = value
+    return bind(spec.name, k, **options)
+
+
+def list_metrics() -> pl.DataFrame:
+    """Every registered metric with its family, options and one-line definition.
+
+    Examples
+    --------
+    >>> from polars_rankeval import list_metrics
+    >>> "ndcg" in list_metrics()["name"].to_list()
+    True
+    """
+    _ensure_loaded()
+    rows = []
+    for spec in _REGISTRY.values():
+        options = ", ".join(
+            f"{p.name}={_fmt(p.default)}"
+            + (f" ({'|'.join(p.choices)})" if p.choices else "")
+            for p in spec.params.values()
+        )
+        rows.append(
+            {
+                "name": spec.name,
+                "family": spec.family,
+                "cutoff": spec.takes_k,
+                "options": options,
+                "aliases": ", ".join(spec.aliases),
+                "summary": spec.summary,
+                "definition": spec.definition,
+            }
+        )
+    return pl.DataFrame(rows)
+
+
+def registered() -> dict[str, MetricSpec]:
+    """The registry itself (name -> spec), for generic tests and docs."""
+    _ensure_loaded()
+    return dict(_REGISTRY)
+
+
+def _ensure_loaded() -> None:
+    # Importing the metric families registers them.
+    import polars_rankeval.metrics  # noqa: F401
