@@ -1,0 +1,113 @@
+"""Every metric, every tie policy, both engines: equal to the brute-force reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as prk
+from polars_rankeval._types import TIE_POLICIES
+from polars_rankeval.metrics._common import inline
+from polars_rankeval.registry import parse_metric
+
+from ._reference import reference_frame
+
+METRICS = [
+    "precision@1",
+    "precision@3",
+    "precision(denominator=retrieved)@3",
+    "precision",
+    "precision(rel=2)@3",
+    "recall@2",
+    "recall",
+    "f1@3",
+    "f1(denominator=retrieved)@3",
+    "hit_rate@1",
+    "hit_rate@3",
+    "hit_rate(rel=2)@2",
+    "r_precision",
+    "mrr",
+    "mrr@2",
+    "mrr(rel=2)",
+    "map",
+    "map@3",
+    "map(denominator=min_k_relevant)@3",
+    "map(rel=2)",
+    "auc",
+    "auc@3",
+    "auc@2",
+    "auc(rel=2)@3",
+    "dcg@3",
+    "dcg(gain=exp)",
+    "dcg(discount=log_clipped)@4",
+    "dcg(discount=half_life,half_life=2)@4",
+    "ndcg",
+    "ndcg@3",
+    "ndcg(base=10,gain=exp)@2",
+    "ndcg(idcg=all)@2",
+    "num_ret@3",
+    "num_rel",
+    "num_rel_ret@2",
+]
+
+
+def random_frame(seed: int, n_users: int = 12, max_items: int = 7) -> pl.DataFrame:
+    """Small users with heavy ties, graded relevance, unrecommended judged items."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for user in range(n_users):
+        n = int(rng.integers(1, max_items + 1))
+        items = rng.choice(50, size=n, replace=False)
+        for item in items:
+            score = None if rng.random() < 0.2 else float(rng.integers(0, 3))
+            rel = None if rng.random() < 0.3 else int(rng.choice([0, 0, 1, 2, 3]))
+            rows.append((user, int(item), score, rel))
+    return pl.DataFrame(
+        rows, schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64,
+                      "relevance": pl.Int64}, orient="row",
+    )
+
+
+def _inline_per_user(df: pl.DataFrame, metrics: list[str], ties: str) -> pl.DataFrame:
+    exprs = []
+    for m in metrics:
+        bound = parse_metric(m)
+        exprs.append(
+            inline(bound.spec.name, bound.k, ties=ties, item="item", score="score",  # type: ignore[arg-type]
+                   relevance="relevance", rank=None, **dict(bound.options))
+        )
+    return df.group_by("user").agg(exprs).sort("user")
+
+
+@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("seed", range(6))
+def test_engine_matches_brute_force(ties: str, seed: int) -> None:
+    df = random_frame(seed)
+    expected = reference_frame(df, METRICS, ties)
+    got = prk.evaluate(df, METRICS, ties=ties, per_user=True, users="all")
+    assert_frame_equal(got, expected, abs_tol=1e-9, check_dtypes=False)
+
+
+@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("seed", range(3))
+def test_inline_expressions_match_brute_force(ties: str, seed: int) -> None:
+    df = random_frame(100 + seed)
+    expected = reference_frame(df, METRICS, ties)
+    got = _inline_per_user(df, METRICS, ties)
+    assert_frame_equal(got, expected, abs_tol=1e-9, check_dtypes=False)
+
+
+def test_large_tie_groups_expected_values() -> None:
+    # One user, a 9-way tie straddling every cutoff: 9! orderings in the reference.
+    df = pl.DataFrame({
+        "user": [1] * 10,
+        "item": list(range(10)),
+        "score": [2.0] + [1.0] * 9,
+        "relevance": [0, 1, 0, 2, 0, 0, 1, 0, 0, 3],
+    })
+    metrics = ["precision@4", "hit_rate@3", "mrr@5", "map@6", "auc@4", "ndcg@5", "auc"]
+    expected = reference_frame(df, metrics, "expected")
+    got = prk.evaluate(df, metrics, per_user=True)
+    assert_frame_equal(got, expected, abs_tol=1e-12, check_dtypes=False)
