@@ -1,0 +1,406 @@
+"""The ``polars-rankeval`` command line (also ``python -m polars_rankeval``).
+
+``polars-rankeval`` with no arguments evaluates the bundled example (trec_eval's test
+run and its relevance judgments); ``--recs`` and ``--truth`` evaluate your own files.
+``polars-rankeval metrics`` lists every metric the grammar knows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import polars as pl
+
+from polars_rankeval import __version__
+from polars_rankeval._types import EMPTY_POLICIES, TIE_POLICIES, USER_UNIVERSES
+from polars_rankeval.evaluate import evaluate, join, parse_metrics
+from polars_rankeval.registry import list_metrics
+
+PROG = "polars-rankeval"
+DEFAULT_METRICS: tuple[str, ...] = (
+    "ndcg@10",
+    "map@10",
+    "mrr@10",
+    "precision@10",
+    "recall@10",
+    "hit_rate@10",
+    "auc",
+)
+FORMATS: tuple[str, ...] = ("table", "csv", "json", "markdown")
+SUBCOMMANDS: tuple[str, ...] = ("evaluate", "metrics")
+FLOAT_PRECISION = 4
+
+_SCANNERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
+    ".parquet": pl.scan_parquet,
+    ".pq": pl.scan_parquet,
+    ".csv": pl.scan_csv,
+    ".tsv": lambda path: pl.scan_csv(path, separator="\t"),
+    ".tab": lambda path: pl.scan_csv(path, separator="\t"),
+    ".ndjson": pl.scan_ndjson,
+    ".jsonl": pl.scan_ndjson,
+}
+
+
+class UsageError(ValueError):
+    """A mistake in the command line that argparse cannot see (e.g. --recs without --truth)."""
+
+
+# --------------------------------------------------------------------------- parsing
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser with the ``evaluate`` and ``metrics`` subcommands.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The top-level parser; ``evaluate`` is the subcommand used when none is given.
+    """
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=(
+            "Evaluate rankings and recommendations with Polars. Without a subcommand, "
+            "'evaluate' runs; without --recs/--truth it evaluates the bundled example."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="{evaluate,metrics}")
+
+    ev = sub.add_parser(
+        "evaluate",
+        help="evaluate metrics (the default subcommand)",
+        description=(
+            "Evaluate metrics over recommendations joined with ground truth. Without "
+            "--recs/--truth, evaluates the bundled example (trec_eval's test run)."
+        ),
+    )
+    ev.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help=(
+            "metric in the grammar name[(key=value,...)][@k], e.g. ndcg@10 or "
+            "'precision(rel=2)@5'; repeatable (default: " + ", ".join(DEFAULT_METRICS) + ")"
+        ),
+    )
+    ev.add_argument(
+        "--ties",
+        choices=TIE_POLICIES,
+        default="expected",
+        help="how tied scores are ordered (default: expected)",
+    )
+    ev.add_argument(
+        "--users",
+        choices=USER_UNIVERSES,
+        default="truth",
+        help="which users are evaluated (default: truth)",
+    )
+    ev.add_argument(
+        "--empty",
+        choices=EMPTY_POLICIES,
+        default="skip",
+        help="what an undefined per-user value becomes (default: skip)",
+    )
+    ev.add_argument(
+        "--per-user", action="store_true", help="print one row per user instead of the means"
+    )
+    ev.add_argument(
+        "--format", choices=FORMATS, default="table", help="output format (default: table)"
+    )
+    ev.add_argument(
+        "--recs",
+        type=Path,
+        metavar="PATH",
+        help="recommendations (user, item, score): .parquet, .csv, .tsv or .ndjson",
+    )
+    ev.add_argument(
+        "--truth",
+        type=Path,
+        metavar="PATH",
+        help="ground truth (user, item[, relevance]): .parquet, .csv, .tsv or .ndjson",
+    )
+    ev.add_argument("--user", default="user", metavar="COL", help="user column (default: user)")
+    ev.add_argument("--item", default="item", metavar="COL", help="item column (default: item)")
+    ev.add_argument("--score", default="score", metavar="COL", help="score column (default: score)")
+    ev.add_argument(
+        "--rank",
+        default=None,
+        metavar="COL",
+        help="order by this rank column (1 = best) instead of a score",
+    )
+    ev.add_argument(
+        "--relevance",
+        default="relevance",
+        metavar="COL",
+        help="relevance column of the truth (default: relevance; absent = all relevant)",
+    )
+    ev.add_argument(
+        "--by",
+        action="append",
+        default=None,
+        metavar="COL",
+        help="column of --recs naming a system or segment; repeatable",
+    )
+    ev.set_defaults(handler=_run_evaluate)
+
+    mt = sub.add_parser(
+        "metrics",
+        help="list the registered metrics",
+        description="List every registered metric with its options.",
+    )
+    mt.add_argument(
+        "--format", choices=FORMATS, default="table", help="output format (default: table)"
+    )
+    mt.set_defaults(handler=_run_metrics)
+    return parser
+
+
+def _with_default_command(argv: Sequence[str]) -> list[str]:
+    """Prepend ``evaluate`` unless a subcommand or a top-level flag comes first."""
+    args = list(argv)
+    if args and (args[0] in SUBCOMMANDS or args[0] in ("-h", "--help", "--version")):
+        return args
+    return ["evaluate", *args]
+
+
+# --------------------------------------------------------------------------- input
+def read_table(path: Path) -> pl.LazyFrame:
+    """Scan a Parquet, CSV, TSV or NDJSON file lazily, chosen by its extension.
+
+    Parameters
+    ----------
+    path
+        The file; its suffix (case-insensitive) picks the reader.
+
+    Returns
+    -------
+    polars.LazyFrame
+        The file, not yet read.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    ValueError
+        If the extension is not one of the supported ones.
+    """
+    if not path.is_file():
+        msg = f"no such file: {str(path)!r}"
+        raise FileNotFoundError(msg)
+    scan = _SCANNERS.get(path.suffix.lower())
+    if scan is None:
+        known = ", ".join(sorted(_SCANNERS))
+        msg = f"cannot tell the format of {str(path)!r} from its extension; use one of {known}"
+        raise ValueError(msg)
+    return scan(path)
+
+
+def _align_id_dtypes(
+    recs: pl.LazyFrame, truth: pl.LazyFrame, columns: Sequence[str]
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Cast id columns to String where the two files inferred different dtypes."""
+    recs_schema, truth_schema = recs.collect_schema(), truth.collect_schema()
+    mismatched = [
+        c
+        for c in columns
+        if c in recs_schema and c in truth_schema and recs_schema[c] != truth_schema[c]
+    ]
+    if not mismatched:
+        return recs, truth
+    cast = [pl.col(c).cast(pl.String) for c in mismatched]
+    return recs.with_columns(cast), truth.with_columns(cast)
+
+
+def load_data(args: argparse.Namespace) -> pl.LazyFrame:
+    """Build the long evaluation frame from ``--recs``/``--truth`` or the bundled example.
+
+    Parameters
+    ----------
+    args
+        Parsed ``evaluate`` arguments.
+
+    Returns
+    -------
+    polars.LazyFrame
+        Columns by, user, item, score (or rank) and relevance.
+    """
+    if args.recs is None and args.truth is None:
+        from polars_rankeval.datasets import load_example
+
+        print(
+            f"{PROG}: no --recs/--truth given; evaluating the bundled example "
+            "(trec_eval's test run: 3 queries)",
+            file=sys.stderr,
+        )
+        return load_example().lazy()
+    if args.recs is None or args.truth is None:
+        msg = "--recs and --truth must be given together"
+        raise UsageError(msg)
+    recs, truth = read_table(args.recs), read_table(args.truth)
+    recs, truth = _align_id_dtypes(recs, truth, [args.user, args.item])
+    joined = join(recs, truth, **_column_options(args), by=args.by)
+    assert isinstance(joined, pl.LazyFrame)  # both inputs are lazy
+    return joined
+
+
+def _column_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "user": args.user,
+        "item": args.item,
+        "score": args.score,
+        "relevance": args.relevance,
+        "rank": args.rank,
+    }
+
+
+# --------------------------------------------------------------------------- output
+def _cell(value: Any, precision: int) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"{value:.{precision}f}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(frame: pl.DataFrame, precision: int = FLOAT_PRECISION) -> str:
+    """Render a frame as a GitHub-flavoured Markdown table.
+
+    Parameters
+    ----------
+    frame
+        The frame to render.
+    precision
+        Decimals shown for floats.
+
+    Returns
+    -------
+    str
+        The table, numeric columns right-aligned, one line per row, ending in a newline.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> print(to_markdown(pl.DataFrame({"metric": ["ndcg@10"], "value": [0.5]})), end="")
+    | metric | value |
+    | --- | ---: |
+    | ndcg@10 | 0.5000 |
+    """
+    header = "| " + " | ".join(frame.columns) + " |"
+    rule = "| " + " | ".join("---:" if d.is_numeric() else "---" for d in frame.dtypes) + " |"
+    rows = ["| " + " | ".join(_cell(v, precision) for v in row) + " |" for row in frame.rows()]
+    return "\n".join([header, rule, *rows]) + "\n"
+
+
+def write_frame(frame: pl.DataFrame, fmt: str, out: TextIO, *, bare: bool = False) -> None:
+    """Write a result frame to ``out`` in one of :data:`FORMATS`.
+
+    Parameters
+    ----------
+    frame
+        The result to print.
+    fmt
+        ``"table"`` (Polars' own printing, every row and column, 4 decimals),
+        ``"csv"``, ``"json"`` (an array of row objects) or ``"markdown"``.
+    out
+        Where to write.
+    bare
+        For ``"table"``: hide the shape line and the column dtypes.
+    """
+    if fmt == "table":
+        with pl.Config(
+            tbl_rows=-1,
+            tbl_cols=-1,
+            float_precision=FLOAT_PRECISION,
+            fmt_str_lengths=1000,
+            tbl_width_chars=10_000,
+            tbl_hide_dataframe_shape=bare,
+            tbl_hide_column_data_types=bare,
+        ):
+            out.write(f"{frame}\n")
+    elif fmt == "csv":
+        out.write(frame.write_csv())
+    elif fmt == "json":
+        out.write(frame.write_json() + "\n")
+    elif fmt == "markdown":
+        out.write(to_markdown(frame))
+    else:  # pragma: no cover - argparse restricts the choices
+        msg = f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}"
+        raise ValueError(msg)
+
+
+# --------------------------------------------------------------------------- commands
+def _run_evaluate(args: argparse.Namespace) -> int:
+    metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
+    data = load_data(args)
+    result = evaluate(
+        data,
+        metrics,
+        **_column_options(args),
+        ties=args.ties,
+        by=args.by,
+        per_user=args.per_user,
+        users=args.users,
+        empty=args.empty,
+    )
+    write_frame(result.collect(), args.format, sys.stdout)
+    return 0
+
+
+def _run_metrics(args: argparse.Namespace) -> int:
+    table = list_metrics().select(
+        "name",
+        pl.when(pl.col("cutoff")).then(pl.lit("yes")).otherwise(pl.lit("no")).alias("@k"),
+        "aliases",
+        "options",
+        "summary",
+    )
+    write_frame(table, args.format, sys.stdout, bare=True)
+    return 0
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return text or type(exc).__name__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line.
+
+    Parameters
+    ----------
+    argv
+        The arguments without the program name; ``None`` reads ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 2 on a usage error (bad option, unknown metric,
+        missing file, invalid data), reported as one line on standard error.
+
+    Examples
+    --------
+    Aliases are accepted and the output columns use the canonical names:
+
+    >>> main(["-m", "ndcg@10", "-m", "P@5", "--format", "csv"])
+    ndcg@10,precision@5,n_users,n_skipped
+    0.3015...,0.2666...,3,0
+    0
+    """
+    parser = build_parser()
+    raw = sys.argv[1:] if argv is None else argv
+    try:
+        args = parser.parse_args(_with_default_command(raw))
+    except SystemExit as exit_:  # argparse has printed usage or help already
+        code = exit_.code
+        return code if isinstance(code, int) else (0 if code is None else 2)
+    try:
+        return int(args.handler(args))
+    except (ValueError, TypeError, OSError, pl.exceptions.PolarsError) as exc:
+        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2

@@ -1,0 +1,288 @@
+"""The ``polars-rankeval`` command line: ``main(argv)`` directly, plus one real process."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import polars_rankeval as prk
+from polars_rankeval.cli import DEFAULT_METRICS, main
+from polars_rankeval.datasets import load_example
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def read_csv(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def assert_one_line_error(err: str, *needles: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("polars-rankeval: error: ")
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in lines[0]
+
+
+# --------------------------------------------------------------------------- example
+def test_default_run_prints_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys)
+    assert code == 0
+    for name in DEFAULT_METRICS:
+        assert name in out
+    assert "n_users" in out
+    assert "0.3016" in out  # ndcg@10 of trec_eval's test run, 4 decimals
+    assert len(err.strip().splitlines()) == 1
+    assert "bundled example" in err
+
+
+def test_evaluate_subcommand_is_the_default(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "--format", "csv")[1] == run(capsys, "evaluate", "--format", "csv")[1]
+
+
+def test_csv_output_has_the_metric_column(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "-m", "ndcg@5", "--format", "csv")
+    assert code == 0
+    rows = read_csv(out)
+    assert len(rows) == 1
+    assert list(rows[0]) == ["ndcg@5", "n_users", "n_skipped"]
+    expected = prk.evaluate(load_example(), ["ndcg@5"])["ndcg@5"].item()
+    assert float(rows[0]["ndcg@5"]) == pytest.approx(expected)
+    assert rows[0]["n_users"] == "3"
+
+
+def test_repeated_metrics_and_grammar(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "-m", "ndcg(gain=exp)@10", "-m", "P@5", "-m", "map", "--format", "csv"
+    )
+    assert code == 0
+    assert list(read_csv(out)[0])[:3] == ["ndcg(gain=exp)@10", "precision@5", "map"]
+
+
+def test_per_user_prints_three_users(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--per-user")
+    assert code == 0
+    assert "shape: (3, 8)" in out
+    user_rows = [line for line in out.splitlines() if line.startswith(("│ 30", "| 30"))]
+    assert len(user_rows) == 3
+    code, out, _ = run(capsys, "--per-user", "--format", "csv")
+    assert [row["user"] for row in read_csv(out)] == ["301", "302", "303"]
+
+
+def test_json_and_markdown(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "-m", "mrr@10", "--format", "json")
+    assert code == 0
+    assert json.loads(out)[0]["mrr@10"] == pytest.approx(7 / 18)
+    code, out, _ = run(capsys, "-m", "mrr@10", "--per-user", "--format", "markdown")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "| user | mrr@10 |"
+    assert lines[1] == "| --- | ---: |"
+    assert lines[2] == "| 301 | 0.1667 |"
+    assert len(lines) == 5
+
+
+def test_tie_policy_option(capsys: pytest.CaptureFixture[str]) -> None:
+    values = {}
+    for ties in ("expected", "optimistic", "pessimistic"):
+        code, out, _ = run(capsys, "-m", "ndcg", "--ties", ties, "--format", "csv")
+        assert code == 0
+        values[ties] = float(read_csv(out)[0]["ndcg"])
+    assert values["pessimistic"] <= values["expected"] <= values["optimistic"]
+
+
+def test_metrics_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "metrics")
+    assert code == 0
+    for name in prk.list_metrics()["name"]:
+        assert name in out
+    assert "ndcg" in out
+    assert "idcg=cut" in out
+    code, out, _ = run(capsys, "metrics", "--format", "csv")
+    names = [row["name"] for row in read_csv(out)]
+    assert names == prk.list_metrics()["name"].to_list()
+
+
+def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    assert "evaluate" in out
+    assert "metrics" in out
+    code, out, _ = run(capsys, "--version")
+    assert code == 0
+    assert prk.__version__ in out
+
+
+# --------------------------------------------------------------------------- errors
+def test_unknown_metric_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "-m", "ndcgg@10")
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err, "unknown metric 'ndcgg'", "did you mean 'ndcg'?")
+
+
+def test_bad_option_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "-m", "precision(rel=0)@5")
+    assert code == 2
+    assert_one_line_error(err, "'rel'")
+
+
+def test_bad_choice_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "--ties", "random")
+    assert code == 2
+    assert "invalid choice" in err
+    assert "Traceback" not in err
+
+
+def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(
+        capsys, "--recs", str(tmp_path / "nope.parquet"), "--truth", str(tmp_path / "t.csv")
+    )
+    assert code == 2
+    assert_one_line_error(err, "no such file", "nope.parquet")
+
+
+def test_unknown_extension(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    recs = tmp_path / "recs.xlsx"
+    recs.write_text("x")
+    truth = tmp_path / "truth.csv"
+    truth.write_text("user,item\n1,1\n")
+    code, _, err = run(capsys, "--recs", str(recs), "--truth", str(truth))
+    assert code == 2
+    assert_one_line_error(err, "extension")
+
+
+def test_recs_without_truth(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "--recs", str(tmp_path / "recs.parquet"))
+    assert code == 2
+    assert_one_line_error(err, "--recs and --truth")
+
+
+# --------------------------------------------------------------------------- files
+RECS = pl.DataFrame(
+    {
+        "user": [1, 1, 1, 2, 2, 2],
+        "item": [10, 11, 12, 10, 13, 14],
+        "score": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4],
+    }
+)
+TRUTH = pl.DataFrame({"user": [1, 1, 2], "item": [11, 15, 14], "relevance": [1, 2, 1]})
+
+
+def test_recs_and_truth_parquet(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    RECS.write_parquet(tmp_path / "recs.parquet")
+    TRUTH.write_parquet(tmp_path / "truth.parquet")
+    files = ["--recs", str(tmp_path / "recs.parquet"), "--truth", str(tmp_path / "truth.parquet")]
+    code, out, err = run(capsys, *files, "-m", "mrr", "-m", "recall@3", "--format", "csv")
+    assert code == 0
+    assert err == ""
+    row = read_csv(out)[0]
+    # user 1: first hit at rank 2, 1 of 2 relevant in the top 3; user 2: rank 3, 1 of 1.
+    assert float(row["mrr"]) == pytest.approx((1 / 2 + 1 / 3) / 2)
+    assert float(row["recall@3"]) == pytest.approx((1 / 2 + 1) / 2)
+    expected = prk.evaluate(prk.join(RECS, TRUTH), list(DEFAULT_METRICS))
+    code, out, _ = run(capsys, *files, "--format", "json")
+    assert code == 0
+    got = json.loads(out)[0]
+    for name in DEFAULT_METRICS:
+        assert got[name] == pytest.approx(expected[name].item(), nan_ok=True)
+
+
+def test_recs_and_truth_csv_other_columns(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    recs = RECS.rename({"user": "qid", "item": "doc", "score": "sim"})
+    truth = TRUTH.rename({"user": "qid", "item": "doc"}).drop("relevance")
+    recs.write_csv(tmp_path / "recs.tsv", separator="\t")
+    # String ids in the truth, integer ids in the recs: the CLI reads both as strings.
+    truth.with_columns(pl.col("doc").cast(pl.String)).write_ndjson(tmp_path / "truth.ndjson")
+    code, out, _ = run(
+        capsys,
+        *["--recs", str(tmp_path / "recs.tsv"), "--truth", str(tmp_path / "truth.ndjson")],
+        *["--user", "qid", "--item", "doc", "--score", "sim"],
+        *["-m", "mrr", "--per-user", "--format", "csv"],
+    )
+    assert code == 0
+    assert [(r["qid"], float(r["mrr"])) for r in read_csv(out)] == [("1", 0.5), ("2", 1 / 3)]
+
+
+def test_by_two_systems(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    recs = pl.concat(
+        [
+            RECS.with_columns(system=pl.lit("a")),
+            RECS.with_columns(system=pl.lit("b"), score=-pl.col("score")),
+        ]
+    )
+    recs.write_parquet(tmp_path / "recs.parquet")
+    TRUTH.write_csv(tmp_path / "truth.csv")
+    code, out, _ = run(
+        capsys,
+        *["--recs", str(tmp_path / "recs.parquet"), "--truth", str(tmp_path / "truth.csv")],
+        *["--by", "system", "-m", "mrr", "--format", "csv"],
+    )
+    assert code == 0
+    rows = read_csv(out)
+    assert [r["system"] for r in rows] == ["a", "b"]
+    assert float(rows[1]["mrr"]) == pytest.approx((1 / 2 + 1) / 2)
+
+
+def test_invalid_data_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pl.concat([RECS, RECS.head(1)]).write_parquet(tmp_path / "recs.parquet")
+    TRUTH.write_parquet(tmp_path / "truth.parquet")
+    code, _, err = run(
+        capsys, "--recs", str(tmp_path / "recs.parquet"), "--truth", str(tmp_path / "truth.parquet")
+    )
+    assert code == 2
+    assert_one_line_error(err, "each (user, item) must appear once")
+
+
+def test_missing_column_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    RECS.write_parquet(tmp_path / "recs.parquet")
+    TRUTH.write_parquet(tmp_path / "truth.parquet")
+    code, _, err = run(
+        capsys,
+        *["--recs", str(tmp_path / "recs.parquet"), "--truth", str(tmp_path / "truth.parquet")],
+        *["--score", "prediction"],
+    )
+    assert code == 2
+    assert_one_line_error(err, "'prediction'")
+
+
+# --------------------------------------------------------------------------- process
+def test_python_dash_m() -> None:
+    ok = subprocess.run(
+        [sys.executable, "-m", "polars_rankeval", "-m", "ndcg@10", "--format", "csv"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert read_csv(ok.stdout)[0]["n_users"] == "3"
+    assert "bundled example" in ok.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "polars_rankeval", "-m", "ndcgg@10"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert bad.returncode == 2
+    assert "Traceback" not in bad.stderr
+    assert_one_line_error(bad.stderr, "unknown metric")
