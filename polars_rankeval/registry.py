@@ -95,6 +95,7 @@ class MetricSpec:
     summary: str
     definition: str
     takes_k: bool
+    normalized: bool
     params: dict[str, Param] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
 
@@ -155,9 +156,13 @@ def register(
     summary: str,
     definition: str,
     takes_k: bool = True,
+    normalized: bool = True,
     aliases: Iterable[str] = (),
 ) -> Callable[[Kernel], Kernel]:
-    """Register a metric kernel ``kernel(features, k, *, options...) -> pl.Expr``."""
+    """Register a metric kernel ``kernel(features, k, *, options...) -> pl.Expr``.
+
+    ``normalized`` metrics lie in [0, 1] and score 1 for a perfect ranking.
+    """
 
     def decorate(kernel: Kernel) -> Kernel:
         hints = typing.get_type_hints(kernel)
@@ -167,7 +172,7 @@ def register(
             if p.kind is inspect.Parameter.KEYWORD_ONLY
         }
         spec = MetricSpec(
-            name, kernel, family, summary, definition, takes_k, params, tuple(aliases)
+            name, kernel, family, summary, definition, takes_k, normalized, params, tuple(aliases)
         )
         if name in _REGISTRY or name in _ALIASES:
             msg = f"metric {name!r} is already registered"

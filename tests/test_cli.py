@@ -218,6 +218,19 @@ def test_recs_and_truth_csv_other_columns(
     assert [(r["qid"], float(r["mrr"])) for r in read_csv(out)] == [("1", 0.5), ("2", 1 / 3)]
 
 
+def test_rank_column(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    recs = RECS.with_columns(pos=pl.col("score").rank(descending=True).over("user").cast(pl.Int64))
+    recs.drop("score").write_csv(tmp_path / "recs.csv")
+    TRUTH.write_csv(tmp_path / "truth.csv")
+    code, out, _ = run(
+        capsys,
+        *["--recs", str(tmp_path / "recs.csv"), "--truth", str(tmp_path / "truth.csv")],
+        *["--rank", "pos", "-m", "mrr", "--format", "csv"],
+    )
+    assert code == 0
+    assert float(read_csv(out)[0]["mrr"]) == pytest.approx((1 / 2 + 1 / 3) / 2)
+
+
 def test_by_two_systems(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     recs = pl.concat(
         [

@@ -13,6 +13,7 @@ from polars_rankeval.registry import register
 @register(
     "num_ret",
     family="count",
+    normalized=False,
     summary="Number of recommended items (at most k).",
     definition="min(k, #rows with a score); never undefined.",
 )
@@ -24,6 +25,7 @@ def _num_ret(f: Features, k: int | None) -> pl.Expr:
 @register(
     "num_rel",
     family="count",
+    normalized=False,
     takes_k=False,
     summary="Number of relevant items, recommended or not.",
     definition="#rows with relevance >= rel; never undefined.",
@@ -35,6 +37,7 @@ def _num_rel(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
 @register(
     "num_rel_ret",
     family="count",
+    normalized=False,
     summary="Number of relevant items in the top k (expected count under ties).",
     definition="hits@k; under ties=expected the expected number of hits.",
 )

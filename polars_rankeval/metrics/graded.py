@@ -52,6 +52,7 @@ def _dcg_sum(
 @register(
     "dcg",
     family="graded",
+    normalized=False,
     summary="Discounted cumulative gain of the top k.",
     definition="sum over ranks p <= k of gain(rel_p) * discount(p).",
 )

@@ -1,0 +1,123 @@
+"""Properties over every registered metric: order invariance, bounds, perfect = 1, engines."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as prk
+from polars_rankeval._types import TIE_POLICIES
+from polars_rankeval.registry import registered
+
+SPECS = registered()
+
+
+def metric_names(k: int | None) -> list[str]:
+    out = []
+    for name, spec in SPECS.items():
+        out.append(name if (k is None or not spec.takes_k) else f"{name}@{k}")
+    return list(dict.fromkeys(out))
+
+
+ALL_METRICS = metric_names(None) + [m for m in metric_names(3) if "@" in m]
+NORMALIZED = [m for m in ALL_METRICS if SPECS[m.split("@")[0]].normalized]
+
+
+@st.composite
+def frames(draw: st.DrawFn) -> pl.DataFrame:
+    n_users = draw(st.integers(1, 6))
+    rows = []
+    for user in range(n_users):
+        items = draw(st.lists(st.integers(0, 30), min_size=1, max_size=8, unique=True))
+        for item in items:
+            score = draw(st.one_of(st.none(), st.integers(0, 3).map(float)))
+            rel = draw(st.one_of(st.none(), st.integers(0, 3)))
+            rows.append((user, item, score, rel))
+    return pl.DataFrame(rows, schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64,
+                                      "relevance": pl.Int64}, orient="row")
+
+
+PROPERTY_SETTINGS = settings(max_examples=25, deadline=None,
+                             suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY_SETTINGS
+@given(df=frames(), seed=st.integers(0, 2**31), ties=st.sampled_from(TIE_POLICIES))
+def test_row_order_does_not_matter(df: pl.DataFrame, seed: int, ties: str) -> None:
+    a = prk.evaluate(df, ALL_METRICS, ties=ties, per_user=True, users="all")  # type: ignore[arg-type]
+    b = prk.evaluate(df.sample(fraction=1.0, shuffle=True, seed=seed), ALL_METRICS,
+                     ties=ties, per_user=True, users="all")  # type: ignore[arg-type]
+    assert_frame_equal(a, b, abs_tol=1e-12)
+
+
+@PROPERTY_SETTINGS
+@given(df=frames(), ties=st.sampled_from(TIE_POLICIES))
+def test_values_within_bounds(df: pl.DataFrame, ties: str) -> None:
+    out = prk.evaluate(df, ALL_METRICS, ties=ties, per_user=True, users="all")  # type: ignore[arg-type]
+    for name in ALL_METRICS:
+        values = out[name].drop_nulls()
+        assert (values >= -1e-12).all(), name
+        if name in NORMALIZED:
+            assert (values <= 1 + 1e-12).all(), name
+
+
+@PROPERTY_SETTINGS
+@given(df=frames(), ties=st.sampled_from(TIE_POLICIES))
+def test_eager_lazy_and_streaming_agree(df: pl.DataFrame, ties: str) -> None:
+    eager = prk.evaluate(df, ALL_METRICS, ties=ties, per_user=True, users="all")  # type: ignore[arg-type]
+    lazy = prk.evaluate(df.lazy(), ALL_METRICS, ties=ties, per_user=True, users="all")  # type: ignore[arg-type]
+    assert isinstance(lazy, pl.LazyFrame)
+    assert_frame_equal(eager, lazy.collect(), abs_tol=1e-12)
+    assert_frame_equal(eager, lazy.collect(engine="streaming"), abs_tol=1e-12)
+
+
+@PROPERTY_SETTINGS
+@given(df=frames())
+def test_optimistic_and_pessimistic_bracket_expected(df: pl.DataFrame) -> None:
+    # For metrics monotone in putting relevant items first, the tie policies order
+    # as pessimistic <= expected <= optimistic.
+    monotone = [m for m in NORMALIZED if not m.startswith(("auc@", "precision", "f1"))]
+    monotone += ["precision@3", "f1@3", "dcg@3", "num_rel_ret@3"]
+    out = {
+        ties: prk.evaluate(df, monotone, ties=ties, per_user=True, users="all")  # type: ignore[arg-type]
+        for ties in ("pessimistic", "expected", "optimistic")
+    }
+    for name in monotone:
+        lo, mid, hi = (out[t][name] for t in ("pessimistic", "expected", "optimistic"))
+        assert ((lo - mid).drop_nulls() <= 1e-12).all(), name
+        assert ((mid - hi).drop_nulls() <= 1e-12).all(), name
+
+
+def perfect_frame() -> pl.DataFrame:
+    # Every user: three relevant items (grades 3, 2, 1) recommended in that order, two
+    # non-relevant judged items not recommended.
+    rows = []
+    for user in range(4):
+        for i, rel in enumerate((3, 2, 1)):
+            rows.append((user, i, 10.0 - i, rel))
+        rows += [(user, 10, None, 0), (user, 11, None, 0)]
+    return pl.DataFrame(rows, schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64,
+                                      "relevance": pl.Int64}, orient="row")
+
+
+@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("metric", NORMALIZED)
+def test_perfect_ranking_scores_one(metric: str, ties: str) -> None:
+    out = prk.evaluate(perfect_frame(), [metric], ties=ties)  # type: ignore[arg-type]
+    assert out[metric].item() == pytest.approx(1.0, abs=1e-12)
+
+
+# Without a cutoff recall ignores order, and hit rate only asks for one relevant item in
+# the top k (rank 3 here); every other metric must notice the two misplaced items.
+@pytest.mark.parametrize(
+    "metric", [m for m in NORMALIZED if m != "recall" and not m.startswith("hit_rate")]
+)
+def test_reversed_ranking_scores_less_than_perfect(metric: str) -> None:
+    df = perfect_frame().with_columns(
+        pl.when(pl.col("score").is_null()).then(20.0).otherwise(pl.col("score")).alias("score")
+    )
+    out = prk.evaluate(df, [metric])
+    assert out[metric].item() < 1.0
