@@ -13,7 +13,7 @@ from polars_rankeval.metrics import (
     dcg,
     f1,
     hit_rate,
-    map,  # noqa: A004
+    map,
     mrr,
     ndcg,
     num_rel,

@@ -47,9 +47,7 @@ def check_schema(schema: pl.Schema, cols: Columns, by: list[str]) -> None:
     for column in (cols.user, cols.item):
         dtype = schema[column]
         if dtype.is_float() or dtype.is_nested() or dtype == pl.Null:
-            msg = (
-                f"id column {column!r} must hold integer, string or categorical ids, got {dtype}"
-            )
+            msg = f"id column {column!r} must hold integer, string or categorical ids, got {dtype}"
             raise TypeError(msg)
 
 

@@ -20,8 +20,12 @@ def _split(path: str | Path, names: list[str]) -> pl.LazyFrame:
     parts = line.str.split_exact(" ", len(names) - 1)
     return (
         pl.scan_csv(
-            path, has_header=False, separator="\x1f", quote_char=None,
-            new_columns=["line"], schema_overrides={"line": pl.String},
+            path,
+            has_header=False,
+            separator="\x1f",
+            quote_char=None,
+            new_columns=["line"],
+            schema_overrides={"line": pl.String},
         )
         .with_columns(pl.col("line").str.replace_all(r"\s+", " "))
         .filter(pl.col("line").str.strip_chars() != "")
@@ -58,5 +62,5 @@ def load_example() -> pl.DataFrame:
 
     qrels, run = example_paths()
     joined = join(read_run(run).select("user", "item", "score"), read_qrels(qrels))
-    assert isinstance(joined, pl.LazyFrame)  # noqa: S101 - internal invariant
+    assert isinstance(joined, pl.LazyFrame)
     return joined.collect().sort("user", "item")

@@ -269,6 +269,8 @@ def join(
         Recommendations: user, item and score (or ``rank=``), plus any ``by`` columns.
     truth
         Ground truth: user, item and optionally relevance.
+    user, item, score, relevance, rank
+        Column names; pass ``rank=`` (1 = best) instead of ``score=``.
     by
         Columns of ``recs`` that identify several systems or segments; the truth is
         joined to each of them.

@@ -324,8 +324,7 @@ def list_metrics() -> pl.DataFrame:
     rows = []
     for spec in _REGISTRY.values():
         options = ", ".join(
-            f"{p.name}={_fmt(p.default)}"
-            + (f" ({'|'.join(p.choices)})" if p.choices else "")
+            f"{p.name}={_fmt(p.default)}" + (f" ({'|'.join(p.choices)})" if p.choices else "")
             for p in spec.params.values()
         )
         rows.append(

@@ -65,8 +65,9 @@ def random_frame(seed: int, n_users: int = 12, max_items: int = 7) -> pl.DataFra
             rel = None if rng.random() < 0.3 else int(rng.choice([0, 0, 1, 2, 3]))
             rows.append((user, int(item), score, rel))
     return pl.DataFrame(
-        rows, schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64,
-                      "relevance": pl.Int64}, orient="row",
+        rows,
+        schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64, "relevance": pl.Int64},
+        orient="row",
     )
 
 
@@ -75,8 +76,16 @@ def _inline_per_user(df: pl.DataFrame, metrics: list[str], ties: str) -> pl.Data
     for m in metrics:
         bound = parse_metric(m)
         exprs.append(
-            inline(bound.spec.name, bound.k, ties=ties, item="item", score="score",  # type: ignore[arg-type]
-                   relevance="relevance", rank=None, **dict(bound.options))
+            inline(
+                bound.spec.name,
+                bound.k,
+                ties=ties,
+                item="item",
+                score="score",  # type: ignore[arg-type]
+                relevance="relevance",
+                rank=None,
+                **dict(bound.options),
+            )
         )
     return df.group_by("user").agg(exprs).sort("user")
 
@@ -101,12 +110,14 @@ def test_inline_expressions_match_brute_force(ties: str, seed: int) -> None:
 
 def test_large_tie_groups_expected_values() -> None:
     # One user, a 9-way tie straddling every cutoff: 9! orderings in the reference.
-    df = pl.DataFrame({
-        "user": [1] * 10,
-        "item": list(range(10)),
-        "score": [2.0] + [1.0] * 9,
-        "relevance": [0, 1, 0, 2, 0, 0, 1, 0, 0, 3],
-    })
+    df = pl.DataFrame(
+        {
+            "user": [1] * 10,
+            "item": list(range(10)),
+            "score": [2.0] + [1.0] * 9,
+            "relevance": [0, 1, 0, 2, 0, 0, 1, 0, 0, 3],
+        }
+    )
     metrics = ["precision@4", "hit_rate@3", "mrr@5", "map@6", "auc@4", "ndcg@5", "auc"]
     expected = reference_frame(df, metrics, "expected")
     got = prk.evaluate(df, metrics, per_user=True)

@@ -36,20 +36,29 @@ def frames(draw: st.DrawFn) -> pl.DataFrame:
             score = draw(st.one_of(st.none(), st.integers(0, 3).map(float)))
             rel = draw(st.one_of(st.none(), st.integers(0, 3)))
             rows.append((user, item, score, rel))
-    return pl.DataFrame(rows, schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64,
-                                      "relevance": pl.Int64}, orient="row")
+    return pl.DataFrame(
+        rows,
+        schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64, "relevance": pl.Int64},
+        orient="row",
+    )
 
 
-PROPERTY_SETTINGS = settings(max_examples=25, deadline=None,
-                             suppress_health_check=[HealthCheck.too_slow])
+PROPERTY_SETTINGS = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @PROPERTY_SETTINGS
 @given(df=frames(), seed=st.integers(0, 2**31), ties=st.sampled_from(TIE_POLICIES))
 def test_row_order_does_not_matter(df: pl.DataFrame, seed: int, ties: str) -> None:
     a = prk.evaluate(df, ALL_METRICS, ties=ties, per_user=True, users="all")  # type: ignore[arg-type]
-    b = prk.evaluate(df.sample(fraction=1.0, shuffle=True, seed=seed), ALL_METRICS,
-                     ties=ties, per_user=True, users="all")  # type: ignore[arg-type]
+    b = prk.evaluate(
+        df.sample(fraction=1.0, shuffle=True, seed=seed),
+        ALL_METRICS,
+        ties=ties,
+        per_user=True,
+        users="all",
+    )  # type: ignore[arg-type]
     assert_frame_equal(a, b, abs_tol=1e-12)
 
 
@@ -99,8 +108,11 @@ def perfect_frame() -> pl.DataFrame:
         for i, rel in enumerate((3, 2, 1)):
             rows.append((user, i, 10.0 - i, rel))
         rows += [(user, 10, None, 0), (user, 11, None, 0)]
-    return pl.DataFrame(rows, schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64,
-                                      "relevance": pl.Int64}, orient="row")
+    return pl.DataFrame(
+        rows,
+        schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64, "relevance": pl.Int64},
+        orient="row",
+    )
 
 
 @pytest.mark.parametrize("ties", TIE_POLICIES)

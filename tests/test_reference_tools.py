@@ -30,8 +30,11 @@ def trec_like(seed: int, *, ties: bool, n_users: int = 40) -> pl.DataFrame:
             rows.append((f"q{u:03d}", f"d{doc:04d}", score, rel))
         for doc in rng.choice(np.arange(200, 260), size=int(rng.integers(0, 4)), replace=False):
             rows.append((f"q{u:03d}", f"d{doc:04d}", None, int(rng.integers(1, 4))))
-    return pl.DataFrame(rows, schema={"user": pl.String, "item": pl.String,
-                                      "score": pl.Float64, "relevance": pl.Int64}, orient="row")
+    return pl.DataFrame(
+        rows,
+        schema={"user": pl.String, "item": pl.String, "score": pl.Float64, "relevance": pl.Int64},
+        orient="row",
+    )
 
 
 def run_pytrec(df: pl.DataFrame, measures: set[str]) -> dict[str, dict[str, float]]:
@@ -61,9 +64,22 @@ PAIRS = (
 def test_per_user_agreement_with_pytrec_eval(seed: int, ties: bool) -> None:
     df = trec_like(seed, ties=ties)
     cuts = ",".join(map(str, CUTOFFS))
-    trec = run_pytrec(df, {f"P.{cuts}", f"recall.{cuts}", f"map_cut.{cuts}", f"ndcg_cut.{cuts}",
-                           "success.1,5,10", "map", "recip_rank", "Rprec", "ndcg", "num_ret",
-                           "num_rel_ret"})
+    trec = run_pytrec(
+        df,
+        {
+            f"P.{cuts}",
+            f"recall.{cuts}",
+            f"map_cut.{cuts}",
+            f"ndcg_cut.{cuts}",
+            "success.1,5,10",
+            "map",
+            "recip_rank",
+            "Rprec",
+            "ndcg",
+            "num_ret",
+            "num_rel_ret",
+        },
+    )
     ours = prk.evaluate(df, [m for _, m in PAIRS], ties="item_desc", per_user=True, users="recs")
     checked = 0
     for row in ours.iter_rows(named=True):
@@ -72,7 +88,8 @@ def test_per_user_agreement_with_pytrec_eval(seed: int, ties: bool) -> None:
             continue
         for trec_name, ours_name in PAIRS:
             assert row[ours_name] == pytest.approx(per_query[trec_name], abs=1e-12), (
-                row["user"], trec_name,
+                row["user"],
+                trec_name,
             )
             checked += 1
     assert checked > 20 * len(PAIRS)
@@ -81,9 +98,11 @@ def test_per_user_agreement_with_pytrec_eval(seed: int, ties: bool) -> None:
 def test_ties_change_the_numbers_and_item_desc_is_trec_eval() -> None:
     # Guard against a tie option "verified" on data without ties.
     df = trec_like(7, ties=True)
-    assert df.filter(pl.col("score").is_not_null()).select(
-        pl.struct("user", "score").is_duplicated().any()
-    ).item()
+    assert (
+        df.filter(pl.col("score").is_not_null())
+        .select(pl.struct("user", "score").is_duplicated().any())
+        .item()
+    )
     trec = run_pytrec(df, {"ndcg_cut.5"})
     per_user = {
         ties: prk.evaluate(df, ["ndcg@5"], ties=ties, per_user=True, users="recs")  # type: ignore[arg-type]
@@ -103,8 +122,10 @@ def test_ties_change_the_numbers_and_item_desc_is_trec_eval() -> None:
 
 def _dense(df: pl.DataFrame, user: Any) -> tuple[np.ndarray, np.ndarray]:
     sub = df.filter(pl.col("user") == user)
-    return (sub["relevance"].fill_null(0).to_numpy().astype(float),
-            sub["score"].to_numpy().astype(float))
+    return (
+        sub["relevance"].fill_null(0).to_numpy().astype(float),
+        sub["score"].to_numpy().astype(float),
+    )
 
 
 @pytest.mark.parametrize("k", [None, 1, 3, 5])
@@ -133,8 +154,9 @@ def test_expected_ties_equal_scikit_learn_dcg() -> None:
         y_true, y_score = _dense(df, user)
         if len(y_true) < 2:
             continue
-        assert value == pytest.approx(sklearn_metrics.dcg_score([y_true], [y_score], k=5),
-                                      abs=1e-12)
+        assert value == pytest.approx(
+            sklearn_metrics.dcg_score([y_true], [y_score], k=5), abs=1e-12
+        )
 
 
 def test_expected_ties_auc_equals_scikit_learn_roc_auc() -> None:

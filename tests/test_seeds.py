@@ -13,13 +13,16 @@ LOG2_3 = math.log2(3)
 
 # --------------------------------------------------------------------------- Hivemall
 # dummy_truth: items 1, 2, 4 for users 1..3; dummy_rec: 1 (10.0), 3 (8.0), 2 (6.0), 6 (2.0).
-HIVEMALL_RECS = pl.DataFrame({
-    "user": [u for u in (1, 2, 3) for _ in range(4)],
-    "item": [1, 3, 2, 6] * 3,
-    "score": [10.0, 8.0, 6.0, 2.0] * 3,
-})
-HIVEMALL_TRUTH = pl.DataFrame({"user": [u for u in (1, 2, 3) for _ in range(3)],
-                               "item": [1, 2, 4] * 3})
+HIVEMALL_RECS = pl.DataFrame(
+    {
+        "user": [u for u in (1, 2, 3) for _ in range(4)],
+        "item": [1, 3, 2, 6] * 3,
+        "score": [10.0, 8.0, 6.0, 2.0] * 3,
+    }
+)
+HIVEMALL_TRUTH = pl.DataFrame(
+    {"user": [u for u in (1, 2, 3) for _ in range(3)], "item": [1, 2, 4] * 3}
+)
 
 
 def hivemall() -> pl.DataFrame:
@@ -56,9 +59,14 @@ def test_hivemall_binary_table(metric: str, printed: float, arithmetic: float, t
 def test_hivemall_map_over_full_lists() -> None:
     # MAP({1,2,4}, [1,3,2,6,4,5]) = (1/1 + 2/3 + 3/5) / 3 ~ 0.756 and [1,3,2,4,6,5] ~ 0.806.
     def ap(order: list[int]) -> float:
-        df = pl.DataFrame({"user": [1] * 6, "item": order,
-                           "score": [6.0, 5.0, 4.0, 3.0, 2.0, 1.0],
-                           "relevance": [int(i in (1, 2, 4)) for i in order]})
+        df = pl.DataFrame(
+            {
+                "user": [1] * 6,
+                "item": order,
+                "score": [6.0, 5.0, 4.0, 3.0, 2.0, 1.0],
+                "relevance": [int(i in (1, 2, 4)) for i in order],
+            }
+        )
         return df.select(prk.map()).item()
 
     assert ap([1, 3, 2, 6, 4, 5]) == pytest.approx((1 / 1 + 2 / 3 + 3 / 5) / 3)
@@ -69,12 +77,14 @@ def test_hivemall_map_over_full_lists() -> None:
 
 def test_hivemall_graded_ndcg_exponential_gain() -> None:
     # dummy_recrel: item (score, relscore) = 1 (10, 5), 3 (8, 2), 2 (6, 4), 6 (2, 1), 4 (1, 3).
-    df = pl.DataFrame({
-        "user": [u for u in (1, 2, 3) for _ in range(5)],
-        "item": [1, 3, 2, 6, 4] * 3,
-        "score": [10.0, 8.0, 6.0, 2.0, 1.0] * 3,
-        "relevance": [5.0, 2.0, 4.0, 1.0, 3.0] * 3,
-    })
+    df = pl.DataFrame(
+        {
+            "user": [u for u in (1, 2, 3) for _ in range(5)],
+            "item": [1, 3, 2, 6, 4] * 3,
+            "score": [10.0, 8.0, 6.0, 2.0, 1.0] * 3,
+            "relevance": [5.0, 2.0, 4.0, 1.0, 3.0] * 3,
+        }
+    )
     out = prk.evaluate(df, ["ndcg(gain=exp)@2", "ndcg(gain=exp)@3"])
     at2 = (31 / 1 + 3 / LOG2_3) / (31 / 1 + 15 / LOG2_3)
     at3 = (31 / 1 + 3 / LOG2_3 + 15 / 2) / (31 / 1 + 15 / LOG2_3 + 7 / 2)
@@ -87,8 +97,14 @@ def test_hivemall_graded_ndcg_exponential_gain() -> None:
 # --------------------------------------------------------------------------- the lecture
 def test_lecture_dcg_and_ndcg_with_clipped_discount() -> None:
     # A 4, B 3, C 0, D 5; disc(i) = 1 for i <= 2, log2(i) otherwise.
-    df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
-                       "score": [4.0, 3.0, 2.0, 1.0], "relevance": [4, 3, 0, 5]})
+    df = pl.DataFrame(
+        {
+            "user": [1] * 4,
+            "item": list("ABCD"),
+            "score": [4.0, 3.0, 2.0, 1.0],
+            "relevance": [4, 3, 0, 5],
+        }
+    )
     row = df.select(prk.dcg(discount="log_clipped"), prk.ndcg(discount="log_clipped")).row(0)
     assert row[0] == 4 / 1 + 3 / 1 + 0 / LOG2_3 + 5 / 2 == 9.5
     assert row[1] == pytest.approx(9.5 / (5 / 1 + 4 / 1 + 3 / LOG2_3 + 0 / 2), abs=1e-15)
@@ -97,18 +113,31 @@ def test_lecture_dcg_and_ndcg_with_clipped_discount() -> None:
 
 def test_lecture_average_precision_and_reciprocal_rank() -> None:
     # AP: relevant A, C, D among A..E -> (1 + 2/3 + 3/4) / 3. RR: first relevant B at 2.
-    ap_df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
-                          "score": [5.0, 4.0, 3.0, 2.0, 1.0], "relevance": [1, 0, 1, 1, 0]})
+    ap_df = pl.DataFrame(
+        {
+            "user": [1] * 5,
+            "item": list("ABCDE"),
+            "score": [5.0, 4.0, 3.0, 2.0, 1.0],
+            "relevance": [1, 0, 1, 1, 0],
+        }
+    )
     assert ap_df.select(prk.map()).item() == pytest.approx((1 + 2 / 3 + 3 / 4) / 3, abs=1e-15)
-    rr_df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
-                          "score": [4.0, 3.0, 2.0, 1.0], "relevance": [0, 1, 0, 0]})
+    rr_df = pl.DataFrame(
+        {
+            "user": [1] * 4,
+            "item": list("ABCD"),
+            "score": [4.0, 3.0, 2.0, 1.0],
+            "relevance": [0, 1, 0, 0],
+        }
+    )
     assert rr_df.select(prk.mrr()).item() == 1 / 2
 
 
 def test_lecture_half_life_discount() -> None:
     # Breese's utility: 2^(-(rank - 1) / (alpha - 1)); alpha = 3 halves every 2 ranks.
-    df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3], "score": [3.0, 2.0, 1.0],
-                       "relevance": [1, 1, 1]})
+    df = pl.DataFrame(
+        {"user": [1] * 3, "item": [1, 2, 3], "score": [3.0, 2.0, 1.0], "relevance": [1, 1, 1]}
+    )
     value = df.select(prk.dcg(discount="half_life", half_life=3)).item()
     assert value == pytest.approx(1 + 2 ** (-1 / 2) + 2 ** (-2 / 2), abs=1e-15)
 
@@ -117,12 +146,14 @@ def test_lecture_half_life_discount() -> None:
 def test_book_chapter_map_and_mrr_examples() -> None:
     # Algorithm A: relevant at 2, 3 and 5 of five -> (1/2 + 2/3 + 3/5) / 3 ("0.6"), MRR 1/2.
     # Algorithm B ranks them perfectly -> 1 and 1.
-    df = pl.DataFrame({
-        "user": ["A"] * 5 + ["B"] * 5,
-        "item": list(range(5)) * 2,
-        "score": [5.0, 4.0, 3.0, 2.0, 1.0] * 2,
-        "relevance": [0, 1, 1, 0, 1, 1, 1, 1, 0, 0],
-    })
+    df = pl.DataFrame(
+        {
+            "user": ["A"] * 5 + ["B"] * 5,
+            "item": list(range(5)) * 2,
+            "score": [5.0, 4.0, 3.0, 2.0, 1.0] * 2,
+            "relevance": [0, 1, 1, 0, 1, 1, 1, 1, 0, 0],
+        }
+    )
     out = prk.evaluate(df, ["map", "mrr", "ndcg@5"], per_user=True)
     a, b = out.row(0, named=True), out.row(1, named=True)
     assert a["map"] == pytest.approx((1 / 2 + 2 / 3 + 3 / 5) / 3, abs=1e-15)
@@ -140,8 +171,14 @@ def test_book_chapter_map_and_mrr_examples() -> None:
 
 def test_book_chapter_idcg_over_all_relevant_items() -> None:
     # The chapter (and Jurity) sum the ideal DCG over all relevant items, not cut at k.
-    df = pl.DataFrame({"user": [1] * 4, "item": [1, 2, 3, 4], "score": [4.0, 3.0, 2.0, 1.0],
-                       "relevance": [1, 0, 1, 1]})
+    df = pl.DataFrame(
+        {
+            "user": [1] * 4,
+            "item": [1, 2, 3, 4],
+            "score": [4.0, 3.0, 2.0, 1.0],
+            "relevance": [1, 0, 1, 1],
+        }
+    )
     all_rel = df.select(prk.ndcg(2, idcg="all")).item()
     cut = df.select(prk.ndcg(2)).item()
     assert all_rel == pytest.approx(1 / (1 + 1 / LOG2_3 + 1 / 2), abs=1e-15)
@@ -157,7 +194,8 @@ def test_jurity_map_denominator_min_k_relevant() -> None:
 
 def test_jurity_precision_over_short_lists() -> None:
     # Jurity divides by |P_i[1:k]|: a 2-item list evaluated at k = 5.
-    df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3], "score": [2.0, 1.0, None],
-                       "relevance": [1, 0, 1]})
+    df = pl.DataFrame(
+        {"user": [1] * 3, "item": [1, 2, 3], "score": [2.0, 1.0, None], "relevance": [1, 0, 1]}
+    )
     row = df.select(prk.precision(5), prk.precision(5, denominator="retrieved")).row(0)
     assert row == (1 / 5, 1 / 2)

@@ -4,7 +4,7 @@ from polars_rankeval.metrics.binary import (
     auc,
     f1,
     hit_rate,
-    map,  # noqa: A004 - the metric's established name
+    map,
     mrr,
     precision,
     r_precision,

@@ -124,7 +124,8 @@ def _r_precision(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
     summary="Reciprocal rank of the first relevant item (0 if none in the top k).",
     definition=(
         "1 / rank of the first relevant recommended item, 0 if it is not within the top k "
-        "(trec_eval recip_rank). Expected ties: in the first tie group holding r relevant "
+        "(trec_eval recip_rank). Expected ties: in the first tie group holding r "
+        "relevant "
         "of n items, the first relevant sits at offset j with probability "
         "C(n-1-j, r-1) / C(n, r)."
     ),
@@ -290,8 +291,15 @@ def precision(
     (0.5, 0.0)
     """
     return inline(
-        "precision", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank,
-        rel=rel, denominator=denominator,
+        "precision",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
+        denominator=denominator,
     )
 
 
@@ -353,8 +361,15 @@ def f1(
     0.571429
     """
     return inline(
-        "f1", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank,
-        rel=rel, denominator=denominator,
+        "f1",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
+        denominator=denominator,
     )
 
 
@@ -405,7 +420,13 @@ def r_precision(
     0.666667
     """
     return inline(
-        "r_precision", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank,
+        "r_precision",
+        None,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
         rel=rel,
     )
 
@@ -440,7 +461,7 @@ def mrr(
     )
 
 
-def map(  # noqa: A001 - the metric's established name
+def map(
     k: int | None = None,
     *,
     rel: float = 1.0,
@@ -455,10 +476,16 @@ def map(  # noqa: A001 - the metric's established name
 
     Parameters
     ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive).
     denominator
         ``"relevant"`` divides by all of the user's relevant items (trec_eval ``map``
         and ``map_cut``, Hivemall); ``"min_k_relevant"`` by ``min(k, #relevant)``
         (Jurity, RePlay).
+    ties, item, score, relevance, rank
+        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
 
     Examples
     --------
@@ -472,8 +499,15 @@ def map(  # noqa: A001 - the metric's established name
     True
     """
     return inline(
-        "map", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank,
-        rel=rel, denominator=denominator,
+        "map",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
+        denominator=denominator,
     )
 
 

@@ -89,7 +89,13 @@ def num_rel(
     1.0
     """
     return inline(
-        "num_rel", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank,
+        "num_rel",
+        None,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
         rel=rel,
     )
 
@@ -116,6 +122,12 @@ def num_rel_ret(
     0.5
     """
     return inline(
-        "num_rel_ret", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank,
+        "num_rel_ret",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
         rel=rel,
     )

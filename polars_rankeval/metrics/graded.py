@@ -115,12 +115,18 @@ def dcg(
 
     Parameters
     ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
     gain
         ``"linear"`` or ``"exp"`` (``2**rel - 1``).
     discount
         ``"log"``, ``"log_clipped"`` or ``"half_life"`` (needs ``half_life``).
     base
         Logarithm base of the log discounts.
+    half_life
+        Rank at which the ``half_life`` discount halves (> 1).
+    ties, item, score, relevance, rank
+        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
 
     Examples
     --------
@@ -134,8 +140,17 @@ def dcg(
     9.5
     """
     return inline(
-        "dcg", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank,
-        gain=gain, discount=discount, base=base, half_life=half_life,
+        "dcg",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        gain=gain,
+        discount=discount,
+        base=base,
+        half_life=half_life,
     )
 
 
@@ -157,9 +172,15 @@ def ndcg(
 
     Parameters
     ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    gain, discount, base, half_life
+        As in :func:`dcg`.
     idcg
         ``"cut"``: the ideal list is cut at k (trec_eval, Hivemall, scikit-learn);
         ``"all"``: the ideal DCG sums over all relevant items (Jurity).
+    ties, item, score, relevance, rank
+        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
 
     Examples
     --------
@@ -181,6 +202,16 @@ def ndcg(
     └──────────────────┴──────────────────┘
     """
     return inline(
-        "ndcg", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank,
-        gain=gain, discount=discount, base=base, half_life=half_life, idcg=idcg,
+        "ndcg",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        gain=gain,
+        discount=discount,
+        base=base,
+        half_life=half_life,
+        idcg=idcg,
     )
