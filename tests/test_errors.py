@@ -354,13 +354,13 @@ ERROR_CASES = [
         ),
     ),
     pytest.param(
-        ev(lambda df: df.with_columns(pl.col("user").cast(pl.String)), users=[1, 2]),
+        ev(with_values("user", ["a", "a", "b", "b"]), users=[1, 2]),
         TypeError, r"users= ids must have the user column's dtype String, got Int64",
         id="users-int-on-string-ids",
         marks=pytest.mark.xfail(
             strict=True,
             reason="users=[1, 2] on a String user column is cast to '1', '2' without error; "
-            "the real users 1, 2 are not matched and appear as phantom null rows",
+            "they match no user and are evaluated as two absent users with null values",
         ),
     ),
     # ----------------------------------------------------------------- empty="error"

@@ -59,7 +59,9 @@ def _precision(
     "recall",
     family="binary",
     summary="Relevant items in the top k over all relevant items.",
-    definition="hits@k / #relevant, relevant items never recommended included (trec_eval recall_k).",
+    definition=(
+        "hits@k / #relevant, relevant items never recommended included (trec_eval recall_k)."
+    ),
 )
 def _recall(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
     n_rel = num_relevant(f, rel)
