@@ -61,6 +61,7 @@ class Features:
         self.window = keys is not None
         self.keys = list(keys or [])
         # Window provider: columns to materialise, in dependency order.
+        # 0 base columns, 1 per-user ranks, 2 tie-group windows, 3 per-user totals.
         self.stages: list[dict[str, pl.Expr]] = [{}, {}, {}, {}]
 
     # ------------------------------------------------------------------ plumbing
@@ -121,6 +122,8 @@ class Features:
         """
         key, ties = self.key, self.ties
         if ties == "expected":
+            if self.window:
+                return self.a + self.j
             raw = key.rank("ordinal", descending=True)
         elif ties == "item_desc":
             raw = pl.struct(key, pl.col(self.cols.item)).rank("ordinal", descending=True)
@@ -151,14 +154,17 @@ class Features:
         if not self.expected:
             return pl.lit(1, dtype=pl.Int64)
         if self.window:
-            return self._reg(1, "__prk_n", self._group(pl.len()).cast(pl.Int64))
+            return self._reg(2, "__prk_n", self._group(pl.len()).cast(pl.Int64))
         return self._b - self.a + 1
 
     @property
     def j(self) -> pl.Expr:
-        """Offset of the row inside its tie group, 0 .. n-1."""
+        """Offset of the row inside its tie group, 0 .. n-1 (arbitrary order)."""
         if not self.expected:
             return pl.lit(0, dtype=pl.Int64)
+        if self.window:
+            offset = pl.int_range(pl.len(), dtype=pl.Int64)
+            return self._reg(2, "__prk_j", self._group(offset))
         return self.o - self.a
 
     # ------------------------------------------------------------------ tie-group sums
@@ -186,7 +192,9 @@ class Features:
         if not self.expected:
             return masked(self.o)
         if self.window:
-            return self._reg(2, f"__prk_gmean[{name}@{k}]", self._group(masked(self.o).mean()))
+            # Inside the tie-group window, int_range enumerates the group's positions.
+            positions = self.a + pl.int_range(pl.len(), dtype=pl.Int64)
+            return self._reg(2, f"__prk_gmean[{name}@{k}]", self._group(masked(positions).mean()))
         p = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
         return self._prefix_range(masked(p), self.a, self._b) / self.n
 
@@ -210,6 +218,18 @@ class Features:
             raw = pl.when(is_rel).then(self.o).rank("ordinal")
             stage = 2
         return self._reg(stage, f"__prk_relabove[{threshold}]", self._user(raw).cast(pl.Int64) - 1)
+
+    def user_total(self, x: pl.Expr, name: str) -> pl.Expr:
+        """Sum of ``x`` over all of the user's rows, broadcast to every row."""
+        if not self.window:
+            return x.sum()
+        return self._reg(3, f"__prk_total[{name}]", x.sum().over(self.keys))
+
+    def user_min(self, x: pl.Expr, name: str) -> pl.Expr:
+        """Minimum of ``x`` over the user's rows, broadcast to every row."""
+        if not self.window:
+            return x.min()
+        return self._reg(3, f"__prk_min[{name}]", x.min().over(self.keys))
 
     def ideal_rank(self, gain: pl.Expr, name: str) -> pl.Expr:
         """Position of the row in the ideal ordering (gain descending); null if gain 0."""

@@ -103,7 +103,8 @@ def _hit_rate(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
     # P(no relevant item at group offset j | none before it) = (n - r - j) / (n - j).
     miss = ((n - r - j) / (n - j)).clip(0.0, 1.0)
     term = pl.when(f.ret & (j < slots)).then(miss).otherwise(1.0)
-    return defined_if(num_relevant(f, rel) > 0, 1.0 - term.product())
+    # prod(term) as exp(sum(log(term))): a plain sum keeps the group_by on its fast path.
+    return defined_if(num_relevant(f, rel) > 0, 1.0 - term.log().sum().exp())
 
 
 @register(
@@ -116,7 +117,8 @@ def _hit_rate(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 )
 def _r_precision(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
     n_rel = num_relevant(f, rel)
-    return defined_if(n_rel > 0, _hits(f, n_rel, rel) / n_rel)
+    per_row_r = f.user_total(f.is_rel(rel), f"rel>={rel}")
+    return defined_if(n_rel > 0, _hits(f, per_row_r, rel) / n_rel)
 
 
 @register(
@@ -136,7 +138,7 @@ def _mrr(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
     a, n, j = f.a, f.n, f.j
     r = f.gsum(is_rel, f"rel>={rel}")
-    first_a = a.filter(f.ret & (is_rel > 0)).min()
+    first_a = f.user_min(pl.when(f.ret & (is_rel > 0)).then(a), f"first_rel_pos:{rel}")
     p_first = comb_ratio([(n - 1 - j, r - 1)], [(n, r)])
     position = (a + j).cast(pl.Float64)
     within = pl.lit(True) if k is None else position <= k
@@ -196,7 +198,7 @@ def _auc(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
         total = pl.len().cast(pl.Float64)
         n_non = total - n_rel
         mean_pos = a + (n - 1) / 2.0
-        u = (is_rel * (total + 1.0 - mean_pos)).sum() - n_rel * (n_rel + 1.0) / 2.0
+        u = n_rel * (total + 1.0) - (is_rel * mean_pos).sum() - n_rel * (n_rel + 1.0) / 2.0
         return defined_if((n_rel > 0) & (n_non > 0), u / (n_rel * n_non))
     return defined_if(n_rel > 0, _auc_at_k(f, k, is_rel, rel))
 
@@ -209,11 +211,14 @@ def _auc_at_k(f: Features, k: int, is_rel: pl.Expr, rel: float) -> pl.Expr:
     end = a + n - 1
     full = f.ret & (end <= k)
     straddle = f.ret & (a <= k) & (end > k)
-    p0 = pl.when(full).then(is_rel).otherwise(0.0).sum()
-    n0 = pl.when(full).then(1.0 - is_rel).otherwise(0.0).sum()
+    # Totals over the groups inside the top k, broadcast to the straddling group's rows.
+    p0 = f.user_total(pl.when(full).then(is_rel).otherwise(0.0), f"auc_p0:{rel}@{k}")
+    n0 = f.user_total(pl.when(full).then(1.0 - is_rel).otherwise(0.0), f"auc_n0:{rel}@{k}")
+    # Right pairs inside: each relevant item beats the non-relevant ones below its group
+    # and half of those tied with it.
     nonrel_above = (a - 1) - f.rel_above(rel)
-    per_rel = n0 - nonrel_above - (n - r) / 2.0
-    c0 = pl.when(full & (is_rel > 0)).then(per_rel).otherwise(0.0).sum()
+    wrong = pl.when(full & (is_rel > 0)).then(nonrel_above + (n - r) / 2.0).otherwise(0.0)
+    c0 = p0 * n0 - f.user_total(wrong, f"auc_wrong:{rel}@{k}")
 
     def value(pos: pl.Expr, neg: pl.Expr, correct: pl.Expr) -> pl.Expr:
         return (
@@ -229,7 +234,8 @@ def _auc_at_k(f: Features, k: int, is_rel: pl.Expr, rel: float) -> pl.Expr:
     h = comb_ratio([(r, j), (n - r, m - j)], [(n, m)])
     correct = c0 + p0 * (m - x) + x * (m - x) / 2.0
     mixed = pl.when(straddle).then(h * value(p0 + x, n0 + m - x, correct)).otherwise(0.0).sum()
-    return pl.when(straddle.any()).then(mixed).otherwise(value(p0, n0, c0))
+    has_straddle = straddle.cast(pl.Int64).sum() > 0
+    return pl.when(has_straddle).then(mixed).otherwise(value(p0, n0, c0).first())
 
 
 # --------------------------------------------------------------------------- public API
