@@ -71,13 +71,13 @@ def make_columns(
     *,
     user: str = "user",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> Columns:
-    """Build a :class:`Columns`; passing ``rank=`` switches off the default ``score``."""
-    if rank is not None and score == "score":
-        score = None
+    """Build a :class:`Columns`; ``score`` defaults to ``"score"`` unless ``rank=`` is given."""
+    if rank is None and score is None:
+        score = "score"
     return Columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
 
 

@@ -32,6 +32,16 @@ def to_lazy(data: Any, what: str = "data") -> tuple[pl.LazyFrame, bool]:
 
 def check_schema(schema: pl.Schema, cols: Columns, by: list[str]) -> None:
     """Check that every named column exists and has a usable dtype."""
+    for column in by:
+        if column in (cols.user, cols.item, cols.order, cols.relevance):
+            msg = (
+                f"by column {column!r} is also the user, item, score/rank or relevance "
+                "column; by= names extra grouping columns such as 'system'"
+            )
+            raise ValueError(msg)
+    if len(set(by)) != len(by):
+        msg = f"by columns must be distinct, got {by!r}"
+        raise ValueError(msg)
     names = [cols.user, cols.item, cols.order, cols.relevance, *by]
     for name in names:
         if name not in schema:

@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--user", default="user", metavar="COL", help="user column (default: user)")
     ev.add_argument("--item", default="item", metavar="COL", help="item column (default: item)")
-    ev.add_argument("--score", default="score", metavar="COL", help="score column (default: score)")
+    ev.add_argument("--score", default=None, metavar="COL", help="score column (default: score)")
     ev.add_argument(
         "--rank",
         default=None,

@@ -57,7 +57,7 @@ def evaluate(
     *,
     user: str = "user",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
     ties: TiePolicy = "expected",
@@ -84,7 +84,8 @@ def evaluate(
         Metric names in the grammar ``name[(key=value,...)][@k]``, e.g.
         ``["ndcg@10", "precision(rel=2)@5"]``; see :func:`list_metrics`.
     user, item, score, relevance, rank
-        Column names. Pass ``rank=`` (1 = best) instead of ``score=``.
+        Column names; ``score`` defaults to ``"score"``. Pass ``rank=`` (1 = best)
+        instead of ``score=``.
     ties
         ``"expected"`` (default: exact expectation over the orderings of tied scores),
         ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"optimistic"``, ``"pessimistic"``.
@@ -100,7 +101,8 @@ def evaluate(
         (users absent from the data are included, without relevant items).
     empty
         What an undefined value becomes (a user without relevant items, ...):
-        ``"skip"`` (default: left out of the means and counted in ``n_skipped``),
+        ``"skip"`` (default: the user is left out of the means and counted in
+        ``n_skipped``),
         ``"zero"`` (counts as 0), ``"error"`` (raise ``ValueError`` naming the users;
         this collects the per-user result once, also for a LazyFrame).
     validate
@@ -113,8 +115,9 @@ def evaluate(
     polars.DataFrame or polars.LazyFrame
         LazyFrame in, LazyFrame out; anything else in, DataFrame out. The summary has
         the by-columns, one mean column per metric (named by its canonical string),
-        ``n_users`` (users evaluated) and ``n_skipped`` (users with at least one
-        undefined value that ``empty="skip"`` left out of a mean).
+        ``n_users`` (users evaluated) and ``n_skipped`` (users with an undefined value
+        for at least one requested metric: ``empty="skip"`` leaves them out of every
+        mean of the row, so all means are over the same ``n_users - n_skipped`` users).
 
     Examples
     --------
@@ -190,12 +193,16 @@ def evaluate(
 
 
 def summarize(per_user: pl.LazyFrame, names: list[str], by: list[str]) -> pl.LazyFrame:
-    """Means over users per by-group, with ``n_users`` and ``n_skipped``."""
-    undefined = pl.any_horizontal([pl.col(n).is_null() for n in names])
+    """Means over users per by-group, with ``n_users`` and ``n_skipped``.
+
+    A user with any undefined (null) value is skipped from every mean of the row, so
+    all the means of one summary row are over the same ``n_users - n_skipped`` users.
+    """
+    defined = pl.all_horizontal([pl.col(n).is_not_null() for n in names])
     aggs = [
-        *[pl.col(n).mean() for n in names],
+        *[pl.col(n).filter(defined).mean() for n in names],
         pl.len().cast(pl.Int64).alias("n_users"),
-        undefined.sum().cast(pl.Int64).alias("n_skipped"),
+        (~defined).sum().cast(pl.Int64).alias("n_skipped"),
     ]
     if by:
         return per_user.group_by(by).agg(aggs).sort(by)
@@ -223,15 +230,30 @@ def _restrict_users(
         wanted = users.get_column(user)
     else:
         wanted = pl.Series(user, list(users))
-    try:
-        wanted = wanted.rename(user).cast(dtype, strict=True).unique()
-    except pl.exceptions.InvalidOperationError:
-        msg = f"users= ids must have the user column's dtype {dtype}, got {wanted.dtype}"
-        raise TypeError(msg) from None
+    wanted = _cast_ids(wanted.rename(user), dtype).unique()
     universe = wanted.to_frame().lazy()
     if by:
         universe = lf.select(by).unique().join(universe, how="cross")
     return universe.join(lf, on=keys, how="left", nulls_equal=True)
+
+
+def _cast_ids(ids: pl.Series, dtype: pl.DataType) -> pl.Series:
+    """Cast user ids to the user column's dtype, refusing lossy or cross-kind casts."""
+    textual = (pl.String, pl.Categorical, pl.Enum)
+    same_kind = (
+        ids.dtype == dtype
+        or (ids.dtype.is_integer() and dtype.is_integer())
+        or (isinstance(ids.dtype, textual) and isinstance(dtype, textual))
+        or (ids.dtype == pl.Null)
+    )
+    if not same_kind:
+        msg = f"users= ids must have the user column's dtype {dtype}, got {ids.dtype}"
+        raise TypeError(msg)
+    try:
+        return ids.cast(dtype, strict=True)
+    except pl.exceptions.PolarsError:
+        msg = f"users= ids do not fit the user column's dtype {dtype}: {ids.head(3).to_list()}"
+        raise TypeError(msg) from None
 
 
 def _raise_on_undefined(frame: pl.DataFrame, names: list[str], keys: list[str]) -> None:
@@ -252,7 +274,7 @@ def join(
     *,
     user: str = "user",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
     by: str | Sequence[str] | None = None,

@@ -18,12 +18,14 @@ LOG2_3 = math.log2(3)
 # user 2: one relevant item and no recommendation at all
 # user 3: a recommendation without any judgement (null relevance): not in the truth
 # user 4: a judged, non-relevant recommendation: in the truth, but nothing relevant
-DATA = pl.DataFrame({
-    "user": [1, 1, 1, 2, 3, 4],
-    "item": [1, 2, 3, 1, 1, 1],
-    "score": [0.9, 0.5, None, None, 0.4, 0.3],
-    "relevance": [1, 0, 1, 1, None, 0],
-})
+DATA = pl.DataFrame(
+    {
+        "user": [1, 1, 1, 2, 3, 4],
+        "item": [1, 2, 3, 1, 1, 1],
+        "score": [0.9, 0.5, None, None, 0.4, 0.3],
+        "relevance": [1, 0, 1, 1, None, 0],
+    }
+)
 METRICS = ["recall@2", "ndcg@2", "precision@2", "mrr"]
 USER1 = {
     "recall@2": 1 / 2,
@@ -162,23 +164,35 @@ def test_metrics_that_are_never_undefined_are_not_skipped() -> None:
 
 # --------------------------------------------------------------------------- by=
 # System "b" comes first in the data; the summary is sorted by system.
-SYSTEMS = pl.DataFrame({
-    "system": ["b", "b", "b", "b", "a", "a", "a", "a"],
-    "user": [1, 1, 2, 2, 1, 1, 2, 2],
-    "item": [1, 2, 1, 2, 1, 2, 1, 2],
-    "score": [0.1, 0.9, 0.3, 0.8, 0.9, 0.1, 0.2, 0.8],
-    "relevance": [1, 0, 1, 0, 1, 0, 1, 0],
-})
+SYSTEMS = pl.DataFrame(
+    {
+        "system": ["b", "b", "b", "b", "a", "a", "a", "a"],
+        "user": [1, 1, 2, 2, 1, 1, 2, 2],
+        "item": [1, 2, 1, 2, 1, 2, 1, 2],
+        "score": [0.1, 0.9, 0.3, 0.8, 0.9, 0.1, 0.2, 0.8],
+        "relevance": [1, 0, 1, 0, 1, 0, 1, 0],
+    }
+)
 
 
 def test_by_gives_one_summary_row_per_system_sorted() -> None:
     out = prk.evaluate(SYSTEMS, ["ndcg@1", "mrr"], by="system")
     assert out.columns == ["system", "ndcg@1", "mrr", "n_users", "n_skipped"]
     assert out.rows(named=True) == [
-        {"system": "a", "ndcg@1": (1 + 0) / 2, "mrr": (1 + 1 / 2) / 2, "n_users": 2,
-         "n_skipped": 0},
-        {"system": "b", "ndcg@1": (0 + 0) / 2, "mrr": (1 / 2 + 1 / 2) / 2, "n_users": 2,
-         "n_skipped": 0},
+        {
+            "system": "a",
+            "ndcg@1": (1 + 0) / 2,
+            "mrr": (1 + 1 / 2) / 2,
+            "n_users": 2,
+            "n_skipped": 0,
+        },
+        {
+            "system": "b",
+            "ndcg@1": (0 + 0) / 2,
+            "mrr": (1 / 2 + 1 / 2) / 2,
+            "n_users": 2,
+            "n_skipped": 0,
+        },
     ]
 
 
@@ -187,17 +201,13 @@ def test_by_equals_evaluating_each_system_separately() -> None:
     together = prk.evaluate(SYSTEMS, metrics, by="system")
     for system in ("a", "b"):
         alone = prk.evaluate(SYSTEMS.filter(pl.col("system") == system).drop("system"), metrics)
-        assert_frame_equal(
-            together.filter(pl.col("system") == system).drop("system"), alone
-        )
+        assert_frame_equal(together.filter(pl.col("system") == system).drop("system"), alone)
     together_pu = prk.evaluate(SYSTEMS, metrics, by="system", per_user=True)
     for system in ("a", "b"):
         alone_pu = prk.evaluate(
             SYSTEMS.filter(pl.col("system") == system).drop("system"), metrics, per_user=True
         )
-        assert_frame_equal(
-            together_pu.filter(pl.col("system") == system).drop("system"), alone_pu
-        )
+        assert_frame_equal(together_pu.filter(pl.col("system") == system).drop("system"), alone_pu)
 
 
 def test_by_per_user_has_the_by_column() -> None:
@@ -248,12 +258,14 @@ def test_streaming_engine_gives_the_same_result() -> None:
 
 
 # --------------------------------------------------------------------------- columns
-RANKED = pl.DataFrame({
-    "user": [1, 1, 1, 2, 2],
-    "item": [1, 2, 3, 1, 2],
-    "rank": [1, 2, None, 2, 1],
-    "relevance": [0, 1, 1, 1, 0],
-})
+RANKED = pl.DataFrame(
+    {
+        "user": [1, 1, 1, 2, 2],
+        "item": [1, 2, 3, 1, 2],
+        "rank": [1, 2, None, 2, 1],
+        "relevance": [0, 1, 1, 1, 0],
+    }
+)
 
 
 def test_rank_instead_of_score() -> None:
@@ -328,11 +340,13 @@ def test_categorical_user_and_item_ids() -> None:
 
 
 # --------------------------------------------------------------------------- join
-RECS = pl.DataFrame({
-    "user": [1, 1, 1, 2],
-    "item": [10, 11, 12, 10],
-    "score": [0.9, 0.8, 0.7, 0.5],
-})
+RECS = pl.DataFrame(
+    {
+        "user": [1, 1, 1, 2],
+        "item": [10, 11, 12, 10],
+        "score": [0.9, 0.8, 0.7, 0.5],
+    }
+)
 TRUTH = pl.DataFrame({"user": [1, 1, 3], "item": [11, 13, 10], "relevance": [2, 1, 1]})
 
 
@@ -351,8 +365,7 @@ def test_join_is_a_full_outer_join() -> None:
 
 
 def test_join_then_evaluate() -> None:
-    out = prk.evaluate(prk.join(RECS, TRUTH), ["recall@2", "precision@2", "num_rel"],
-                       per_user=True)
+    out = prk.evaluate(prk.join(RECS, TRUTH), ["recall@2", "precision@2", "num_rel"], per_user=True)
     # User 1: relevant 11 (rank 2) and 13 (never recommended); user 3: nothing recommended.
     assert out.rows() == [(1, 1 / 2, 1 / 2, 2.0), (3, 0.0, 0.0, 1.0)]
 
@@ -364,12 +377,14 @@ def test_join_truth_without_relevance_marks_every_row_relevant() -> None:
 
 
 def test_join_by_replicates_the_truth_per_system() -> None:
-    recs = pl.DataFrame({
-        "system": ["a", "a", "b"],
-        "user": [1, 1, 1],
-        "item": [10, 11, 12],
-        "score": [0.9, 0.8, 0.7],
-    })
+    recs = pl.DataFrame(
+        {
+            "system": ["a", "a", "b"],
+            "user": [1, 1, 1],
+            "item": [10, 11, 12],
+            "score": [0.9, 0.8, 0.7],
+        }
+    )
     truth = pl.DataFrame({"user": [1, 1, 2], "item": [11, 12, 13]})
     out = prk.join(recs, truth, by="system")
     assert out.columns == ["system", "user", "item", "score", "relevance"]
@@ -480,3 +495,24 @@ def test_metric_objects_and_strings_mix() -> None:
 
 def test_a_single_metric_string_is_accepted() -> None:
     assert prk.evaluate(DATA, "mrr").columns == ["mrr", "n_users", "n_skipped"]
+
+
+def test_skip_uses_one_user_set_for_every_mean_of_a_row() -> None:
+    # User 1: relevant and non-relevant items -> auc and ndcg defined.
+    # User 2: only relevant candidates -> auc undefined (no negative), ndcg = 1.
+    df = pl.DataFrame(
+        {
+            "user": [1, 1, 2, 2],
+            "item": [1, 2, 1, 2],
+            "score": [0.2, 0.9, 0.5, 0.4],
+            "relevance": [1, 0, 1, 1],
+        }
+    )
+    per_user = prk.evaluate(df, ["ndcg@1", "auc"], per_user=True)
+    assert per_user["auc"].to_list() == [0.0, None]
+    assert per_user["ndcg@1"].to_list() == [0.0, 1.0]
+    summary = prk.evaluate(df, ["ndcg@1", "auc"])
+    # Only user 1 is defined for both metrics: both means are over user 1 alone.
+    assert summary.row(0, named=True) == {"ndcg@1": 0.0, "auc": 0.0, "n_users": 2, "n_skipped": 1}
+    # Alone, ndcg@1 is defined for both users: (0 + 1) / 2.
+    assert prk.evaluate(df, ["ndcg@1"])["ndcg@1"].item() == (0.0 + 1.0) / 2

@@ -246,7 +246,7 @@ def precision(
     denominator: PrecisionDenominator = "k",
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:
@@ -317,7 +317,7 @@ def recall(
     rel: float = 1.0,
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:
@@ -353,7 +353,7 @@ def f1(
     denominator: PrecisionDenominator = "k",
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:
@@ -387,7 +387,7 @@ def hit_rate(
     rel: float = 1.0,
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:
@@ -412,7 +412,7 @@ def r_precision(
     rel: float = 1.0,
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:
@@ -445,7 +445,7 @@ def mrr(
     rel: float = 1.0,
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:
@@ -476,7 +476,7 @@ def map(
     denominator: APDenominator = "relevant",
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:
@@ -525,7 +525,7 @@ def auc(
     rel: float = 1.0,
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:

@@ -50,7 +50,7 @@ def num_ret(
     *,
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:
@@ -73,7 +73,7 @@ def num_rel(
     rel: float = 1.0,
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:
@@ -106,7 +106,7 @@ def num_rel_ret(
     rel: float = 1.0,
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:

@@ -107,7 +107,7 @@ def dcg(
     half_life: float | None = None,
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:
@@ -164,7 +164,7 @@ def ndcg(
     idcg: IdealCut = "cut",
     ties: TiePolicy = "expected",
     item: str = "item",
-    score: str | None = "score",
+    score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
 ) -> pl.Expr:
