@@ -60,9 +60,13 @@ class Features:
         self.ties = ties
         self.window = keys is not None
         self.keys = list(keys or [])
-        # Window provider: columns to materialise, in dependency order.
-        # 0 base columns, 1 per-user ranks, 2 tie-group windows, 3 per-user totals.
-        self.stages: list[dict[str, pl.Expr]] = [{}, {}, {}, {}]
+        # Window provider: columns to materialise, in dependency order: 0 base
+        # columns, 1 per-user ranks, 2 per-user ranks of stage-1 columns, 4 per-user
+        # totals. Stage 3 holds tie-group columns as (window, singleton) pairs: the
+        # window runs only on rows whose tie group has more than one member.
+        self.stages: list[dict[str, pl.Expr]] = [{}, {}, {}, {}, {}]
+        self.tie_columns: dict[str, tuple[pl.Expr, pl.Expr]] = {}
+        self.tie_rows: dict[str, tuple[pl.Expr, pl.Expr]] = {}
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -82,11 +86,44 @@ class Features:
         self.key  # noqa: B018 - registers the key column the window partitions on
         return expr.over([*self.keys, KEY])
 
+    def _tie(self, name: str, window: pl.Expr, singleton: pl.Expr) -> pl.Expr:
+        """A tie-group column: ``window`` over the group, ``singleton`` when n == 1."""
+        self.tie_columns.setdefault(name, (self._group(window), singleton))
+        return pl.col(name)
+
+    def tie_row(self, name: str, expr: pl.Expr, singleton: pl.Expr) -> pl.Expr:
+        """A row-wise value that only differs from ``singleton`` for rows in real ties.
+
+        Under a deterministic policy (every group a singleton) this is ``singleton``;
+        in the window provider ``expr`` is computed only on the rows of real ties.
+        """
+        if not self.expected:
+            return singleton
+        if not self.window:
+            return expr
+        self.tie_rows.setdefault(name, (expr, singleton))
+        return pl.col(name)
+
     def apply(self, lf: pl.LazyFrame) -> pl.LazyFrame:
-        """Materialise the registered feature columns (window provider only)."""
-        for stage in self.stages:
+        """Materialise the registered feature columns (window provider only).
+
+        Windows over tie groups are costly when nearly every group is a singleton
+        (continuous scores), so they run only on the rows of real ties; the other
+        rows get the closed-form singleton values, and the two parts are concatenated.
+        """
+        for stage in self.stages[:3]:
             if stage:
                 lf = lf.with_columns(**stage)
+        if self.tie_columns or self.tie_rows:
+            tied = self.n > 1
+            single, multi = lf.filter(~tied), lf.filter(tied)
+            for columns in (self.tie_columns, self.tie_rows):
+                if columns:
+                    single = single.with_columns(**{n: s for n, (_, s) in columns.items()})
+                    multi = multi.with_columns(**{n: w for n, (w, _) in columns.items()})
+            lf = pl.concat([single, multi], how="vertical")
+        if self.stages[4]:
+            lf = lf.with_columns(**self.stages[4])
         return lf
 
     # ------------------------------------------------------------------ base rows
@@ -146,15 +183,13 @@ class Features:
     @property
     def _b(self) -> pl.Expr:
         raw = self.key.rank("max", descending=True)
-        return self._user(raw).cast(pl.Int64)
+        return self._reg(1, "__prk_b", self._user(raw).cast(pl.Int64))
 
     @property
     def n(self) -> pl.Expr:
         """Size of the row's tie group (1 under a deterministic policy)."""
         if not self.expected:
             return pl.lit(1, dtype=pl.Int64)
-        if self.window:
-            return self._reg(2, "__prk_n", self._group(pl.len()).cast(pl.Int64))
         return self._b - self.a + 1
 
     @property
@@ -164,7 +199,7 @@ class Features:
             return pl.lit(0, dtype=pl.Int64)
         if self.window:
             offset = pl.int_range(pl.len(), dtype=pl.Int64)
-            return self._reg(2, "__prk_j", self._group(offset))
+            return self._tie("__prk_j", offset, pl.lit(0, dtype=pl.Int64))
         return self.o - self.a
 
     # ------------------------------------------------------------------ tie-group sums
@@ -178,7 +213,7 @@ class Features:
         if not self.expected:
             return x
         if self.window:
-            return self._reg(2, f"__prk_gsum[{name}]", self._group(x.sum()))
+            return self._tie(f"__prk_gsum[{name}]", x.sum(), x)
         ordered = x.sort_by(self.key, descending=True)
         return self._prefix_range(ordered, self.a, self._b)
 
@@ -194,7 +229,7 @@ class Features:
         if self.window:
             # Inside the tie-group window, int_range enumerates the group's positions.
             positions = self.a + pl.int_range(pl.len(), dtype=pl.Int64)
-            return self._reg(2, f"__prk_gmean[{name}@{k}]", self._group(masked(positions).mean()))
+            return self._tie(f"__prk_gmean[{name}@{k}]", masked(positions).mean(), masked(self.a))
         p = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
         return self._prefix_range(masked(p), self.a, self._b) / self.n
 
@@ -223,13 +258,13 @@ class Features:
         """Sum of ``x`` over all of the user's rows, broadcast to every row."""
         if not self.window:
             return x.sum()
-        return self._reg(3, f"__prk_total[{name}]", x.sum().over(self.keys))
+        return self._reg(4, f"__prk_total[{name}]", x.sum().over(self.keys))
 
     def user_min(self, x: pl.Expr, name: str) -> pl.Expr:
         """Minimum of ``x`` over the user's rows, broadcast to every row."""
         if not self.window:
             return x.min()
-        return self._reg(3, f"__prk_min[{name}]", x.min().over(self.keys))
+        return self._reg(4, f"__prk_min[{name}]", x.min().over(self.keys))
 
     def ideal_rank(self, gain: pl.Expr, name: str) -> pl.Expr:
         """Position of the row in the ideal ordering (gain descending); null if gain 0."""

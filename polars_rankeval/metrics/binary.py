@@ -139,7 +139,9 @@ def _mrr(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
     a, n, j = f.a, f.n, f.j
     r = f.gsum(is_rel, f"rel>={rel}")
     first_a = f.user_min(pl.when(f.ret & (is_rel > 0)).then(a), f"first_rel_pos:{rel}")
-    p_first = comb_ratio([(n - 1 - j, r - 1)], [(n, r)])
+    p_first = f.tie_row(
+        f"mrr_first_at_j:{rel}", comb_ratio([(n - 1 - j, r - 1)], [(n, r)]), pl.lit(1.0)
+    )
     position = (a + j).cast(pl.Float64)
     within = pl.lit(True) if k is None else position <= k
     contrib = pl.when(f.ret & (a == first_a) & within).then(p_first / position).otherwise(0.0)
@@ -231,7 +233,9 @@ def _auc_at_k(f: Features, k: int, is_rel: pl.Expr, rel: float) -> pl.Expr:
 
     m = k - a + 1
     x = j.cast(pl.Float64)
-    h = comb_ratio([(r, j), (n - r, m - j)], [(n, m)])
+    h = f.tie_row(
+        f"auc_hypergeom:{rel}@{k}", comb_ratio([(r, j), (n - r, m - j)], [(n, m)]), pl.lit(0.0)
+    )
     correct = c0 + p0 * (m - x) + x * (m - x) / 2.0
     mixed = pl.when(straddle).then(h * value(p0 + x, n0 + m - x, correct)).otherwise(0.0).sum()
     has_straddle = straddle.cast(pl.Int64).sum() > 0
