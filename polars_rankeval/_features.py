@@ -65,8 +65,9 @@ class Features:
         # totals. Stage 3 holds tie-group columns as (window, singleton) pairs: the
         # window runs only on rows whose tie group has more than one member.
         self.stages: list[dict[str, pl.Expr]] = [{}, {}, {}, {}, {}]
-        self.tie_columns: dict[str, tuple[pl.Expr, pl.Expr]] = {}
-        self.tie_rows: dict[str, tuple[pl.Expr, pl.Expr]] = {}
+        # Tie-group columns as (tied rows, singleton rows) pairs, in three levels: 0 the
+        # offset j, 1 windows over the tie group, 2 row values built on them.
+        self.tie_levels: list[dict[str, tuple[pl.Expr, pl.Expr]]] = [{}, {}, {}]
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -86,9 +87,9 @@ class Features:
         self.key  # noqa: B018 - registers the key column the window partitions on
         return expr.over([*self.keys, KEY])
 
-    def _tie(self, name: str, window: pl.Expr, singleton: pl.Expr) -> pl.Expr:
-        """A tie-group column: ``window`` over the group, ``singleton`` when n == 1."""
-        self.tie_columns.setdefault(name, (self._group(window), singleton))
+    def _tie(self, level: int, name: str, tied: pl.Expr, singleton: pl.Expr) -> pl.Expr:
+        """A tie-group column: ``tied`` on rows of real ties, ``singleton`` when n == 1."""
+        self.tie_levels[level].setdefault(name, (tied, singleton))
         return pl.col(name)
 
     def tie_row(self, name: str, expr: pl.Expr, singleton: pl.Expr) -> pl.Expr:
@@ -101,8 +102,7 @@ class Features:
             return singleton
         if not self.window:
             return expr
-        self.tie_rows.setdefault(name, (expr, singleton))
-        return pl.col(name)
+        return self._tie(2, name, expr, singleton)
 
     def apply(self, lf: pl.LazyFrame) -> pl.LazyFrame:
         """Materialise the registered feature columns (window provider only).
@@ -114,13 +114,13 @@ class Features:
         for stage in self.stages[:3]:
             if stage:
                 lf = lf.with_columns(**stage)
-        if self.tie_columns or self.tie_rows:
+        if any(self.tie_levels):
             tied = self.n > 1
             single, multi = lf.filter(~tied), lf.filter(tied)
-            for columns in (self.tie_columns, self.tie_rows):
+            for columns in self.tie_levels:
                 if columns:
                     single = single.with_columns(**{n: s for n, (_, s) in columns.items()})
-                    multi = multi.with_columns(**{n: w for n, (w, _) in columns.items()})
+                    multi = multi.with_columns(**{n: t for n, (t, _) in columns.items()})
             lf = pl.concat([single, multi], how="vertical")
         if self.stages[4]:
             lf = lf.with_columns(**self.stages[4])
@@ -198,8 +198,13 @@ class Features:
         if not self.expected:
             return pl.lit(0, dtype=pl.Int64)
         if self.window:
-            offset = pl.int_range(pl.len(), dtype=pl.Int64)
-            return self._tie("__prk_j", offset, pl.lit(0, dtype=pl.Int64))
+            # Ranks over the tied rows alone: a tie group's members are consecutive
+            # there too, so ordinal - min is the offset inside the group.
+            ordinal = self.key.rank("ordinal", descending=True) - self.key.rank(
+                "min", descending=True
+            )
+            offset = self._user(ordinal).cast(pl.Int64)
+            return self._tie(0, "__prk_j", offset, pl.lit(0, dtype=pl.Int64))
         return self.o - self.a
 
     # ------------------------------------------------------------------ tie-group sums
@@ -213,7 +218,7 @@ class Features:
         if not self.expected:
             return x
         if self.window:
-            return self._tie(f"__prk_gsum[{name}]", x.sum(), x)
+            return self._tie(1, f"__prk_gsum[{name}]", self._group(x.sum()), x)
         ordered = x.sort_by(self.key, descending=True)
         return self._prefix_range(ordered, self.a, self._b)
 
@@ -227,9 +232,8 @@ class Features:
         if not self.expected:
             return masked(self.o)
         if self.window:
-            # Inside the tie-group window, int_range enumerates the group's positions.
-            positions = self.a + pl.int_range(pl.len(), dtype=pl.Int64)
-            return self._tie(f"__prk_gmean[{name}@{k}]", masked(positions).mean(), masked(self.a))
+            window = self._group(masked(self.a + self.j).mean())
+            return self._tie(1, f"__prk_gmean[{name}@{k}]", window, masked(self.a))
         p = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
         return self._prefix_range(masked(p), self.a, self._b) / self.n
 
