@@ -61,13 +61,14 @@ class Features:
         self.window = keys is not None
         self.keys = list(keys or [])
         # Window provider: columns to materialise, in dependency order: 0 base
-        # columns, 1 per-user ranks, 2 per-user ranks of stage-1 columns, 4 per-user
-        # totals. Stage 3 holds tie-group columns as (window, singleton) pairs: the
-        # window runs only on rows whose tie group has more than one member.
-        self.stages: list[dict[str, pl.Expr]] = [{}, {}, {}, {}, {}]
+        # columns, 1 per-user ranks, then (in apply) the positive-relevance and
+        # tie-group columns, and last 2 the per-user totals.
+        self.stages: list[dict[str, pl.Expr]] = [{}, {}, {}]
         # Tie-group columns as (tied rows, singleton rows) pairs, in three levels: 0 the
         # offset j, 1 windows over the tie group, 2 row values built on them.
         self.tie_levels: list[dict[str, tuple[pl.Expr, pl.Expr]]] = [{}, {}, {}]
+        # Per-user windows needed on rows with a positive relevance only.
+        self.positive: dict[str, pl.Expr] = {}
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -109,21 +110,21 @@ class Features:
 
         Windows over tie groups are costly when nearly every group is a singleton
         (continuous scores), so they run only on the rows of real ties; the other
-        rows get the closed-form singleton values, and the two parts are concatenated.
+        rows get the closed-form singleton values. Likewise, ranks among relevant
+        items run on the rows with a positive relevance only.
         """
-        for stage in self.stages[:3]:
+        for stage in self.stages[:2]:
             if stage:
                 lf = lf.with_columns(**stage)
+        if self.positive:
+            nulls = {name: pl.lit(None, dtype=pl.Int64) for name in self.positive}
+            lf = _split(lf, pl.col(REL) > 0, [self.positive], [nulls])
         if any(self.tie_levels):
-            tied = self.n > 1
-            single, multi = lf.filter(~tied), lf.filter(tied)
-            for columns in self.tie_levels:
-                if columns:
-                    single = single.with_columns(**{n: s for n, (_, s) in columns.items()})
-                    multi = multi.with_columns(**{n: t for n, (t, _) in columns.items()})
-            lf = pl.concat([single, multi], how="vertical")
-        if self.stages[4]:
-            lf = lf.with_columns(**self.stages[4])
+            tied = [{n: t for n, (t, _) in level.items()} for level in self.tie_levels]
+            singles = [{n: s for n, (_, s) in level.items()} for level in self.tie_levels]
+            lf = _split(lf, self.n > 1, tied, singles)
+        if self.stages[2]:
+            lf = lf.with_columns(**self.stages[2])
         return lf
 
     # ------------------------------------------------------------------ base rows
@@ -247,33 +248,63 @@ class Features:
         inside = (k - self.a + 1).clip(0, self.n)
         return ret * _f64(inside) / _f64(self.n)
 
+    def _positive(self, name: str, expr: pl.Expr) -> pl.Expr:
+        """A per-user window that only matters on rows with a positive relevance.
+
+        The window provider computes it on those rows alone (null elsewhere): with
+        few relevant rows per user this is much cheaper than a window over all rows.
+        """
+        if not self.window:
+            return expr
+        self.positive.setdefault(name, expr.over(self.keys))
+        return pl.col(name)
+
     def rel_above(self, threshold: float) -> pl.Expr:
         """For relevant rows: relevant rows strictly above the row's tie group."""
         is_rel = self.rel >= threshold
         if self.expected:
             raw = pl.when(is_rel).then(self.key).rank("min", descending=True)
-            stage = 1
         else:
             raw = pl.when(is_rel).then(self.o).rank("ordinal")
-            stage = 2
-        return self._reg(stage, f"__prk_relabove[{threshold}]", self._user(raw).cast(pl.Int64) - 1)
+        return self._positive(f"__prk_relabove[{threshold}]", raw.cast(pl.Int64) - 1)
 
     def user_total(self, x: pl.Expr, name: str) -> pl.Expr:
         """Sum of ``x`` over all of the user's rows, broadcast to every row."""
         if not self.window:
             return x.sum()
-        return self._reg(4, f"__prk_total[{name}]", x.sum().over(self.keys))
+        return self._reg(2, f"__prk_total[{name}]", x.sum().over(self.keys))
 
     def user_min(self, x: pl.Expr, name: str) -> pl.Expr:
         """Minimum of ``x`` over the user's rows, broadcast to every row."""
         if not self.window:
             return x.min()
-        return self._reg(4, f"__prk_min[{name}]", x.min().over(self.keys))
+        return self._reg(2, f"__prk_min[{name}]", x.min().over(self.keys))
 
     def ideal_rank(self, gain: pl.Expr, name: str) -> pl.Expr:
         """Position of the row in the ideal ordering (gain descending); null if gain 0."""
         raw = pl.when(gain > 0).then(gain).rank("ordinal", descending=True)
-        return self._reg(1, f"__prk_irank[{name}]", self._user(raw).cast(pl.Int64))
+        return self._positive(f"__prk_irank[{name}]", raw.cast(pl.Int64))
+
+
+def _split(
+    lf: pl.LazyFrame,
+    predicate: pl.Expr,
+    when_true: list[dict[str, pl.Expr]],
+    when_false: list[dict[str, pl.Expr]],
+) -> pl.LazyFrame:
+    """Add columns one way on the rows where ``predicate`` holds, another elsewhere.
+
+    The input is read twice, so it is cached explicitly: otherwise the optimizer may
+    recompute the ranks above it once per branch.
+    """
+    lf = lf.cache()
+    parts = []
+    for rows, stages in ((lf.filter(predicate), when_true), (lf.filter(~predicate), when_false)):
+        for columns in stages:
+            if columns:
+                rows = rows.with_columns(**columns)
+        parts.append(rows)
+    return pl.concat(parts, how="vertical")
 
 
 # ---------------------------------------------------------------------- special functions
