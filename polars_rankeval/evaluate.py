@@ -46,9 +46,39 @@ def parse_metrics(metrics: MetricsArg) -> list[Metric]:
 
 
 @overload
-def evaluate(data: pl.LazyFrame, metrics: MetricsArg, **kwargs: Any) -> pl.LazyFrame: ...
+def evaluate(
+    data: pl.LazyFrame,
+    metrics: MetricsArg,
+    *,
+    user: str = ...,
+    item: str = ...,
+    score: str | None = ...,
+    relevance: str = ...,
+    rank: str | None = ...,
+    ties: TiePolicy = ...,
+    by: str | Sequence[str] | None = ...,
+    per_user: bool = ...,
+    users: UsersArg = ...,
+    empty: EmptyPolicy = ...,
+    validate: bool = ...,
+) -> pl.LazyFrame: ...
 @overload
-def evaluate(data: Any, metrics: MetricsArg, **kwargs: Any) -> pl.DataFrame: ...
+def evaluate(
+    data: pl.DataFrame | Any,
+    metrics: MetricsArg,
+    *,
+    user: str = ...,
+    item: str = ...,
+    score: str | None = ...,
+    relevance: str = ...,
+    rank: str | None = ...,
+    ties: TiePolicy = ...,
+    by: str | Sequence[str] | None = ...,
+    per_user: bool = ...,
+    users: UsersArg = ...,
+    empty: EmptyPolicy = ...,
+    validate: bool = ...,
+) -> pl.DataFrame: ...
 
 
 def evaluate(

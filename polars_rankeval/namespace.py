@@ -13,7 +13,7 @@ FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 class _RankEval(Generic[FrameT]):
     def __init__(self, frame: FrameT) -> None:
-        self._frame = frame
+        self._frame: FrameT = frame
 
     def evaluate(self, metrics: MetricsArg, **options: Any) -> FrameT:
         """Summary of ``metrics`` over users; see :func:`polars_rankeval.evaluate`."""
