@@ -5,8 +5,18 @@ Every metric is a function returning a ``pl.Expr`` that aggregates one user's ro
 into one lazy plan; ``df.rankeval`` / ``lf.rankeval`` are the dataframe namespaces.
 """
 
+from polars_rankeval import datasets
 from polars_rankeval import namespace as _namespace  # registers df.rankeval / lf.rankeval
-from polars_rankeval._types import Columns, EmptyPolicy, TiePolicy, UserUniverse
+from polars_rankeval._types import (
+    EMPTY_POLICIES,
+    TIE_POLICIES,
+    USER_UNIVERSES,
+    Columns,
+    EmptyPolicy,
+    TiePolicy,
+    UserUniverse,
+)
+from polars_rankeval.datasets import load_example
 from polars_rankeval.evaluate import evaluate, join
 from polars_rankeval.metrics import (
     auc,
@@ -28,6 +38,9 @@ from polars_rankeval.registry import Metric, bind, list_metrics, parse_metric
 __version__ = "0.1.0"
 
 __all__ = [
+    "EMPTY_POLICIES",
+    "TIE_POLICIES",
+    "USER_UNIVERSES",
     "Columns",
     "EmptyPolicy",
     "Metric",
@@ -35,12 +48,14 @@ __all__ = [
     "UserUniverse",
     "auc",
     "bind",
+    "datasets",
     "dcg",
     "evaluate",
     "f1",
     "hit_rate",
     "join",
     "list_metrics",
+    "load_example",
     "map",
     "mrr",
     "ndcg",
