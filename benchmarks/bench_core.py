@@ -121,7 +121,11 @@ def describe_data(df: pl.DataFrame) -> dict[str, Any]:
         .group_by("user")
         .agg(
             (pl.col("relevance") > 0).sum().alias("n_rel"),
-            pl.col("score").filter(pl.col("score").is_not_null()).is_duplicated().sum().alias("tied"),
+            pl.col("score")
+            .filter(pl.col("score").is_not_null())
+            .is_duplicated()
+            .sum()
+            .alias("tied"),
             pl.col("score").is_not_null().sum().alias("n_ret"),
         )
         .select(
@@ -283,7 +287,11 @@ def _proc_status_kib(field_name: str) -> int | None:
 
 
 def _reset_peak_rss() -> bool:
-    """Reset the peak-RSS watermark (Linux >= 4.0: ``echo 5 > /proc/self/clear_refs``)."""
+    """Reset this process's VmHWM (Linux >= 4.0: ``echo 5 > /proc/self/clear_refs``).
+
+    It does not reset ``ru_maxrss``, which is also at least the launching process's peak
+    RSS (Linux carries the old address space's high-water mark across ``exec``).
+    """
     try:
         with open("/proc/self/clear_refs", "w") as handle:
             handle.write("5")
@@ -294,6 +302,7 @@ def _reset_peak_rss() -> bool:
 
 def memory_child(n_users: int, n_candidates: int, seed: int, ties: str, validate: bool) -> None:
     """Body of the child process: generate, then evaluate; print RSS figures as JSON (KiB)."""
+    start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     df = make_data(n_users, n_candidates, seed)
     gc.collect()
     gen_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -302,14 +311,14 @@ def memory_child(n_users: int, n_candidates: int, seed: int, ties: str, validate
     t0 = time.perf_counter()
     prk.evaluate(df, METRICS, ties=ties, validate=validate)  # type: ignore[arg-type]
     seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(
         json.dumps(
             {
-                "gen_peak_kib": gen_peak,
+                "start_maxrss_kib": start,
+                "gen_maxrss_kib": gen_peak,
                 "after_gen_kib": after_gen,
-                "peak_reset": reset,
-                "eval_peak_kib": peak,
+                "final_maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                "eval_hwm_kib": _proc_status_kib("VmHWM") if reset else None,
                 "data_mb": df.estimated_size("mb"),
                 "seconds": seconds,
             }
@@ -377,41 +386,52 @@ def same_numbers(trec: ModuleType, df: pl.DataFrame) -> dict[str, Any]:
                 "n_trec": len(per_query),
             }
         )
-    cols = metrics
+    by_ids = prk_int.join(
+        prk_str.with_columns(pl.col("user").cast(pl.Int64)), on="user", suffix="_str"
+    )
     str_vs_int = max(
-        (prk_int.sort("user")[c] - prk_str.with_columns(pl.col("user").cast(pl.Int64)).sort("user")[c])
-        .abs()
-        .max()  # type: ignore[type-var]
-        for c in cols
+        by_ids.select((pl.col(c) - pl.col(f"{c}_str")).abs().max()).item() or 0.0 for c in metrics
     )
     return {"rows": rows, "string_vs_int_ids_max_abs_diff": str_vs_int}
 
 
 def tie_order_demo(trec: ModuleType) -> dict[str, float]:
     """Why the ids are zero-padded: three tied items 3, 9, 10, only item 3 relevant."""
-    scores = {"3": 1.0, "9": 1.0, "10": 1.0}
-    rr = trec.RelevanceEvaluator({"q": {"3": 1}}, {"recip_rank"})
+
+    def recip_rank(ids: list[str]) -> float:
+        evaluator = trec.RelevanceEvaluator({"q": {ids[0]: 1}}, {"recip_rank"})
+        return float(evaluator.evaluate({"q": dict.fromkeys(ids, 1.0)})["q"]["recip_rank"])
+
     frame = pl.DataFrame(
         {"user": [1] * 3, "item": [3, 9, 10], "score": [1.0] * 3, "relevance": [1, 0, 0]}
     )
     return {
         # "9" > "3" > "10" as strings: item 3 is second.
-        "pytrec_unpadded": rr.evaluate({"q": scores})["q"]["recip_rank"],
-        # "10" > "09" > "03": item 3 is third, as 10 > 9 > 3 numerically.
-        "pytrec_padded": rr.evaluate({"q": {k.zfill(2): v for k, v in scores.items()}} if False
-                                     else {"q": {"03": 1.0, "09": 1.0, "10": 1.0}})["q"][
-            "recip_rank"
-        ]
-        if False
-        else trec.RelevanceEvaluator({"q": {"03": 1}}, {"recip_rank"}).evaluate(
-            {"q": {"03": 1.0, "09": 1.0, "10": 1.0}}
-        )["q"]["recip_rank"],
+        "pytrec_unpadded": recip_rank(["3", "9", "10"]),
+        # "10" > "09" > "03", as 10 > 9 > 3: item 3 is third.
+        "pytrec_padded": recip_rank(["03", "09", "10"]),
         "prk_item_desc": prk.evaluate(frame, "mrr", ties="item_desc").item(0, "mrr"),
         "prk_expected": prk.evaluate(frame, "mrr").item(0, "mrr"),
     }
 
 
 # --------------------------------------------------------------------------- reporting
+def package_revision() -> str:
+    """Git commit of the imported polars_rankeval, with its uncommitted files if any."""
+    root = Path(prk.__file__).resolve().parent.parent
+
+    def git(*cmd: str) -> str:
+        done = subprocess.run(["git", "-C", str(root), *cmd], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short", "HEAD")
+    if not commit:
+        return f"{root} (not a git checkout)"
+    dirty = git("status", "--porcelain", "--", "polars_rankeval").splitlines()
+    changed = ", ".join(line[3:] for line in dirty)
+    return f"{commit}" + (f" + uncommitted changes in {changed}" if dirty else "")
+
+
 def machine_info() -> dict[str, Any]:
     def version(dist: str) -> str:
         try:
@@ -427,7 +447,7 @@ def machine_info() -> dict[str, Any]:
         pass
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return {
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),  # noqa: UP017
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "cpu": cpu,
         "cores": os.cpu_count(),
         "ram_gib": round(ram, 1),
@@ -437,6 +457,7 @@ def machine_info() -> dict[str, Any]:
         "polars_threads": pl.thread_pool_size(),
         "numpy": np.__version__,
         "polars_rankeval": prk.__version__,
+        "revision": package_revision(),
         "ranx": version("ranx"),
         "pytrec_eval": version("pytrec_eval-terrier"),
         "numba": version("numba"),
@@ -451,6 +472,11 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def faster(ratio: float) -> str:
+    """'3.0x faster' for ratio >= 1, else '2.0x slower'."""
+    return f"{ratio:.1f}x faster" if ratio >= 1 else f"{1 / ratio:.1f}x slower"
 
 
 def check(ok: bool) -> str:
@@ -473,6 +499,8 @@ class Report:
     prk_means: dict[str, dict[str, float]]
     per_metric: dict[str, dict[str, float]]
     load: tuple[tuple[float, float, float], tuple[float, float, float]]
+    round_loads: list[float]
+    parent_rss_mib: float
 
     def median(self, key: str) -> float | None:
         row = self.rows.get(key)
@@ -500,7 +528,7 @@ class Report:
                 status = check(row.median / floor <= TARGET_FLOOR_RATIO)
             elif key.startswith(("ranx", "trec")) and default and like:
                 speed = f"{row.median / default:.1f}x / {row.median / like:.1f}x"
-                ratio = f"{ratio} (prk faster: {speed})"
+                ratio = f"{ratio} (prk speed-up {speed})"
                 if key in targets:
                     goal = targets[key]
                     target = f"prk >= {goal:.0f}x faster"
@@ -516,7 +544,7 @@ class Report:
 
     def same_table(self) -> str:
         if not self.same:
-            return "pytrec_eval not installed: comparison skipped."
+            return "skipped (pytrec_eval not installed, or --no-pytrec)."
         body = [
             [
                 f"`{r['prk']}` / `{r['pytrec_eval']}`",
@@ -544,34 +572,35 @@ class Report:
         body = []
         for m in self.memory:
             after = m["after_gen_kib"] or 0
-            eval_peak = m["eval_peak_kib"]
-            label = "peak during evaluate" if m["peak_reset"] else "peak (whole child)"
+            final = m["final_maxrss_kib"]
+            hwm = m["eval_hwm_kib"]
             body.append(
                 [
                     f"ties={m['ties']!r}, validate={m['validate']}",
                     f"{m['data_mb']:.0f}",
-                    f"{m['gen_peak_kib'] / 1024:.0f}",
+                    f"{m['gen_maxrss_kib'] / 1024:.0f}",
                     f"{after / 1024:.0f}",
-                    f"{eval_peak / 1024:.0f} ({label})",
-                    f"{(eval_peak - after) / 1024:.0f}",
+                    f"{final / 1024:.0f}",
+                    f"{hwm / 1024:.0f}" if hwm else "n/a",
+                    f"{(max(final, hwm or 0) - after) / 1024:.0f}",
                     fmt_s(m["seconds"]),
                 ]
             )
         header = [
             "child runs prk.evaluate",
             "frame MB",
-            "peak RSS during data generation MiB",
+            "ru_maxrss after data generation MiB",
             "RSS after generation MiB",
-            "peak RSS evaluate MiB",
-            "increment MiB",
+            "ru_maxrss at end MiB",
+            "VmHWM of evaluate MiB",
+            "evaluate increment MiB",
             "evaluate s",
         ]
         return markdown_table(header, body)
 
     def per_metric_table(self) -> str:
         body = [
-            [m, *(fmt_s(self.per_metric[t][m]) for t in ("expected", "item_desc"))]
-            for m in METRICS
+            [m, *(fmt_s(self.per_metric[t][m]) for t in ("expected", "item_desc"))] for m in METRICS
         ]
         return markdown_table(["metric alone (validate=False)", "expected s", "item_desc s"], body)
 
@@ -614,8 +643,9 @@ class Report:
                         f"defaults, {check(comp / like >= goal)} like-for-like)"
                     )
                 s.append(
-                    f"Against {name} ({fmt_s(comp)} s) prk is {comp / default:.1f}x faster with "
-                    f"the defaults and {comp / like:.1f}x as item_desc without validation{tail}."
+                    f"Against {name} ({fmt_s(comp)} s) prk is {faster(comp / default)} with "
+                    f"the defaults and {faster(comp / like)} as item_desc without "
+                    f"validation{tail}."
                 )
         if self.same:
             rows = self.same["rows"]
@@ -649,10 +679,11 @@ class Report:
             + "`; do not edit outside the notes block (it is kept on re-recording).",
             "",
             f"- date: {i['date']}",
-            f"- machine: {i['cpu']}, {i['cores']} cores, {i['ram_gib']} GiB RAM, "
-            f"{i['platform']}",
+            f"- machine: {i['cpu']}, {i['cores']} cores, {i['ram_gib']} GiB RAM, {i['platform']}",
             f"- load average (1/5/15 min) at start {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}, "
-            f"at end {load1[0]:.1f}/{load1[1]:.1f}/{load1[2]:.1f}",
+            f"at end {load1[0]:.1f}/{load1[1]:.1f}/{load1[2]:.1f}; 1-min load at the start of "
+            f"each timing round: {', '.join(f'{x:.1f}' for x in self.round_loads)}",
+            f"- polars_rankeval revision: {i['revision']} (code as imported at the start)",
             f"- versions: Python {i['python']}, polars {i['polars']} "
             f"({i['polars_threads']} threads), numpy {i['numpy']}, polars_rankeval "
             f"{i['polars_rankeval']}, ranx {i['ranx']} (numba {i['numba']}), "
@@ -663,26 +694,30 @@ class Report:
             f"{d['null_score_share']:.1%} rows judged but not recommended (null score); "
             f"{d['tied_share']:.1%} of recommended rows share their score with another row of "
             "the user",
-            f"- median of {a.repeats} runs; metrics {', '.join(METRICS)}",
+            f"- median of {a.repeats} interleaved rounds; metrics {', '.join(METRICS)}",
             "",
             "## Timings",
             "",
             self.main_table(),
             "",
-            "`vs floor` is median / floor median. For competitors, `prk faster` is the "
-            "competitor's median over prk's with the defaults (ties='expected', "
-            "validate=True) / over prk ties='item_desc', validate=False (like-for-like: "
-            "ranx and pytrec_eval neither validate nor average over tied orderings).",
+            "`vs floor` is median / floor median. For competitors, `prk speed-up` is the "
+            "competitor's median over prk's (above 1: prk is faster) with the defaults "
+            "(ties='expected', validate=True) / with ties='item_desc', validate=False "
+            "(like-for-like: ranx and pytrec_eval neither validate nor average over tied "
+            "orderings).",
             "",
             "## Peak memory",
             "",
             self.memory_table(),
             "",
-            "Each row is a fresh `python bench_core.py --memory-child` process that generates "
-            "the data and runs one `prk.evaluate`. Peak RSS is `getrusage(RUSAGE_SELF)."
-            "ru_maxrss`; the watermark is reset after data generation (`echo 5 > "
-            "/proc/self/clear_refs`) so the evaluate peak is its own; increment = evaluate "
-            "peak - RSS after generation.",
+            "Each row is a fresh `python bench_core.py --memory-child` process, launched "
+            "before the parent generates anything, that generates the data and runs one "
+            "`prk.evaluate`. `ru_maxrss` is `getrusage(RUSAGE_SELF).ru_maxrss` (a running peak: "
+            "the end value covers generation and evaluate). `VmHWM of evaluate` is the peak RSS "
+            "since the watermark was reset after generation (`echo 5 > /proc/self/clear_refs`). "
+            "increment = evaluate peak - RSS after generation. Linux carries the launching "
+            "process's peak RSS into the child's `ru_maxrss` across `exec`, which is why the "
+            f"children run first (the parent's peak then was {self.parent_rss_mib:.0f} MiB).",
             "",
         ]
         if self.per_metric:
@@ -701,7 +736,8 @@ class Report:
                 "",
             ]
         lines += ["## Method notes", "", *[f"- {n}" for n in self.notes], ""]
-        lines += ["## Interpretation (generated)", "", *self.interpretation(), ""]
+        lines += ["## Interpretation (generated)", "", *[f"- {x}" for x in self.interpretation()]]
+        lines += [""]
         lines += [NOTES_START, notes.strip("\n"), NOTES_END, ""]
         return "\n".join(lines)
 
@@ -744,7 +780,7 @@ def log(message: str) -> None:
     print(message, flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0912, PLR0915
+def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.memory_child:
         memory_child(args.users, args.candidates, args.seed, args.ties, args.validate)
@@ -752,6 +788,14 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0912, PLR0915
     load0 = os.getloadavg()
     info = machine_info()
     log(f"machine: {info}")
+    # Peak-memory children first, while this process is still small (see memory_table).
+    parent_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    memory: list[dict[str, Any]] = []
+    if not args.no_memory:
+        for ties in ("expected", "item_desc"):
+            log(f"peak memory child: ties={ties!r}, validate=True ...")
+            memory.append(measure_memory(args.users, args.candidates, args.seed, ties, True))
+            log(f"  {memory[-1]}")
     t0 = time.perf_counter()
     df = make_data(args.users, args.candidates, args.seed)
     log(f"generated {df.height:,} rows in {time.perf_counter() - t0:.1f} s")
@@ -761,64 +805,65 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0912, PLR0915
         "Data is user-contiguous (rows grouped by user), as a recommender emits it; "
         "ids are Int64 in the Polars frame.",
         "prk runs on the eager DataFrame (so the result is collected); one untimed warm-up "
-        "call precedes the prk rows.",
+        "call precedes the timings.",
+        "Timings are interleaved: each round runs every row once (floor, prk rows, "
+        "competitors), so a slow spell of a shared machine hits all rows alike; the table "
+        "gives the median over rounds and every run.",
         "Competitor dicts are built from the same frame with Polars (string ids, zero-padded "
         "items, `group_by(user).agg(item, relevance|score)`, then `dict(zip(...))`); qrels "
         "hold only rows with relevance > 0 (explicit zero judgments do not change these "
         "measures) and both sides only users with a relevant and a recommended row, which "
         "is what prk's empty='skip' evaluates. Building them is part of end-to-end.",
     ]
-    rows: dict[str, Row] = {}
     reps = args.repeats
-
-    def add(key: str, label: str, fn: Callable[[], object] | None, note: str = "") -> None:
-        row = Row(key, label, note=note)
-        if fn is not None:
-            log(f"timing: {label} ...")
-            row.times = measure(fn, reps)
-            log(f"  median {row.median:.3f} s  runs {[round(t, 3) for t in row.times]}")
-        rows[key] = row
-
-    add(
-        "floor",
-        'floor: `group_by("user").agg(pl.col("relevance").sum())`',
-        lambda: df.lazy().group_by("user").agg(pl.col("relevance").sum()).collect(),
-    )
-    prk.evaluate(df, METRICS, validate=False)  # warm-up
+    # (key, label, callable or None, note). Rows are timed in interleaved rounds (every
+    # case once per round), so a slow spell of a shared machine hits all rows alike.
+    cases: list[tuple[str, str, Callable[[], object] | None, str]] = [
+        (
+            "floor",
+            'floor: `group_by("user").agg(pl.col("relevance").sum())`',
+            lambda: df.lazy().group_by("user").agg(pl.col("relevance").sum()).collect(),
+            "",
+        )
+    ]
     for ties in ("expected", "item_desc"):
         for validate in (False, True):
-            add(
-                f"prk_{ties}_{'val' if validate else 'noval'}",
-                f"prk suite, ties={ties!r}, validate={validate}",
-                prk_call(df, ties, validate),
+            cases.append(
+                (
+                    f"prk_{ties}_{'val' if validate else 'noval'}",
+                    f"prk suite, ties={ties!r}, validate={validate}",
+                    prk_call(df, ties, validate),
+                    "",
+                )
             )
     df_str = string_ids(df).collect()
-    add(
-        "prk_item_desc_noval_strids",
-        "prk suite, ties='item_desc', validate=False, String ids",
-        prk_call(df_str, "item_desc", False),
+    cases.append(
+        (
+            "prk_item_desc_noval_strids",
+            "prk suite, ties='item_desc', validate=False, String ids",
+            prk_call(df_str, "item_desc", False),
+            "",
+        )
     )
-    del df_str
+    if args.per_metric:
+        for ties in ("expected", "item_desc"):
+            for metric in METRICS:
+                label = f"{metric} alone, ties={ties!r}"
+                cases.append(
+                    (f"metric:{ties}:{metric}", label, prk_call(df, ties, False, [metric]), "")
+                )
+    prk.evaluate(df, METRICS, validate=False)  # warm-up
     prk_means = {
         t: prk.evaluate(df, METRICS, ties=t, validate=False).row(0, named=True)  # type: ignore[arg-type]
         for t in ("expected", "item_desc")
     }
 
-    per_metric: dict[str, dict[str, float]] = {}
-    if args.per_metric:
-        for ties in ("expected", "item_desc"):
-            per_metric[ties] = {}
-            for metric in METRICS:
-                times = measure(prk_call(df, ties, False, [metric]), reps)
-                per_metric[ties][metric] = statistics.median(times)
-                log(f"  {metric} alone, {ties}: {per_metric[ties][metric]:.3f} s")
-
     ranx = None if args.no_ranx else optional_import("ranx")
     ranx_means: dict[str, float] | None = None
     if ranx is None:
         reason = "skipped (--no-ranx)" if args.no_ranx else "ranx not installed"
-        add("ranx_e2e", "ranx end-to-end", None, reason)
-        add("ranx_eval", "ranx evaluate-only", None, reason)
+        cases.append(("ranx_e2e", "ranx end-to-end", None, reason))
+        cases.append(("ranx_eval", "ranx evaluate-only", None, reason))
     else:
         warm = ranx_warm_up(ranx)
         notes.append(
@@ -826,24 +871,32 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0912, PLR0915
             "before timing; ranx uses all cores through numba. ranx.evaluate runs with its "
             "defaults (it also stores per-query scores in the Run)."
         )
-        add("ranx_e2e", "ranx end-to-end (frame -> dicts -> Qrels/Run -> evaluate)",
-            lambda: ranx_end_to_end(ranx, df))
         qrels, run = build_dicts(df)
         r_qrels, r_run = ranx.Qrels(qrels), ranx.Run(run)
         del qrels, run
-        add("ranx_eval", "ranx evaluate-only (prebuilt Qrels/Run)",
-            lambda: ranx.evaluate(r_qrels, r_run, RANX_METRICS))
         ranx_means = {k: float(v) for k, v in ranx.evaluate(r_qrels, r_run, RANX_METRICS).items()}
-        del r_qrels, r_run
-        gc.collect()
+        cases.append(
+            (
+                "ranx_e2e",
+                "ranx end-to-end (frame -> dicts -> Qrels/Run -> evaluate)",
+                lambda: ranx_end_to_end(ranx, df),
+                "",
+            )
+        )
+        cases.append(
+            (
+                "ranx_eval",
+                "ranx evaluate-only (prebuilt Qrels/Run)",
+                lambda: ranx.evaluate(r_qrels, r_run, RANX_METRICS),
+                "",
+            )
+        )
 
     trec = None if args.no_pytrec else optional_import("pytrec_eval")
-    same: dict[str, Any] | None = None
-    tie_demo: dict[str, float] | None = None
     if trec is None:
         reason = "skipped (--no-pytrec)" if args.no_pytrec else "pytrec_eval not installed"
-        add("trec_e2e", "pytrec_eval end-to-end", None, reason)
-        add("trec_eval", "pytrec_eval evaluate-only", None, reason)
+        cases.append(("trec_e2e", "pytrec_eval end-to-end", None, reason))
+        cases.append(("trec_eval", "pytrec_eval evaluate-only", None, reason))
     else:
         notes.append(
             "pytrec_eval: measures ndcg_cut_10, map_cut_10, recip_rank, P_10, recall_10; "
@@ -851,27 +904,54 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0912, PLR0915
             "recip_rank with prk's uncut mrr). Single-threaded. evaluate-only = "
             "RelevanceEvaluator(qrels) + evaluate(run) + means, on prebuilt dicts."
         )
-        add("trec_e2e", "pytrec_eval end-to-end (frame -> dicts -> evaluate -> means)",
-            lambda: pytrec_end_to_end(trec, df))
-        qrels, run = build_dicts(df)
-        add("trec_eval", "pytrec_eval evaluate-only (prebuilt dicts)",
-            lambda: pytrec_evaluate(trec, qrels, run)[0])
-        del qrels, run
+        t_qrels, t_run = build_dicts(df)
+        cases.append(
+            (
+                "trec_e2e",
+                "pytrec_eval end-to-end (frame -> dicts -> evaluate -> means)",
+                lambda: pytrec_end_to_end(trec, df),
+                "",
+            )
+        )
+        cases.append(
+            (
+                "trec_eval",
+                "pytrec_eval evaluate-only (prebuilt dicts)",
+                lambda: pytrec_evaluate(trec, t_qrels, t_run)[0],
+                "",
+            )
+        )
+
+    timed = {key: Row(key, label, note=note) for key, label, _, note in cases}
+    loads: list[float] = []
+    for round_no in range(1, reps + 1):
+        loads.append(os.getloadavg()[0])
+        log(f"round {round_no}/{reps} (load {loads[-1]:.1f})")
+        for key, label, fn, _ in cases:
+            if fn is not None:
+                timed[key].times += measure(fn, 1)
+                log(f"  {label}: {timed[key].times[-1]:.3f} s")
+    rows = {k: r for k, r in timed.items() if not k.startswith("metric:")}
+    per_metric: dict[str, dict[str, float]] = {}
+    for key, row in timed.items():
+        if key.startswith("metric:"):
+            _, ties, metric = key.split(":", 2)
+            per_metric.setdefault(ties, {})[metric] = row.median
+    del cases, df_str
+    if ranx is not None:
+        del r_qrels, r_run
+    gc.collect()
+
+    same: dict[str, Any] | None = None
+    tie_demo: dict[str, float] | None = None
+    if trec is not None:
+        del t_qrels, t_run
         gc.collect()
         log("same numbers vs pytrec_eval ...")
         same = same_numbers(trec, df)
         tie_demo = tie_order_demo(trec)
         log(json.dumps(same, indent=1, default=str))
         log(f"tie-order demo: {tie_demo}")
-
-    memory: list[dict[str, Any]] = []
-    if not args.no_memory:
-        del df
-        gc.collect()
-        for ties in ("expected", "item_desc"):
-            log(f"peak memory child: ties={ties!r}, validate=True ...")
-            memory.append(measure_memory(args.users, args.candidates, args.seed, ties, True))
-            log(f"  {memory[-1]}")
 
     report = Report(
         args=args,
@@ -886,6 +966,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0912, PLR0915
         prk_means=prk_means,
         per_metric=per_metric,
         load=(load0, os.getloadavg()),
+        round_loads=loads,
+        parent_rss_mib=parent_rss_mib,
     )
     print()
     print(report.main_table())
