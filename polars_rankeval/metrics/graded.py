@@ -2,8 +2,8 @@
 
 Gain: ``linear`` (the relevance itself, as trec_eval) or ``exp`` (``2**rel - 1``, as
 Hivemall and Burges et al.). Discount of rank p: ``log`` ``1 / log_b(p + 1)``;
-``log_clipped`` ``1 / max(1, log_b p)`` (the lecture's form: no discount for ranks
-1..b); ``half_life`` ``2 ** (-(p - 1) / (half_life - 1))`` (Breese's expected utility).
+``log_clipped`` ``1 / max(1, log_b p)`` (the "Rank-Aware Top-N Metrics" lecture: no
+discount for ranks 1..b); ``half_life`` ``2 ** (-(p - 1) / (half_life - 1))`` (Breese's expected utility).
 Under ``ties="expected"`` each tied item gets the mean discount of its group's
 positions (McSherry & Najork, 2008).
 """
@@ -75,7 +75,8 @@ def _dcg(
     definition=(
         "dcg@k / idcg, the ideal ordering built from all of the user's judged items "
         "(recommended or not), cut at k (idcg=cut: trec_eval ndcg_cut, Hivemall, "
-        "scikit-learn) or over all relevant items (idcg=all: Jurity, the book chapter). "
+        "scikit-learn) or over all relevant items (idcg=all: Jurity; the 'Personalized "
+        "Recommendation Metrics' book chapter). "
         "Null when the ideal DCG is 0."
     ),
 )
@@ -130,7 +131,8 @@ def dcg(
 
     Examples
     --------
-    The lecture's example: relevances 4, 3, 0, 5 with the clipped log2 discount.
+    The "Rank-Aware Top-N Metrics" lecture's example: relevances 4, 3, 0, 5 with the
+    clipped log2 discount.
 
     >>> import polars as pl
     >>> import polars_rankeval as prk
