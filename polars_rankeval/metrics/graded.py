@@ -3,7 +3,8 @@
 Gain: ``linear`` (the relevance itself, as trec_eval) or ``exp`` (``2**rel - 1``, as
 Hivemall and Burges et al.). Discount of rank p: ``log`` ``1 / log_b(p + 1)``;
 ``log_clipped`` ``1 / max(1, log_b p)`` (the "Rank-Aware Top-N Metrics" lecture: no
-discount for ranks 1..b); ``half_life`` ``2 ** (-(p - 1) / (half_life - 1))`` (Breese's expected utility).
+discount for ranks 1..b); ``half_life`` ``2 ** (-(p - 1) / (half_life - 1))``
+(Breese's expected utility).
 Under ``ties="expected"`` each tied item gets the mean discount of its group's
 positions (McSherry & Najork, 2008).
 """
