@@ -63,16 +63,9 @@ def metric_on_order(
         return dcg / idcg if idcg > 0 else None
     if name == "auc" and k is None:
         order = [r.rel >= t for r in ranked + unret]
-        pos, neg = sum(order), len(order) - sum(order)
-        if pos == 0 or neg == 0:
+        if all(order) or not any(order):
             return None
-        correct, negs_below = 0, 0
-        for is_rel in reversed(order):
-            if is_rel:
-                correct += negs_below
-            else:
-                negs_below += 1
-        return correct / (pos * neg)
+        return _auc(order)
     if n_rel == 0:
         return None
     if name == "precision":
@@ -101,19 +94,22 @@ def metric_on_order(
         den = n_rel if (k is None or opts["denominator"] == "relevant") else min(k, n_rel)
         return total / den
     if name == "auc":
-        pos, neg = sum(cut), len(cut) - sum(cut)
-        if pos == 0:
+        if not any(cut):
             return 0.0
-        if neg == 0:
-            return 1.0
-        correct, negs_below = 0, 0
-        for is_rel in reversed(cut):
-            if is_rel:
-                correct += negs_below
-            else:
-                negs_below += 1
-        return correct / (pos * neg)
+        return 1.0 if all(cut) else _auc(cut)
     raise KeyError(name)
+
+
+def _auc(order: list[bool]) -> float:
+    """Fraction of (relevant, non-relevant) pairs with the relevant one first."""
+    correct, negs_below = 0, 0
+    for is_rel in reversed(order):
+        if is_rel:
+            correct += negs_below
+        else:
+            negs_below += 1
+    pos = sum(order)
+    return correct / (pos * (len(order) - pos))
 
 
 def _groups(rows: list[Row]) -> list[list[Row]]:
