@@ -5,7 +5,7 @@ Every metric is a function returning a ``pl.Expr`` that aggregates one user's ro
 into one lazy plan; ``df.rankeval`` / ``lf.rankeval`` are the dataframe namespaces.
 """
 
-from polars_rankeval import datasets
+from polars_rankeval import datasets, trec
 from polars_rankeval import namespace as _namespace  # registers df.rankeval / lf.rankeval
 from polars_rankeval._types import (
     EMPTY_POLICIES,
@@ -66,6 +66,7 @@ __all__ = [
     "precision",
     "r_precision",
     "recall",
+    "trec",
 ]
 
 del _namespace

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.datasets import read_qrels, read_run
+from polars_rankeval.trec import scan_qrels, scan_run
 
 DATA = Path(__file__).parent / "data"
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -46,8 +46,8 @@ def trec_output(name: str) -> dict[tuple[str, str], str]:
 @pytest.fixture(scope="module")
 def per_query() -> pl.DataFrame:
     long = prk.join(
-        read_run(DATA / "results.test").select("user", "item", "score"),
-        read_qrels(DATA / "qrels.test"),
+        scan_run(DATA / "results.test").select("user", "item", "score"),
+        scan_qrels(DATA / "qrels.test"),
     )
     assert isinstance(long, pl.LazyFrame)
     result = prk.evaluate(

@@ -1,0 +1,197 @@
+"""TREC run and qrels files as Polars frames.
+
+A run line is ``qid Q0 docno rank score tag`` and a qrels line ``qid iter docno rel``,
+fields separated by any white space. Reading is a lazy scan (one text column split by
+a regular expression inside Polars, no Python loop over lines), so large files stream.
+The rank column of a run is kept but not used for ordering: trec_eval orders by score
+descending, then docno descending (``ties="item_desc"`` on the String docno column).
+
+Examples
+--------
+>>> import polars_rankeval as prk
+>>> from polars_rankeval import trec
+>>> qrels, run = prk.datasets.example_paths()
+>>> trec.scan_run(run).head(2).collect()
+shape: (2, 6)
+┌──────┬─────┬──────────────────┬──────┬──────────┬──────────┐
+│ user ┆ q0  ┆ item             ┆ rank ┆ score    ┆ tag      │
+│ ---  ┆ --- ┆ ---              ┆ ---  ┆ ---      ┆ ---      │
+│ str  ┆ str ┆ str              ┆ i64  ┆ f64      ┆ str      │
+╞══════╪═════╪══════════════════╪══════╪══════════╪══════════╡
+│ 301  ┆ Q0  ┆ FR940202-2-00150 ┆ 104  ┆ 2.129133 ┆ STANDARD │
+│ 301  ┆ Q0  ┆ FR940202-2-00151 ┆ 414  ┆ 1.72476  ┆ STANDARD │
+└──────┴─────┴──────────────────┴──────┴──────────┴──────────┘
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+RUN_FIELDS = ("user", "q0", "item", "rank", "score", "tag")
+QRELS_FIELDS = ("user", "iter", "item", "relevance")
+_LINE = "__prk_line"
+_LINENO = "__prk_lineno"
+
+
+def _scan_fields(path: str | Path, fields: tuple[str, ...]) -> pl.LazyFrame:
+    """Each non-blank line split on white space into ``fields`` (all String).
+
+    Lines with the wrong number of fields get nulls and ``__prk_ok = False``; the
+    1-based line number is kept in ``__prk_lineno`` for error messages.
+    """
+    pattern = r"^\s*" + r"\s+".join([r"(\S+)"] * len(fields)) + r"\s*$"
+    line = pl.col(_LINE)
+    return (
+        pl.scan_csv(
+            path,
+            has_header=False,
+            separator="\x1f",
+            quote_char=None,
+            new_columns=[_LINE],
+            schema_overrides={_LINE: pl.String},
+            comment_prefix=None,
+        )
+        .with_row_index(_LINENO, offset=1)
+        .filter(line.str.strip_chars() != "")
+        .with_columns(
+            line.str.extract_groups(pattern).struct.rename_fields(list(fields)).alias("__f")
+        )
+        .unnest("__f")
+        .with_columns(pl.col(fields[0]).is_not_null().alias("__prk_ok"))
+    )
+
+
+def _check(
+    lf: pl.LazyFrame, path: str | Path, fields: tuple[str, ...], numeric: dict[str, pl.DataType]
+) -> None:
+    """Raise a ValueError naming the file and line of the first malformed line."""
+    casts = [
+        pl.col(name).cast(dtype, strict=False).is_null() & pl.col(name).is_not_null()
+        for name, dtype in numeric.items()
+    ]
+    bad = lf.filter(~pl.col("__prk_ok") | pl.any_horizontal(casts)).select(_LINENO, _LINE)
+    first = bad.head(1).collect()
+    if first.height:
+        lineno, text = first.row(0)
+        msg = (
+            f"{path}:{lineno}: malformed line {text.strip()!r}; expected "
+            f"{len(fields)} white-space separated fields ({' '.join(fields)})"
+        )
+        for name, dtype in numeric.items():
+            msg += f", {name} as {dtype}"
+        raise ValueError(msg)
+
+
+def scan_run(path: str | Path, *, validate: bool = True) -> pl.LazyFrame:
+    """Scan a TREC run file lazily: ``user, q0, item, rank, score, tag``.
+
+    Parameters
+    ----------
+    path
+        The run file.
+    validate
+        Scan the file once now and raise ``ValueError`` with the file name and line
+        number of the first malformed line (wrong field count, non-numeric rank or
+        score). ``False`` defers all work to ``collect`` (malformed lines then fail
+        there with Polars' own error).
+
+    Returns
+    -------
+    polars.LazyFrame
+        user (qid), q0, item (docno) and tag as String, rank Int64, score Float64.
+    """
+    numeric: dict[str, pl.DataType] = {"rank": pl.Int64(), "score": pl.Float64()}
+    lf = _scan_fields(path, RUN_FIELDS)
+    if validate:
+        _check(lf, path, RUN_FIELDS, numeric)
+    return lf.select(
+        "user",
+        "q0",
+        "item",
+        pl.col("rank").cast(pl.Int64),
+        pl.col("score").cast(pl.Float64),
+        "tag",
+    )
+
+
+def scan_qrels(path: str | Path, *, validate: bool = True) -> pl.LazyFrame:
+    """Scan a TREC qrels file lazily: ``user, iter, item, relevance``.
+
+    Parameters
+    ----------
+    path
+        The qrels file.
+    validate
+        As in :func:`scan_run` (relevance must be an integer).
+
+    Returns
+    -------
+    polars.LazyFrame
+        user (qid), iter and item (docno) as String, relevance Int64 (negative
+        judgments are kept; trec_eval reads them as not relevant).
+    """
+    numeric: dict[str, pl.DataType] = {"relevance": pl.Int64()}
+    lf = _scan_fields(path, QRELS_FIELDS)
+    if validate:
+        _check(lf, path, QRELS_FIELDS, numeric)
+    return lf.select("user", "iter", "item", pl.col("relevance").cast(pl.Int64))
+
+
+def write_run(
+    frame: pl.DataFrame | pl.LazyFrame,
+    path: str | Path,
+    *,
+    tag: str = "polars_rankeval",
+    user: str = "user",
+    item: str = "item",
+    score: str = "score",
+) -> None:
+    """Write recommendations as a TREC run, ranked by score within each user.
+
+    Ranks are 1-based positions after ordering by score descending, then item
+    descending (trec_eval's order), so the file reads back identically.
+    """
+    lf = frame.lazy().filter(pl.col(score).is_not_null())
+    out = (
+        lf.sort([user, score, item], descending=[False, True, True])
+        .select(
+            pl.col(user).cast(pl.String),
+            pl.lit("Q0").alias("q0"),
+            pl.col(item).cast(pl.String),
+            pl.int_range(1, pl.len() + 1).over(user).alias("rank"),
+            pl.col(score).cast(pl.Float64),
+            pl.lit(tag).alias("tag"),
+        )
+        .collect()
+    )
+    _write_lines(out, path)
+
+
+def write_qrels(
+    frame: pl.DataFrame | pl.LazyFrame,
+    path: str | Path,
+    *,
+    user: str = "user",
+    item: str = "item",
+    relevance: str = "relevance",
+) -> None:
+    """Write judgments as a TREC qrels file (rows with a null relevance are left out)."""
+    out = (
+        frame.lazy()
+        .filter(pl.col(relevance).is_not_null())
+        .sort([user, item])
+        .select(
+            pl.col(user).cast(pl.String),
+            pl.lit("0").alias("iter"),
+            pl.col(item).cast(pl.String),
+            pl.col(relevance).cast(pl.Int64),
+        )
+        .collect()
+    )
+    _write_lines(out, path)
+
+
+def _write_lines(frame: pl.DataFrame, path: str | Path) -> None:
+    frame.write_csv(path, separator=" ", include_header=False, quote_style="never")
