@@ -136,6 +136,11 @@ def _r_precision(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
 )
 def _mrr(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
+    if not f.expected:
+        # Distinct positions: the first relevant item has the largest 1 / position.
+        within = f.ret & (is_rel > 0) if k is None else f.ret & (is_rel > 0) & (f.o <= k)
+        best = pl.when(within).then(1.0 / f.o.cast(pl.Float64)).max().fill_null(0.0)
+        return defined_if(num_relevant(f, rel) > 0, best)
     a, n, j = f.a, f.n, f.j
     r = f.gsum(is_rel, f"rel>={rel}")
     first_a = f.user_min(pl.when(f.ret & (is_rel > 0)).then(a), f"first_rel_pos:{rel}")
