@@ -19,6 +19,8 @@ from typing import Any, Literal, get_args, get_origin
 
 import polars as pl
 
+from polars_rankeval._types import TIE_POLICIES
+
 if typing.TYPE_CHECKING:
     from polars_rankeval._features import Features
 
@@ -98,6 +100,7 @@ class MetricSpec:
     normalized: bool
     params: dict[str, Param] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
+    tie_policies: tuple[str, ...] = TIE_POLICIES
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,12 @@ class Metric:
 
     def expr(self, features: Features) -> pl.Expr:
         """The metric as one expression over one user's rows."""
+        if features.ties not in self.spec.tie_policies:
+            msg = (
+                f"metric {self.spec.name!r} does not support ties={features.ties!r}; "
+                f"supported: {', '.join(self.spec.tie_policies)}"
+            )
+            raise ValueError(msg)
         out = self.spec.kernel(features, self.k, **dict(self.options))
         return out.cast(pl.Float64).alias(self.name)
 
@@ -158,10 +167,12 @@ def register(
     takes_k: bool = True,
     normalized: bool = True,
     aliases: Iterable[str] = (),
+    tie_policies: tuple[str, ...] = TIE_POLICIES,
 ) -> Callable[[Kernel], Kernel]:
     """Register a metric kernel ``kernel(features, k, *, options...) -> pl.Expr``.
 
-    ``normalized`` metrics lie in [0, 1] and score 1 for a perfect ranking.
+    ``normalized`` metrics lie in [0, 1] and score 1 for a perfect ranking;
+    ``tie_policies`` lists the tie policies the kernel implements (all by default).
     """
 
     def decorate(kernel: Kernel) -> Kernel:
@@ -172,7 +183,16 @@ def register(
             if p.kind is inspect.Parameter.KEYWORD_ONLY
         }
         spec = MetricSpec(
-            name, kernel, family, summary, definition, takes_k, normalized, params, tuple(aliases)
+            name,
+            kernel,
+            family,
+            summary,
+            definition,
+            takes_k,
+            normalized,
+            params,
+            tuple(aliases),
+            tuple(tie_policies),
         )
         if name in _REGISTRY or name in _ALIASES:
             msg = f"metric {name!r} is already registered"
