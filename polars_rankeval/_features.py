@@ -33,6 +33,7 @@ from polars_rankeval._types import Columns, TiePolicy
 KEY = "__prk_key"
 RET = "__prk_ret"
 REL = "__prk_rel"
+JUDGED = "__prk_judged"
 
 PosFn = Callable[[pl.Expr], pl.Expr]
 
@@ -144,6 +145,11 @@ class Features:
     def rel(self) -> pl.Expr:
         """Graded relevance as Float64, null read as 0."""
         return self._reg(0, REL, _f64(pl.col(self.cols.relevance)).fill_null(0.0))
+
+    @property
+    def judged(self) -> pl.Expr:
+        """True for rows with a relevance judgment (a non-null relevance)."""
+        return self._reg(0, JUDGED, pl.col(self.cols.relevance).is_not_null())
 
     def is_rel(self, threshold: float) -> pl.Expr:
         """1.0 for rows whose relevance is at least ``threshold``, else 0.0."""

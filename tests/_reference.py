@@ -23,6 +23,7 @@ class Row:
     item: Any
     score: float | None
     rel: float
+    judged: bool = True  # False where the relevance is null (an unjudged item)
 
 
 def _discount(p: int, discount: str, base: float, half_life: float | None) -> float:
@@ -169,7 +170,8 @@ def reference(metric: str, rows: list[Row], ties: str) -> float | None:
 def rows_by_user(df: pl.DataFrame) -> dict[Any, list[Row]]:
     out: dict[Any, list[Row]] = {}
     for user, item, score, rel in df.select("user", "item", "score", "relevance").iter_rows():
-        out.setdefault(user, []).append(Row(item, score, 0.0 if rel is None else float(rel)))
+        row = Row(item, score, 0.0 if rel is None else float(rel), rel is not None)
+        out.setdefault(user, []).append(row)
     return out
 
 

@@ -1,5 +1,6 @@
 """Metric families. Importing this package registers every metric."""
 
+from polars_rankeval.metrics import interpolated, judged, trec_gain  # noqa: F401 - register
 from polars_rankeval.metrics.binary import (
     auc,
     f1,
