@@ -31,7 +31,7 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "auc",
 )
 FORMATS: tuple[str, ...] = ("table", "csv", "json", "markdown")
-SUBCOMMANDS: tuple[str, ...] = ("evaluate", "metrics")
+SUBCOMMANDS: tuple[str, ...] = ("evaluate", "metrics", "trec-eval")
 FLOAT_PRECISION = 4
 
 _SCANNERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{evaluate,metrics}")
+    sub = parser.add_subparsers(dest="command", metavar="{evaluate,metrics,trec-eval}")
 
     ev = sub.add_parser(
         "evaluate",
@@ -156,6 +156,44 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", choices=FORMATS, default="table", help="output format (default: table)"
     )
     mt.set_defaults(handler=_run_metrics)
+
+    te = sub.add_parser(
+        "trec-eval",
+        help="trec_eval on TREC qrels and run files, with trec_eval's output",
+        description=(
+            "Evaluate a TREC run against TREC qrels and print exactly what trec_eval "
+            "prints (same measures, order and number format)."
+        ),
+    )
+    te.add_argument("qrels", type=Path, help="TREC qrels file (qid iter docno rel)")
+    te.add_argument("run", type=Path, help="TREC run file (qid Q0 docno rank score tag)")
+    te.add_argument("-q", dest="per_query", action="store_true", help="per-query values too")
+    te.add_argument(
+        "-c",
+        dest="complete",
+        action="store_true",
+        help="average over all queries of the qrels (missing queries score 0)",
+    )
+    te.add_argument("-M", dest="max_docs", type=int, metavar="N", help="at most N docs a query")
+    te.add_argument(
+        "-l",
+        dest="rel_level",
+        type=int,
+        default=1,
+        metavar="N",
+        help="minimum relevance that counts as relevant (default 1)",
+    )
+    te.add_argument(
+        "-J", dest="judged_only", action="store_true", help="drop unjudged retrieved docs"
+    )
+    te.add_argument(
+        "-m",
+        dest="measures",
+        action="append",
+        metavar="MEASURE",
+        help="measure, e.g. all_trec, official (default), P.5,10, ndcg.1=0,2=3; repeatable",
+    )
+    te.set_defaults(handler=_run_trec_eval)
     return parser
 
 
@@ -361,6 +399,27 @@ def _run_metrics(args: argparse.Namespace) -> int:
         "summary",
     )
     write_frame(table, args.format, sys.stdout, bare=True)
+    return 0
+
+
+def _run_trec_eval(args: argparse.Namespace) -> int:
+    from polars_rankeval.trec_eval import format_trec, trec_eval
+
+    for path in (args.qrels, args.run):
+        if not path.is_file():
+            msg = f"no such file: {str(path)!r}"
+            raise FileNotFoundError(msg)
+    result = trec_eval(
+        args.qrels,
+        args.run,
+        args.measures or ["official"],
+        per_query=args.per_query,
+        complete=args.complete,
+        max_docs=args.max_docs,
+        rel_level=args.rel_level,
+        judged_only=args.judged_only,
+    )
+    sys.stdout.write(format_trec(result))
     return 0
 
 
