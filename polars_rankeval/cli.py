@@ -402,13 +402,23 @@ def _run_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress(message: str) -> None:
+    """A status line on stderr, only when a person is watching (a terminal)."""
+    if sys.stderr.isatty():
+        print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+
+
 def _run_trec_eval(args: argparse.Namespace) -> int:
+    import time
+
     from polars_rankeval.trec_eval import format_trec, trec_eval
 
     for path in (args.qrels, args.run):
         if not path.is_file():
             msg = f"no such file: {str(path)!r}"
             raise FileNotFoundError(msg)
+    start = time.perf_counter()
+    _progress(f"reading {args.qrels} and {args.run}, evaluating ...")
     result = trec_eval(
         args.qrels,
         args.run,
@@ -419,6 +429,7 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
         rel_level=args.rel_level,
         judged_only=args.judged_only,
     )
+    _progress(f"done in {time.perf_counter() - start:.1f} s")
     sys.stdout.write(format_trec(result))
     return 0
 
