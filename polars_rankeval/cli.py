@@ -17,7 +17,7 @@ import polars as pl
 
 from polars_rankeval import __version__
 from polars_rankeval._types import EMPTY_POLICIES, TIE_POLICIES, USER_UNIVERSES
-from polars_rankeval.evaluate import evaluate, join, parse_metrics
+from polars_rankeval.evaluate import evaluate, join, parse_metrics, summarize
 from polars_rankeval.registry import list_metrics
 
 PROG = "polars-rankeval"
@@ -43,6 +43,10 @@ _SCANNERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
     ".ndjson": pl.scan_ndjson,
     ".jsonl": pl.scan_ndjson,
 }
+# TREC files: a run (qid Q0 docno rank score tag) or qrels (qid iter docno rel).
+_TREC_SUFFIXES = {".run": "trec-run", ".qrels": "trec-qrels"}
+INPUT_FORMATS: tuple[str, ...] = ("parquet", "csv", "tsv", "ndjson", "trec-run", "trec-qrels")
+_FORMAT_SUFFIX = {"parquet": ".parquet", "csv": ".csv", "tsv": ".tsv", "ndjson": ".ndjson"}
 
 
 class UsageError(ValueError):
@@ -106,7 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="what an undefined per-user value becomes (default: skip)",
     )
     ev.add_argument(
-        "--per-user", action="store_true", help="print one row per user instead of the means"
+        "--per-user",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="FILE",
+        help=(
+            "one row per user: printed instead of the means, or with FILE written there "
+            "(.csv, .parquet, .json, .ndjson) while the means are printed"
+        ),
     )
     ev.add_argument(
         "--format", choices=FORMATS, default="table", help="output format (default: table)"
@@ -115,13 +127,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--recs",
         type=Path,
         metavar="PATH",
-        help="recommendations (user, item, score): .parquet, .csv, .tsv or .ndjson",
+        help="recommendations (user, item, score): .parquet, .csv, .tsv, .ndjson or .run",
     )
     ev.add_argument(
         "--truth",
         type=Path,
         metavar="PATH",
-        help="ground truth (user, item[, relevance]): .parquet, .csv, .tsv or .ndjson",
+        help="ground truth (user, item[, relevance]): .parquet, .csv, .tsv, .ndjson or .qrels",
+    )
+    ev.add_argument(
+        "--recs-format", choices=INPUT_FORMATS, help="format of --recs (default: from extension)"
+    )
+    ev.add_argument(
+        "--truth-format",
+        choices=INPUT_FORMATS,
+        help="format of --truth (default: from extension)",
     )
     ev.add_argument("--user", default="user", metavar="COL", help="user column (default: user)")
     ev.add_argument("--item", default="item", metavar="COL", help="item column (default: item)")
@@ -206,13 +226,16 @@ def _with_default_command(argv: Sequence[str]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- input
-def read_table(path: Path) -> pl.LazyFrame:
-    """Scan a Parquet, CSV, TSV or NDJSON file lazily, chosen by its extension.
+def read_table(path: Path, fmt: str | None = None) -> pl.LazyFrame:
+    """Scan a Parquet, CSV, TSV, NDJSON or TREC file lazily.
 
     Parameters
     ----------
     path
-        The file; its suffix (case-insensitive) picks the reader.
+        The file; its suffix (case-insensitive) picks the reader: ``.parquet``,
+        ``.csv``, ``.tsv``, ``.ndjson``/``.jsonl``, ``.run`` (TREC run) or ``.qrels``.
+    fmt
+        One of :data:`INPUT_FORMATS` to override the suffix.
 
     Returns
     -------
@@ -229,10 +252,22 @@ def read_table(path: Path) -> pl.LazyFrame:
     if not path.is_file():
         msg = f"no such file: {str(path)!r}"
         raise FileNotFoundError(msg)
-    scan = _SCANNERS.get(path.suffix.lower())
+    kind = fmt or _TREC_SUFFIXES.get(path.suffix.lower())
+    if kind == "trec-run":
+        from polars_rankeval.trec import scan_run
+
+        return scan_run(path).select("user", "item", "score")
+    if kind == "trec-qrels":
+        from polars_rankeval.trec import scan_qrels
+
+        return scan_qrels(path).select("user", "item", "relevance")
+    scan = _SCANNERS.get(_FORMAT_SUFFIX[kind] if kind else path.suffix.lower())
     if scan is None:
-        known = ", ".join(sorted(_SCANNERS))
-        msg = f"cannot tell the format of {str(path)!r} from its extension; use one of {known}"
+        known = ", ".join([*sorted(_SCANNERS), *_TREC_SUFFIXES])
+        msg = (
+            f"cannot tell the format of {str(path)!r} from its extension; use one of "
+            f"{known}, or --recs-format/--truth-format"
+        )
         raise ValueError(msg)
     return scan(path)
 
@@ -278,7 +313,8 @@ def load_data(args: argparse.Namespace) -> pl.LazyFrame:
     if args.recs is None or args.truth is None:
         msg = "--recs and --truth must be given together"
         raise UsageError(msg)
-    recs, truth = read_table(args.recs), read_table(args.truth)
+    recs = read_table(args.recs, args.recs_format)
+    truth = read_table(args.truth, args.truth_format)
     recs, truth = _align_id_dtypes(recs, truth, [args.user, args.item])
     joined = join(recs, truth, **_column_options(args), by=args.by)
     assert isinstance(joined, pl.LazyFrame)  # both inputs are lazy
@@ -382,12 +418,41 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         **_column_options(args),
         ties=args.ties,
         by=args.by,
-        per_user=args.per_user,
+        per_user=args.per_user is not None,
         users=args.users,
         empty=args.empty,
-    )
-    write_frame(result.collect(), args.format, sys.stdout)
+    ).collect()
+    if args.per_user in (None, "-"):
+        write_frame(result, args.format, sys.stdout)
+        return 0
+    _write_per_user(result, Path(args.per_user))
+    names = [m.name for m in metrics]
+    by = list(args.by or [])
+    write_frame(summarize(result.lazy(), names, by).collect(), args.format, sys.stdout)
     return 0
+
+
+def _write_per_user(frame: pl.DataFrame, path: Path) -> None:
+    """Write the per-user table to ``path``; the format comes from the extension."""
+    suffix = path.suffix.lower()
+    writers: dict[str, Callable[[Path], None]] = {
+        ".csv": frame.write_csv,
+        ".tsv": lambda p: frame.write_csv(p, separator="\t"),
+        ".parquet": frame.write_parquet,
+        ".json": frame.write_json,
+        ".ndjson": frame.write_ndjson,
+        ".jsonl": frame.write_ndjson,
+    }
+    if suffix not in writers:
+        msg = f"cannot write {str(path)!r}: use a .csv, .tsv, .parquet, .json or .ndjson file"
+        raise ValueError(msg)
+    # Write next to the target, then rename: a failed run leaves no half-written file.
+    partial = path.with_name(path.name + ".partial")
+    try:
+        writers[suffix](partial)
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _run_metrics(args: argparse.Namespace) -> int:

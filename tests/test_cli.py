@@ -299,3 +299,67 @@ def test_python_dash_m() -> None:
     assert bad.returncode == 2
     assert "Traceback" not in bad.stderr
     assert_one_line_error(bad.stderr, "unknown metric")
+
+
+# ----------------------------------------------------------- TREC input, --per-user FILE
+def test_trec_files_as_input(capsys: pytest.CaptureFixture[str]) -> None:
+    from polars_rankeval.datasets import example_paths
+
+    qrels, run = example_paths()
+    assert (
+        main(
+            [
+                "--recs",
+                str(run),
+                "--recs-format",
+                "trec-run",
+                "--truth",
+                str(qrels),
+                "--truth-format",
+                "trec-qrels",
+                "-m",
+                "P@10",
+                "--ties",
+                "item_desc",
+                "--format",
+                "csv",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "precision@10,n_users,n_skipped"
+    value, n_users, n_skipped = out[1].split(",")
+    assert float(value) == pytest.approx((0.2 + 0.7 + 0.0) / 3)  # trec_eval P_10 per query
+    assert (n_users, n_skipped) == ("3", "0")
+
+
+def test_trec_suffixes_pick_the_reader(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "x.run"
+    qrels = tmp_path / "x.qrels"
+    run.write_text("q1 Q0 a 1 0.9 t\nq1 Q0 b 2 0.5 t\n")
+    qrels.write_text("q1 0 b 1\n")
+    assert main(["--recs", str(run), "--truth", str(qrels), "-m", "mrr", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("0.5,1,0")
+
+
+def test_per_user_file_is_written_and_means_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "per_user.csv"
+    assert main(["-m", "ndcg@10", "--per-user", str(target), "--format", "csv"]) == 0
+    summary = capsys.readouterr().out.splitlines()
+    assert summary[0] == "ndcg@10,n_users,n_skipped"
+    per_user = pl.read_csv(target)
+    assert per_user.columns == ["user", "ndcg@10"]
+    assert per_user.height == 3
+    assert float(summary[1].split(",")[0]) == pytest.approx(per_user["ndcg@10"].mean())
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_per_user_file_with_unknown_extension_fails_cleanly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--per-user", str(tmp_path / "out.xlsx")]) == 2
+    assert "use a .csv, .tsv, .parquet, .json or .ndjson file" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
