@@ -63,7 +63,7 @@ class Features:
         self.keys = list(keys or [])
         # Window provider: columns to materialise, in dependency order: 0 base
         # columns, 1 per-user ranks, then (in apply) the positive-relevance and
-        # tie-group columns, and last 2 the per-user totals.
+        # tie-group columns, and last 2 the per-user totals (and rows_above windows).
         self.stages: list[dict[str, pl.Expr]] = [{}, {}, {}]
         # Tie-group columns as (tied rows, singleton rows) pairs, in three levels: 0 the
         # offset j, 1 windows over the tie group, 2 row values built on them.
@@ -114,6 +114,8 @@ class Features:
         rows get the closed-form singleton values. Likewise, ranks among relevant
         items run on the rows with a positive relevance only.
         """
+        # The tie split filters on n, which reads the rank columns: register them first.
+        is_tied = self.n > 1 if any(self.tie_levels) else pl.lit(False)
         for stage in self.stages[:2]:
             if stage:
                 lf = lf.with_columns(**stage)
@@ -123,7 +125,7 @@ class Features:
         if any(self.tie_levels):
             tied = [{n: t for n, (t, _) in level.items()} for level in self.tie_levels]
             singles = [{n: s for n, (_, s) in level.items()} for level in self.tie_levels]
-            lf = _split(lf, self.n > 1, tied, singles)
+            lf = _split(lf, is_tied, tied, singles)
         if self.stages[2]:
             lf = lf.with_columns(**self.stages[2])
         return lf
@@ -273,6 +275,19 @@ class Features:
         else:
             raw = pl.when(is_rel).then(self.o).rank("ordinal")
         return self._positive(f"__prk_relabove[{threshold}]", raw.cast(pl.Int64) - 1)
+
+    def rows_above(self, mask: pl.Expr, name: str) -> pl.Expr:
+        """For rows where ``mask`` holds: rows with the mask strictly above the tie group.
+
+        Null on the other rows. Unlike :meth:`rel_above` this is a window over all of the
+        user's rows (the mask may hold on rows without a positive relevance), computed
+        with the per-user totals since it ranks positions.
+        """
+        if self.expected:
+            raw = pl.when(mask).then(self.key).rank("min", descending=True)
+        else:
+            raw = pl.when(mask).then(self.o).rank("ordinal")
+        return self._reg(2, f"__prk_above[{name}]", self._user(raw).cast(pl.Int64) - 1)
 
     def user_total(self, x: pl.Expr, name: str) -> pl.Expr:
         """Sum of ``x`` over all of the user's rows, broadcast to every row."""

@@ -260,6 +260,12 @@ def _validate_options(metric: str, values: dict[str, Any]) -> None:
     if "rel" in values and values["rel"] <= 0:
         msg = f"parameter 'rel' of metric {metric!r} must be > 0, got {values['rel']!r}"
         raise ValueError(msg)
+    if "level" in values and not 0.0 <= values["level"] <= 1.0:
+        msg = f"parameter 'level' of metric {metric!r} must be in [0, 1], got {values['level']!r}"
+        raise ValueError(msg)
+    if "mult" in values and values["mult"] <= 0:
+        msg = f"parameter 'mult' of metric {metric!r} must be > 0, got {values['mult']!r}"
+        raise ValueError(msg)
     if "discount" in values:
         half_life = values.get("half_life")
         if values["discount"] == "half_life":

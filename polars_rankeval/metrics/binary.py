@@ -112,13 +112,23 @@ def _hit_rate(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
     family="binary",
     aliases=("Rprec",),
     takes_k=False,
-    summary="Precision at R, the number of relevant items.",
-    definition="hits@R / R with R = #relevant (trec_eval Rprec).",
+    summary="Precision at R, the number of relevant items (or at a multiple of R).",
+    definition=(
+        "hits@R / R with R = #relevant (trec_eval Rprec). With mult: hits@c / c at "
+        "c = floor(mult * R + 0.9), 0 when c = 0 (trec_eval Rprec_mult_<mult>); a list "
+        "shorter than c counts as padded with non-relevant items, so mult > 1 caps the "
+        "value at R / c."
+    ),
 )
-def _r_precision(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
+def _r_precision(f: Features, k: None, *, rel: float = 1.0, mult: float = 1.0) -> pl.Expr:
     n_rel = num_relevant(f, rel)
     per_row_r = f.user_total(f.is_rel(rel), f"rel>={rel}")
-    return defined_if(n_rel > 0, _hits(f, per_row_r, rel) / n_rel)
+    if mult == 1.0:
+        return defined_if(n_rel > 0, _hits(f, per_row_r, rel) / n_rel)
+    # trec_eval's cutoff: (long)(mult * R + 0.9), per row (for p_in) and per user.
+    per_row_cut = (mult * per_row_r + 0.9).floor()
+    cut = (mult * n_rel + 0.9).floor()
+    return defined_if(n_rel > 0, safe_div(_hits(f, per_row_cut, rel), cut))
 
 
 @register(
@@ -419,6 +429,7 @@ def hit_rate(
 def r_precision(
     *,
     rel: float = 1.0,
+    mult: float = 1.0,
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -426,6 +437,17 @@ def r_precision(
     rank: str | None = None,
 ) -> pl.Expr:
     """R-precision: precision at R, where R is the user's number of relevant items.
+
+    Parameters
+    ----------
+    rel
+        Minimum relevance that counts as relevant (inclusive).
+    mult
+        Multiple of R to cut at (> 0; trec_eval ``Rprec_mult_<mult>``): precision at
+        ``c = floor(mult * R + 0.9)``, a list shorter than c padded with non-relevant
+        items, 0 when c = 0.
+    ties, item, score, relevance, rank
+        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
 
     Examples
     --------
@@ -435,6 +457,12 @@ def r_precision(
     ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
     >>> round(df.select(prk.r_precision()).item(), 6)  # R = 3, top 3 holds 2 relevant
     0.666667
+
+    ``mult=0.5`` cuts at floor(1.5 + 0.9) = 2 (1 hit), ``mult=2`` at floor(6.9) = 6,
+    beyond the 4 recommended items (2 hits).
+
+    >>> df.select(prk.r_precision(mult=0.5), prk.r_precision(mult=2.0)).row(0) == (1 / 2, 2 / 6)
+    True
     """
     return inline(
         "r_precision",
@@ -445,6 +473,7 @@ def r_precision(
         relevance=relevance,
         rank=rank,
         rel=rel,
+        mult=mult,
     )
 
 
