@@ -110,14 +110,22 @@ def test_complete_averages_over_every_qrels_query(tmp_path: Path) -> None:
 
 
 def test_ndcg_gain_map(tmp_path: Path) -> None:
-    qrels_path, run_path = _random_files(tmp_path, 5)
-    ours = trec_eval(qrels_path, run_path, ["ndcg.0=0,1=1,2=5,3=10"], per_query=True)
-    theirs = _pytrec(qrels_path, run_path, {"ndcg"})
-    plain = trec_eval(qrels_path, run_path, ["ndcg"], per_query=True)
-    remapped = {q: v for _, q, v, _ in ours.iter_rows() if q != "all"}
-    linear = {q: v for _, q, v, _ in plain.iter_rows() if q != "all"}
-    assert linear == pytest.approx({q: m["ndcg"] for q, m in theirs.items()}, abs=1e-12)
-    assert remapped != pytest.approx(linear)
+    # Run order d3 (rel 0), d1 (rel 1), d2 (rel 2); gains 0 -> 0, 1 -> 1, 2 -> 5.
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("a 0 d1 1\na 0 d2 2\na 0 d3 0\n")
+    run.write_text("a Q0 d1 1 0.5 t\na Q0 d2 2 0.4 t\na Q0 d3 3 0.9 t\n")
+    mapped = trec_eval(qrels, run, ["ndcg.0=0,1=1,2=5"])
+    linear = trec_eval(qrels, run, ["ndcg"])
+    log2 = np.log2
+    assert mapped["value"].item() == pytest.approx(
+        (0 / log2(2) + 1 / log2(3) + 5 / log2(4)) / (5 / log2(2) + 1 / log2(3)), abs=1e-15
+    )
+    assert linear["value"].item() == pytest.approx(
+        (0 / log2(2) + 1 / log2(3) + 2 / log2(4)) / (2 / log2(2) + 1 / log2(3)), abs=1e-15
+    )
+    # A level missing from the map keeps its own value as gain (trec_eval's rule).
+    partial = trec_eval(qrels, run, ["ndcg.2=5"])
+    assert partial["value"].item() == mapped["value"].item()
 
 
 def test_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
