@@ -26,6 +26,7 @@ shape: (2, 6)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -137,6 +138,50 @@ def scan_qrels(path: str | Path, *, validate: bool = True) -> pl.LazyFrame:
     if validate:
         _check(lf, path, QRELS_FIELDS, numeric)
     return lf.select("user", "iter", "item", pl.col("relevance").cast(pl.Int64))
+
+
+_RUN_SCHEMA = {
+    "user": pl.String, "q0": pl.String, "item": pl.String,
+    "rank": pl.Int64, "score": pl.Float64, "tag": pl.String,
+}  # fmt: skip
+_QRELS_SCHEMA = {"user": pl.String, "iter": pl.String, "item": pl.String, "relevance": pl.Int64}
+
+
+def _read(
+    path: str | Path, fields: tuple[str, ...], schema: dict[str, Any], validate: bool
+) -> pl.DataFrame:
+    """Parse a TREC file once into a DataFrame.
+
+    Files with one separator character (a space or a tab) between fields go through
+    Polars' CSV reader; anything else (runs of white space) through the general scan,
+    materialised once and checked on the frame.
+    """
+    for separator in (" ", "\t"):
+        try:
+            frame = pl.read_csv(
+                path, separator=separator, has_header=False, new_columns=list(fields),
+                schema_overrides=schema, quote_char=None, truncate_ragged_lines=False,
+            )  # fmt: skip
+        except (pl.exceptions.PolarsError, ValueError):
+            continue
+        if frame.width == len(fields) and frame.null_count().sum_horizontal().item() == 0:
+            return frame.cast(schema)  # type: ignore[arg-type]
+    lf = _scan_fields(path, fields)
+    numeric = {name: dtype for name, dtype in schema.items() if dtype != pl.String}
+    raw = lf.collect()
+    if validate:
+        _check(raw.lazy(), path, fields, {n: d() for n, d in numeric.items()})
+    return raw.select([pl.col(n).cast(d) for n, d in schema.items()])
+
+
+def read_run(path: str | Path, *, validate: bool = True) -> pl.DataFrame:
+    """Read a TREC run into memory, parsing the file once (see :func:`scan_run`)."""
+    return _read(path, RUN_FIELDS, _RUN_SCHEMA, validate)
+
+
+def read_qrels(path: str | Path, *, validate: bool = True) -> pl.DataFrame:
+    """Read TREC qrels into memory, parsing the file once (see :func:`scan_qrels`)."""
+    return _read(path, QRELS_FIELDS, _QRELS_SCHEMA, validate)
 
 
 def write_run(

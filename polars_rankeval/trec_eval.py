@@ -21,7 +21,7 @@ import polars as pl
 from polars_rankeval._validate import to_lazy
 from polars_rankeval.evaluate import evaluate, join
 from polars_rankeval.registry import parse_metric
-from polars_rankeval.trec import scan_qrels, scan_run
+from polars_rankeval.trec import read_qrels, read_run
 
 Summary = Literal["mean", "sum", "gm"]
 Format = Literal["float", "long"]
@@ -218,8 +218,9 @@ def trec_eval(
     if max_docs is not None and max_docs < 1:
         msg = f"max_docs must be a positive integer, got {max_docs!r}"
         raise ValueError(msg)
-    qrels_lf = scan_qrels(qrels) if isinstance(qrels, str | Path) else to_lazy(qrels, "qrels")[0]
-    run_lf = scan_run(run) if isinstance(run, str | Path) else to_lazy(run, "run")[0]
+    # Parse each file once; everything below reads the frames in memory.
+    qrels_lf = read_qrels(qrels).lazy() if isinstance(qrels, str | Path) else to_lazy(qrels)[0]
+    run_lf = read_run(run).lazy() if isinstance(run, str | Path) else to_lazy(run, "run")[0]
     if runid is None:
         tags = run_lf.select(pl.col("tag").first()) if "tag" in run_lf.collect_schema() else None
         runid = (tags.collect().item() if tags is not None else None) or "unknown"

@@ -99,3 +99,33 @@ def test_rank_column_is_not_used_for_ordering(tmp_path: Path) -> None:
     qrels = pl.DataFrame({"user": ["q"], "item": ["b"], "relevance": [1]})
     long = prk.join(trec.scan_run(path).select("user", "item", "score"), qrels.lazy())
     assert prk.evaluate(long, ["mrr"], ties="item_desc").collect()["mrr"].item() == 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1 Q0 d1 1 2.5 tag\n1 Q0 d2 2 0.5 tag\n",  # one space: the CSV reader's fast path
+        "1\tQ0\td1\t1\t2.5\ttag\n1\tQ0\td2\t2\t0.5\ttag\n",  # tabs
+        "1  Q0 d1\t1   2.5 tag\n1 Q0 d2 2 0.5 tag  \n",  # runs of white space: general path
+    ],
+)
+def test_read_run_parses_once_and_equals_the_scan(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text(text)
+    assert_frame_equal(trec.read_run(path), trec.scan_run(path).collect())
+
+
+def test_read_equals_scan_on_the_conformance_files() -> None:
+    assert_frame_equal(
+        trec.read_run(DATA / "results.test"), trec.scan_run(DATA / "results.test").collect()
+    )
+    assert_frame_equal(
+        trec.read_qrels(DATA / "qrels.test"), trec.scan_qrels(DATA / "qrels.test").collect()
+    )
+
+
+def test_read_run_reports_malformed_lines(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("1 Q0 d1 1 2.5 t\n1 Q0 d2 2 x t\n")
+    with pytest.raises(ValueError, match=r"run\.txt:2: malformed line '1 Q0 d2 2 x t'"):
+        trec.read_run(path)
