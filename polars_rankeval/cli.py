@@ -411,7 +411,9 @@ def write_frame(frame: pl.DataFrame, fmt: str, out: TextIO, *, bare: bool = Fals
 # --------------------------------------------------------------------------- commands
 def _run_evaluate(args: argparse.Namespace) -> int:
     metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
+    _progress("reading ...")
     data = load_data(args)
+    _progress(f"evaluating {len(metrics)} metric(s) ...")
     result = evaluate(
         data,
         metrics,

@@ -363,3 +363,13 @@ def test_per_user_file_with_unknown_extension_fails_cleanly(
     assert main(["--per-user", str(tmp_path / "out.xlsx")]) == 2
     assert "use a .csv, .tsv, .parquet, .json or .ndjson file" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_progress_only_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-m", "mrr", "--format", "csv"]) == 0
+    assert "metric(s)" not in capsys.readouterr().err  # not a terminal: silent
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert main(["-m", "mrr", "--format", "csv"]) == 0
+    assert "evaluating 1 metric(s)" in capsys.readouterr().err
