@@ -321,11 +321,15 @@ def _relstrings(long: pl.LazyFrame, length: int = 10) -> pl.DataFrame:
         .when(rel >= 0).then(rel.cast(pl.String))
         .otherwise(pl.lit("<"))
     )  # fmt: skip
+    # Only the first `length` documents of each query matter: rank, keep those, then sort
+    # the few rows left rather than the whole run.
+    position = pl.struct(pl.col("score"), pl.col("item")).rank("ordinal", descending=True)
     return (
         long.filter(pl.col("score").is_not_null())
+        .filter(position.over("user") <= length)
         .sort(["user", "score", "item"], descending=[False, True, True])
         .group_by("user", maintain_order=True)
-        .agg(char.head(length).str.join("").alias("__relstring"))
+        .agg(char.str.join("").alias("__relstring"))
         .collect()
     )
 
