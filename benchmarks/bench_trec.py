@@ -165,9 +165,12 @@ def main() -> None:
                 "- end to end: parsing the files and evaluating; ranx is ties-unaware and "
                 "computes 5 measures only; the targets: >= 5x faster than pytrec_eval\n\n"
             )
-            (HERE / "RESULTS_TREC.md").write_text(
-                header + text + "\n\n" + "\n".join(f"- {c}" for c in checks) + "\n"
-            )
+            target = HERE / "RESULTS_TREC.md"
+            # Keep the hand-written notes across re-recordings.
+            previous = target.read_text() if target.exists() else ""
+            notes = previous[previous.find("## Notes") :] if "## Notes" in previous else ""
+            body = header + text + "\n\n" + "\n".join(f"- {c}" for c in checks) + "\n"
+            target.write_text(body + ("\n" + notes if notes else ""))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
