@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval import parse_metric
+from polars_rankeval.metrics._common import inline
 
 
 @dataclass(frozen=True)
@@ -183,3 +185,48 @@ def reference_frame(df: pl.DataFrame, metrics: Sequence[str], ties: str) -> pl.D
         name = parse_metric(metric).name
         data[name] = [reference(metric, users[u], ties) for u in data["user"]]
     return pl.DataFrame(data, schema_overrides={n: pl.Float64 for n in data if n != "user"})
+
+
+def random_frame(
+    seed: int,
+    n_users: int = 12,
+    max_items: int = 7,
+    *,
+    p_unjudged: float = 0.3,
+    grades: Sequence[int] = (0, 0, 1, 2, 3),
+) -> pl.DataFrame:
+    """Small users with heavy ties (scores 0..2), graded relevance, unjudged items
+    (null relevance, with probability ``p_unjudged``) and unrecommended judged items."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for user in range(n_users):
+        n = int(rng.integers(1, max_items + 1))
+        for item in rng.choice(50, size=n, replace=False):
+            score = None if rng.random() < 0.2 else float(rng.integers(0, 3))
+            rel = None if rng.random() < p_unjudged else int(rng.choice(list(grades)))
+            rows.append((user, int(item), score, rel))
+    return pl.DataFrame(
+        rows,
+        schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64, "relevance": pl.Int64},
+        orient="row",
+    )
+
+
+def inline_per_user(df: pl.DataFrame, metrics: Sequence[str], ties: str) -> pl.DataFrame:
+    """Every metric as a stand-alone expression in ``group_by("user").agg``."""
+    exprs = []
+    for metric in metrics:
+        bound = parse_metric(metric)
+        exprs.append(
+            inline(
+                bound.spec.name,
+                bound.k,
+                ties=ties,  # type: ignore[arg-type]
+                item="item",
+                score="score",
+                relevance="relevance",
+                rank=None,
+                **dict(bound.options),
+            )
+        )
+    return df.group_by("user").agg(exprs).sort("user")

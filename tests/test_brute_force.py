@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 from polars_rankeval._types import TIE_POLICIES
-from polars_rankeval.metrics._common import inline
-from polars_rankeval.registry import parse_metric
 
-from ._reference import reference_frame
+from ._reference import inline_per_user, random_frame, reference_frame
 
 METRICS = [
     "precision@1",
@@ -53,43 +50,6 @@ METRICS = [
 ]
 
 
-def random_frame(seed: int, n_users: int = 12, max_items: int = 7) -> pl.DataFrame:
-    """Small users with heavy ties, graded relevance, unrecommended judged items."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for user in range(n_users):
-        n = int(rng.integers(1, max_items + 1))
-        items = rng.choice(50, size=n, replace=False)
-        for item in items:
-            score = None if rng.random() < 0.2 else float(rng.integers(0, 3))
-            rel = None if rng.random() < 0.3 else int(rng.choice([0, 0, 1, 2, 3]))
-            rows.append((user, int(item), score, rel))
-    return pl.DataFrame(
-        rows,
-        schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64, "relevance": pl.Int64},
-        orient="row",
-    )
-
-
-def _inline_per_user(df: pl.DataFrame, metrics: list[str], ties: str) -> pl.DataFrame:
-    exprs = []
-    for m in metrics:
-        bound = parse_metric(m)
-        exprs.append(
-            inline(
-                bound.spec.name,
-                bound.k,
-                ties=ties,
-                item="item",
-                score="score",  # type: ignore[arg-type]
-                relevance="relevance",
-                rank=None,
-                **dict(bound.options),
-            )
-        )
-    return df.group_by("user").agg(exprs).sort("user")
-
-
 @pytest.mark.parametrize("ties", TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(6))
 def test_engine_matches_brute_force(ties: str, seed: int) -> None:
@@ -104,7 +64,7 @@ def test_engine_matches_brute_force(ties: str, seed: int) -> None:
 def test_inline_expressions_match_brute_force(ties: str, seed: int) -> None:
     df = random_frame(100 + seed)
     expected = reference_frame(df, METRICS, ties)
-    got = _inline_per_user(df, METRICS, ties)
+    got = inline_per_user(df, METRICS, ties)
     assert_frame_equal(got, expected, abs_tol=1e-9, check_dtypes=False)
 
 

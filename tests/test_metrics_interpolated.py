@@ -9,14 +9,12 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, cast
 
-import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 from polars_rankeval._types import TIE_POLICIES
-from polars_rankeval.metrics._common import inline
 from polars_rankeval.metrics.interpolated import (
     iprec_11pt,
     iprec_at_recall,
@@ -26,7 +24,7 @@ from polars_rankeval.metrics.interpolated import (
 from polars_rankeval.registry import parse_metric
 from polars_rankeval.trec import scan_qrels, scan_run
 
-from ._reference import Row, orderings, rows_by_user
+from ._reference import Row, inline_per_user, orderings, random_frame, rows_by_user
 from .test_reference_tools import run_pytrec, trec_like
 from .test_trec_conformance import DATA, trec_output
 
@@ -34,6 +32,10 @@ DETERMINISTIC = ("item_desc", "item_asc", "optimistic", "pessimistic")
 LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+
+def interpolated_frame(seed: int) -> pl.DataFrame:
+    return random_frame(seed, n_users=14, p_unjudged=0.25, grades=(0, 1, 1, 2, 3))
 
 
 # --------------------------------------------------------------------------- reference
@@ -99,23 +101,6 @@ def reference_frame(df: pl.DataFrame, metrics: list[str], ties: str) -> pl.DataF
     for metric in metrics:
         data[parse_metric(metric).name] = [reference(metric, users[u], ties) for u in data["user"]]
     return pl.DataFrame(data, schema_overrides={n: pl.Float64 for n in data if n != "user"})
-
-
-def random_frame(seed: int, n_users: int = 14, max_items: int = 7) -> pl.DataFrame:
-    """Small users with heavy ties, graded and unjudged items, some never recommended."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for user in range(n_users):
-        n = int(rng.integers(1, max_items + 1))
-        for item in rng.choice(50, size=n, replace=False):
-            score = None if rng.random() < 0.2 else float(rng.integers(0, 3))
-            rel = None if rng.random() < 0.25 else int(rng.choice([0, 1, 1, 2, 3]))
-            rows.append((user, int(item), score, rel))
-    return pl.DataFrame(
-        rows,
-        schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64, "relevance": pl.Int64},
-        orient="row",
-    )
 
 
 # Interpolated precision: deterministic tie policies only.
@@ -351,25 +336,6 @@ def test_canonical_names(text: str, canonical: str) -> None:
 
 
 # --------------------------------------------------------------------------- brute force
-def _inline_per_user(df: pl.DataFrame, metrics: list[str], ties: str) -> pl.DataFrame:
-    exprs = []
-    for m in metrics:
-        bound = parse_metric(m)
-        exprs.append(
-            inline(
-                bound.spec.name,
-                bound.k,
-                ties=ties,  # type: ignore[arg-type]
-                item="item",
-                score="score",
-                relevance="relevance",
-                rank=None,
-                **dict(bound.options),
-            )
-        )
-    return df.group_by("user").agg(exprs).sort("user")
-
-
 def _supported(ties: str) -> list[str]:
     return EXACT_METRICS + (IPREC_METRICS if ties in DETERMINISTIC else [])
 
@@ -377,7 +343,7 @@ def _supported(ties: str) -> list[str]:
 @pytest.mark.parametrize("ties", TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(5))
 def test_engine_matches_brute_force(ties: str, seed: int) -> None:
-    df = random_frame(seed)
+    df = interpolated_frame(seed)
     metrics = _supported(ties)
     expected = reference_frame(df, metrics, ties)
     got = prk.evaluate(df, metrics, ties=ties, per_user=True, users="all")  # type: ignore[call-overload]
@@ -387,10 +353,10 @@ def test_engine_matches_brute_force(ties: str, seed: int) -> None:
 @pytest.mark.parametrize("ties", TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(2))
 def test_inline_expressions_match_brute_force(ties: str, seed: int) -> None:
-    df = random_frame(200 + seed)
+    df = interpolated_frame(200 + seed)
     metrics = _supported(ties)
     expected = reference_frame(df, metrics, ties)
-    got = _inline_per_user(df, metrics, ties)
+    got = inline_per_user(df, metrics, ties)
     assert_frame_equal(got, expected, abs_tol=1e-12, check_dtypes=False)
 
 

@@ -21,7 +21,7 @@ from polars_rankeval.metrics._common import inline
 from polars_rankeval.registry import parse_metric, registered
 from polars_rankeval.trec import scan_qrels, scan_run
 
-from ._reference import Row, orderings, rows_by_user
+from ._reference import Row, orderings, random_frame, rows_by_user
 
 DATA = Path(__file__).parent / "data"
 EPS = 1e-5  # trec_eval's INFAP_EPSILON
@@ -41,6 +41,10 @@ UNTIED = pl.DataFrame(
 )
 # U, B and C tied at ranks 2..4: each of the 6 orders equally likely.
 TIED = UNTIED.with_columns(pl.Series("score", [0.9, 0.7, 0.7, 0.7, 0.5, 0.4, None, None]))
+
+
+def judged_frame(seed: int) -> pl.DataFrame:
+    return random_frame(seed, n_users=14, p_unjudged=0.35, grades=(0, 0, 0, 1, 2))
 
 
 def value(df: pl.DataFrame, metric: str, ties: str = "expected") -> float:
@@ -265,25 +269,6 @@ METRICS = [
     "utility@2",
     "utility(a=2,b=-0.5,c=-1,d=0.25,rel=2)@3",
 ]
-
-
-def judged_frame(seed: int, n_users: int = 14, max_items: int = 7) -> pl.DataFrame:
-    """Small users, heavy ties, many unjudged items, unrecommended judged items."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for user in range(n_users):
-        n = int(rng.integers(1, max_items + 1))
-        for item in rng.choice(50, size=n, replace=False):
-            score = None if rng.random() < 0.2 else float(rng.integers(0, 3))
-            rel = None if rng.random() < 0.35 else int(rng.choice([0, 0, 0, 1, 2]))
-            if score is None and rel is None:
-                rel = 0
-            rows.append((user, int(item), score, rel))
-    return pl.DataFrame(
-        rows,
-        schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64, "relevance": pl.Int64},
-        orient="row",
-    )
 
 
 def supported(metrics: list[str], ties: str) -> list[str]:

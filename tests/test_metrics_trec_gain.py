@@ -18,12 +18,11 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 from polars_rankeval._types import TIE_POLICIES
-from polars_rankeval.metrics._common import inline
 from polars_rankeval.metrics.trec_gain import bin_g, g, ndcg_rel, rbp, rbp_resid, rndcg
 from polars_rankeval.registry import parse_metric
 from polars_rankeval.trec import scan_qrels, scan_run
 
-from ._reference import Row, orderings, rows_by_user
+from ._reference import Row, inline_per_user, orderings, random_frame, rows_by_user
 
 DATA = Path(__file__).parent / "data"
 DETERMINISTIC = ("item_desc", "item_asc", "optimistic", "pessimistic")
@@ -136,42 +135,6 @@ def reference_frame(df: pl.DataFrame, metrics: list[str], ties: str) -> pl.DataF
     return pl.DataFrame(data, schema_overrides={n: pl.Float64 for n in data if n != "user"})
 
 
-def random_frame(seed: int, n_users: int = 12, max_items: int = 7) -> pl.DataFrame:
-    """Small users, heavy ties, graded relevance, unjudged and unrecommended items."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for user in range(n_users):
-        n = int(rng.integers(1, max_items + 1))
-        for item in rng.choice(50, size=n, replace=False):
-            score = None if rng.random() < 0.2 else float(rng.integers(0, 3))
-            rel = None if rng.random() < 0.3 else int(rng.choice([0, 0, 1, 2, 3]))
-            rows.append((user, int(item), score, rel))
-    return pl.DataFrame(
-        rows,
-        schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64, "relevance": pl.Int64},
-        orient="row",
-    )
-
-
-def _inline_per_user(df: pl.DataFrame, metrics: list[str], ties: str) -> pl.DataFrame:
-    exprs = []
-    for m in metrics:
-        bound = parse_metric(m)
-        exprs.append(
-            inline(
-                bound.spec.name,
-                bound.k,
-                ties=ties,  # type: ignore[arg-type]
-                item="item",
-                score="score",
-                relevance="relevance",
-                rank=None,
-                **dict(bound.options),
-            )
-        )
-    return df.group_by("user").agg(exprs).sort("user")
-
-
 # --------------------------------------------------------------------------- by hand
 # One user: A 0.9 (1) | B 0.8 (0) | C 0.7 (2) | D 0.6 (unjudged) | E 0.5 (0) | F - (1).
 # Tied variant: B, C and D share 0.7 (ranks 2..4).
@@ -282,7 +245,7 @@ def test_inline_expressions_match_brute_force(ties: str, seed: int) -> None:
     metrics = metrics_for(ties)
     df = random_frame(100 + seed)
     expected = reference_frame(df, metrics, ties)
-    got = _inline_per_user(df, metrics, ties)
+    got = inline_per_user(df, metrics, ties)
     assert_frame_equal(got, expected, abs_tol=1e-9, check_dtypes=False)
 
 
