@@ -301,6 +301,17 @@ class Features:
             return x.min()
         return self._reg(2, f"__prk_min[{name}]", x.min().over(self.keys))
 
+    def user_window(self, expr: pl.Expr, name: str) -> pl.Expr:
+        """A row value computed from all of the user's rows (sorts, cumulative sums).
+
+        Inline the expression runs within the user's group; the window provider
+        materialises it once as a column over the user, so that the final aggregation
+        stays a plain sum.
+        """
+        if not self.window:
+            return expr
+        return self._reg(2, f"__prk_window[{name}]", expr.over(self.keys))
+
     def ideal_rank(self, gain: pl.Expr, name: str) -> pl.Expr:
         """Position of the row in the ideal ordering (gain descending); null if gain 0."""
         raw = pl.when(gain > 0).then(gain).rank("ordinal", descending=True)

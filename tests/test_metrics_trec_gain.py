@@ -214,9 +214,13 @@ def test_unsupported_tie_policies_are_refused() -> None:
 
 @pytest.mark.parametrize("p", [0.0, 1.0, -0.5, 1.5])
 def test_persistence_must_be_a_probability(p: float) -> None:
-    with pytest.raises(ValueError, match=r"'p' \(persistence\) must be in \(0, 1\)"):
+    with pytest.raises(
+        ValueError, match=r"parameter 'p' of metric 'rbp(_resid)?' must be in \(0, 1\)"
+    ):
         rbp(p=p)
-    with pytest.raises(ValueError, match=r"'p' \(persistence\) must be in \(0, 1\)"):
+    with pytest.raises(
+        ValueError, match=r"parameter 'p' of metric 'rbp(_resid)?' must be in \(0, 1\)"
+    ):
         prk.evaluate(HAND, [f"rbp_resid(p={p})"])
 
 

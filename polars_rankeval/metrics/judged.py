@@ -57,9 +57,6 @@ def _bpref(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
     r_row = f.user_total(is_rel, f"rel>={rel}")
     # Judged non-relevant items strictly above the tie group (relevant rows are judged).
     x0 = _f64(_judged_above(f) - f.rel_above(rel))
-    # The window provider splits the tie-group columns on n > 1, so n must be registered
-    # with the other per-user ranks, before apply() runs: touch it here.
-    f.n  # noqa: B018
     m = _f64(f.gsum(_judged_nonrel(f, rel), f"judged_nonrel:{rel}"))
     # E[min(x0 + H, R)], H uniform on 0..m: the first t values of x0 + h are below R.
     t = (r_row - x0).clip(0.0, m + 1.0)

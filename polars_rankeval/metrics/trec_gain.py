@@ -30,24 +30,6 @@ JUDGMENT_ORDER = ("expected", "item_desc", "item_asc")
 
 
 # --------------------------------------------------------------------------- helpers
-def _check_p(p: float) -> None:
-    if not 0.0 < p < 1.0:
-        msg = f"parameter 'p' (persistence) must be in (0, 1), got {p!r}"
-        raise ValueError(msg)
-
-
-def _user_window(f: Features, name: str, expr: pl.Expr) -> pl.Expr:
-    """A row value computed from all of the user's rows (sorts, cumulative sums).
-
-    Inline (agg provider) the expression runs within the user's group; the window
-    provider materialises it once as a column over the user, so that the final
-    aggregation stays a plain sum.
-    """
-    if not f.window:
-        return expr
-    return f._reg(2, f"__prk_trec_gain[{name}]", expr.over(f.keys))
-
-
 def _log2_disc(p: pl.Expr) -> pl.Expr:
     """trec_eval's DCG discount 1 / log2(p + 1)."""
     return _discount(p, "log", 2.0, None)
@@ -73,9 +55,6 @@ def _ideal_dcg(f: Features) -> pl.Expr:
 
 def _rbp_weight(f: Features, p: float) -> pl.Expr:
     """``p**(rank - 1)``, under expected ties its mean over the tie group's ranks."""
-    # The window provider splits rows on the tie-group size n before the group windows;
-    # gmean_pos without a cutoff does not use n itself, so name it here to have it built.
-    f.n  # noqa: B018
     return f.gmean_pos(lambda pos: pl.lit(p) ** (pos.cast(pl.Float64) - 1.0), None, f"rbp:{p}")
 
 
@@ -99,7 +78,6 @@ def _n_positive(f: Features) -> pl.Expr:
     ),
 )
 def _rbp(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
-    _check_p(p)
     top = -f.user_min(-f.rel, "neg_rel")  # the highest relevance of the user
     gain = f.rel / pl.max_horizontal(top, pl.lit(1.0))
     weight = _rbp_weight(f, p)
@@ -123,7 +101,6 @@ def _rbp(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
     ),
 )
 def _rbp_resid(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
-    _check_p(p)
     unjudged = f.ret & ~f.judged
     weight = _rbp_weight(f, p)
     tail = pl.lit(p) ** f.ret.cast(pl.Float64).sum()
@@ -167,7 +144,7 @@ def _bin_g_expected(f: Features, rel: float) -> pl.Expr:
     t = pl.int_range(0, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
     h = pl.concat([pl.lit(0.0), (1.0 / (t + 2.0).log(2.0)).cum_sum()])  # H(0), H(1), ...
     mean = (h.gather(b + span) - h.gather(b)) / span.cast(pl.Float64)
-    return _user_window(f, f"bin_g_expected:{rel}", mean)
+    return f.user_window(mean, f"bin_g_expected:{rel}")
 
 
 @register(
@@ -190,7 +167,7 @@ def _g(f: Features, k: None) -> pl.Expr:
     cost = gain.sort(descending=True).clip(lower_bound=1.0).cum_sum()
     pos = f.o - 1
     term = gain / (2.0 + cost.gather(pos) - got.gather(pos)).log(2.0)
-    per_item = _user_window(f, "g_term", term)
+    per_item = f.user_window(term, "g_term")
     total = pl.when(f.ret & (gain > 0)).then(per_item).otherwise(0.0).sum()
     ideal = gain.sum()
     return defined_if(ideal > 0, total / ideal)
@@ -213,9 +190,7 @@ def _ndcg_rel(f: Features, k: None) -> pl.Expr:
     gain = _gain(f, "linear")  # trec_eval: the relevance level
     dcg_upto = _in_list_order(f, pl.when(f.ret).then(gain * _log2_disc(f.o)).otherwise(0.0))
     pos = f.o - 1
-    ratio = _user_window(
-        f, "ndcg_at_own_rank", dcg_upto.gather(pos) / _ideal_dcg_upto(f).gather(pos)
-    )
+    ratio = f.user_window(dcg_upto.gather(pos) / _ideal_dcg_upto(f).gather(pos), "ndcg_at_own_rank")
     relevant_ret = f.ret & (gain > 0)
     at_ranks = pl.when(relevant_ret).then(ratio).otherwise(0.0).sum()
     n_rel = _n_positive(f)
@@ -248,7 +223,7 @@ def _rndcg(f: Features, k: None) -> pl.Expr:
     is_end = (gain > 0) & (gain.rank("ordinal", descending=True).cast(pl.Int64) == level_end)
     cut = level_end - 1
     at_level = pl.when(is_end).then(dcg_upto.gather(cut) / _ideal_dcg_upto(f).gather(cut))
-    ndcg_at_levels = _user_window(f, "ndcg_at_level_ends", at_level)
+    ndcg_at_levels = f.user_window(at_level, "ndcg_at_level_ends")
     n_rel = _n_positive(f)
     extra = f.ret.cast(pl.Float64).sum() > n_rel + 1
     final = _dcg_sum(f, None, "linear", "log", 2.0, None) / _ideal_dcg(f)
