@@ -34,6 +34,11 @@ def num_relevant(f: Features, rel: float) -> pl.Expr:
     return f.is_rel(rel).sum()
 
 
+def hits(f: Features, k: int | pl.Expr | None, rel: float) -> pl.Expr:
+    """Relevant items among the recommended top k (their expected number under ties)."""
+    return (f.is_rel(rel) * f.p_in(k)).sum()
+
+
 def defined_if(condition: pl.Expr, value: pl.Expr) -> pl.Expr:
     """``value`` where ``condition`` holds, else null (undefined; see ``empty=``)."""
     return pl.when(condition).then(value).otherwise(None)

@@ -15,16 +15,11 @@ import polars as pl
 
 from polars_rankeval._features import Features, comb_ratio
 from polars_rankeval._types import TiePolicy
-from polars_rankeval.metrics._common import defined_if, inline, num_relevant, safe_div
+from polars_rankeval.metrics._common import defined_if, hits, inline, num_relevant, safe_div
 from polars_rankeval.registry import register
 
 PrecisionDenominator = Literal["k", "retrieved"]
 APDenominator = Literal["relevant", "min_k_relevant"]
-
-
-def _hits(f: Features, k: int | pl.Expr | None, rel: float) -> pl.Expr:
-    """Expected number of relevant items among the recommended top k."""
-    return (f.is_rel(rel) * f.p_in(k)).sum()
 
 
 def _list_size(f: Features, k: int | None, denominator: PrecisionDenominator) -> pl.Expr:
@@ -51,7 +46,7 @@ def _list_size(f: Features, k: int | None, denominator: PrecisionDenominator) ->
 def _precision(
     f: Features, k: int | None, *, rel: float = 1.0, denominator: PrecisionDenominator = "k"
 ) -> pl.Expr:
-    value = safe_div(_hits(f, k, rel), _list_size(f, k, denominator))
+    value = safe_div(hits(f, k, rel), _list_size(f, k, denominator))
     return defined_if(num_relevant(f, rel) > 0, value)
 
 
@@ -65,7 +60,7 @@ def _precision(
 )
 def _recall(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
     n_rel = num_relevant(f, rel)
-    return defined_if(n_rel > 0, _hits(f, k, rel) / n_rel)
+    return defined_if(n_rel > 0, hits(f, k, rel) / n_rel)
 
 
 @register(
@@ -81,7 +76,7 @@ def _f1(
     f: Features, k: int | None, *, rel: float = 1.0, denominator: PrecisionDenominator = "k"
 ) -> pl.Expr:
     n_rel = num_relevant(f, rel)
-    value = 2.0 * _hits(f, k, rel) / (_list_size(f, k, denominator) + n_rel)
+    value = 2.0 * hits(f, k, rel) / (_list_size(f, k, denominator) + n_rel)
     return defined_if(n_rel > 0, value)
 
 
@@ -124,11 +119,11 @@ def _r_precision(f: Features, k: None, *, rel: float = 1.0, mult: float = 1.0) -
     n_rel = num_relevant(f, rel)
     per_row_r = f.user_total(f.is_rel(rel), f"rel>={rel}")
     if mult == 1.0:
-        return defined_if(n_rel > 0, _hits(f, per_row_r, rel) / n_rel)
+        return defined_if(n_rel > 0, hits(f, per_row_r, rel) / n_rel)
     # trec_eval's cutoff: (long)(mult * R + 0.9), per row (for p_in) and per user.
     per_row_cut = (mult * per_row_r + 0.9).floor()
     cut = (mult * n_rel + 0.9).floor()
-    return defined_if(n_rel > 0, safe_div(_hits(f, per_row_cut, rel), cut))
+    return defined_if(n_rel > 0, safe_div(hits(f, per_row_cut, rel), cut))
 
 
 @register(

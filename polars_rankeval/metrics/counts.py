@@ -6,7 +6,7 @@ import polars as pl
 
 from polars_rankeval._features import Features
 from polars_rankeval._types import TiePolicy
-from polars_rankeval.metrics._common import inline, num_relevant
+from polars_rankeval.metrics._common import hits, inline, num_relevant
 from polars_rankeval.registry import register
 
 
@@ -42,7 +42,7 @@ def _num_rel(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
     definition="hits@k; under ties=expected the expected number of hits.",
 )
 def _num_rel_ret(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
-    return (f.is_rel(rel) * f.p_in(k)).sum()
+    return hits(f, k, rel)
 
 
 def num_ret(

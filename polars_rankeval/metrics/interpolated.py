@@ -18,7 +18,7 @@ import polars as pl
 
 from polars_rankeval._features import Features
 from polars_rankeval._types import TiePolicy
-from polars_rankeval.metrics._common import defined_if, inline, num_relevant, safe_div
+from polars_rankeval.metrics._common import defined_if, hits, inline, num_relevant, safe_div
 from polars_rankeval.registry import register
 
 DETERMINISTIC = ("item_desc", "item_asc", "optimistic", "pessimistic")
@@ -104,9 +104,8 @@ def _iprec_11pt(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
 )
 def _relative_precision(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
     n_rel = num_relevant(f, rel)
-    hits = (f.is_rel(rel) * f.p_in(k)).sum()
     size = f.ret.cast(pl.Float64).sum() if k is None else pl.lit(float(k))
-    return defined_if(n_rel > 0, safe_div(hits, pl.min_horizontal(size, n_rel)))
+    return defined_if(n_rel > 0, safe_div(hits(f, k, rel), pl.min_horizontal(size, n_rel)))
 
 
 @register(
@@ -121,9 +120,9 @@ def _relative_precision(f: Features, k: int | None, *, rel: float = 1.0) -> pl.E
 )
 def _set_map(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
     n_rel = num_relevant(f, rel)
-    hits = (f.is_rel(rel) * f.ret.cast(pl.Float64)).sum()
+    found = hits(f, None, rel)
     n_ret = f.ret.cast(pl.Float64).sum()
-    return defined_if(n_rel > 0, safe_div(hits * hits, n_ret * n_rel))
+    return defined_if(n_rel > 0, safe_div(found * found, n_ret * n_rel))
 
 
 # --------------------------------------------------------------------------- public API

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_rankeval._features import Features
+from polars_rankeval._features import Features, _f64
 from polars_rankeval._types import TiePolicy
 from polars_rankeval.metrics._common import defined_if, inline, num_relevant, safe_div
 from polars_rankeval.registry import register
@@ -21,10 +21,6 @@ DETERMINISTIC = ("item_desc", "item_asc", "optimistic", "pessimistic")
 # unjudged items at a cutoff would then depend on row order.
 JUDGMENT_ORDER = ("expected", "item_desc", "item_asc")
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
-
-
-def _f64(expr: pl.Expr) -> pl.Expr:
-    return expr.cast(pl.Float64)
 
 
 def _judged_nonrel(f: Features, rel: float) -> pl.Expr:
