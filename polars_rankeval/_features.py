@@ -54,11 +54,25 @@ class Features:
     keys
         ``None`` for the inline (agg) provider; otherwise the per-user partition
         columns (``by + [user]``) for the window provider.
+    n_items
+        The catalog size N, for metrics over the whole catalog (true negatives).
+    rating_range
+        ``(low, high)`` of the true ratings, for range-normalised errors.
     """
 
-    def __init__(self, cols: Columns, ties: TiePolicy, keys: list[str] | None) -> None:
+    def __init__(
+        self,
+        cols: Columns,
+        ties: TiePolicy,
+        keys: list[str] | None,
+        *,
+        n_items: int | None = None,
+        rating_range: tuple[float, float] | None = None,
+    ) -> None:
         self.cols = cols
         self.ties = ties
+        self._n_items = n_items
+        self._rating_range = rating_range
         self.window = keys is not None
         self.keys = list(keys or [])
         # Window provider: columns to materialise, in dependency order: 0 base
@@ -72,6 +86,30 @@ class Features:
         self.positive: dict[str, pl.Expr] = {}
 
     # ------------------------------------------------------------------ plumbing
+    @property
+    def n_items(self) -> pl.Expr:
+        """The catalog size N as a Float64 literal; an error when it is not known."""
+        if self._n_items is None:
+            msg = (
+                "this metric counts true negatives over the catalog and needs its size: "
+                "pass n_items= (an int, or a frame of catalog items)"
+            )
+            raise ValueError(msg)
+        return pl.lit(float(self._n_items), dtype=pl.Float64)
+
+    @property
+    def rating_range(self) -> tuple[float, float]:
+        """``(low, high)`` of the true ratings; an error when it is not known."""
+        if self._rating_range is None:
+            msg = "this metric divides by the rating range: pass it as an option or to evaluate"
+            raise ValueError(msg)
+        return self._rating_range
+
+    @property
+    def by(self) -> list[str]:
+        """The by-columns (the per-user keys without the user column)."""
+        return self.keys[:-1]
+
     @property
     def expected(self) -> bool:
         return self.ties == "expected"

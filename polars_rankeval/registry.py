@@ -24,8 +24,49 @@ from polars_rankeval._types import TIE_POLICIES
 if typing.TYPE_CHECKING:
     from polars_rankeval._features import Features
 
-Kernel = Callable[..., pl.Expr]
 ParamKind = Literal["int", "float", "str", "bool"]
+Combine = Literal["sum", "min", "max"]
+
+
+@dataclass(frozen=True)
+class FramePlan:
+    """A per-user metric computed by a sub-plan of its own instead of one expression.
+
+    For values that no single aggregation expression gives (pairwise statistics such
+    as Kendall's tau need a self-join within the user). ``build`` receives the rows
+    with the feature columns materialised (see :meth:`Features.apply`; kernels
+    register what they need by touching the features before returning) and returns
+    one row per user: the key columns (``features.keys``) and a ``"value"`` column.
+    Users missing from the result get a null (undefined) value.
+    """
+
+    build: Callable[[pl.LazyFrame], pl.LazyFrame]
+
+
+@dataclass(frozen=True)
+class GlobalPlan:
+    """A metric with one value per ``by`` group, aggregated over rows, not over users.
+
+    Computed in three steps so that it also works bucket by bucket (out of core) and
+    partition by partition (Spark): ``partial`` maps rows (features materialised) of
+    any subset of whole users to partial aggregates with columns ``by + group + parts``;
+    partials of different subsets are merged by grouping on ``by + group`` and
+    combining each part with ``combine[part]``; ``finalize`` maps the merged partials
+    and the list of by-columns to ``by + ["value"]``.
+    """
+
+    partial: Callable[[pl.LazyFrame], pl.LazyFrame]
+    group: tuple[str, ...]
+    combine: dict[str, Combine]
+    finalize: Callable[[pl.LazyFrame, list[str]], pl.LazyFrame]
+
+
+Kernel = Callable[..., "pl.Expr | FramePlan | GlobalPlan"]
+Scope = Literal["user", "global"]
+# Data-wide statistics a metric may need, computed once by evaluate (a pre-pass over
+# all rows, so that they do not change when the data is split into buckets):
+# "n_items" the catalog size, "rating_range" the (min, max) of the relevance column.
+Need = Literal["n_items", "rating_range"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +142,8 @@ class MetricSpec:
     params: dict[str, Param] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     tie_policies: tuple[str, ...] = TIE_POLICIES
+    scope: Scope = "user"
+    needs: tuple[Need, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -126,8 +169,8 @@ class Metric:
             text += f"@{self.k}"
         return text
 
-    def expr(self, features: Features) -> pl.Expr:
-        """The metric as one expression over one user's rows."""
+    def plan(self, features: Features) -> pl.Expr | FramePlan | GlobalPlan:
+        """The kernel's output: an expression over one user's rows, or a sub-plan."""
         if features.ties not in self.spec.tie_policies:
             msg = (
                 f"metric {self.spec.name!r} does not support ties={features.ties!r}; "
@@ -135,7 +178,20 @@ class Metric:
             )
             raise ValueError(msg)
         out = self.spec.kernel(features, self.k, **dict(self.options))
-        return out.cast(pl.Float64).alias(self.name)
+        if isinstance(out, pl.Expr):
+            return out.cast(pl.Float64).alias(self.name)
+        return out
+
+    def expr(self, features: Features) -> pl.Expr:
+        """The metric as one expression over one user's rows."""
+        out = self.plan(features)
+        if not isinstance(out, pl.Expr):
+            msg = (
+                f"metric {self.name!r} is computed by a plan of its own "
+                "; use polars_rankeval.evaluate for it"
+            )
+            raise ValueError(msg)
+        return out
 
     def __str__(self) -> str:
         return self.name
@@ -168,11 +224,20 @@ def register(
     normalized: bool = True,
     aliases: Iterable[str] = (),
     tie_policies: tuple[str, ...] = TIE_POLICIES,
+    scope: Scope = "user",
+    needs: Iterable[Need] = (),
 ) -> Callable[[Kernel], Kernel]:
-    """Register a metric kernel ``kernel(features, k, *, options...) -> pl.Expr``.
+    """Register a metric kernel ``kernel(features, k, *, options...)``.
 
+    The kernel returns a ``pl.Expr`` over one user's rows (most metrics), a
+    :class:`FramePlan` (a per-user value from a sub-plan) or, with
+    ``scope="global"``, a :class:`GlobalPlan` (one value per by group).
     ``normalized`` metrics lie in [0, 1] and score 1 for a perfect ranking;
-    ``tie_policies`` lists the tie policies the kernel implements (all by default).
+    ``tie_policies`` lists the tie policies the kernel implements (all by default);
+    ``needs`` names the data-wide statistics the kernel reads from the features
+    (``features.n_items``, ``features.rating_range``). ``scope`` documents whether
+    the metric has a value per user; a kernel may return a :class:`GlobalPlan` for
+    some option values only (e.g. ``average="global"``).
     """
 
     def decorate(kernel: Kernel) -> Kernel:
@@ -193,6 +258,8 @@ def register(
             params,
             tuple(aliases),
             tuple(tie_policies),
+            scope,
+            tuple(needs),
         )
         if name in _REGISTRY or name in _ALIASES:
             msg = f"metric {name!r} is already registered"
