@@ -29,7 +29,15 @@ EmptyPolicy = Literal["skip", "zero", "error"]
 UserUniverse = Literal["truth", "recs", "both", "all"]
 """Which users are evaluated (a sequence of user ids is also accepted)."""
 
+Aggregation = Literal["mean", "gmean", "hmean", "qmean", "median", "std"]
+"""How the summary aggregates per-user values (see :func:`polars_rankeval.summarize`)."""
+
+Strategy = Literal["auto", "memory", "buckets", "partition"]
+"""How :func:`polars_rankeval.evaluate` runs: one plan in memory, or bucket by bucket."""
+
 TIE_POLICIES: tuple[str, ...] = get_args(TiePolicy)
+AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
 EMPTY_POLICIES: tuple[str, ...] = get_args(EmptyPolicy)
 USER_UNIVERSES: tuple[str, ...] = get_args(UserUniverse)
 

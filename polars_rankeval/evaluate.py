@@ -2,47 +2,51 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+import sys
+from collections.abc import Sequence
 from typing import Any, overload
 
 import polars as pl
 
-from polars_rankeval._features import Features
+from polars_rankeval._outofcore import (
+    choose,
+    default_memory_limit,
+    estimate_rows,
+    parse_memory,
+    run_bucketed,
+)
+from polars_rankeval._plan import (
+    RESERVED,
+    Job,
+    MetricsArg,
+    NItemsArg,
+    UsersArg,
+    parse_metrics,
+    summarize,
+)
 from polars_rankeval._types import (
-    EMPTY_POLICIES,
-    TIE_POLICIES,
-    USER_UNIVERSES,
+    STRATEGIES,
+    Aggregation,
     EmptyPolicy,
+    Strategy,
     TiePolicy,
-    UserUniverse,
     check_choice,
     make_columns,
 )
-from polars_rankeval._validate import check_schema, check_values, to_lazy
-from polars_rankeval.registry import Metric, parse_metric
+from polars_rankeval._validate import check_values, to_lazy
 
-_HAS_TRUTH = "__prk_has_truth"
-_HAS_RECS = "__prk_has_recs"
-RESERVED = ("n_users", "n_skipped")
-
-MetricsArg = str | Metric | Iterable[str | Metric]
-UsersArg = UserUniverse | Sequence[Any] | pl.Series | pl.DataFrame
-
-
-def parse_metrics(metrics: MetricsArg) -> list[Metric]:
-    """Parse one metric or a list of metrics; reject empty lists and duplicates."""
-    items = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
-    if not items:
-        msg = "metrics must name at least one metric, e.g. ['ndcg@10', 'recall@20']"
-        raise ValueError(msg)
-    parsed = [parse_metric(m) for m in items]
-    seen: set[str] = set()
-    for metric in parsed:
-        if metric.name in seen:
-            msg = f"metric {metric.name!r} is requested twice"
-            raise ValueError(msg)
-        seen.add(metric.name)
-    return parsed
+__all__ = [
+    "RESERVED",
+    "MetricsArg",
+    "UsersArg",
+    "evaluate",
+    "finalize_globals",
+    "global_partials",
+    "join",
+    "parse_metrics",
+    "summarize",
+]
 
 
 @overload
@@ -60,7 +64,15 @@ def evaluate(
     per_user: bool = ...,
     users: UsersArg = ...,
     empty: EmptyPolicy = ...,
+    aggregate: Aggregation | Sequence[Aggregation] = ...,
+    n_items: NItemsArg = ...,
+    rating_range: tuple[float, float] | None = ...,
     validate: bool = ...,
+    strategy: Strategy = ...,
+    memory_limit: int | str | None = ...,
+    n_buckets: int | None = ...,
+    temp_dir: str | os.PathLike[str] | None = ...,
+    progress: bool | None = ...,
 ) -> pl.LazyFrame: ...
 @overload
 def evaluate(
@@ -77,7 +89,15 @@ def evaluate(
     per_user: bool = ...,
     users: UsersArg = ...,
     empty: EmptyPolicy = ...,
+    aggregate: Aggregation | Sequence[Aggregation] = ...,
+    n_items: NItemsArg = ...,
+    rating_range: tuple[float, float] | None = ...,
     validate: bool = ...,
+    strategy: Strategy = ...,
+    memory_limit: int | str | None = ...,
+    n_buckets: int | None = ...,
+    temp_dir: str | os.PathLike[str] | None = ...,
+    progress: bool | None = ...,
 ) -> pl.DataFrame: ...
 
 
@@ -95,21 +115,32 @@ def evaluate(
     per_user: bool = False,
     users: UsersArg = "truth",
     empty: EmptyPolicy = "skip",
+    aggregate: Aggregation | Sequence[Aggregation] = "mean",
+    n_items: NItemsArg = None,
+    rating_range: tuple[float, float] | None = None,
     validate: bool = True,
+    strategy: Strategy = "auto",
+    memory_limit: int | str | None = None,
+    n_buckets: int | None = None,
+    temp_dir: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
-    """Evaluate many metrics in one lazy plan.
+    """Evaluate many metrics in one lazy plan, in memory or bucket by bucket.
 
     Ranking within each user, tie groups and relevant counts are computed once, as
     window columns, and shared by every requested metric; the metrics then reduce one
-    user's rows with scalar sums in a single ``group_by``.
+    user's rows with scalar sums in a single ``group_by``. When the input does not fit
+    the memory budget, the users are hashed into buckets evaluated one at a time, with
+    exactly the same result.
 
     Parameters
     ----------
     data
         The long frame: one row per (user, item) with a score (or rank) and a
         relevance. A null score marks a judged item that was not recommended; a null
-        relevance means not relevant. Polars DataFrame / LazyFrame, pyarrow Table or
-        pandas DataFrame. Build it with :func:`join` from separate tables.
+        relevance means not relevant. Polars DataFrame / LazyFrame (e.g.
+        ``pl.scan_parquet("runs/*.parquet")``), pyarrow Table or pandas DataFrame.
+        Build it with :func:`join` from separate tables.
     metrics
         Metric names in the grammar ``name[(key=value,...)][@k]``, e.g.
         ``["ndcg@10", "precision(rel=2)@5"]``; see :func:`list_metrics`.
@@ -128,26 +159,60 @@ def evaluate(
         Which users are evaluated: ``"truth"`` (default; users with at least one judged
         row, i.e. a non-null relevance), ``"recs"`` (users with a recommendation),
         ``"both"``, ``"all"`` (every user in the data), or an explicit list of user ids
-        (users absent from the data are included, without relevant items).
+        (users absent from the data are included, without relevant items). Global
+        metrics aggregate over the rows of these users.
     empty
         What an undefined value becomes (a user without relevant items, ...):
-        ``"skip"`` (default: the user is left out of the means and counted in
-        ``n_skipped``),
-        ``"zero"`` (counts as 0), ``"error"`` (raise ``ValueError`` naming the users;
-        this collects the per-user result once, also for a LazyFrame).
+        ``"skip"`` (default: the user is left out of the aggregates and counted in
+        ``n_skipped``), ``"zero"`` (counts as 0), ``"error"`` (raise ``ValueError``
+        naming the users; this collects the per-user result once).
+    aggregate
+        How the summary aggregates per-user values: ``"mean"`` (default), ``"gmean"``,
+        ``"hmean"``, ``"qmean"``, ``"median"``, ``"std"``, or a list of them; see
+        :func:`summarize` for the definitions and the column names. Global metrics
+        (one value per by group, e.g. ``global_auc``) are not aggregated.
+    n_items
+        Catalog size for the metrics that count true negatives over the catalog
+        (``fallout``, ``mcc``, ...): an int, or a frame/series of catalog items (every
+        item of the data must be in it). Default: the number of distinct items in the
+        whole input (all rows, all by groups) -- a lower bound of the real catalog.
+    rating_range
+        ``(low, high)`` of the rating scale for range-normalised errors (``nmae``);
+        default: the minimum and maximum relevance over the judged rows.
     validate
         Check the input values first (null ids, NaN/inf scores, negative or NaN
-        relevance, duplicate (user, item) rows). This scans the data once; pass
-        ``False`` to skip it in a trusted pipeline.
+        relevance, duplicate (user, item) rows). This scans the data once (bucket by
+        bucket when bucketed); pass ``False`` to skip it in a trusted pipeline.
+    strategy
+        ``"auto"`` (default): in memory if the estimated working memory (rows x bytes
+        per row) fits ``memory_limit``, else bucketed. ``"memory"``: one plan, never
+        bucketed (a LazyFrame stays lazy and no row count is taken). ``"buckets"``:
+        ``n_buckets`` passes over the input, each filtered on a hash of the user.
+        ``"partition"``: the input is written once to temporary Parquet files
+        partitioned by bucket, then each bucket is evaluated. Auto picks
+        ``"buckets"`` for in-memory input or up to 2 buckets, else ``"partition"``.
+    memory_limit
+        Memory budget for ``strategy="auto"``: bytes, or a string such as ``"4GB"``
+        or ``"512MiB"``. Default: half of the memory available at the call.
+    n_buckets
+        Force the number of buckets (default: from the budget and the row count).
+    temp_dir
+        Where bucketed runs keep temporary files (default: the system's temporary
+        directory); they are removed at the end, also on error or Ctrl-C.
+    progress
+        Report buckets done, rows, elapsed time and an estimate on stderr (``tqdm``
+        if installed). Default: only when stderr is a terminal.
 
     Returns
     -------
     polars.DataFrame or polars.LazyFrame
-        LazyFrame in, LazyFrame out; anything else in, DataFrame out. The summary has
-        the by-columns, one mean column per metric (named by its canonical string),
-        ``n_users`` (users evaluated) and ``n_skipped`` (users with an undefined value
-        for at least one requested metric: ``empty="skip"`` leaves them out of every
-        mean of the row, so all means are over the same ``n_users - n_skipped`` users).
+        LazyFrame in, LazyFrame out; anything else in, DataFrame out. A bucketed run
+        is executed by the call (its LazyFrame wraps the computed result). The
+        summary has the by-columns, one column per metric and aggregation (the mean
+        named by the metric's canonical string), ``n_users`` (users evaluated) and
+        ``n_skipped`` (users with an undefined value for at least one requested
+        per-user metric: ``empty="skip"`` leaves them out of every aggregate of the
+        row, so all are over the same ``n_users - n_skipped`` users).
 
     Examples
     --------
@@ -179,123 +244,136 @@ def evaluate(
     │ 2    ┆ 0.5         ┆ 0.75 │
     │ 3    ┆ null        ┆ null │
     └──────┴─────────────┴──────┘
+    >>> prk.evaluate(df, "mrr", aggregate=["mean", "median"], n_buckets=2)
+    shape: (1, 4)
+    ┌───────┬─────────────┬─────────┬───────────┐
+    │ mrr   ┆ median(mrr) ┆ n_users ┆ n_skipped │
+    │ ---   ┆ ---         ┆ ---     ┆ ---       │
+    │ f64   ┆ f64         ┆ i64     ┆ i64       │
+    ╞═══════╪═════════════╪═════════╪═══════════╡
+    │ 0.875 ┆ 0.875       ┆ 3       ┆ 1         │
+    └───────┴─────────────┴─────────┴───────────┘
     """
     lf, eager = to_lazy(data)
     cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
-    parsed = parse_metrics(metrics)
-    check_choice("ties", ties, TIE_POLICIES)
-    check_choice("empty", empty, EMPTY_POLICIES)
-    by_cols = [by] if isinstance(by, str) else list(by or [])
-    keys = [*by_cols, cols.user]
-    check_schema(lf.collect_schema(), cols, by_cols)
-    for metric in parsed:
-        if metric.name in (*keys, *RESERVED):
-            msg = f"metric name {metric.name!r} collides with an output column"
-            raise ValueError(msg)
-    if validate:
-        check_values(lf, cols, by_cols)
-
-    features = Features(cols, ties, keys)
-    exprs = [metric.expr(features) for metric in parsed]
-    names = [metric.name for metric in parsed]
-    needed = list(dict.fromkeys([*keys, cols.item, cols.order, cols.relevance]))
-    per_user_lf = (
-        features.apply(lf.select(needed))
-        .group_by(keys)
-        .agg(
-            *exprs,
-            pl.col(cols.relevance).is_not_null().any().alias(_HAS_TRUTH),
-            pl.col(cols.order).is_not_null().any().alias(_HAS_RECS),
-        )
+    job = Job.create(
+        lf.collect_schema(),
+        metrics,
+        cols,
+        by=by,
+        ties=ties,
+        users=users,
+        empty=empty,
+        aggregate=aggregate,
+        per_user=per_user,
     )
-    per_user_lf = _restrict_users(per_user_lf, users, keys, by_cols, names)
-    per_user_lf = per_user_lf.select(*keys, *names).sort(keys)
+    check_choice("strategy", strategy, STRATEGIES)
+    limit = parse_memory(memory_limit) if memory_limit is not None else None
+    n_rows = None
+    if strategy == "auto" and n_buckets is None:
+        n_rows = estimate_rows(lf)
+    mode, k = choose(
+        strategy,
+        n_rows=n_rows,
+        n_metrics=len(job.metrics),
+        memory_limit=limit or default_memory_limit(),
+        n_buckets=n_buckets,
+        in_memory_input=eager,
+    )
+    job.compute_statistics(lf, n_items, rating_range)
+    if mode == "memory":
+        if validate:
+            check_values(lf, cols, job.by)
+        per_user_lf, partials = job.build(lf)
+        result = job.finish(per_user_lf, {name: [p] for name, p in partials.items()})
+        return result.collect() if eager else result
+    show = progress if progress is not None else sys.stderr.isatty()
+    frame = run_bucketed(
+        job, lf, k=k, mode=mode, temp_dir=temp_dir, validate=validate, progress=show
+    )
+    return frame if eager else frame.lazy()
 
-    if empty == "zero":
-        per_user_lf = per_user_lf.with_columns(pl.col(names).fill_null(0.0))
-    elif empty == "error":
-        collected = per_user_lf.collect()
-        _raise_on_undefined(collected, names, keys)
-        per_user_lf = collected.lazy()
 
-    result = per_user_lf if per_user else summarize(per_user_lf, names, by_cols)
-    return result.collect() if eager else result
+def global_partials(
+    data: Any,
+    metrics: MetricsArg,
+    *,
+    user: str = "user",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+    ties: TiePolicy = "expected",
+    by: str | Sequence[str] | None = None,
+    users: UsersArg = "truth",
+    n_items: int | None = None,
+    rating_range: tuple[float, float] | None = None,
+) -> dict[str, pl.LazyFrame]:
+    """Partial aggregates of the global metrics over rows of whole users.
 
-
-def summarize(per_user: pl.LazyFrame, names: list[str], by: list[str]) -> pl.LazyFrame:
-    """Means over users per by-group, with ``n_users`` and ``n_skipped``.
-
-    A user with any undefined (null) value is skipped from every mean of the row, so
-    all the means of one summary row are over the same ``n_users - n_skipped`` users.
+    For engines that split the users themselves (e.g. :mod:`polars_rankeval.spark`):
+    compute the partials of each subset, then pass the lists to
+    :func:`finalize_globals` with the same options. Per-user metrics in ``metrics``
+    are ignored. ``n_items`` and ``rating_range`` must be the data-wide values.
     """
-    defined = pl.all_horizontal([pl.col(n).is_not_null() for n in names])
-    aggs = [
-        *[pl.col(n).filter(defined).mean() for n in names],
-        pl.len().cast(pl.Int64).alias("n_users"),
-        (~defined).sum().cast(pl.Int64).alias("n_skipped"),
-    ]
-    if by:
-        return per_user.group_by(by).agg(aggs).sort(by)
-    return per_user.select(aggs)
+    lf, _ = to_lazy(data)
+    job = _global_job(lf.collect_schema(), metrics, user, item, score, relevance, rank, ties, by)
+    job.users = users
+    job.n_items, job.rating_range = n_items, rating_range
+    return job.build(lf)[1]
 
 
-def _restrict_users(
-    lf: pl.LazyFrame, users: UsersArg, keys: list[str], by: list[str], names: list[str]
+def finalize_globals(
+    partials: dict[str, list[pl.LazyFrame]],
+    metrics: MetricsArg,
+    *,
+    schema: pl.Schema,
+    user: str = "user",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+    ties: TiePolicy = "expected",
+    by: str | Sequence[str] | None = None,
+    n_items: int | None = None,
+    rating_range: tuple[float, float] | None = None,
 ) -> pl.LazyFrame:
-    if isinstance(users, str):
-        check_choice("users", users, USER_UNIVERSES)
-        keep = {
-            "truth": pl.col(_HAS_TRUTH),
-            "recs": pl.col(_HAS_RECS),
-            "both": pl.col(_HAS_TRUTH) & pl.col(_HAS_RECS),
-            "all": pl.lit(True),
-        }[users]
-        return lf.filter(keep)
-    user = keys[-1]
-    dtype = lf.collect_schema()[user]
-    if isinstance(users, pl.DataFrame):
-        if user not in users.columns:
-            msg = f"users frame must have a {user!r} column, got columns {users.columns}"
-            raise ValueError(msg)
-        wanted = users.get_column(user)
-    else:
-        wanted = pl.Series(user, list(users))
-    wanted = _cast_ids(wanted.rename(user), dtype).unique()
-    universe = wanted.to_frame().lazy()
-    if by:
-        universe = lf.select(by).unique().join(universe, how="cross")
-    return universe.join(lf, on=keys, how="left", nulls_equal=True)
+    """Merge the partials of :func:`global_partials` and compute the global metrics.
+
+    ``partials`` maps each global metric's name to the partial frames of every subset;
+    ``schema`` is the input's schema. Returns the by-columns and one column per
+    global metric.
+    """
+    job = _global_job(schema, metrics, user, item, score, relevance, rank, ties, by)
+    job.n_items, job.rating_range = n_items, rating_range
+    return job.finalize_globals(partials)
 
 
-def _cast_ids(ids: pl.Series, dtype: pl.DataType) -> pl.Series:
-    """Cast user ids to the user column's dtype, refusing lossy or cross-kind casts."""
-    textual = (pl.String, pl.Categorical, pl.Enum)
-    same_kind = (
-        ids.dtype == dtype
-        or (ids.dtype.is_integer() and dtype.is_integer())
-        or (isinstance(ids.dtype, textual) and isinstance(dtype, textual))
-        or (ids.dtype == pl.Null)
+def _global_job(
+    schema: pl.Schema,
+    metrics: MetricsArg,
+    user: str,
+    item: str,
+    score: str | None,
+    relevance: str,
+    rank: str | None,
+    ties: TiePolicy,
+    by: str | Sequence[str] | None,
+) -> Job:
+    cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
+    job = Job.create(
+        schema,
+        metrics,
+        cols,
+        by=by,
+        ties=ties,
+        users="all",
+        empty="skip",
+        aggregate="mean",
+        per_user=False,
     )
-    if not same_kind:
-        msg = f"users= ids must have the user column's dtype {dtype}, got {ids.dtype}"
-        raise TypeError(msg)
-    try:
-        return ids.cast(dtype, strict=True)
-    except pl.exceptions.PolarsError:
-        msg = f"users= ids do not fit the user column's dtype {dtype}: {ids.head(3).to_list()}"
-        raise TypeError(msg) from None
-
-
-def _raise_on_undefined(frame: pl.DataFrame, names: list[str], keys: list[str]) -> None:
-    for name in names:
-        bad = frame.filter(pl.col(name).is_null())
-        if bad.height:
-            example = bad.select(keys).head(5).rows()
-            msg = (
-                f"metric {name!r} is undefined for {bad.height} user(s) (e.g. no relevant "
-                f"item), first {example}; pass empty='skip' or empty='zero'"
-            )
-            raise ValueError(msg)
+    job.metrics = [m for m in job.metrics if job.kinds[m.name] == "global"]
+    return job
 
 
 def join(

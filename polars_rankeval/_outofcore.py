@@ -1,0 +1,261 @@
+"""Out-of-core evaluation: users hashed into buckets, evaluated one bucket at a time.
+
+Polars' streaming engine does not bound the memory of per-user work (ranks within a
+user, windows and list aggregations buffer everything), but per-user values only
+depend on the user's own rows. So the users are hashed into ``k`` buckets and the
+same plan (:class:`polars_rankeval._plan.Job`) runs on one bucket at a time; per-user
+values are concatenated and the global partials merged, which gives exactly the
+in-memory result, whatever ``k`` is.
+
+Two ways to read a bucket:
+
+``"buckets"``
+    ``k`` passes over the source, each with a filter on the user's hash pushed down
+    into the scan. No temporary copy of the input; best when ``k`` is small or the
+    input is already in memory.
+``"partition"``
+    One streaming pass writes the input once, partitioned by bucket, as Parquet in a
+    temporary directory; then each bucket is read on its own. Best for large ``k``.
+
+The hash (``Expr.hash``) is only used within one run, never stored across runs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import polars as pl
+
+from polars_rankeval._plan import Job, UsersArg, wanted_users
+from polars_rankeval._types import STRATEGIES, Strategy, check_choice
+from polars_rankeval._validate import check_values
+
+_BUCKET = "__prk_bucket"
+_SEED = 0x5EED_2026
+# Working memory of the in-memory plan per input row: measured peak RSS increase of
+# evaluate on 10M rows (benchmarks/bench_scale.py) is ~120 bytes/row for the core
+# suite; the estimate adds a margin and a share per metric.
+BYTES_PER_ROW = 200
+BYTES_PER_METRIC_ROW = 16
+MemoryArg = int | str | None
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
+
+
+def parse_memory(value: int | str) -> int:
+    """Bytes from an int or a string such as ``"4GB"``, ``"512 MiB"`` or ``"2.5gb"``."""
+    if isinstance(value, bool):
+        msg = f"memory_limit must be a number of bytes or a string such as '4GB', got {value!r}"
+        raise TypeError(msg)
+    if isinstance(value, int):
+        out = value
+    elif isinstance(value, str):
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", value)
+        unit = match[2].lower() if match else ""
+        if match is None or unit not in _UNITS:
+            msg = f"cannot read memory_limit {value!r}; use bytes or e.g. '4GB', '512MiB'"
+            raise ValueError(msg)
+        out = int(float(match[1]) * _UNITS[unit])
+    else:
+        msg = f"memory_limit must be a number of bytes or a string such as '4GB', got {value!r}"
+        raise TypeError(msg)
+    if out <= 0:
+        msg = f"memory_limit must be positive, got {value!r}"
+        raise ValueError(msg)
+    return out
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (``MemAvailable``; else total physical memory)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms
+        return 8 * 2**30
+
+
+def default_memory_limit() -> int:
+    """Half of the memory available when the evaluation starts."""
+    return available_memory() // 2
+
+
+def estimate_rows(lf: pl.LazyFrame) -> int:
+    """Number of input rows (Parquet answers from its metadata; CSV is scanned once)."""
+    return int(lf.select(pl.len()).collect(engine="streaming").item())
+
+
+def choose(
+    strategy: Strategy,
+    *,
+    n_rows: int | None,
+    n_metrics: int,
+    memory_limit: int,
+    n_buckets: int | None,
+    in_memory_input: bool,
+) -> tuple[Strategy, int]:
+    """Pick the strategy and the number of buckets ``k`` for a memory budget."""
+    check_choice("strategy", strategy, STRATEGIES)
+    if n_buckets is not None and (
+        isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 1
+    ):
+        msg = f"n_buckets must be a positive integer, got {n_buckets!r}"
+        raise ValueError(msg)
+    if strategy == "memory":
+        return "memory", 1
+    if n_buckets is None:
+        per_row = BYTES_PER_ROW + BYTES_PER_METRIC_ROW * n_metrics
+        need = (n_rows or 0) * per_row
+        n_buckets = max(1, math.ceil(need / memory_limit))
+    if strategy == "auto":
+        if n_buckets == 1:
+            return "memory", 1
+        strategy = "buckets" if in_memory_input or n_buckets <= 2 else "partition"
+    return strategy, n_buckets
+
+
+class Progress:
+    """Buckets done, rows, elapsed time and an estimate, on stderr.
+
+    Uses ``tqdm`` when it is installed, otherwise rewrites one plain line.
+    """
+
+    def __init__(self, total: int, enabled: bool, stream: TextIO | None = None) -> None:
+        self.total = total
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self.start = time.perf_counter()
+        self.rows = 0
+        self.done = 0
+        self._bar: Any = None
+        if enabled:
+            try:
+                from tqdm.auto import tqdm  # type: ignore[import-untyped]
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self._bar = tqdm(total=total, unit="bucket", file=self.stream, desc="evaluate")
+
+    def message(self, text: str) -> None:
+        if self.enabled:
+            print(f"[polars-rankeval] {text}", file=self.stream, flush=True)
+
+    def step(self, rows: int) -> None:
+        self.done += 1
+        self.rows += rows
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.set_postfix(rows=f"{self.rows:,}")
+            self._bar.update(1)
+            return
+        elapsed = time.perf_counter() - self.start
+        left = elapsed / self.done * (self.total - self.done)
+        print(
+            f"\r[polars-rankeval] bucket {self.done}/{self.total}, {self.rows:,} rows, "
+            f"{_clock(elapsed)} elapsed, ~{_clock(left)} left",
+            end="\n" if self.done == self.total else "",
+            file=self.stream,
+            flush=True,
+        )
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours:d}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+
+
+def run_bucketed(
+    job: Job,
+    lf: pl.LazyFrame,
+    *,
+    k: int,
+    mode: Strategy,
+    temp_dir: str | os.PathLike[str] | None,
+    validate: bool,
+    progress: bool,
+) -> pl.DataFrame:
+    """Run ``job`` bucket by bucket; the result equals the in-memory one."""
+    cols = job.cols
+    needed = list(dict.fromkeys([*job.keys, cols.item, cols.order, cols.relevance]))
+    source = lf.select(needed)
+    schema = source.collect_schema()
+    bucket = pl.col(cols.user).hash(seed=_SEED) % k
+    wanted = None
+    if not isinstance(job.users, str):
+        wanted = wanted_users(job.users, cols.user, schema[cols.user]).to_frame()
+    work = Path(tempfile.mkdtemp(prefix="polars-rankeval-", dir=temp_dir))
+    report = Progress(k, progress)
+    try:
+        if mode == "partition":
+            report.message(f"writing the input in {k} buckets to {work}")
+            source.sink_parquet(
+                pl.PartitionBy(work / "input", key={_BUCKET: bucket}, include_key=False),
+                mkdir=True,
+            )
+        report.message(f"evaluating {k} buckets")
+        partials: dict[str, list[pl.LazyFrame]] = {name: [] for name in job.global_names}
+        for b in range(k):
+            part = _bucket_source(source, schema, work, b, bucket, mode)
+            if validate:
+                check_values(part, cols, job.by)
+            users: UsersArg | None = None
+            if wanted is not None:
+                users = wanted.filter(bucket == b)
+            per_user, bucket_partials = job.build(part, users)
+            names = list(bucket_partials)
+            frames = pl.collect_all([per_user, *bucket_partials.values(), part.select(pl.len())])
+            frames[0].write_parquet(work / f"per_user_{b:05d}.parquet")
+            for name, frame in zip(names, frames[1:-1], strict=True):
+                path = work / f"partial_{len(partials[name]):05d}_{b:05d}_{_safe(name)}.parquet"
+                frame.write_parquet(path)
+                partials[name].append(pl.scan_parquet(path))
+            report.step(int(frames[-1].item()))
+        per_user_all = pl.scan_parquet(work / "per_user_*.parquet")
+        return job.finish(per_user_all, partials).collect()
+    finally:
+        report.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _bucket_source(
+    source: pl.LazyFrame, schema: pl.Schema, work: Path, b: int, bucket: pl.Expr, mode: str
+) -> pl.LazyFrame:
+    if mode != "partition":
+        return source.filter(bucket == b)
+    folder = work / "input" / f"{_BUCKET}={b}"
+    if not folder.exists():
+        return pl.LazyFrame(schema=schema)
+    return pl.scan_parquet(folder / "*.parquet", hive_partitioning=False)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]", "_", name)

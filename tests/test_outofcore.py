@@ -1,0 +1,190 @@
+"""Bucketed (out-of-core) evaluation equals the in-memory engine, whatever the buckets.
+
+Each user is computed from its own rows by the same plan, so values agree up to the
+rounding of floating-point sums, whose order follows Polars' chunking and threads
+(also between two in-memory runs on shuffled rows): compared at 1e-13 relative.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as prk
+from polars_rankeval._outofcore import choose, parse_memory
+from polars_rankeval.registry import registered
+from tests._reference import random_frame
+
+
+def assert_same(got: pl.DataFrame, expected: pl.DataFrame) -> None:
+    """Equal up to floating-point rounding (see the module docstring)."""
+    assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-13, abs_tol=1e-15)
+
+
+SPECS = registered()
+
+
+def every_metric() -> list[str]:
+    """One instance of every registered metric (with @3 where it takes a cutoff)."""
+    return [f"{name}@3" if spec.takes_k else name for name, spec in SPECS.items()]
+
+
+def systems_frame(seed: int = 3) -> pl.DataFrame:
+    """Two systems over the same users, string user ids, heavy ties, empty users."""
+    a = random_frame(seed, n_users=40).with_columns(system=pl.lit("a"))
+    b = random_frame(seed + 1, n_users=40).with_columns(system=pl.lit("b"))
+    return pl.concat([a, b]).with_columns(pl.format("u{}", "user").alias("user"))
+
+
+def metrics_for(ties: str) -> list[str]:
+    return [m for m in every_metric() if ties in SPECS[m.split("@")[0]].tie_policies]
+
+
+@pytest.mark.parametrize("ties", ["expected", "item_desc"])
+@pytest.mark.parametrize("per_user", [False, True])
+@pytest.mark.parametrize(("strategy", "k"), [("buckets", 1), ("buckets", 3), ("partition", 7)])
+def test_buckets_equal_memory_for_every_metric(
+    ties: str, per_user: bool, strategy: str, k: int
+) -> None:
+    df = systems_frame()
+    metrics = metrics_for(ties)
+    if per_user:
+        metrics = [m for m in metrics if SPECS[m.split("@")[0]].scope == "user"]
+    options = {"ties": ties, "by": "system", "per_user": per_user, "n_items": 60}
+    expected = prk.evaluate(df, metrics, strategy="memory", **options)
+    got = prk.evaluate(df, metrics, strategy=strategy, n_buckets=k, **options)
+    assert_same(got, expected)
+
+
+@pytest.mark.parametrize("users", ["truth", "recs", "both", "all", ["u1", "u5", "nobody"]])
+@pytest.mark.parametrize("empty", ["skip", "zero"])
+def test_user_universes_and_empty_policies(users: object, empty: str) -> None:
+    df = systems_frame(11)
+    options = {"by": ["system"], "users": users, "empty": empty}
+    metrics = ["ndcg@5", "map", "mrr@3", "recall@2", "num_rel"]
+    for per_user in (False, True):
+        expected = prk.evaluate(df, metrics, per_user=per_user, strategy="memory", **options)
+        got = prk.evaluate(df, metrics, per_user=per_user, n_buckets=5, **options)
+        assert_same(got, expected)
+
+
+def test_aggregations_are_bucket_invariant() -> None:
+    df = random_frame(5, n_users=60)
+    aggs = ["mean", "gmean", "hmean", "qmean", "median", "std"]
+    expected = prk.evaluate(df, ["ndcg@3", "map"], aggregate=aggs, strategy="memory")
+    got = prk.evaluate(df, ["ndcg@3", "map"], aggregate=aggs, strategy="partition", n_buckets=4)
+    assert_same(got, expected)
+
+
+def test_parquet_scan_with_a_small_budget_is_bucketed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    df = random_frame(8, n_users=200)
+    for i, part in enumerate(df.partition_by("user", as_dict=False)[:150:50]):
+        part.write_parquet(tmp_path / f"part{i}.parquet")
+    df.write_parquet(tmp_path / "all.parquet")
+    lf = pl.scan_parquet(tmp_path / "all.parquet")
+    expected = prk.evaluate(lf, ["ndcg@3", "precision@2"], strategy="memory").collect()
+    got = prk.evaluate(lf, ["ndcg@3", "precision@2"], memory_limit="20kB", progress=True)
+    assert isinstance(got, pl.LazyFrame)  # LazyFrame in, LazyFrame out
+    assert_same(got.collect(), expected)
+    err = capsys.readouterr().err
+    assert "buckets to" in err  # the partition strategy was chosen
+    assert "bucket 1/" in err or "bucket" in err
+
+
+def test_glob_of_files(tmp_path: Path) -> None:
+    df = random_frame(9, n_users=30)
+    users = df.get_column("user").unique().sort().to_list()
+    for i, chunk in enumerate((users[:10], users[10:20], users[20:])):
+        df.filter(pl.col("user").is_in(chunk)).write_csv(tmp_path / f"run{i}.csv")
+    lf = pl.scan_csv(tmp_path / "run*.csv")
+    expected = prk.evaluate(df, ["map", "ndcg@3"])
+    got = prk.evaluate(lf, ["map", "ndcg@3"], strategy="partition", n_buckets=3).collect()
+    assert_same(got, expected)
+
+
+def test_temporary_files_are_removed_on_success_and_on_error(tmp_path: Path) -> None:
+    df = random_frame(4, n_users=50)
+    work = tmp_path / "work"
+    work.mkdir()
+    prk.evaluate(df, "map", strategy="partition", n_buckets=4, temp_dir=work)
+    assert os.listdir(work) == []
+    bad = pl.concat([df, df.head(1)])  # a duplicate (user, item) row
+    with pytest.raises(ValueError, match="share a"):
+        prk.evaluate(bad, "map", strategy="partition", n_buckets=4, temp_dir=work)
+    assert os.listdir(work) == []
+
+
+def test_validation_runs_per_bucket() -> None:
+    df = random_frame(4, n_users=20).with_columns(
+        pl.when(pl.col("user") == 7).then(float("nan")).otherwise(pl.col("score")).alias("score")
+    )
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        prk.evaluate(df, "map", n_buckets=3)
+    prk.evaluate(df.filter(pl.col("user") != 7), "map", n_buckets=3)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("4GB", 4 * 10**9),
+        ("512 MiB", 512 * 2**20),
+        ("2.5gb", int(2.5 * 10**9)),
+        (1024, 1024),
+        ("100", 100),
+    ],
+)
+def test_parse_memory(text: str | int, expected: int) -> None:
+    assert parse_memory(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"memory_limit": "lots"}, ValueError, "cannot read memory_limit 'lots'"),
+        ({"memory_limit": -5}, ValueError, "memory_limit must be positive"),
+        ({"memory_limit": 1.5}, TypeError, "memory_limit must be a number of bytes"),
+        ({"n_buckets": 0}, ValueError, "n_buckets must be a positive integer, got 0"),
+        ({"strategy": "disk"}, ValueError, "strategy must be one of"),
+    ],
+)
+def test_bad_options(kwargs: dict[str, object], error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        prk.evaluate(random_frame(1), "map", **kwargs)  # type: ignore[arg-type]
+
+
+def test_choose_picks_strategy_and_buckets_from_the_budget() -> None:
+    base = {"n_metrics": 5, "n_buckets": None}
+    per_row = 200 + 16 * 5
+    assert choose("auto", n_rows=1000, memory_limit=10**9, in_memory_input=False, **base) == (
+        "memory",
+        1,
+    )
+    limit = 100 * per_row
+    assert choose("auto", n_rows=1000, memory_limit=limit, in_memory_input=False, **base) == (
+        "partition",
+        10,
+    )
+    assert choose("auto", n_rows=1000, memory_limit=limit, in_memory_input=True, **base) == (
+        "buckets",
+        10,
+    )
+    assert choose("auto", n_rows=150, memory_limit=limit, in_memory_input=False, **base) == (
+        "buckets",
+        2,
+    )
+    assert choose("memory", n_rows=None, memory_limit=1, in_memory_input=False, **base) == (
+        "memory",
+        1,
+    )
+
+
+def test_memory_strategy_keeps_a_lazyframe_lazy() -> None:
+    lf = random_frame(2).lazy()
+    out = prk.evaluate(lf, "map", strategy="memory", validate=False)
+    assert isinstance(out, pl.LazyFrame)
