@@ -16,7 +16,13 @@ from typing import Any, TextIO
 import polars as pl
 
 from polars_rankeval import __version__
-from polars_rankeval._types import EMPTY_POLICIES, TIE_POLICIES, USER_UNIVERSES
+from polars_rankeval._types import (
+    AGGREGATIONS,
+    EMPTY_POLICIES,
+    STRATEGIES,
+    TIE_POLICIES,
+    USER_UNIVERSES,
+)
 from polars_rankeval.evaluate import evaluate, join, parse_metrics, summarize
 from polars_rankeval.registry import list_metrics
 
@@ -165,6 +171,36 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COL",
         help="column of --recs naming a system or segment; repeatable",
     )
+    ev.add_argument(
+        "--data",
+        type=Path,
+        metavar="PATH",
+        help="a joined long table (user, item, score, relevance) instead of --recs/--truth",
+    )
+    ev.add_argument(
+        "--aggregate",
+        action="append",
+        choices=AGGREGATIONS,
+        default=None,
+        help="aggregation over users (default: mean); repeatable, e.g. --aggregate mean "
+        "--aggregate gmean",
+    )
+    ev.add_argument(
+        "--n-items", type=int, metavar="N", help="catalog size (default: distinct items)"
+    )
+    ev.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="auto",
+        help="in memory or bucket by bucket (default: auto, from --memory-limit)",
+    )
+    ev.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        help="memory budget, e.g. 4GB (default: half of the available memory)",
+    )
+    ev.add_argument("--buckets", type=int, metavar="K", help="force K buckets of users")
+    ev.add_argument("--temp-dir", type=Path, metavar="DIR", help="temporary files of bucketed runs")
     ev.set_defaults(handler=_run_evaluate)
 
     mt = sub.add_parser(
@@ -301,6 +337,11 @@ def load_data(args: argparse.Namespace) -> pl.LazyFrame:
     polars.LazyFrame
         Columns by, user, item, score (or rank) and relevance.
     """
+    if args.data is not None:
+        if args.recs is not None or args.truth is not None:
+            msg = "--data cannot be combined with --recs/--truth"
+            raise UsageError(msg)
+        return read_table(args.data)
     if args.recs is None and args.truth is None:
         from polars_rankeval.datasets import load_example
 
@@ -423,6 +464,13 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         per_user=args.per_user is not None,
         users=args.users,
         empty=args.empty,
+        aggregate=args.aggregate or "mean",
+        n_items=args.n_items,
+        strategy=args.strategy,
+        memory_limit=args.memory_limit,
+        n_buckets=args.buckets,
+        temp_dir=args.temp_dir,
+        progress=sys.stderr.isatty(),
     ).collect()
     if args.per_user in (None, "-"):
         write_frame(result, args.format, sys.stdout)
@@ -430,7 +478,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     _write_per_user(result, Path(args.per_user))
     names = [m.name for m in metrics]
     by = list(args.by or [])
-    write_frame(summarize(result.lazy(), names, by).collect(), args.format, sys.stdout)
+    summary = summarize(result.lazy(), names, by, aggregate=args.aggregate or "mean")
+    write_frame(summary.collect(), args.format, sys.stdout)
     return 0
 
 

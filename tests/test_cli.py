@@ -373,3 +373,49 @@ def test_progress_only_on_a_terminal(
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
     assert main(["-m", "mrr", "--format", "csv"]) == 0
     assert "evaluating 1 metric(s)" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- scale
+def test_long_parquet_bucketed_with_aggregations(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data = tmp_path / "long.parquet"
+    load_example().write_parquet(data)
+    args = ["-m", "map", "--format", "csv", "--data", str(data)]
+    code, plain, _ = run(capsys, *args)
+    assert code == 0
+    code, out, _ = run(
+        capsys,
+        *args,
+        "--strategy",
+        "partition",
+        "--buckets",
+        "3",
+        "--temp-dir",
+        str(tmp_path),
+        "--aggregate",
+        "mean",
+        "--aggregate",
+        "gmean",
+        "--memory-limit",
+        "1GB",
+    )
+    assert code == 0
+    row, base = read_csv(out)[0], read_csv(plain)[0]
+    assert list(row) == ["map", "gmean(map)", "n_users", "n_skipped"]
+    assert float(row["map"]) == pytest.approx(float(base["map"]), rel=1e-12)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.parquet"]  # temp files gone
+
+
+def test_data_and_recs_are_exclusive(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data = tmp_path / "long.parquet"
+    load_example().write_parquet(data)
+    code, _, err = run(capsys, "--data", str(data), "--recs", str(data), "--truth", str(data))
+    assert code == 2
+    assert_one_line_error(err, "--data cannot be combined")
+
+
+def test_bad_memory_limit_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "--memory-limit", "lots")
+    assert code == 2
+    assert_one_line_error(err.split("\n", 1)[1], "cannot read memory_limit 'lots'")
