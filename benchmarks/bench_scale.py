@@ -1,0 +1,183 @@
+"""Scale benchmark: evaluate tables larger than memory from Parquet, bucket by bucket.
+
+Data: ``users x 100`` candidate rows (user Int64, item Int32, score Float64 rounded to
+3 decimals so there are ties, relevance Int8 in {0, 1, 2}), generated with numpy in
+chunks of 100,000 users (10M rows) and written as one Parquet file per chunk into a
+temporary directory (never whole in memory; removed at the end).
+
+Each measurement runs in a child process that only scans the files and calls
+``prk.evaluate`` on {ndcg, map, mrr, precision, recall}@10; its wall time and peak
+RSS (``ru_maxrss`` of the child: the whole process, Python and Polars included) are
+recorded. Configurations:
+
+* the curve: 10M, 100M, 1B rows with ``strategy="auto"`` (the default budget);
+* 100M rows in memory (``strategy="memory"``) beside the bucketed default.
+
+Usage::
+
+    python benchmarks/bench_scale.py                     # 10M, 100M, 1B rows
+    python benchmarks/bench_scale.py --rows 10M 100M     # a shorter curve
+    python benchmarks/bench_scale.py --record            # also write RESULTS_SCALE.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+METRICS = ["ndcg@10", "map@10", "mrr@10", "precision@10", "recall@10"]
+CANDIDATES = 100
+CHUNK_USERS = 100_000
+N_ITEMS = 1_000_000
+HERE = Path(__file__).resolve().parent
+
+
+def parse_rows(text: str) -> int:
+    scale = {"k": 10**3, "m": 10**6, "b": 10**9}
+    text = text.strip().lower()
+    return int(float(text[:-1]) * scale[text[-1]]) if text[-1] in scale else int(text)
+
+
+def generate(folder: Path, rows: int, seed: int = 7) -> float:
+    """Write ``rows`` rows as Parquet chunks into ``folder``; return the seconds taken."""
+    start = time.perf_counter()
+    users = rows // CANDIDATES
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    j = np.arange(CANDIDATES, dtype=np.int64)
+    for chunk, first in enumerate(range(0, users, CHUNK_USERS)):
+        n = min(CHUNK_USERS, users - first)
+        user = np.repeat(np.arange(first, first + n, dtype=np.int64), CANDIDATES)
+        item = ((user * 7919 + np.tile(j, n) * 104_729) % N_ITEMS).astype(np.int32)
+        score = np.round(rng.random(n * CANDIDATES), 3)
+        relevance = rng.choice(np.array([0, 1, 2], dtype=np.int8), n * CANDIDATES,
+                               p=[0.85, 0.10, 0.05])
+        pl.DataFrame(
+            {"user": user, "item": item, "score": score, "relevance": relevance}
+        ).write_parquet(folder / f"chunk_{chunk:05d}.parquet", row_group_size=1_000_000)
+    return time.perf_counter() - start
+
+
+def child(folder: str, strategy: str, memory_limit: str | None) -> None:
+    """Run in a fresh process: scan, evaluate, print wall time, peak RSS and result."""
+    import polars_rankeval as prk
+
+    start = time.perf_counter()
+    lf = pl.scan_parquet(Path(folder) / "*.parquet")
+    result = prk.evaluate(
+        lf, METRICS, strategy=strategy, memory_limit=memory_limit, progress=False
+    ).collect()
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"seconds": seconds, "peak": peak, "result": result.to_dicts()[0]}))
+
+
+def measure(folder: Path, strategy: str, memory_limit: str | None) -> dict[str, object]:
+    cmd = [sys.executable, __file__, "--child", str(folder), "--strategy", strategy]
+    if memory_limit:
+        cmd += ["--memory-limit", memory_limit]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", nargs="+", default=["10M", "100M", "1B"])
+    parser.add_argument("--memory-limit", default=None, help="budget passed to evaluate")
+    parser.add_argument("--no-memory-run", action="store_true", help="skip 100M in memory")
+    parser.add_argument("--temp-dir", default=None)
+    parser.add_argument("--record", action="store_true")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--strategy", default="auto", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.strategy, args.memory_limit)
+        return
+
+    import polars_rankeval as prk
+    from polars_rankeval._outofcore import default_memory_limit
+
+    budget = args.memory_limit or f"{default_memory_limit() / 1e9:.1f}GB (default)"
+    lines = []
+    root = Path(tempfile.mkdtemp(prefix="prk-scale-", dir=args.temp_dir))
+    try:
+        for text in args.rows:
+            rows = parse_rows(text)
+            folder = root / text
+            gen = generate(folder, rows)
+            size = sum(p.stat().st_size for p in folder.iterdir())
+            runs = [("auto", args.memory_limit)]
+            if rows == 100_000_000 and not args.no_memory_run:
+                runs.append(("memory", None))
+            for strategy, limit in runs:
+                got = measure(folder, strategy, limit)
+                line = {
+                    "rows": rows,
+                    "strategy": strategy,
+                    "seconds": got["seconds"],
+                    "peak_gb": got["peak"] / 1e9,  # type: ignore[operator]
+                    "gen_seconds": gen,
+                    "parquet_gb": size / 1e9,
+                    "ndcg@10": got["result"]["ndcg@10"],  # type: ignore[index]
+                }
+                lines.append(line)
+                print(
+                    f"{rows:>13,} rows  {strategy:>6}  {line['seconds']:8.1f} s  "
+                    f"peak RSS {line['peak_gb']:5.2f} GB  (parquet {line['parquet_gb']:.1f} GB, "
+                    f"generated in {gen:.0f} s)",
+                    flush=True,
+                )
+            shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+    table = [
+        "| rows | strategy | wall time (s) | peak RSS (GB) | s per 100M rows | Parquet (GB) |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for line in lines:
+        table.append(
+            f"| {line['rows']:,} | {line['strategy']} | {line['seconds']:.1f} | "
+            f"{line['peak_gb']:.2f} | {line['seconds'] / line['rows'] * 1e8:.1f} | "
+            f"{line['parquet_gb']:.1f} |"
+        )
+    print("\n".join(table))
+    if args.record:
+        header = [
+            "# Scale benchmark (benchmarks/bench_scale.py)",
+            "",
+            f"Recorded {dt.date.today()} on {platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, Polars {pl.__version__}, "
+            f"polars_rankeval {prk.__version__}. Memory budget: {budget}.",
+            "",
+            f"Metrics: {', '.join(METRICS)} (ties='expected', validate=True). Data: users x "
+            f"{CANDIDATES} rows from Parquet chunks of 10M rows (scores rounded to 3 decimals,"
+            " relevance 0/1/2). Wall time and peak RSS are of a child process that scans"
+            " the files and evaluates (the whole process).",
+            "",
+        ]
+        notes_path = HERE / "RESULTS_SCALE.md"
+        notes = ""
+        if notes_path.exists():
+            old = notes_path.read_text()
+            if "<!-- notes -->" in old:
+                notes = old[old.index("<!-- notes -->"):]
+        text = "\n".join([*header, *table, "", notes or "<!-- notes -->\n"])
+        notes_path.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
