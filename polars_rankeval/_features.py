@@ -73,6 +73,9 @@ class Features:
         self.ties = ties
         self._n_items = n_items
         self._rating_range = rating_range
+        # Columns beyond user/item/score/relevance that kernels read (e.g. a
+        # propensity, or a column of the item side table), by name.
+        self.extra: dict[str, None] = {}
         self.window = keys is not None
         self.keys = list(keys or [])
         # Window provider: columns to materialise, in dependency order: 0 base
@@ -96,6 +99,15 @@ class Features:
             )
             raise ValueError(msg)
         return pl.lit(float(self._n_items), dtype=pl.Float64)
+
+    def column(self, name: str) -> pl.Expr:
+        """Another column of the rows (of the data or of the item side table ``items=``).
+
+        Kernels read extra inputs through this, so that ``evaluate`` keeps the column
+        in the plan and can report a missing one by name.
+        """
+        self.extra.setdefault(name, None)
+        return pl.col(name)
 
     @property
     def rating_range(self) -> tuple[float, float]:

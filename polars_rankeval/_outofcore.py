@@ -205,8 +205,7 @@ def run_bucketed(
 ) -> pl.DataFrame:
     """Run ``job`` bucket by bucket; the result equals the in-memory one."""
     cols = job.cols
-    needed = list(dict.fromkeys([*job.keys, cols.item, cols.order, cols.relevance]))
-    source = lf.select(needed)
+    source = lf.select(job.columns(lf.collect_schema()))
     schema = source.collect_schema()
     bucket = pl.col(cols.user).hash(seed=_SEED) % k
     wanted = None
@@ -222,7 +221,7 @@ def run_bucketed(
                 mkdir=True,
             )
         report.message(f"evaluating {k} buckets")
-        partials: dict[str, list[pl.LazyFrame]] = {name: [] for name in job.global_names}
+        partials: dict[str, list[pl.LazyFrame]] = {name: [] for name in job.partial_names}
         for b in range(k):
             part = _bucket_source(source, schema, work, b, bucket, mode)
             if validate:

@@ -95,6 +95,9 @@ class Job:
     n_items: int | None = None
     rating_range: tuple[float, float] | None = None
     kinds: dict[str, str] = field(default_factory=dict)
+    items: pl.LazyFrame | None = None
+    per_item: bool = False
+    extra: list[str] = field(default_factory=list)
 
     @classmethod
     def create(
@@ -109,6 +112,8 @@ class Job:
         empty: EmptyPolicy,
         aggregate: Aggregation | Sequence[Aggregation],
         per_user: bool,
+        per_item: bool = False,
+        items: pl.DataFrame | pl.LazyFrame | None = None,
     ) -> Job:
         """Check the options against the schema and classify the metrics."""
         parsed = parse_metrics(metrics)
@@ -119,6 +124,11 @@ class Job:
         by_cols = [by] if isinstance(by, str) else list(by or [])
         check_schema(schema, cols, by_cols)
         job = cls(cols, by_cols, parsed, ties, users, empty, aggregations(aggregate), per_user)
+        job.items = _side_table(items, schema, cols.item)
+        job.per_item = per_item
+        if per_user and per_item:
+            msg = "per_user and per_item cannot both be True"
+            raise ValueError(msg)
         names = {summary_name(a, m.name) for a in job.aggregate for m in parsed}
         for name in sorted(names | {m.name for m in parsed}):
             if name in (*job.keys, *RESERVED):
@@ -130,12 +140,33 @@ class Job:
         for metric in parsed:
             out = metric.plan(probe)
             job.kinds[metric.name] = (
-                "global"
+                ("item" if metric.spec.scope == "item" else "global")
                 if isinstance(out, GlobalPlan)
                 else "frame"
                 if isinstance(out, FramePlan)
                 else "expr"
             )
+        side = job.items.collect_schema() if job.items is not None else pl.Schema()
+        job.extra = list(probe.extra)
+        for name in probe.extra:
+            if name not in schema and name not in side:
+                where = "the data" + (" or the items= table" if job.items is not None else "")
+                msg = f"column {name!r} (read by a requested metric) not found in {where}"
+                raise ValueError(msg)
+        item_names = [m.name for m in parsed if job.kinds[m.name] == "item"]
+        if per_item and len(item_names) != len(parsed):
+            others = [m.name for m in parsed if job.kinds[m.name] != "item"]
+            msg = (
+                f"per_item=True evaluates item metrics only; {', '.join(others)} are not "
+                "item metrics (see list_metrics(), family 'item')"
+            )
+            raise ValueError(msg)
+        if item_names and not per_item:
+            msg = (
+                f"metric(s) {', '.join(item_names)} have one value per item; evaluate them "
+                "with per_item=True"
+            )
+            raise ValueError(msg)
         if per_user and job.global_names:
             msg = (
                 f"metric(s) {', '.join(job.global_names)} have one value per by group, not "
@@ -151,15 +182,30 @@ class Job:
 
     @property
     def user_names(self) -> list[str]:
-        return [m.name for m in self.metrics if self.kinds[m.name] != "global"]
+        return [m.name for m in self.metrics if self.kinds[m.name] in ("expr", "frame")]
 
     @property
     def global_names(self) -> list[str]:
         return [m.name for m in self.metrics if self.kinds[m.name] == "global"]
 
     @property
+    def item_names(self) -> list[str]:
+        return [m.name for m in self.metrics if self.kinds[m.name] == "item"]
+
+    @property
+    def partial_names(self) -> list[str]:
+        """Metrics computed from merged partials (global and item metrics)."""
+        return [m.name for m in self.metrics if self.kinds[m.name] in ("global", "item")]
+
+    @property
     def needs(self) -> set[str]:
         return {need for m in self.metrics for need in m.spec.needs}
+
+    def columns(self, schema: pl.Schema) -> list[str]:
+        """The columns of the data the plan reads (extra ones included)."""
+        cols = self.cols
+        own = [c for c in self.extra if c in schema]
+        return list(dict.fromkeys([*self.keys, cols.item, cols.order, cols.relevance, *own]))
 
     def features(self) -> Features:
         """The window feature provider, with the data-wide statistics filled in."""
@@ -225,8 +271,12 @@ class Job:
         features = self.features()
         plans = {m.name: m.plan(features) for m in self.metrics}
         cols, keys = self.cols, self.keys
-        needed = list(dict.fromkeys([*keys, cols.item, cols.order, cols.relevance]))
-        rows = features.apply(lf.select(needed))
+        schema = lf.collect_schema()
+        base = lf.select(self.columns(schema))
+        side = [c for c in features.extra if c not in schema]
+        if side and self.items is not None:
+            base = base.join(self.items.select(cols.item, *side), on=cols.item, how="left")
+        rows = features.apply(base)
         exprs = [p for p in plans.values() if isinstance(p, pl.Expr)]
         per_user = rows.group_by(keys).agg(
             *exprs,
@@ -263,9 +313,12 @@ class Job:
             per_user = collected.lazy()
         if self.per_user:
             return per_user
+        if self.per_item:
+            on = [*self.by, self.cols.item]
+            return self.finalize_globals(partials, self.item_names, on).sort(on)
         summary = summarize(per_user, names, self.by, aggregate=self.aggregate)
         if self.global_names:
-            values = self.finalize_globals(partials)
+            values = self.finalize_globals(partials, self.global_names, self.by)
             if self.by:
                 summary = summary.join(values, on=self.by, how="full", coalesce=True)
                 summary = summary.sort(self.by)
@@ -285,11 +338,21 @@ class Job:
             out = out.with_columns(pl.col(list(RESERVED)).fill_null(0))
         return out
 
-    def finalize_globals(self, partials: dict[str, list[pl.LazyFrame]]) -> pl.LazyFrame:
-        """Merge the partials of every global metric and finalize: by + one column each."""
+    def finalize_globals(
+        self,
+        partials: dict[str, list[pl.LazyFrame]],
+        names: list[str] | None = None,
+        on: list[str] | None = None,
+    ) -> pl.LazyFrame:
+        """Merge the partials of global (or item) metrics and finalize them.
+
+        Returns the ``on`` columns (default: the by-columns) and one column per metric.
+        """
         features = self.features()
+        names = self.global_names if names is None else names
+        on = self.by if on is None else on
         values: pl.LazyFrame | None = None
-        for name in self.global_names:
+        for name in names:
             metric = next(m for m in self.metrics if m.name == name)
             plan = metric.plan(features)
             if not isinstance(plan, GlobalPlan):  # pragma: no cover - classified in create
@@ -305,7 +368,7 @@ class Job:
             aggs = [combine[how](part).alias(part) for part, how in plan.combine.items()]
             merged = merged_input.group_by(group).agg(aggs) if group else merged_input.select(aggs)
             value = plan.finalize(merged, list(self.by)).select(
-                *self.by, pl.col("value").cast(pl.Float64).alias(name)
+                *on, pl.col("value").cast(pl.Float64).alias(name)
             )
             if self.empty == "zero":
                 value = value.with_columns(pl.col(name).fill_null(0.0))
@@ -322,14 +385,44 @@ class Job:
                 value = collected.lazy()
             if values is None:
                 values = value
-            elif self.by:
-                values = values.join(value, on=self.by, how="full", coalesce=True)
+            elif on:
+                values = values.join(value, on=on, how="full", coalesce=True, nulls_equal=True)
             else:
                 values = pl.concat([values, value], how="horizontal")
         if values is None:  # pragma: no cover - only called with global metrics
             msg = "no global metric to finalize"
             raise ValueError(msg)
         return values
+
+
+def _side_table(
+    items: pl.DataFrame | pl.LazyFrame | None, schema: pl.Schema, item: str
+) -> pl.LazyFrame | None:
+    """Check the item side table: an item column of the data's dtype, one row per item."""
+    if items is None:
+        return None
+    if not isinstance(items, pl.DataFrame | pl.LazyFrame):
+        msg = f"items must be a polars DataFrame or LazyFrame, got {type(items).__name__}"
+        raise TypeError(msg)
+    side = items.lazy()
+    side_schema = side.collect_schema()
+    if item not in side_schema:
+        msg = f"the items= table needs an {item!r} column, got {side_schema.names()}"
+        raise ValueError(msg)
+    if side_schema[item] != schema[item]:
+        msg = (
+            f"item column {item!r} has dtype {side_schema[item]} in items= but "
+            f"{schema[item]} in the data; cast one of them"
+        )
+        raise TypeError(msg)
+    dups = side.group_by(item).len().filter(pl.col("len") > 1).collect()
+    if dups.height:
+        msg = (
+            f"the items= table has {dups.height} item(s) on more than one row, e.g. "
+            f"{dups.get_column(item).head(3).to_list()}"
+        )
+        raise ValueError(msg)
+    return side
 
 
 def _catalog_size(n_items: NItemsArg, lf: pl.LazyFrame, item: str) -> int:

@@ -62,10 +62,12 @@ def evaluate(
     ties: TiePolicy = ...,
     by: str | Sequence[str] | None = ...,
     per_user: bool = ...,
+    per_item: bool = ...,
     users: UsersArg = ...,
     empty: EmptyPolicy = ...,
     aggregate: Aggregation | Sequence[Aggregation] = ...,
     n_items: NItemsArg = ...,
+    items: pl.DataFrame | pl.LazyFrame | None = ...,
     rating_range: tuple[float, float] | None = ...,
     validate: bool = ...,
     strategy: Strategy = ...,
@@ -87,10 +89,12 @@ def evaluate(
     ties: TiePolicy = ...,
     by: str | Sequence[str] | None = ...,
     per_user: bool = ...,
+    per_item: bool = ...,
     users: UsersArg = ...,
     empty: EmptyPolicy = ...,
     aggregate: Aggregation | Sequence[Aggregation] = ...,
     n_items: NItemsArg = ...,
+    items: pl.DataFrame | pl.LazyFrame | None = ...,
     rating_range: tuple[float, float] | None = ...,
     validate: bool = ...,
     strategy: Strategy = ...,
@@ -113,10 +117,12 @@ def evaluate(
     ties: TiePolicy = "expected",
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
+    per_item: bool = False,
     users: UsersArg = "truth",
     empty: EmptyPolicy = "skip",
     aggregate: Aggregation | Sequence[Aggregation] = "mean",
     n_items: NItemsArg = None,
+    items: pl.DataFrame | pl.LazyFrame | None = None,
     rating_range: tuple[float, float] | None = None,
     validate: bool = True,
     strategy: Strategy = "auto",
@@ -155,6 +161,9 @@ def evaluate(
         (by, user) and summarised per by-group, in the same pass.
     per_user
         Return one row per (by, user) with one column per metric instead of the summary.
+    per_item
+        Return one row per (by, item) for item metrics (family ``item``: how often
+        an item is recommended, a hit, its recall over the users it is relevant to).
     users
         Which users are evaluated: ``"truth"`` (default; users with at least one judged
         row, i.e. a non-null relevance), ``"recs"`` (users with a recommendation),
@@ -176,6 +185,9 @@ def evaluate(
         (``fallout``, ``mcc``, ...): an int, or a frame/series of catalog items (every
         item of the data must be in it). Default: the number of distinct items in the
         whole input (all rows, all by groups) -- a lower bound of the real catalog.
+    items
+        An item side table (one row per item) whose columns metrics read by name,
+        e.g. item feature vectors or popularity; joined on the item column.
     rating_range
         ``(low, high)`` of the rating scale for range-normalised errors (``nmae``);
         default: the minimum and maximum relevance over the judged rows.
@@ -266,6 +278,8 @@ def evaluate(
         empty=empty,
         aggregate=aggregate,
         per_user=per_user,
+        per_item=per_item,
+        items=items,
     )
     check_choice("strategy", strategy, STRATEGIES)
     limit = parse_memory(memory_limit) if memory_limit is not None else None

@@ -62,7 +62,7 @@ class GlobalPlan:
 
 
 Kernel = Callable[..., "pl.Expr | FramePlan | GlobalPlan"]
-Scope = Literal["user", "global"]
+Scope = Literal["user", "global", "item"]
 # Data-wide statistics a metric may need, computed once by evaluate (a pre-pass over
 # all rows, so that they do not change when the data is split into buckets):
 # "n_items" the catalog size, "rating_range" the (min, max) of the relevance column.
@@ -231,7 +231,10 @@ def register(
 
     The kernel returns a ``pl.Expr`` over one user's rows (most metrics), a
     :class:`FramePlan` (a per-user value from a sub-plan) or, with
-    ``scope="global"``, a :class:`GlobalPlan` (one value per by group).
+    ``scope="global"``, a :class:`GlobalPlan` (one value per by group). With
+    ``scope="item"`` it returns a :class:`GlobalPlan` whose ``group`` includes the
+    item column and whose ``finalize`` keeps it: one value per (by, item), the
+    output of ``evaluate(per_item=True)``.
     ``normalized`` metrics lie in [0, 1] and score 1 for a perfect ranking;
     ``tie_policies`` lists the tie policies the kernel implements (all by default);
     ``needs`` names the data-wide statistics the kernel reads from the features
