@@ -23,6 +23,10 @@ class _RankEval(Generic[FrameT]):
         """One row per user with one column per metric (``evaluate(per_user=True)``)."""
         return evaluate(self._frame, metrics, per_user=True, **options)  # type: ignore[return-value]
 
+    def per_item(self, metrics: MetricsArg, **options: Any) -> FrameT:
+        """One row per item for item metrics (``evaluate(per_item=True)``)."""
+        return evaluate(self._frame, metrics, per_item=True, **options)  # type: ignore[return-value]
+
 
 @pl.api.register_dataframe_namespace("rankeval")
 class DataFrameRankEval(_RankEval[pl.DataFrame]):
