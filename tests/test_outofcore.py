@@ -188,3 +188,26 @@ def test_memory_strategy_keeps_a_lazyframe_lazy() -> None:
     lf = random_frame(2).lazy()
     out = prk.evaluate(lf, "map", strategy="memory", validate=False)
     assert isinstance(out, pl.LazyFrame)
+
+
+def test_temporary_files_are_removed_on_ctrl_c(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from polars_rankeval import _outofcore
+
+    calls = []
+    real = _outofcore.check_values
+
+    def interrupt_in_second_bucket(*args: object, **kwargs: object) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_outofcore, "check_values", interrupt_in_second_bucket)
+    with pytest.raises(KeyboardInterrupt):
+        prk.evaluate(
+            random_frame(2, n_users=30), "map", n_buckets=4, temp_dir=tmp_path, strategy="partition"
+        )
+    assert len(calls) == 2
+    assert os.listdir(tmp_path) == []
