@@ -36,7 +36,7 @@ import polars as pl
 
 from polars_rankeval._plan import Job, UsersArg, wanted_users
 from polars_rankeval._types import STRATEGIES, Strategy, check_choice
-from polars_rankeval._validate import check_values
+from polars_rankeval._validate import raise_on_problems, value_checks
 
 _BUCKET = "__prk_bucket"
 _SEED = 0x5EED_2026
@@ -224,14 +224,19 @@ def run_bucketed(
         partials: dict[str, list[pl.LazyFrame]] = {name: [] for name in job.partial_names}
         for b in range(k):
             part = _bucket_source(source, schema, work, b, bucket, mode)
-            if validate:
-                check_values(part, cols, job.by)
+            checks = list(value_checks(part, cols, job.by)) if validate else []
             users: UsersArg | None = None
             if wanted is not None:
                 users = wanted.filter(bucket == b)
             per_user, bucket_partials = job.build(part, users)
             names = list(bucket_partials)
-            frames = pl.collect_all([per_user, *bucket_partials.values(), part.select(pl.len())])
+            # One collect_all: the checks, the plan and the row count share the scan.
+            frames = pl.collect_all(
+                [*checks, per_user, *bucket_partials.values(), part.select(pl.len())]
+            )
+            if validate:
+                raise_on_problems(part, cols, job.by, frames[0], frames[1])
+                frames = frames[2:]
             frames[0].write_parquet(work / f"per_user_{b:05d}.parquet")
             for name, frame in zip(names, frames[1:-1], strict=True):
                 path = work / f"partial_{len(partials[name]):05d}_{b:05d}_{_safe(name)}.parquet"

@@ -63,6 +63,18 @@ def check_schema(schema: pl.Schema, cols: Columns, by: list[str]) -> None:
 
 def check_values(lf: pl.LazyFrame, cols: Columns, by: list[str]) -> None:
     """One pass over the data: nulls in ids, NaN/inf order values, bad relevance, duplicates."""
+    stats, dups = value_checks(lf, cols, by)
+    found, dup = pl.collect_all([stats, dups])
+    raise_on_problems(lf, cols, by, found, dup)
+
+
+def value_checks(
+    lf: pl.LazyFrame, cols: Columns, by: list[str]
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The two queries of :func:`check_values`: counts of each problem, duplicate rows.
+
+    For callers that collect them together with other queries over the same rows.
+    """
     order = pl.col(cols.order)
     is_float = lf.collect_schema()[cols.order].is_float()
     rel = pl.col(cols.relevance).cast(pl.Float64)
@@ -78,10 +90,18 @@ def check_values(lf: pl.LazyFrame, cols: Columns, by: list[str]) -> None:
         checks[f"null_by:{column}"] = pl.col(column).null_count()
     if cols.rank is not None:
         checks["bad_rank"] = (order < 1).sum()
-    found = lf.select(**checks).collect().row(0, named=True)
     # A hash group_by finds duplicate keys about 3x faster than is_duplicated on a struct.
     key_counts = lf.group_by([*by, cols.user, cols.item]).agg(pl.len())
-    found["dup"] = key_counts.select(pl.col("len").filter(pl.col("len") > 1).sum()).collect().item()
+    dups = key_counts.select(pl.col("len").filter(pl.col("len") > 1).sum().alias("dup"))
+    return lf.select(**checks), dups
+
+
+def raise_on_problems(
+    lf: pl.LazyFrame, cols: Columns, by: list[str], stats: pl.DataFrame, dups: pl.DataFrame
+) -> None:
+    """Raise the first problem found by :func:`value_checks`, with example rows."""
+    found = stats.row(0, named=True)
+    found["dup"] = dups.item()
     role = "rank" if cols.rank is not None else "score"
     problems = [
         ("null_user", f"user column {cols.user!r} has {{n}} null value(s)"),

@@ -196,15 +196,15 @@ def test_temporary_files_are_removed_on_ctrl_c(
     from polars_rankeval import _outofcore
 
     calls = []
-    real = _outofcore.check_values
+    real = _outofcore.value_checks
 
-    def interrupt_in_second_bucket(*args: object, **kwargs: object) -> None:
+    def interrupt_in_second_bucket(*args: object, **kwargs: object) -> object:
         calls.append(1)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        real(*args, **kwargs)  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_outofcore, "check_values", interrupt_in_second_bucket)
+    monkeypatch.setattr(_outofcore, "value_checks", interrupt_in_second_bucket)
     with pytest.raises(KeyboardInterrupt):
         prk.evaluate(
             random_frame(2, n_users=30), "map", n_buckets=4, temp_dir=tmp_path, strategy="partition"
