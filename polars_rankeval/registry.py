@@ -336,6 +336,9 @@ def _validate_options(metric: str, values: dict[str, Any]) -> None:
     if "p" in values and not 0.0 < values["p"] < 1.0:
         msg = f"parameter 'p' of metric {metric!r} must be in (0, 1), got {values['p']!r}"
         raise ValueError(msg)
+    if "beta" in values and values["beta"] <= 0:
+        msg = f"parameter 'beta' of metric {metric!r} must be > 0, got {values['beta']!r}"
+        raise ValueError(msg)
     if "mult" in values and values["mult"] <= 0:
         msg = f"parameter 'mult' of metric {metric!r} must be > 0, got {values['mult']!r}"
         raise ValueError(msg)

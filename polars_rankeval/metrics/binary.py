@@ -193,6 +193,7 @@ def _map(
 @register(
     "auc",
     family="binary",
+    aliases=("cauc",),
     summary="Fraction of (relevant, non-relevant) pairs ranked in the right order.",
     definition=(
         "With @k (Hivemall): over the recommended top k only; 0 if it holds no relevant "
