@@ -487,7 +487,8 @@ def summarize(
     ``"<aggregation>(<metric>)"``, e.g. ``gmean(map)``.
     """
     aggs_wanted = aggregations(aggregate)
-    defined = pl.all_horizontal([pl.col(n).is_not_null() for n in names])
+    # Without per-user metrics (only global ones requested) every user counts as defined.
+    defined = pl.all_horizontal([pl.col(n).is_not_null() for n in names]) if names else pl.lit(True)
     aggs = [
         _aggregate(agg, pl.col(n).filter(defined)).alias(summary_name(agg, n))
         for n in names

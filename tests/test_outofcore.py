@@ -41,7 +41,21 @@ def systems_frame(seed: int = 3) -> pl.DataFrame:
 
 
 def metrics_for(ties: str) -> list[str]:
-    return [m for m in every_metric() if ties in SPECS[m.split("@")[0]].tie_policies]
+    # Item metrics (one row per item, per_item=True) have their own bucket tests.
+    return [
+        m
+        for m in every_metric()
+        if ties in SPECS[m.split("@")[0]].tie_policies and SPECS[m.split("@")[0]].scope != "item"
+    ]
+
+
+def side_table(df: pl.DataFrame) -> pl.DataFrame:
+    """The items= columns that metrics read by default: popularity, features."""
+    items = df.select(pl.col("item").unique().sort())
+    return items.with_columns(
+        popularity=(pl.col("item") % 7 + 1) / 8,
+        features=pl.concat_list((pl.col("item") % 3).cast(pl.Float64), pl.col("item") % 5 - 2.0),
+    )
 
 
 @pytest.mark.parametrize("ties", ["expected", "item_desc"])
@@ -55,6 +69,7 @@ def test_buckets_equal_memory_for_every_metric(
     if per_user:
         metrics = [m for m in metrics if SPECS[m.split("@")[0]].scope == "user"]
     options = {"ties": ties, "by": "system", "per_user": per_user, "n_items": 60}
+    options["items"] = side_table(df)
     expected = prk.evaluate(df, metrics, strategy="memory", **options)
     got = prk.evaluate(df, metrics, strategy=strategy, n_buckets=k, **options)
     assert_same(got, expected)

@@ -22,10 +22,30 @@ def metric_names(k: int | None) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-ALL_METRICS = metric_names(None) + [m for m in metric_names(3) if "@" in m]
+# Per-user metrics that read an items= side table (popularity, feature vectors): their
+# own tests cover them (tests/test_metrics_exposure.py, tests/test_metrics_diversity.py).
+NEEDS_SIDE_TABLE = ("intra_list_diversity", "novelty", "popularity_bias")
+# Per-user metrics only: a global metric (one value per by group) has no per-user value.
+ALL_METRICS = [
+    m
+    for m in metric_names(None) + [m for m in metric_names(3) if "@" in m]
+    if SPECS[m.split("@")[0]].scope == "user" and m.split("@")[0] not in NEEDS_SIDE_TABLE
+]
 NORMALIZED = [m for m in ALL_METRICS if SPECS[m.split("@")[0]].normalized]
+# Correlations lie in [-1, 1].
+CORRELATIONS = (
+    "markedness",
+    "informedness",
+    "mcc",
+    "boolean_kendall_tau",
+    "spearman",
+    "kendall_tau",
+)
 # Metrics whose values may be negative: utility weighs non-relevant items by b = -1.
-SIGNED = ("utility",)
+SIGNED = ("utility", *CORRELATIONS)
+# The rating scale of the generated relevance, for nmae (n_items, the catalog size of the
+# classification metrics, defaults to the distinct items of the input).
+RATING_RANGE = (0.0, 3.0)
 
 
 def supporting(metrics: list[str], ties: str) -> list[str]:
@@ -58,13 +78,21 @@ PROPERTY_SETTINGS = settings(
 @PROPERTY_SETTINGS
 @given(df=frames(), seed=st.integers(0, 2**31), ties=st.sampled_from(TIE_POLICIES))
 def test_row_order_does_not_matter(df: pl.DataFrame, seed: int, ties: str) -> None:
-    a = prk.evaluate(df, supporting(ALL_METRICS, ties), ties=ties, per_user=True, users="all")  # type: ignore[arg-type]
+    a = prk.evaluate(
+        df,
+        supporting(ALL_METRICS, ties),
+        ties=ties,
+        per_user=True,
+        users="all",
+        rating_range=RATING_RANGE,
+    )  # type: ignore[arg-type]
     b = prk.evaluate(
         df.sample(fraction=1.0, shuffle=True, seed=seed),
         supporting(ALL_METRICS, ties),
         ties=ties,
         per_user=True,
         users="all",
+        rating_range=RATING_RANGE,
     )  # type: ignore[arg-type]
     assert_frame_equal(a, b, abs_tol=1e-12)
 
@@ -72,21 +100,42 @@ def test_row_order_does_not_matter(df: pl.DataFrame, seed: int, ties: str) -> No
 @PROPERTY_SETTINGS
 @given(df=frames(), ties=st.sampled_from(TIE_POLICIES))
 def test_values_within_bounds(df: pl.DataFrame, ties: str) -> None:
-    out = prk.evaluate(df, supporting(ALL_METRICS, ties), ties=ties, per_user=True, users="all")  # type: ignore[arg-type]
+    out = prk.evaluate(
+        df,
+        supporting(ALL_METRICS, ties),
+        ties=ties,
+        per_user=True,
+        users="all",
+        rating_range=RATING_RANGE,
+    )  # type: ignore[arg-type]
     for name in supporting(ALL_METRICS, ties):
         values = out[name].drop_nulls()
         if name.split("@")[0] not in SIGNED:
             assert (values >= -1e-12).all(), name
         if name in NORMALIZED:
             assert (values <= 1 + 1e-12).all(), name
+        if name.split("@")[0] in CORRELATIONS:
+            assert (values.abs() <= 1 + 1e-12).all(), name
 
 
 @PROPERTY_SETTINGS
 @given(df=frames(), ties=st.sampled_from(TIE_POLICIES))
 def test_eager_lazy_and_streaming_agree(df: pl.DataFrame, ties: str) -> None:
-    eager = prk.evaluate(df, supporting(ALL_METRICS, ties), ties=ties, per_user=True, users="all")  # type: ignore[arg-type]
+    eager = prk.evaluate(
+        df,
+        supporting(ALL_METRICS, ties),
+        ties=ties,
+        per_user=True,
+        users="all",
+        rating_range=RATING_RANGE,
+    )  # type: ignore[arg-type]
     lazy = prk.evaluate(
-        df.lazy(), supporting(ALL_METRICS, ties), ties=ties, per_user=True, users="all"
+        df.lazy(),
+        supporting(ALL_METRICS, ties),
+        ties=ties,
+        per_user=True,
+        users="all",
+        rating_range=RATING_RANGE,
     )  # type: ignore[arg-type]
     assert isinstance(lazy, pl.LazyFrame)
     assert_frame_equal(eager, lazy.collect(), abs_tol=1e-12)
@@ -102,7 +151,9 @@ def test_optimistic_and_pessimistic_bracket_expected(df: pl.DataFrame) -> None:
     monotone = supporting(monotone, "expected")
     monotone += ["precision@3", "f1@3", "dcg@3", "num_rel_ret@3"]
     out = {
-        ties: prk.evaluate(df, monotone, ties=ties, per_user=True, users="all")  # type: ignore[arg-type]
+        ties: prk.evaluate(
+            df, monotone, ties=ties, per_user=True, users="all", rating_range=RATING_RANGE
+        )  # type: ignore[arg-type]
         for ties in ("pessimistic", "expected", "optimistic")
     }
     for name in monotone:
@@ -135,15 +186,17 @@ def test_perfect_ranking_scores_one(metric: str, ties: str) -> None:
     assert out[metric].item() == pytest.approx(1.0, abs=1e-12)
 
 
-# Without a cutoff recall and relative precision (hits / min(#recommended, R)) ignore
-# order, and hit rate only asks for one relevant item in the top k (rank 3 here); every
-# other metric must notice the two misplaced items.
+# Without a cutoff recall, relative precision (hits / min(#recommended, R)) and inverse
+# precision (tn / (N - #recommended)) ignore order, and hit rate only asks for one
+# relevant item in the top k (rank 3 here); every other metric must notice the two
+# misplaced items.
 @pytest.mark.parametrize(
     "metric",
     [
         m
         for m in NORMALIZED
-        if m not in ("recall", "relative_precision") and not m.startswith("hit_rate")
+        if m not in ("recall", "relative_precision", "inverse_precision")
+        and not m.startswith("hit_rate")
     ],
 )
 def test_reversed_ranking_scores_less_than_perfect(metric: str) -> None:

@@ -1,0 +1,416 @@
+"""Diversity of the recommendation lists: between users' lists and within each list.
+
+* ``inter_list_diversity@k`` (global: one value per ``by`` group): the mean cosine
+  distance between the binary top-k vectors of every pair of users with a non-empty
+  list (Jurity's Inter-List Diversity). Jurity samples users (10 runs of 10,000)
+  because the pairwise sum is O(U²); here it is exact in O(rows): with
+  ``w_u = 1 / sqrt(|R_u|)``, ``cos(u, v) = w_u w_v |R_u ∩ R_v|``, so the sum over
+  pairs of users is ``sum over items of ((sum_u w_u)² - sum_u w_u²) / 2`` over the
+  users u whose top k holds the item. Its partials are those per-item sums, which
+  merge across buckets exactly. :func:`inter_list_diversity_sampled` gives Jurity's
+  sampled estimate for comparison.
+* ``intra_list_diversity(features=<column>)@k`` (per user): the mean cosine distance
+  between the feature vectors of every pair of items in the user's top k (Jurity's
+  Intra-List Diversity), in O(k·d) per user from the sum of the unit vectors:
+  ``sum_{p<q} cos(v_p, v_q) = (‖sum_p v̂_p‖² - sum_p ‖v̂_p‖²) / 2``.
+
+**Feature vectors** come from a column of the data or of the ``items=`` side table
+(one row per item), named by ``features=`` (default ``"features"``): a List or Array
+of numbers, or a Struct of numeric fields (pack separate columns with
+``pl.concat_arr`` or ``pl.struct``). Every item in a top k needs a vector of finite
+numbers of the same length within a list: an item without one (missing from
+``items=``, a null, an empty list, a null element, NaN or infinity) raises a
+``ValueError`` naming examples. A zero vector has cosine similarity 0 with every
+item, so distance 1 (scikit-learn's convention, which Jurity uses).
+
+**Undefined.** Inter-list: null with fewer than 2 users with a non-empty list.
+Intra-list: null for a user whose top k holds fewer than 2 items (Jurity leaves such
+users out of the mean; ``empty="skip"`` does the same).
+
+**Ties.** Under ``ties="expected"`` both are the exact expectations over the
+orderings of tied scores. The list sizes ``min(k, #recommended)`` do not depend on
+the order, so the distances' denominators and weights are fixed; the memberships of
+different users are independent, so inter-list uses ``P(i in R_u) P(i in R_v)``;
+within one list the only dependent pairs are those of the tie group straddling the
+cutoff (``s`` of its ``n`` items make the list: both of a pair with probability
+``s(s-1) / (n(n-1))`` instead of ``(s/n)²``), a correction computed from that
+group's own sum of unit vectors.
+
+**Users.** Like every global metric these aggregate over the rows of the evaluated
+users: ``users="truth"`` (the default) keeps users with at least one judged row; pass
+``users="recs"`` to include every user with a recommendation, as Jurity does.
+
+Examples
+--------
+>>> import polars as pl
+>>> import polars_rankeval as prk
+>>> recs = pl.DataFrame({
+...     "user": [1, 1, 2, 2, 3, 3],
+...     "item": ["a", "b", "a", "c", "c", "d"],
+...     "score": [2.0, 1.0, 2.0, 1.0, 2.0, 1.0],
+...     "relevance": [None] * 6,
+... }, schema_overrides={"relevance": pl.Int64})
+>>> items = pl.DataFrame({
+...     "item": ["a", "b", "c", "d"],
+...     "features": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 0.0]],
+... })
+>>> prk.evaluate(
+...     recs, ["inter_list_diversity@2", "intra_list_diversity@2"], items=items, users="recs"
+... )
+shape: (1, 4)
+┌────────────────────────┬────────────────────────┬─────────┬───────────┐
+│ inter_list_diversity@2 ┆ intra_list_diversity@2 ┆ n_users ┆ n_skipped │
+│ ---                    ┆ ---                    ┆ ---     ┆ ---       │
+│ f64                    ┆ f64                    ┆ i64     ┆ i64       │
+╞════════════════════════╪════════════════════════╪═════════╪═══════════╡
+│ 0.666667               ┆ 0.528595               ┆ 3       ┆ 0         │
+└────────────────────────┴────────────────────────┴─────────┴───────────┘
+
+Lists {a, b}, {a, c}, {c, d}: the pairs (1, 2) and (2, 3) share one of two items
+(cosine 1/2), (1, 3) none: 1 - (1/2 + 1/2 + 0) / 3 = 2/3. Within the lists:
+cos(a, b) = 0, cos(a, c) = cos(c, d) = 1/√2: (1 + 2 (1 - 1/√2)) / 3.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from polars_rankeval._features import Features
+from polars_rankeval._types import TIE_POLICIES, TiePolicy, check_choice, make_columns
+from polars_rankeval._validate import to_lazy
+from polars_rankeval.evaluate import evaluate
+from polars_rankeval.metrics._checks import examples, fail_if
+from polars_rankeval.metrics._common import defined_if
+from polars_rankeval.registry import FramePlan, GlobalPlan, register
+
+_P, _G, _LAM, _V = "__prk_div_p", "__prk_div_g", "__prk_div_lam", "__prk_div_v"
+
+
+def _f64(expr: pl.Expr) -> pl.Expr:
+    return expr.cast(pl.Float64)
+
+
+# --------------------------------------------------------------------------- inter-list
+@register(
+    "inter_list_diversity",
+    family="diversity",
+    scope="global",
+    normalized=False,
+    summary="Mean cosine distance between the top-k lists of every pair of users (exact).",
+    definition=(
+        "1 - (sum over pairs of users {u, v} with non-empty top k of |R_u ∩ R_v| / "
+        "sqrt(|R_u| |R_v|)) / (N (N - 1) / 2), N = #users with a non-empty top k (Jurity's "
+        "inter-list diversity, computed exactly in O(rows) as sum over items of "
+        "((sum w_u)² - sum w_u²) / 2, w_u = 1 / sqrt(|R_u|)). Expected ties: exact "
+        "expectation. Null when N < 2."
+    ),
+)
+def _inter_list_diversity(f: Features, k: int | None) -> GlobalPlan:
+    by, item = f.by, f.cols.item
+    p = f.p_in(k)
+    size = f.user_total(p, f"list_size@{k}")
+    w = pl.when(size > 0).then(1.0 / size.sqrt()).otherwise(0.0)
+    pw = p * w
+    # s1, s2: the item's sum of weights and of squared weights over the users who got
+    # it (their expectations under ties); sn sums p / |R_u| to the number of users.
+    aggs = [pw.sum().alias("s1"), (pw * pw).sum().alias("s2"), (pw * w).sum().alias("sn")]
+
+    def partial(rows: pl.LazyFrame) -> pl.LazyFrame:
+        return rows.filter(p > 0).group_by([*by, item]).agg(aggs)
+
+    def finalize(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
+        return _inter_value(merged, by_cols)
+
+    return GlobalPlan(partial, (item,), {"s1": "sum", "s2": "sum", "sn": "sum"}, finalize)
+
+
+def _inter_value(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
+    cos = ((pl.col("s1") * pl.col("s1") - pl.col("s2")) / 2.0).sum()
+    n = pl.col("sn").sum().round()
+    value = defined_if(n >= 2, 1.0 - cos / (n * (n - 1.0) / 2.0)).alias("value")
+    if by_cols:
+        return merged.group_by(by_cols).agg(value).sort(by_cols)
+    return merged.select(value)
+
+
+def inter_list_diversity_sampled(
+    data: Any,
+    k: int | None,
+    *,
+    sample_size: int | None = 10_000,
+    runs: int = 10,
+    seed: int = 1,
+    user: str = "user",
+    item: str = "item",
+    score: str | None = None,
+    rank: str | None = None,
+    relevance: str = "relevance",
+    ties: TiePolicy = "expected",
+) -> float:
+    """Jurity's sampled estimate of inter-list diversity@k, for comparison.
+
+    Each of ``runs`` runs draws ``sample_size`` distinct users (without replacement)
+    among the users with a recommendation and computes the inter-list diversity of
+    their lists; the estimate is the mean over the runs (Jurity's defaults: 10 runs of
+    10,000 users). The draws come from ``numpy.random.default_rng(seed)``; each run is
+    computed exactly, like ``inter_list_diversity@k``, so the difference to the exact
+    value is the sampling error alone. ``sample_size=None``, or a sample size of at
+    least the number of users, gives the exact value.
+
+    Parameters
+    ----------
+    data
+        The long frame (DataFrame or LazyFrame); rows with a score (or rank) are the
+        recommendations, the relevance is not read.
+    k
+        The cutoff (``None``: whole lists).
+    sample_size
+        Users per run (``None``: all users, one run).
+    runs
+        Number of runs averaged.
+    seed
+        Seed of the random generator.
+    user, item, score, rank, relevance
+        Column names, as in :func:`polars_rankeval.evaluate`.
+    ties
+        Tie policy for the top k.
+
+    Returns
+    -------
+    float
+        The mean over the runs; NaN when fewer than 2 users have a recommendation.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> recs = pl.DataFrame({
+    ...     "user": [1, 1, 2, 2, 3, 3],
+    ...     "item": ["a", "b", "a", "c", "c", "d"],
+    ...     "score": [2.0, 1.0, 2.0, 1.0, 2.0, 1.0],
+    ... })
+    >>> round(prk.inter_list_diversity_sampled(recs, 2, sample_size=None), 6)
+    0.666667
+    >>> round(prk.inter_list_diversity_sampled(recs, 2, sample_size=2, runs=4, seed=0), 6)
+    0.75
+    """
+    if sample_size is not None and (
+        isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 1
+    ):
+        msg = f"sample_size must be a positive integer or None, got {sample_size!r}"
+        raise ValueError(msg)
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        msg = f"runs must be a positive integer, got {runs!r}"
+        raise ValueError(msg)
+    check_choice("ties", ties, TIE_POLICIES)
+    cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
+    lf, _ = to_lazy(data)
+    schema = lf.collect_schema()
+    if cols.relevance not in schema:
+        lf = lf.with_columns(pl.lit(None, dtype=pl.Int64).alias(cols.relevance))
+    lf = lf.select(cols.user, cols.item, cols.order, cols.relevance)
+    users = (
+        lf.filter(pl.col(cols.order).is_not_null())
+        .select(pl.col(cols.user).unique().sort())
+        .collect()
+        .get_column(cols.user)
+    )
+    if users.len() < 2:
+        return math.nan
+    metric = "inter_list_diversity" + (f"@{k}" if k is not None else "")
+    options: dict[str, Any] = {
+        "user": user,
+        "item": item,
+        "score": score,
+        "rank": rank,
+        "relevance": relevance,
+        "ties": ties,
+        "users": "recs",
+        "strategy": "memory",
+    }
+    if sample_size is None or sample_size >= users.len():
+        return float(evaluate(lf.collect(), metric, **options).item(0, metric))
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(runs):
+        chosen = users.gather(rng.choice(users.len(), size=sample_size, replace=False))
+        sample = lf.filter(pl.col(cols.user).is_in(chosen.implode())).collect()
+        value = evaluate(sample, metric, validate=False, **options).item(0, metric)
+        values.append(math.nan if value is None else float(value))
+    return float(np.mean(values))
+
+
+# --------------------------------------------------------------------------- intra-list
+@register(
+    "intra_list_diversity",
+    family="diversity",
+    normalized=False,
+    summary="Mean cosine distance between the feature vectors of the items of a top k.",
+    definition=(
+        "1 - (sum over pairs of items {p, q} of the top k of cos(v_p, v_q)) / (m (m - 1) / "
+        "2), m = min(k, #recommended), v = the features column (a List, Array or Struct of "
+        "numbers, from the data or items=; Jurity's intra-list diversity), in O(k·d) as "
+        "(‖sum v̂‖² - sum ‖v̂‖²) / 2; a zero vector has cosine 0. An item of a top k "
+        "without a finite vector is an error. Expected ties: exact expectation. Null "
+        "when m < 2."
+    ),
+)
+def _intra_list_diversity(f: Features, k: int | None, *, features: str = "features") -> FramePlan:
+    keys, item = f.keys, f.cols.item
+    p = f.p_in(k)
+    f.column(features)
+    straddling = f.expected and k is not None
+    if straddling:
+        # The tie group straddling the cutoff: s of its n items make the list.
+        n = _f64(f.n)
+        s = _f64((k - f.a + 1).clip(0, f.n))
+        in_group = (p > 0) & (p < 1)
+        g = _f64(in_group)
+        both = s * (s - 1.0) / (n * (n - 1.0))  # P(two given items of the group both make it)
+        lam = pl.when(in_group).then(both - (s / n) ** 2).otherwise(0.0)
+    else:
+        g, lam = pl.lit(0.0), pl.lit(0.0)
+
+    def build(rows: pl.LazyFrame) -> pl.LazyFrame:
+        dtype = rows.collect_schema()[features]
+        top = rows.filter(p > 0).select(
+            *keys, item, p.alias(_P), g.alias(_G), lam.alias(_LAM), pl.col(features).alias(_V)
+        )
+        return _intra_value(top, keys, item, features, dtype, straddling)
+
+    return FramePlan(build)
+
+
+def _vector_parts(
+    features: str, dtype: pl.DataType
+) -> tuple[pl.Expr, pl.Expr, pl.Expr, Callable[[pl.Expr], list[pl.Expr]] | None]:
+    """``(norm², length, has a null component, scaled components)`` of the vectors.
+
+    Arrays and structs have a fixed width: their components become columns (summed per
+    user by a plain ``group_by``); a list's width is only known from the data, so it is
+    exploded instead (``None``).
+    """
+    v = pl.col(_V)
+    if isinstance(dtype, pl.Array) and len(dtype.shape) == 1 and dtype.inner.is_numeric():  # type: ignore[union-attr]
+        width = dtype.size
+        vec = v.cast(pl.Array(pl.Float64, width))
+        holes = vec.arr.eval(pl.element().is_null()).arr.any()
+        length = pl.lit(width, dtype=pl.UInt32)
+
+        def array_parts(scale: pl.Expr) -> list[pl.Expr]:
+            return [(vec.arr.get(i) * scale).alias(f"__prk_c{i}") for i in range(width)]
+
+        return (vec * vec).arr.sum(), length, holes, array_parts
+    if isinstance(dtype, pl.Struct) and all(fld.dtype.is_numeric() for fld in dtype.fields):
+        comps = [_f64(v.struct.field(fld.name)) for fld in dtype.fields]
+        norm2 = pl.sum_horizontal(c * c for c in comps)
+        holes = pl.any_horizontal(c.is_null() for c in comps)
+        length = pl.lit(len(comps), dtype=pl.UInt32)
+
+        def struct_parts(scale: pl.Expr) -> list[pl.Expr]:
+            return [(c * scale).alias(f"__prk_c{i}") for i, c in enumerate(comps)]
+
+        return norm2, length, holes, struct_parts
+    if isinstance(dtype, pl.List) and dtype.inner is not None and dtype.inner.is_numeric():
+        vec = v.cast(pl.List(pl.Float64))
+        length = vec.list.len()
+        return (vec * vec).list.sum(), length, vec.list.drop_nulls().list.len() < length, None
+    msg = (
+        f"column {features!r} must hold numeric feature vectors (a List or Array of numbers, "
+        f"or a Struct of numeric fields), got {dtype}"
+    )
+    raise TypeError(msg)
+
+
+def _squared_norm_of_sums(
+    rows: pl.LazyFrame,
+    keys: list[str],
+    scale: pl.Expr,
+    parts: Callable[[pl.Expr], list[pl.Expr]] | None,
+) -> pl.LazyFrame:
+    """Per user: ``‖sum over rows of scale * v‖²``."""
+    if parts is not None:
+        columns = parts(scale)
+        summed = rows.select(*keys, *columns).group_by(keys).agg(pl.exclude(keys).sum())
+        square = pl.sum_horizontal(pl.exclude(keys) * pl.exclude(keys))
+        return summed.select(*keys, square.alias("value"))
+    # A list: one row per (user, component).
+    x = (pl.col(_V).cast(pl.List(pl.Float64)) * scale).alias(_V)
+    dims = pl.int_ranges(0, pl.col(_V).list.len()).alias("__prk_dim")
+    flat = rows.select(*keys, x, dims).explode([_V, "__prk_dim"])
+    per_dim = flat.group_by([*keys, "__prk_dim"]).agg(pl.col(_V).sum())
+    return per_dim.group_by(keys).agg((pl.col(_V) * pl.col(_V)).sum().alias("value"))
+
+
+def _intra_value(
+    top: pl.LazyFrame,
+    keys: list[str],
+    item: str,
+    features: str,
+    dtype: pl.DataType,
+    straddling: bool,
+) -> pl.LazyFrame:
+    p, g, lam = pl.col(_P), pl.col(_G), pl.col(_LAM)
+    norm2, length, holes, parts = _vector_parts(features, dtype)
+    bad = norm2.is_null() | ~norm2.is_finite() | (length == 0) | holes
+    inv = pl.when(bad | (norm2 <= 0)).then(0.0).otherwise(1.0 / norm2.sqrt())
+    unit2 = _f64(~bad & (norm2 > 0))
+    top = top.with_columns(__prk_inv=inv, __prk_unit2=unit2, __prk_bad=bad, __prk_len=length)
+    inv_c, unit2_c, bad_c = pl.col("__prk_inv"), pl.col("__prk_unit2"), pl.col("__prk_bad")
+    scalars = top.group_by(keys).agg(
+        m=p.sum().round(),
+        q=(p * p * unit2_c).sum(),
+        qg=(g * unit2_c).sum(),
+        # lambda < 0 on the straddling group's rows (s < n), 0 elsewhere
+        lam=lam.min(),
+        bad=_f64(bad_c).sum(),
+        bad_item=pl.col(item).filter(bad_c).min(),
+        lengths=pl.col("__prk_len").filter(~bad_c).n_unique(),
+    )
+    clean = top.filter(~bad_c)
+    # ‖sum p v̂‖² over the list and ‖sum v̂‖² over the tie group straddling the cutoff.
+    sums = _squared_norm_of_sums(clean, keys, p * inv_c, parts).rename({"value": "S2"})
+    if straddling:
+        group = _squared_norm_of_sums(clean.filter(g > 0), keys, inv_c, parts)
+        sums = sums.join(group.rename({"value": "SG2"}), on=keys, how="left", nulls_equal=True)
+    else:
+        sums = sums.with_columns(SG2=pl.lit(0.0))
+    out = scalars.join(sums, on=keys, how="left", nulls_equal=True).with_columns(
+        pl.col("S2", "SG2").fill_null(0.0),
+        mixed=_f64(pl.col("lengths") > 1),
+    )
+    out = fail_if(out, "bad", _missing_message(features, item))
+    out = fail_if(out, "mixed", _mixed_message(features, keys[-1]))
+    m = pl.col("m")
+    within = (pl.col("S2") - pl.col("q")) / 2.0
+    correction = pl.col("lam") * (pl.col("SG2") - pl.col("qg")) / 2.0
+    value = defined_if(m >= 2, 1.0 - (within + correction) / (m * (m - 1.0) / 2.0))
+    return out.select(*keys, value.alias("value"))
+
+
+def _missing_message(features: str, item: str) -> Callable[[pl.DataFrame], str]:
+    def build(bad: pl.DataFrame) -> str:
+        return (
+            f"metric 'intra_list_diversity': {int(bad.get_column('bad').sum())} item(s) in "
+            f"the top k of {bad.height} user(s) have no usable feature vector in column "
+            f"{features!r} (missing from items=, null, empty, or with a null, NaN or "
+            f"infinite component), e.g. {item} {examples(bad.get_column('bad_item'))}"
+        )
+
+    return build
+
+
+def _mixed_message(features: str, user: str) -> Callable[[pl.DataFrame], str]:
+    def build(bad: pl.DataFrame) -> str:
+        return (
+            f"metric 'intra_list_diversity': the feature vectors (column {features!r}) of "
+            f"the top k of {bad.height} user(s) differ in length, e.g. {user} "
+            f"{examples(bad.get_column(user))}"
+        )
+
+    return build

@@ -1,0 +1,139 @@
+"""Item popularity from an interactions (training) frame, for novelty and popularity bias."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import polars as pl
+
+from polars_rankeval._types import check_choice
+from polars_rankeval._validate import to_lazy
+
+PopularityBasis = Literal["users", "interactions"]
+BASES: tuple[str, ...] = ("users", "interactions")
+
+
+def item_popularity(
+    interactions: Any,
+    *,
+    user: str = "user",
+    item: str = "item",
+    basis: PopularityBasis = "users",
+    catalog: pl.Series | pl.DataFrame | pl.LazyFrame | None = None,
+    name: str = "popularity",
+) -> pl.DataFrame | pl.LazyFrame:
+    """Each item's popularity in an interactions frame: one row per item.
+
+    Pass the result as ``items=`` to :func:`polars_rankeval.evaluate` for the
+    ``novelty`` and ``popularity_bias`` metrics (they read the column ``name``).
+
+    Parameters
+    ----------
+    interactions
+        The interactions the popularity is measured on (typically the training data):
+        one row per interaction with at least the user and item columns (Polars
+        DataFrame or LazyFrame, pyarrow Table or pandas DataFrame).
+    user, item
+        Column names.
+    basis
+        ``"users"`` (default): the share of the distinct users of ``interactions``
+        who interacted with the item at least once, ``|{u : (u, i)}| / |U|``, in
+        (0, 1]. ``"interactions"``: the item's share of the interaction rows,
+        ``#rows with i / #rows`` (repeated interactions count; the shares sum to 1).
+    catalog
+        Optional catalog items (a Series, or a frame with the item column): items of
+        the catalog without any interaction get popularity 0 (``popularity_bias``
+        accepts 0; ``novelty`` raises for it, since ``-log2 0`` is infinite). Without
+        it, only items with an interaction are listed, and ``evaluate`` raises for a
+        recommended item missing from the table.
+    name
+        Name of the popularity column.
+
+    Returns
+    -------
+    polars.DataFrame or polars.LazyFrame
+        Columns ``item`` and ``name`` (Float64), sorted by item; a LazyFrame for a
+        LazyFrame input.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> logs = pl.DataFrame({"user": [1, 1, 1, 2, 3], "item": ["a", "a", "b", "a", "c"]})
+    >>> prk.item_popularity(logs)
+    shape: (3, 2)
+    ┌──────┬────────────┐
+    │ item ┆ popularity │
+    │ ---  ┆ ---        │
+    │ str  ┆ f64        │
+    ╞══════╪════════════╡
+    │ a    ┆ 0.666667   │
+    │ b    ┆ 0.333333   │
+    │ c    ┆ 0.333333   │
+    └──────┴────────────┘
+    >>> prk.item_popularity(logs, basis="interactions", catalog=pl.Series(["a", "b", "c", "d"]))
+    shape: (4, 2)
+    ┌──────┬────────────┐
+    │ item ┆ popularity │
+    │ ---  ┆ ---        │
+    │ str  ┆ f64        │
+    ╞══════╪════════════╡
+    │ a    ┆ 0.6        │
+    │ b    ┆ 0.2        │
+    │ c    ┆ 0.2        │
+    │ d    ┆ 0.0        │
+    └──────┴────────────┘
+    """
+    check_choice("basis", basis, BASES)
+    lf, eager = to_lazy(interactions, "interactions")
+    schema = lf.collect_schema()
+    needed = [item] if basis == "interactions" else [user, item]
+    for column in needed:
+        if column not in schema:
+            msg = (
+                f"column {column!r} not found in interactions; available columns: "
+                f"{', '.join(schema.names()) or 'none'}"
+            )
+            raise ValueError(msg)
+    lf = lf.select(needed)
+    null_ids = pl.any_horizontal(pl.col(c).is_null() for c in needed).sum()
+    if basis == "users":
+        counts = lf.unique().group_by(item).agg(pl.len().alias("__n"))
+        size = pl.col(user).n_unique()
+    else:
+        counts = lf.group_by(item).agg(pl.len().alias("__n"))
+        size = pl.len()
+    stats = lf.select(null_ids.alias("nulls"), size.alias("total")).collect().row(0)
+    if stats[0]:
+        msg = f"interactions has {stats[0]} row(s) with a null {' or '.join(needed)}"
+        raise ValueError(msg)
+    total = int(stats[1])
+    out = counts.select(item, (pl.col("__n") / max(total, 1)).cast(pl.Float64).alias(name))
+    if catalog is not None:
+        items = _catalog(catalog, item)
+        if items.collect_schema()[item] != schema[item]:
+            msg = (
+                f"item column {item!r} has dtype {items.collect_schema()[item]} in catalog "
+                f"but {schema[item]} in interactions; cast one of them"
+            )
+            raise TypeError(msg)
+        out = (
+            items.join(out, on=item, how="full", coalesce=True)
+            .with_columns(pl.col(name).fill_null(0.0))
+            .select(item, name)
+        )
+    out = out.sort(item)
+    return out.collect() if eager else out
+
+
+def _catalog(catalog: Any, item: str) -> pl.LazyFrame:
+    if isinstance(catalog, pl.Series):
+        return catalog.rename(item).to_frame().lazy().unique()
+    if isinstance(catalog, pl.DataFrame | pl.LazyFrame):
+        frame = catalog.lazy()
+        if item not in frame.collect_schema():
+            msg = f"the catalog frame needs an {item!r} column"
+            raise ValueError(msg)
+        return frame.select(item).unique()
+    msg = f"catalog must be a polars Series or frame of items, got {type(catalog).__name__}"
+    raise TypeError(msg)
