@@ -277,6 +277,9 @@ class Job:
         if side and self.items is not None:
             base = base.join(self.items.select(cols.item, *side), on=cols.item, how="left")
         rows = features.apply(base)
+        if any(not isinstance(p, pl.Expr) for p in plans.values()):
+            # Sub-plans read the same rows as the group_by: compute the features once.
+            rows = rows.cache()
         exprs = [p for p in plans.values() if isinstance(p, pl.Expr)]
         per_user = rows.group_by(keys).agg(
             *exprs,
