@@ -296,9 +296,7 @@ class Job:
         partials: dict[str, pl.LazyFrame] = {}
         global_plans = {n: p for n, p in plans.items() if isinstance(p, GlobalPlan)}
         if global_plans:
-            scope = rows
-            if not (isinstance(universe, str) and universe == "all"):
-                scope = rows.join(per_user.select(keys), on=keys, how="semi", nulls_equal=True)
+            scope = _user_rows(rows, universe, keys, cols)
             partials = {name: plan.partial(scope) for name, plan in global_plans.items()}
         return per_user, partials
 
@@ -521,6 +519,22 @@ def _aggregate(aggregation: str, x: pl.Expr) -> pl.Expr:
     if aggregation == "std":
         return x.std(ddof=1)
     return x.mean()
+
+
+def _user_rows(rows: pl.LazyFrame, users: UsersArg, keys: list[str], cols: Columns) -> pl.LazyFrame:
+    """The rows of the evaluated users (what global and item metrics aggregate).
+
+    Decided on the rows themselves (a window per user, or a semi join with an explicit
+    list), not by joining back the per-user frame, which would compute it twice.
+    """
+    if isinstance(users, str):
+        truth = pl.col(cols.relevance).is_not_null().any().over(keys)
+        recs = pl.col(cols.order).is_not_null().any().over(keys)
+        keep = {"truth": truth, "recs": recs, "both": truth & recs}.get(users)
+        return rows if keep is None else rows.filter(keep)
+    user = keys[-1]
+    wanted = wanted_users(users, user, rows.collect_schema()[user]).to_frame().lazy()
+    return rows.join(wanted, on=user, how="semi", nulls_equal=True)
 
 
 def _restrict_users(
