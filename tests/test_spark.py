@@ -1,0 +1,459 @@
+"""polars_rankeval.spark gives the Polars results, on a local Spark (one session per run).
+
+Every comparison runs the same data through ``prk.evaluate`` (Polars) and
+``prk_spark.evaluate`` (Spark, ``local[2]``) and asserts equal frames to 1e-12: random
+data with heavy ties, several systems (``by``), users without relevant items, integer
+and string ids. Errors must carry the Polars messages.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as prk
+from polars_rankeval import spark as prk_spark
+
+from ._reference import random_frame
+
+pyspark = pytest.importorskip("pyspark")
+
+from pyspark.sql import DataFrame, SparkSession  # noqa: E402
+
+TOL = {"abs_tol": 1e-12, "rel_tol": 1e-12}
+
+# Per-user metrics for every tie policy; deterministic-only ones for item_desc.
+USER_METRICS = [
+    "ndcg@3",
+    "ndcg(gain=exp,idcg=all)@5",
+    "dcg@3",
+    "map",
+    "map(denominator=min_k_relevant)@3",
+    "mrr",
+    "mrr@2",
+    "precision@3",
+    "precision(denominator=retrieved)@4",
+    "recall@5",
+    "f1@3",
+    "hit_rate@2",
+    "r_precision",
+    "auc",
+    "auc@3",
+    "num_ret@3",
+    "num_rel",
+    "num_rel_ret@3",
+    "bpref",
+    "rbp(p=0.5)",
+    "bin_g",
+    "relative_precision@3",
+    "set_map",
+    "fallout@3",
+]
+DETERMINISTIC = ["iprec_11pt", "inf_ap", "g", "ndcg_rel", "rndcg"]
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """One local Spark for the whole test run (the JVM starts once, ~5 s)."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("polars-rankeval-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def systems(seed: int, *, string_ids: bool = False) -> pl.DataFrame:
+    """Three systems over overlapping users, heavy ties, some users without relevant items."""
+    frames = [
+        random_frame(seed + i, n_users=40 - 5 * i, max_items=8).with_columns(system=pl.lit(name))
+        for i, name in enumerate("abc")
+    ]
+    df = pl.concat(frames).select("system", "user", "item", "score", "relevance")
+    if string_ids:
+        df = df.with_columns(pl.format("u{}", pl.col("user")).alias("user"))
+    return df
+
+
+def to_spark(session: SparkSession, df: pl.DataFrame) -> DataFrame:
+    return session.createDataFrame(df.to_arrow())
+
+
+def collect(sdf: DataFrame, sort: list[str] | None = None) -> pl.DataFrame:
+    frame = pl.from_arrow(sdf.toArrow())
+    assert isinstance(frame, pl.DataFrame)
+    return frame.sort(sort) if sort else frame
+
+
+def both(
+    session: SparkSession, df: pl.DataFrame, metrics: Any, **kwargs: Any
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(Spark result collected, Polars result), per-user rows sorted like Polars."""
+    expected = prk.evaluate(df, metrics, **kwargs)
+    by = kwargs.get("by") or []
+    keys = [by] if isinstance(by, str) else list(by)
+    user = kwargs.get("user", "user")
+    sort = [*keys, user] if kwargs.get("per_user") else None
+    got = collect(prk_spark.evaluate(to_spark(session, df), metrics, **kwargs), sort)
+    return got, expected
+
+
+# --------------------------------------------------------------------------- same numbers
+@pytest.mark.parametrize("string_ids", [False, True], ids=["int-ids", "str-ids"])
+@pytest.mark.parametrize("ties", ["expected", "item_desc"])
+def test_matches_polars_per_user_and_summary(
+    spark: SparkSession, ties: str, string_ids: bool
+) -> None:
+    df = systems(10, string_ids=string_ids)
+    metrics = USER_METRICS + (DETERMINISTIC if ties == "item_desc" else [])
+    got, expected = both(spark, df, metrics, ties=ties, by="system", per_user=True)
+    assert got.height == expected.height > 90
+    assert expected.null_count().sum_horizontal().item() > 0  # undefined values occur
+    assert_frame_equal(got, expected, **TOL)
+    summary_metrics = metrics + (["global_auc"] if ties == "expected" else [])
+    got, expected = both(
+        spark, df, summary_metrics, ties=ties, by="system", aggregate=["mean", "median", "gmean"]
+    )
+    assert expected["n_skipped"].min() > 0  # users without relevant items
+    assert_frame_equal(got, expected, **TOL)
+
+
+@pytest.mark.parametrize("users", ["truth", "recs", "both", "all"])
+def test_user_universes(spark: SparkSession, users: str) -> None:
+    df = systems(20).filter(pl.col("system") == "a").drop("system")
+    got, expected = both(spark, df, ["ndcg@3", "mrr", "recall@4"], users=users, per_user=True)
+    assert_frame_equal(got, expected, **TOL)
+
+
+def test_explicit_users_include_absent_ids_once(spark: SparkSession) -> None:
+    df = systems(30)
+    wanted = [1, 2, 2, 3, 500, 501, 501]  # duplicates; 500 and 501 are not in the data
+    kwargs: dict[str, Any] = {"by": "system", "users": wanted}
+    got, expected = both(spark, df, ["ndcg@3", "map"], per_user=True, **kwargs)
+    assert got.height == expected.height == 3 * 5
+    assert_frame_equal(got, expected, **TOL)
+    got, expected = both(spark, df, ["ndcg@3", "map", "global_auc"], empty="zero", **kwargs)
+    assert_frame_equal(got, expected, **TOL)
+
+
+def test_explicit_users_string_ids_series_and_spark_frame(spark: SparkSession) -> None:
+    df = systems(31, string_ids=True)
+    ids = pl.Series("user", ["u1", "u4", "nobody"])
+    got, expected = both(spark, df, ["mrr", "precision@2"], by="system", users=ids, per_user=True)
+    assert_frame_equal(got, expected, **TOL)
+    spark_ids = spark.createDataFrame([("u1",), ("u4",), ("nobody",), ("u4",)], "user string")
+    got_frame = collect(
+        prk_spark.evaluate(
+            to_spark(spark, df), ["mrr", "precision@2"], by="system", users=spark_ids
+        )
+    )
+    expected = prk.evaluate(df, ["mrr", "precision@2"], by="system", users=ids)
+    assert_frame_equal(got_frame, expected, **TOL)
+
+
+def test_empty_zero(spark: SparkSession) -> None:
+    df = systems(40)
+    kwargs: dict[str, Any] = {"by": "system", "empty": "zero"}
+    got, expected = both(spark, df, ["ndcg@3", "auc", "global_auc"], **kwargs)
+    assert_frame_equal(got, expected, **TOL)
+    got, expected = both(spark, df, ["ndcg@3", "auc"], per_user=True, **kwargs)
+    assert expected.null_count().sum_horizontal().item() == 0
+    assert_frame_equal(got, expected, **TOL)
+
+
+def test_empty_error_names_users_like_polars(spark: SparkSession) -> None:
+    df = systems(41)
+    with pytest.raises(ValueError, match="undefined for") as polars_error:
+        prk.evaluate(df, ["mrr", "ndcg@3"], by="system", empty="error")
+    with pytest.raises(ValueError, match="undefined for") as spark_error:
+        prk_spark.evaluate(to_spark(spark, df), ["mrr", "ndcg@3"], by="system", empty="error")
+    assert str(spark_error.value) == str(polars_error.value)
+    defined = df.filter(pl.col("relevance") > 0).select("system", "user").unique()
+    ok = df.join(defined, on=["system", "user"], how="semi")
+    got, expected = both(spark, ok, ["mrr"], by="system", empty="error", per_user=True)
+    assert_frame_equal(got, expected, **TOL)
+
+
+def test_rank_column_and_awkward_names(spark: SparkSession) -> None:
+    df = (
+        systems(50)
+        .with_columns(
+            pl.col("score")
+            .rank("ordinal", descending=True)
+            .over("system", "user")
+            .cast(pl.Int64)
+            .alias("pos")
+        )
+        .drop("score")
+        .rename({"user": "user.id", "system": "sys tem"})
+    )
+    kwargs: dict[str, Any] = {"user": "user.id", "rank": "pos", "by": "sys tem"}
+    metrics = ["ndcg@3", "rbp(p=0.5)", "map"]
+    got, expected = both(spark, df, metrics, per_user=True, **kwargs)
+    assert_frame_equal(got, expected, **TOL)
+    got, expected = both(spark, df, metrics, **kwargs)
+    assert_frame_equal(got, expected, **TOL)
+
+
+def test_partitioning_does_not_change_the_result(spark: SparkSession) -> None:
+    df = systems(60)
+    sdf = to_spark(spark, df)
+    metrics = ["ndcg@3", "fallout@3"]  # fallout needs n_items: the whole input's
+    one = collect(prk_spark.evaluate(sdf, metrics, by="system", n_partitions=1))
+    many = collect(prk_spark.evaluate(sdf, metrics, by="system", n_partitions=7))
+    assert_frame_equal(one, many, **TOL)
+    assert_frame_equal(many, prk.evaluate(df, metrics, by="system"), **TOL)
+
+
+def test_no_evaluated_user(spark: SparkSession) -> None:
+    df = systems(70).with_columns(pl.lit(None, pl.Int64).alias("relevance"))
+    one = df.filter(pl.col("system") == "a").drop("system")
+    got, expected = both(spark, one, ["ndcg@3", "mrr"])  # users="truth": nobody
+    assert expected.row(0, named=True)["n_users"] == 0
+    assert_frame_equal(got, expected, **TOL)
+    got, expected = both(spark, df, ["ndcg@3", "mrr"], by="system")
+    assert expected.height == got.height == 0
+    assert_frame_equal(got, expected, **TOL)
+
+
+def test_catalog_size(spark: SparkSession) -> None:
+    df = systems(80)
+    catalog = pl.DataFrame({"item": list(range(60))})
+    got, expected = both(spark, df, ["fallout@3", "ndcg@3"], by="system", n_items=catalog)
+    assert_frame_equal(got, expected, **TOL)
+    with pytest.raises(ValueError, match="smaller than") as polars_error:
+        prk.evaluate(df, ["fallout@3"], by="system", n_items=10)
+    with pytest.raises(ValueError, match="smaller than") as spark_error:
+        prk_spark.evaluate(to_spark(spark, df), ["fallout@3"], by="system", n_items=10)
+    assert str(spark_error.value) == str(polars_error.value)
+
+
+def test_global_item_side_table_and_extra_columns(spark: SparkSession) -> None:
+    """Global metrics, metrics reading items= or a data column, globals alone."""
+    df = systems(100).with_columns(propensity=pl.lit(0.5))
+    items = pl.DataFrame({"item": list(range(50))}).with_columns(
+        popularity=(pl.col("item") + 1) / 51,
+        features=pl.concat_list(
+            (pl.col("item") % 3).cast(pl.Float64), (pl.col("item") % 5).cast(pl.Float64) + 1
+        ),
+    )
+    global_metrics = ["coverage@3", "gini@3", "inter_list_diversity@3", "mae(average=global)"]
+    user_metrics = ["novelty@3", "intra_list_diversity@3", "mcc@3", "spearman", "nmae"]
+    kwargs: dict[str, Any] = {"by": "system", "items": items, "users": "recs"}
+    metrics = [*global_metrics, "ctr(estimation=ips)@3", "global_auc", *user_metrics]
+    got, expected = both(spark, df, metrics, **kwargs)
+    assert_frame_equal(got, expected, **TOL)
+    got, expected = both(spark, df, user_metrics, per_user=True, **kwargs)
+    assert_frame_equal(got, expected, **TOL)
+    got, expected = both(spark, df, ["global_auc"], by="system")  # no per-user metric
+    assert_frame_equal(got, expected, **TOL)
+
+
+def test_polars_call_errors_are_value_errors(spark: SparkSession) -> None:
+    df = systems(110)
+    items = pl.DataFrame({"item": list(range(10, 50)), "popularity": [0.5] * 40})
+    match = r"metric 'novelty': \d+ item\(s\) .* have no popularity"
+    with pytest.raises(ValueError, match=match):
+        prk.evaluate(df, ["novelty@3"], by="system", items=items)
+    with pytest.raises(ValueError, match=match + ".* counts cover its users"):
+        prk_spark.evaluate(to_spark(spark, df), ["novelty@3"], by="system", items=items)
+    with pytest.raises(ValueError, match="per_item=True"):
+        prk_spark.evaluate(to_spark(spark, df), ["item_hits@3"], by="system", per_item=True)
+
+
+def test_side_rows(spark: SparkSession) -> None:
+    """With side=True each call adds one row: its duplicate count and its seconds."""
+    df = systems(90)
+    sdf = to_spark(spark, df)
+    plan = prk_spark.Plan.create(
+        sdf,
+        ["ndcg@3"],
+        user="user",
+        item="item",
+        score=None,
+        relevance="relevance",
+        rank=None,
+        ties="expected",
+        by="system",
+        per_user=True,
+        users="truth",
+        empty="skip",
+        n_partitions=3,
+        options={},
+    )
+    values = collect(prk_spark.per_user_values(plan.input_rows(sdf), plan, side=True))
+    side = values.filter(pl.col(prk_spark.SIDE_COLUMNS[0]).is_not_null())
+    assert side.height == 3  # one per call
+    assert side["__prk_duplicates"].sum() == 0
+    assert side["__prk_polars_seconds"].sum() > 0
+    assert side.select("system", "user", "ndcg@3").null_count().row(0) == (3, 3, 3)
+    real = values.filter(pl.col(prk_spark.SIDE_COLUMNS[0]).is_null()).drop(prk_spark.SIDE_COLUMNS)
+    expected = prk.evaluate(df, ["ndcg@3"], by="system", per_user=True)
+    assert_frame_equal(real.sort("system", "user"), expected, **TOL)
+
+
+def test_duplicates_of_users_outside_the_evaluation(spark: SparkSession) -> None:
+    """Duplicates are found also among users that users= leaves out, as in Polars."""
+    df = systems(95)
+    unjudged = pl.DataFrame(  # user 900: a duplicate row, no relevance, not in the list
+        {
+            "system": ["a", "a"],
+            "user": [900, 900],
+            "item": [1, 1],
+            "score": [0.5, 0.4],
+            "relevance": [None, None],
+        },
+        schema=df.schema,
+    )
+    bad = pl.concat([df, unjudged])
+    for users in ("truth", [1, 2]):
+        with pytest.raises(ValueError, match="rows share") as polars_error:
+            prk.evaluate(bad, "mrr", by="system", users=users)
+        with pytest.raises(ValueError, match="rows share") as spark_error:
+            prk_spark.evaluate(to_spark(spark, bad), "mrr", by="system", users=users)
+        assert str(spark_error.value) == str(polars_error.value)
+
+
+# --------------------------------------------------------------------------- errors
+BASE = pl.DataFrame(
+    {
+        "system": ["a", "a", "a", "b"],
+        "user": [1, 1, 2, 2],
+        "item": [1, 2, 1, 2],
+        "score": [0.9, 0.1, 0.2, 0.8],
+        "relevance": [1, 0, 1, 0],
+    }
+)
+Modify = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+def keep(df: pl.DataFrame) -> pl.DataFrame:
+    return df
+
+
+ERRORS: list[tuple[str, Modify, Any, dict[str, Any], type[Exception]]] = [
+    ("missing column", keep, "ndcg@3", {"score": "nope"}, ValueError),
+    ("missing by", keep, "ndcg@3", {"by": "team"}, ValueError),
+    (
+        "string score",
+        lambda d: d.with_columns(pl.col("score").cast(pl.String)),
+        "mrr",
+        {},
+        TypeError,
+    ),
+    ("float ids", lambda d: d.with_columns(pl.col("user").cast(pl.Float64)), "mrr", {}, TypeError),
+    ("k = 0", keep, "ndcg@0", {}, ValueError),
+    ("k < 0", keep, "precision@-2", {}, ValueError),
+    ("unknown metric", keep, "ndgc@3", {}, ValueError),
+    ("bad option", keep, "ndcg(gain=cubic)@3", {}, ValueError),
+    ("score and rank", keep, "mrr", {"score": "score", "rank": "score"}, ValueError),
+    ("bad ties", keep, "mrr", {"ties": "random"}, ValueError),
+    ("bad empty", keep, "mrr", {"empty": "drop"}, ValueError),
+    ("bad users", keep, "mrr", {"users": "some"}, ValueError),
+    ("users of another kind", keep, "mrr", {"users": ["x"]}, TypeError),
+    ("ties not supported", keep, "iprec_11pt", {"ties": "expected"}, ValueError),
+    ("global per user", keep, "global_auc", {"per_user": True}, ValueError),
+    ("by is the user", keep, "mrr", {"by": "user"}, ValueError),
+    ("bad aggregate", keep, "mrr", {"aggregate": "mode"}, ValueError),
+]
+
+
+@pytest.mark.parametrize(
+    ("modify", "metrics", "kwargs", "error"),
+    [case[1:] for case in ERRORS],
+    ids=[case[0] for case in ERRORS],
+)
+def test_errors_match_polars(
+    spark: SparkSession, modify: Modify, metrics: Any, kwargs: dict[str, Any], error: type
+) -> None:
+    df = modify(BASE)
+    with pytest.raises(error) as polars_error:
+        prk.evaluate(df, metrics, **kwargs)
+    with pytest.raises(error) as spark_error:
+        prk_spark.evaluate(to_spark(spark, df), metrics, **kwargs)
+    assert str(spark_error.value) == str(polars_error.value)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"n_partitions": 0}, ValueError, "n_partitions must be a positive integer, got 0"),
+        ({"n_partitions": 2.5}, TypeError, "n_partitions must be a positive integer"),
+        ({"colour": "red"}, TypeError, "unexpected keyword argument 'colour'"),
+    ],
+)
+def test_spark_only_errors(
+    spark: SparkSession, kwargs: dict[str, Any], error: type, match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        prk_spark.evaluate(to_spark(spark, BASE), "mrr", **kwargs)
+
+
+def test_data_must_be_spark() -> None:
+    with pytest.raises(TypeError, match="data must be a pyspark DataFrame, got DataFrame"):
+        prk_spark.evaluate(BASE, "mrr")  # type: ignore[arg-type]
+
+
+PROBLEM = r"value\(s\)|rows share"
+BAD_VALUES: list[tuple[str, Modify]] = [
+    ("duplicate rows", lambda d: pl.concat([d, d.head(1)])),
+    ("negative relevance", lambda d: d.with_columns(relevance=pl.Series([1, -1, 0, -2]))),
+    ("null user", lambda d: d.with_columns(user=pl.Series([1, None, 2, 2], dtype=pl.Int64))),
+    ("nan score", lambda d: d.with_columns(score=pl.Series([0.1, float("nan"), 0.3, 0.4]))),
+    ("null by", lambda d: d.with_columns(system=pl.Series(["a", None, "a", "b"]))),
+]
+
+
+@pytest.mark.parametrize("modify", [c[1] for c in BAD_VALUES], ids=[c[0] for c in BAD_VALUES])
+def test_validation_matches_polars(spark: SparkSession, modify: Modify) -> None:
+    df = modify(BASE)
+    with pytest.raises(ValueError, match=PROBLEM) as polars_error:
+        prk.evaluate(df, "mrr", by="system")
+    with pytest.raises(ValueError, match=PROBLEM) as spark_error:
+        prk_spark.evaluate(to_spark(spark, df), "mrr", by="system")
+    # The count and the problem are the same; the example rows may come in another order.
+    polars_message, _, polars_rows = str(polars_error.value).partition("; e.g. ")
+    spark_message, _, spark_rows = str(spark_error.value).partition("; e.g. ")
+    assert spark_message == polars_message
+    assert rows(spark_rows) == rows(polars_rows)
+
+
+def rows(text: str) -> list[str]:
+    """The example rows of a message (a list of dicts) as sorted reprs."""
+    return sorted(map(repr, eval(text or "[]", {"nan": float("nan")})))
+
+
+def test_import_does_not_need_pyspark() -> None:
+    """Without pyspark the module imports; evaluate says how to install it."""
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.modules["pyspark"] = None  # importing pyspark now fails
+        from polars_rankeval import spark
+        try:
+            spark.evaluate(None, "mrr")
+        except ImportError as error:
+            print(error)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "pip install 'polars-rankeval[spark]'" in out
