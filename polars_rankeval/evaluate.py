@@ -26,6 +26,7 @@ from polars_rankeval._plan import (
     summarize,
 )
 from polars_rankeval._types import (
+    EMPTY_POLICIES,
     STRATEGIES,
     Aggregation,
     EmptyPolicy,
@@ -351,15 +352,17 @@ def finalize_globals(
     by: str | Sequence[str] | None = None,
     n_items: int | None = None,
     rating_range: tuple[float, float] | None = None,
+    empty: EmptyPolicy = "skip",
 ) -> pl.LazyFrame:
     """Merge the partials of :func:`global_partials` and compute the global metrics.
 
     ``partials`` maps each global metric's name to the partial frames of every subset;
-    ``schema`` is the input's schema. Returns the by-columns and one column per
-    global metric.
+    ``schema`` is the input's schema; ``empty`` is applied to undefined values as
+    :func:`evaluate` does. Returns the by-columns and one column per global metric.
     """
+    check_choice("empty", empty, EMPTY_POLICIES)
     job = _global_job(schema, metrics, user, item, score, relevance, rank, ties, by)
-    job.n_items, job.rating_range = n_items, rating_range
+    job.n_items, job.rating_range, job.empty = n_items, rating_range, empty
     return job.finalize_globals(partials)
 
 

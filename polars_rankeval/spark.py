@@ -943,26 +943,9 @@ def global_values(rows: SparkDataFrame, plan: Plan) -> pl.DataFrame:
         part = merged.filter(pl.col(_TAG) == i).select(*plan.by, *renamed)
         by_metric[name] = [part.cast(schemas[name]).lazy()]
     options.pop("users")
-    final = finalize_globals(by_metric, names, schema=plan.polars_schema, **options).collect()
-    return _global_empty_policy(final, names, plan.empty)
-
-
-def _global_empty_policy(
-    values: pl.DataFrame, names: list[str], empty: EmptyPolicy
-) -> pl.DataFrame:
-    """``empty=`` for the global metrics, as the Polars evaluate applies it."""
-    if empty == "zero":
-        return values.with_columns(pl.col(names).fill_null(0.0))
-    if empty == "error":
-        for name in names:
-            missing = values.get_column(name).null_count()
-            if missing:
-                msg = (
-                    f"metric {name!r} is undefined for {missing} by group(s) (e.g. no "
-                    "relevant or no non-relevant row); pass empty='skip' or empty='zero'"
-                )
-                raise ValueError(msg)
-    return values
+    return finalize_globals(
+        by_metric, names, schema=plan.polars_schema, empty=plan.empty, **options
+    ).collect()
 
 
 def _raise_on_undefined(values: SparkDataFrame, plan: Plan) -> None:
