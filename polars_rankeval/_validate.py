@@ -96,14 +96,14 @@ def value_checks(
     return lf.select(**checks), dups
 
 
-def raise_on_problems(
-    lf: pl.LazyFrame, cols: Columns, by: list[str], stats: pl.DataFrame, dups: pl.DataFrame
-) -> None:
-    """Raise the first problem found by :func:`value_checks`, with example rows."""
-    found = stats.row(0, named=True)
-    found["dup"] = dups.item()
+def problem_templates(cols: Columns, by: list[str]) -> list[tuple[str, str]]:
+    """The value checks in reporting order: (key, message template with ``{n}``).
+
+    Shared by the Polars checks and :mod:`polars_rankeval.spark`, so both engines
+    report the same first problem with the same words.
+    """
     role = "rank" if cols.rank is not None else "score"
-    problems = [
+    return [
         ("null_user", f"user column {cols.user!r} has {{n}} null value(s)"),
         ("null_item", f"item column {cols.item!r} has {{n}} null value(s)"),
         ("bad_order", f"{role} column {cols.order!r} has {{n}} NaN or infinite value(s)"),
@@ -116,6 +116,15 @@ def raise_on_problems(
             "row; each (user, item) must appear once",
         ),
     ] + [(f"null_by:{c}", f"by column {c!r} has {{n}} null value(s)") for c in by]
+
+
+def raise_on_problems(
+    lf: pl.LazyFrame, cols: Columns, by: list[str], stats: pl.DataFrame, dups: pl.DataFrame
+) -> None:
+    """Raise the first problem found by :func:`value_checks`, with example rows."""
+    found = stats.row(0, named=True)
+    found["dup"] = dups.item()
+    problems = problem_templates(cols, by)
     for key, template in problems:
         count = found.get(key, 0) or 0
         if count:

@@ -44,11 +44,13 @@ from polars_rankeval._plan import wanted_users
 from polars_rankeval._types import (
     EMPTY_POLICIES,
     TIE_POLICIES,
+    Columns,
     EmptyPolicy,
     TiePolicy,
     check_choice,
     make_columns,
 )
+from polars_rankeval._validate import problem_templates
 from polars_rankeval.evaluate import (
     MetricsArg,
     UsersArg,
@@ -1033,25 +1035,12 @@ def raise_first_problem(
     from pyspark.sql import functions as sf
 
     cols = plan.columns
-    user, item, rel = plan.user, str(cols["item"]), str(cols["relevance"])
-    role = "rank" if cols["rank"] is not None else "score"
-    keys = [*plan.by, user, item]
-    problems = [
-        ("null_user", f"user column {user!r} has {{n}} null value(s)"),
-        ("null_item", f"item column {item!r} has {{n}} null value(s)"),
-        ("bad_order", f"{role} column {plan.order!r} has {{n}} NaN or infinite value(s)"),
-        ("nan_rel", f"relevance column {rel!r} has {{n}} NaN value(s)"),
-        ("neg_rel", f"relevance column {rel!r} has {{n}} negative value(s)"),
-        ("bad_rank", f"rank column {plan.order!r} has {{n}} value(s) below 1"),
-        (
-            "dup",
-            f"{{n}} rows share a ({', '.join(keys)}) key with another row; each (user, item) "
-            "must appear once",
-        ),
-    ]
-    problems += [
-        (f"null_by:{i}", f"by column {b!r} has {{n}} null value(s)") for i, b in enumerate(plan.by)
-    ]
+    item = str(cols["item"])
+    keys = [*plan.by, plan.user, item]
+    columns = Columns(plan.user, item, cols["score"], str(cols["relevance"]), cols["rank"])
+    # The Spark counts name a by column by its position: null_by:<i>.
+    by_key = {f"null_by:{b}": f"null_by:{i}" for i, b in enumerate(plan.by)}
+    problems = [(by_key.get(key, key), text) for key, text in problem_templates(columns, plan.by)]
     for key, template in problems:
         if key == "dup" and before_duplicates:
             return
