@@ -2,6 +2,7 @@
 
 # Families reached through evaluate only (global and item metrics): imported to register.
 from polars_rankeval.metrics import ctr, exposure, items  # noqa: F401
+from polars_rankeval.metrics import curves  # noqa: F401  (after binary and graded)
 from polars_rankeval.metrics.binary import (
     auc,
     f1,
