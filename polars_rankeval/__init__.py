@@ -16,6 +16,7 @@ from polars_rankeval._types import (
     TiePolicy,
     UserUniverse,
 )
+from polars_rankeval.curves import curve, pr_curve
 from polars_rankeval.datasets import load_example
 from polars_rankeval.evaluate import evaluate, join
 from polars_rankeval.metrics import (
@@ -66,7 +67,7 @@ from polars_rankeval.metrics import (
     utility,
 )
 from polars_rankeval.popularity import item_popularity
-from polars_rankeval.registry import Metric, bind, list_metrics, parse_metric
+from polars_rankeval.registry import Metric, bind, expand_metric, list_metrics, parse_metric
 
 __version__ = "0.1.0"
 
@@ -85,9 +86,11 @@ __all__ = [
     "bind",
     "boolean_kendall_tau",
     "bpref",
+    "curve",
     "datasets",
     "dcg",
     "evaluate",
+    "expand_metric",
     "f1",
     "fallout",
     "fbeta",
@@ -120,6 +123,7 @@ __all__ = [
     "num_rel_ret",
     "num_ret",
     "parse_metric",
+    "pr_curve",
     "precision",
     "r_precision",
     "rbp",

@@ -218,7 +218,8 @@ class Job:
         """
         groups: dict[tuple[Any, ...], list[Metric]] = {}
         for metric in self.metrics:
-            if metric.cutoffs and metric.spec.curve is not None and self.kinds[metric.name] == "expr":
+            has_kernel = metric.spec.curve is not None and self.kinds[metric.name] == "expr"
+            if metric.cutoffs and has_kernel:
                 key = (metric.spec.name, metric.options, metric.cutoffs)
                 groups.setdefault(key, []).append(metric)
         return list(groups.values())
