@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval._plan import parse_metrics, summary_name
-from polars_rankeval._types import TiePolicy
+from polars_rankeval._types import Aggregation, TiePolicy
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.registry import Metric, bind, parse_cutoffs
 
@@ -109,7 +109,7 @@ def curve(
     ks: KsArg = None,
     *,
     by: str | Sequence[str] | None = None,
-    aggregate: str = "mean",
+    aggregate: Aggregation = "mean",
     **options: Any,
 ) -> pl.DataFrame:
     """Metric@k for many cutoffs as a long frame: ``by..., metric, k, value``.

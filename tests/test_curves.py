@@ -258,7 +258,7 @@ def test_pr_curve_hand_computed_and_equal_to_iprec() -> None:
         {
             "system": ["s"] * 8,
             "user": [1] * 6 + [2] * 2,
-            "item": list("ABCDEF") + ["A", "B"],
+            "item": [*"ABCDEF", "A", "B"],
             "score": [5.0, 4.0, 3.0, 2.0, 1.0, None, 2.0, 1.0],
             "relevance": [1, 0, 1, 0, 1, 1, 0, 1],
         }
