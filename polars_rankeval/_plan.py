@@ -140,9 +140,15 @@ class Job:
         # Classify the metrics by what their kernels return (a dry run on a provider
         # with placeholder statistics: kernels only build expressions here).
         probe = Features(cols, ties, job.keys, n_items=1, rating_range=(0.0, 1.0))
+        # The cutoffs of one list or range share their kind: one dry run for them all.
+        seen: dict[tuple[Any, ...], str] = {}
         for metric in parsed:
+            key = (metric.spec.name, metric.options, metric.cutoffs)
+            if metric.cutoffs and key in seen:
+                job.kinds[metric.name] = seen[key]
+                continue
             out = metric.plan(probe)
-            job.kinds[metric.name] = (
+            job.kinds[metric.name] = seen[key] = (
                 ("item" if metric.spec.scope == "item" else "global")
                 if isinstance(out, GlobalPlan)
                 else "frame"
@@ -525,7 +531,14 @@ def summarize(
     """
     aggs_wanted = aggregations(aggregate)
     # Without per-user metrics (only global ones requested) every user counts as defined.
-    defined = pl.all_horizontal([pl.col(n).is_not_null() for n in names]) if names else pl.lit(True)
+    # A column, not an expression repeated in every aggregation (many metrics, e.g. a
+    # cutoff range, would make the plan quadratic in size).
+    flag = "__prk_defined"
+    per_user = per_user.with_columns(
+        (pl.all_horizontal([pl.col(n).is_not_null() for n in names]) if names else pl.lit(True))
+        .alias(flag)
+    )
+    defined = pl.col(flag)
     aggs = [
         _aggregate(agg, pl.col(n).filter(defined)).alias(summary_name(agg, n))
         for n in names
