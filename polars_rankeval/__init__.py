@@ -16,7 +16,8 @@ from polars_rankeval._types import (
     TiePolicy,
     UserUniverse,
 )
-from polars_rankeval.datasets import load_example
+from polars_rankeval.compare import compare, compare_per_user
+from polars_rankeval.datasets import load_example, load_systems
 from polars_rankeval.evaluate import evaluate, join
 from polars_rankeval.metrics import (
     accuracy,
@@ -85,6 +86,8 @@ __all__ = [
     "bind",
     "boolean_kendall_tau",
     "bpref",
+    "compare",
+    "compare_per_user",
     "datasets",
     "dcg",
     "evaluate",
@@ -105,6 +108,7 @@ __all__ = [
     "lauc",
     "list_metrics",
     "load_example",
+    "load_systems",
     "mae",
     "map",
     "markedness",
