@@ -7,14 +7,17 @@ per-user values ``(n_users, n_systems)``.
 
 Random numbers
 --------------
-Resampling draws raw 64-bit words from a PCG64 generator seeded by a
-:class:`numpy.random.SeedSequence` built from ``seed`` and a hash of the metric's
-name (and a purpose tag: test or confidence interval); see :func:`stream`. The words
-are consumed in resample-major order (resample 0 over all users, then resample 1, ...),
-so the result does not depend on the chunk size, on the order of the metrics or
-systems in the call, or on where the per-user values were computed (in memory,
+Resamples are drawn in blocks of ``S = max(1, 2**24 // (n_users * width))``
+consecutive resamples (``width`` 1, or the number of systems for Tukey), block ``b``
+from its own PCG64 generator seeded by ``SeedSequence(seed, spawn_key=(h1, h2,
+purpose, b))``, with ``h1, h2`` from a BLAKE2b hash of the metric's name and
+``purpose`` 0 for the test and 1 for a bootstrap interval (see :func:`blocks`). The
+draws therefore depend only on the seed, the metric's name, the number of paired
+users and the block: not on the order of the metrics or systems in the call, on the
+other pairs compared, or on where the per-user values were computed (in memory,
 bucketed or on Spark: they are sorted by user first). All the pairs of one metric
-share the resamples, as in a matched design.
+share the resamples, as in a matched design. Memory is bounded by the block: about
+``S x n_users`` values (128 MB of float64) at a time.
 """
 
 from __future__ import annotations
@@ -37,9 +40,13 @@ TESTS: tuple[str, ...] = ("t", "wilcoxon", "sign", "randomization", "bootstrap",
 CORRECTIONS: tuple[str, ...] = ("none", "bonferroni", "holm", "hochberg", "bh", "by")
 CI_METHODS: tuple[str, ...] = ("auto", "bca", "percentile", "t", "none")
 
-#: Bytes of working memory one resampling block may use (the block size in resamples
-#: follows from it; results do not depend on it).
-BLOCK_BYTES = 64 * 2**20
+#: Values (resamples x users x width) one resampling block holds; fixed, because the
+#: block size is part of the random-number scheme.
+BLOCK_VALUES = 2**24
+
+#: Above this many paired users the bootstrap draws Poisson(1) weights instead of
+#: multinomial counts (Chamandy et al. 2012); see :func:`bootstrap_means`.
+POISSON_ABOVE = 50_000
 
 _PURPOSE = {"test": 0, "ci": 1}
 
@@ -57,17 +64,25 @@ def scipy_stats() -> Any:
     return scipy.stats
 
 
-def stream(seed: int, metric: str, purpose: Literal["test", "ci"]) -> np.random.Generator:
-    """The generator of one metric's resamples.
-
-    ``SeedSequence(seed, spawn_key=(h1, h2, purpose))`` with ``h1, h2`` the first 8
-    bytes of BLAKE2b(metric name) as two 32-bit words, then PCG64. It depends on the
-    seed and the metric's name only.
-    """
+def _name_key(metric: str) -> tuple[int, int]:
     digest = hashlib.blake2b(metric.encode(), digest_size=8).digest()
-    key = (int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:], "little"))
-    sequence = np.random.SeedSequence(seed, spawn_key=(*key, _PURPOSE[purpose]))
-    return np.random.Generator(np.random.PCG64(sequence))
+    return int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:], "little")
+
+
+def blocks(
+    seed: int, metric: str, purpose: Literal["test", "ci"], n_resamples: int, n: int, width: int = 1
+) -> Iterator[tuple[int, int, np.random.Generator]]:
+    """Blocks ``(first resample, size, generator)`` of one metric's resamples.
+
+    ``size = max(1, BLOCK_VALUES // (n * width))``; block ``b`` is drawn from
+    ``PCG64(SeedSequence(seed, spawn_key=(h1, h2, purpose, b)))``, ``h1, h2`` the two
+    32-bit halves of BLAKE2b-64(metric name) and ``purpose`` 0 (test) or 1 (interval).
+    """
+    size = max(1, BLOCK_VALUES // max(1, n * width))
+    key = (*_name_key(metric), _PURPOSE[purpose])
+    for number, start in enumerate(range(0, n_resamples, size)):
+        sequence = np.random.SeedSequence(seed, spawn_key=(*key, number))
+        yield start, min(size, n_resamples - start), np.random.Generator(np.random.PCG64(sequence))
 
 
 # ----------------------------------------------------------------------------- progress
@@ -122,12 +137,6 @@ class Progress:
             self.stream.flush()
 
 
-def _blocks(n_resamples: int, per_resample_bytes: int) -> Iterator[tuple[int, int]]:
-    size = max(1, BLOCK_BYTES // max(1, per_resample_bytes))
-    for start in range(0, n_resamples, size):
-        yield start, min(size, n_resamples - start)
-
-
 def _tolerance(diffs: np.ndarray) -> np.ndarray:
     """Absolute tolerance on mean differences: ties of resampled and observed means."""
     scale = np.abs(diffs).mean(axis=0) if diffs.shape[0] else np.zeros(diffs.shape[1])
@@ -138,18 +147,21 @@ def _tolerance(diffs: np.ndarray) -> np.ndarray:
 def randomization(
     diffs: np.ndarray,
     n_resamples: int,
-    rng: np.random.Generator,
+    seed: int,
+    metric: str,
     progress: Progress | None = None,
-    label: str = "",
-) -> tuple[np.ndarray, int, bool]:
+) -> tuple[np.ndarray, int, str]:
     """Two-sided paired randomization (sign-flip) test of the mean difference.
 
-    Returns ``(p_values, resamples used, exact)``. When ``2**n <= n_resamples`` every
-    sign vector is enumerated and ``p = #{|T*| >= |T|} / 2**n`` (equal to
-    ``scipy.stats.permutation_test(permutation_type="samples")``); otherwise ``p =
-    (1 + #{|T*| >= |T|}) / (R + 1)`` over R random sign vectors (Phipson & Smyth, 2010:
-    never 0). ``T`` is the mean difference; a resampled mean within 1e-9 x mean |d|
-    of ``|T|`` counts as reaching it.
+    Returns ``(p_values, resamples used, scheme)``. When ``2**n <= n_resamples`` every
+    sign vector is enumerated (``scheme="sign_flip_exact"``) and ``p = #{|T*| >= |T|} /
+    2**n``, equal to ``scipy.stats.permutation_test(permutation_type="samples")``;
+    otherwise (``"sign_flip"``) ``p = (1 + #{|T*| >= |T|}) / (R + 1)`` over R random
+    sign vectors (Phipson & Smyth 2010: never 0). ``T`` is the mean difference; a
+    resampled mean within 1e-9 x mean |d| of ``|T|`` counts as reaching it (ties are
+    common with discrete metrics). Each resample's signs are the bits of
+    ``ceil(n / 64)`` raw 64-bit words; ``sum(s d) = sum(d) - 2 bits @ d`` is one
+    matrix product per block.
     """
     n, n_pairs = diffs.shape
     total = diffs.sum(axis=0)
@@ -161,47 +173,79 @@ def randomization(
         flipped = (total - 2.0 * (signs @ diffs)) / n
         count = (np.abs(flipped) >= observed - tol).sum(axis=0)
         if progress is not None:
-            progress.step(n_resamples, label)
-        return count / 2**n, 2**n, True
+            progress.step(n_resamples, metric)
+        return count / 2**n, 2**n, "sign_flip_exact"
     words = (n + 63) // 64
     count = np.zeros(n_pairs, dtype=np.int64)
-    for _, size in _blocks(n_resamples, n * 8 + words * 8):
+    for _, size, rng in blocks(seed, metric, "test", n_resamples, n):
         raw = rng.bit_generator.random_raw(size * words).astype("<u8", copy=False)
         bits = np.unpackbits(
             raw.view(np.uint8).reshape(size, words * 8), axis=1, count=n, bitorder="little"
         )
-        # sum(s * d) with s = 1 - 2 * bit: total - 2 * (bits @ d)
         flipped = (total - 2.0 * (bits.astype(np.float64) @ diffs)) / n
         count += (np.abs(flipped) >= observed - tol).sum(axis=0)
         if progress is not None:
-            progress.step(size, label)
-    return (count + 1) / (n_resamples + 1), n_resamples, False
+            progress.step(size, metric)
+    return (count + 1) / (n_resamples + 1), n_resamples, "sign_flip"
 
 
 # ------------------------------------------------------------------ bootstrap
+#: Byte thresholds of the bootstrap weights above POISSON_ABOVE users: a uniform byte
+#: u gives the weight #{t in _WEIGHT_STEPS: u >= t}, so P(w = 0..5) = (95, 92, 49, 15,
+#: 4, 1) / 256 -- Poisson(1) rounded to 1/256 with mean and variance exactly 1 (third
+#: central moment 0.96 against 1).
+_WEIGHT_STEPS = (95, 187, 236, 251, 255)
+
+
+def _weights(raw: np.ndarray) -> np.ndarray:
+    """Bootstrap weights from uniform bytes (see ``_WEIGHT_STEPS``)."""
+    weights = (raw >= _WEIGHT_STEPS[0]).astype(np.uint8)
+    for step in _WEIGHT_STEPS[1:]:
+        weights += raw >= step
+    return weights
+
+
+def bootstrap_scheme(n: int) -> str:
+    """``"multinomial"`` (the classical bootstrap) up to POISSON_ABOVE users, else ``"poisson"``."""
+    return "multinomial" if n <= POISSON_ABOVE else "poisson"
+
+
 def bootstrap_means(
     diffs: np.ndarray,
     n_resamples: int,
-    rng: np.random.Generator,
+    seed: int,
+    metric: str,
+    purpose: Literal["test", "ci"] = "test",
     progress: Progress | None = None,
-    label: str = "",
 ) -> np.ndarray:
     """Paired bootstrap: the mean of each column over ``n_resamples`` resamples of users.
 
-    Returns ``(n_resamples, n_pairs)``. Resample r draws user indices
-    ``floor(u * n)`` with ``u = (word >> 11) * 2**-53`` from n raw 64-bit words
-    (bias below n / 2**53), the same indices for every pair.
+    Returns ``(n_resamples, n_pairs)``; every pair of the metric uses the same
+    resamples. Up to ``POISSON_ABOVE`` users it is the classical bootstrap: n user
+    indices drawn uniformly with replacement (``Generator.integers``), the mean of the
+    drawn differences. Above, it is the Poisson bootstrap (Hanley & MacGibbon 2006;
+    Chamandy et al. 2012): each user gets an independent weight w with Poisson(1)'s
+    probabilities rounded to 1/256 (mean and variance exactly 1; from one uniform byte,
+    see ``_WEIGHT_STEPS``), and the resampled mean is ``sum(w d) / sum(w)``: the same
+    large-sample distribution as the multinomial counts, but one matrix product per
+    block instead of a gather per user and pair.
     """
     n, n_pairs = diffs.shape
     out = np.empty((n_resamples, n_pairs), dtype=np.float64)
-    for start, size in _blocks(n_resamples, n * (16 + 8 * n_pairs)):
-        raw = rng.bit_generator.random_raw(size * n)
-        index = ((raw >> np.uint64(11)).astype(np.float64) * (n / 2.0**53)).astype(np.intp)
-        index = index.reshape(size, n)
-        if n_pairs == 1:
-            out[start : start + size, 0] = diffs[:, 0][index].mean(axis=1)
+    poisson = bootstrap_scheme(n) == "poisson"
+    label = metric if purpose == "test" else f"{metric} (interval)"
+    for start, size, rng in blocks(seed, metric, purpose, n_resamples, n):
+        if poisson:
+            raw = rng.bit_generator.random_raw((size * n + 7) // 8).astype("<u8", copy=False)
+            weights = _weights(raw.view(np.uint8)[: size * n]).astype(np.float64)
+            weights = weights.reshape(size, n)
+            total = weights.sum(axis=1)
+            total[total == 0] = np.nan
+            out[start : start + size] = (weights @ diffs) / total[:, None]
         else:
-            out[start : start + size] = diffs[index].mean(axis=1)
+            index = rng.integers(0, n, size=(size, n), dtype=np.int64)
+            for j in range(n_pairs):
+                out[start : start + size, j] = np.take(diffs[:, j], index).mean(axis=1)
         if progress is not None:
             progress.step(size, label)
     return out
@@ -260,37 +304,37 @@ def bootstrap_ci(
 def tukey_hsd(
     values: np.ndarray,
     n_resamples: int,
-    rng: np.random.Generator,
+    seed: int,
+    metric: str,
     progress: Progress | None = None,
-    label: str = "",
 ) -> np.ndarray:
     """Randomized Tukey HSD (Carterette 2012): p-values of all pairs of systems.
 
     Under the null the systems are exchangeable within a user: each resample permutes
-    every user's row of ``values`` (n_users x m systems) at random (one of the m!
-    permutations, drawn from one raw 64-bit word as for the bootstrap), and records
-    the range (max - min) of the m system means. ``p[i, j] = (1 + #{range* >=
+    every user's row of ``values`` (n_users x m systems) at random and records the
+    range (max - min) of the m permuted system means. ``p[i, j] = (1 + #{range* >=
     |mean_i - mean_j|}) / (R + 1)``: the family-wise error over all pairs is controlled
-    by construction.
+    by construction. A permutation is one of the m! (``Generator.integers``) for
+    m <= 7, else the argsort of m uniform keys. Costs O(R n m).
     """
-    n, m = values.shape
     import itertools
 
-    perms = np.array(list(itertools.permutations(range(m))), dtype=np.intp)
-    n_perms = perms.shape[0]
+    n, m = values.shape
+    table = np.array(list(itertools.permutations(range(m))), dtype=np.intp) if m <= 7 else None
     means = values.mean(axis=0)
     observed = np.abs(means[:, None] - means[None, :])
     tol = 1e-9 * max(float(np.abs(values).mean()), 1e-300)
     ranges = np.empty(n_resamples, dtype=np.float64)
     rows = np.arange(n, dtype=np.intp)[None, :, None]
-    for start, size in _blocks(n_resamples, n * (16 + 16 * m)):
-        raw = rng.bit_generator.random_raw(size * n)
-        pick = ((raw >> np.uint64(11)).astype(np.float64) * (n_perms / 2.0**53)).astype(np.intp)
-        columns = perms[pick.reshape(size, n)]  # (size, n, m)
+    for start, size, rng in blocks(seed, metric, "test", n_resamples, n, width=m):
+        if table is not None:
+            columns = table[rng.integers(0, table.shape[0], size=(size, n))]
+        else:
+            columns = np.argsort(rng.random((size, n, m)), axis=2)
         permuted = values[rows, columns].mean(axis=1)  # (size, m)
         ranges[start : start + size] = permuted.max(axis=1) - permuted.min(axis=1)
         if progress is not None:
-            progress.step(size, label)
+            progress.step(size, metric)
     count = (ranges[:, None, None] >= observed[None] - tol).sum(axis=0)
     return (count + 1) / (n_resamples + 1)
 
@@ -409,7 +453,7 @@ class PairStats:
     ci_high: np.ndarray
     effect_size: np.ndarray
     n_resamples: int | None
-    exact: bool
+    resampling: str | None
 
 
 def run_tests(
@@ -429,7 +473,7 @@ def run_tests(
     n_pairs = len(pairs)
     effect = cohen_d(diffs)
     used: int | None = None
-    exact = False
+    scheme: str | None = None
     boot: np.ndarray | None = None
     if test == "t":
         p = t_test(diffs)
@@ -438,30 +482,26 @@ def run_tests(
     elif test == "sign":
         p = sign_test(diffs)
     elif test == "randomization":
-        p, used, exact = randomization(
-            diffs, n_resamples, stream(seed, metric, "test"), progress, metric
-        )
+        p, used, scheme = randomization(diffs, n_resamples, seed, metric, progress)
     elif test == "bootstrap":
-        boot = bootstrap_means(diffs, n_resamples, stream(seed, metric, "test"), progress, metric)
+        boot = bootstrap_means(diffs, n_resamples, seed, metric, "test", progress)
         p = bootstrap_p(diffs, boot)
-        used = n_resamples
+        used, scheme = n_resamples, bootstrap_scheme(diffs.shape[0])
     else:  # tukey
-        table = tukey_hsd(values, n_resamples, stream(seed, metric, "test"), progress, metric)
+        table = tukey_hsd(values, n_resamples, seed, metric, progress)
         p = np.array([table[a, b] for a, b in pairs])
-        used = n_resamples
+        used, scheme = n_resamples, "permutation"
     zero = np.all(diffs == 0, axis=0)
     p = np.where(zero & (diffs.shape[0] > 0), 1.0, p)
     if ci == "t":
         low, high = t_interval(diffs, confidence)
     elif ci in ("bca", "percentile"):
         if boot is None:
-            boot = bootstrap_means(
-                diffs, n_resamples, stream(seed, metric, "ci"), progress, metric + " (CI)"
-            )
+            boot = bootstrap_means(diffs, n_resamples, seed, metric, "ci", progress)
         low, high = bootstrap_ci(diffs, boot, confidence, ci)  # type: ignore[arg-type]
     else:
         low, high = np.full(n_pairs, np.nan), np.full(n_pairs, np.nan)
-    return PairStats(p, low, high, effect, used, exact)
+    return PairStats(p, low, high, effect, used, scheme)
 
 
 def resamples_needed(test: str, ci: str, n_users: int, n_resamples: int) -> int:

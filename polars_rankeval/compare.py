@@ -61,7 +61,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "ci_method",
     "effect_size_kind",
     "n_resamples",
-    "exact",
+    "resampling",
     "seed",
     "conventions",
 )
@@ -282,7 +282,9 @@ def compare_per_user(
         ``n_users``; ``n_dropped`` (users with a value for some but not all compared
         systems, or no row for some system); ``test``, ``correction``, ``family``,
         ``alpha``, ``confidence``, ``ci_method``, ``n_resamples`` (drawn; null for
-        analytic tests), ``exact`` (randomization by full enumeration), ``seed``,
+        analytic tests), ``resampling`` (``sign_flip``, ``sign_flip_exact`` when every
+        sign vector is enumerated, ``multinomial`` or ``poisson`` bootstrap,
+        ``permutation`` for Tukey; null for analytic tests), ``seed``,
         ``conventions``. A pair whose differences are all zero has ``p_value`` 1;
         an undefined statistic (e.g. sd 0) is null.
 
@@ -297,15 +299,15 @@ def compare_per_user(
     ... })
     >>> out = prk.compare_per_user(per_user, baseline="a", test="randomization")
     >>> out.select("system", "mean", "baseline_mean", "diff", "p_value", "n_users",
-    ...            "n_dropped", "exact")
+    ...            "n_dropped", "resampling")
     shape: (1, 8)
-    ┌────────┬──────┬───────────────┬──────────┬─────────┬─────────┬───────────┬───────┐
-    │ system ┆ mean ┆ baseline_mean ┆ diff     ┆ p_value ┆ n_users ┆ n_dropped ┆ exact │
-    │ ---    ┆ ---  ┆ ---           ┆ ---      ┆ ---     ┆ ---     ┆ ---       ┆ ---   │
-    │ str    ┆ f64  ┆ f64           ┆ f64      ┆ f64     ┆ i64     ┆ i64       ┆ bool  │
-    ╞════════╪══════╪═══════════════╪══════════╪═════════╪═════════╪═══════════╪═══════╡
-    │ b      ┆ 0.5  ┆ 0.233333      ┆ 0.266667 ┆ 0.25    ┆ 3       ┆ 1         ┆ true  │
-    └────────┴──────┴───────────────┴──────────┴─────────┴─────────┴───────────┴───────┘
+    ┌────────┬──────┬───────────────┬──────────┬─────────┬─────────┬───────────┬─────────────────┐
+    │ system ┆ mean ┆ baseline_mean ┆ diff     ┆ p_value ┆ n_users ┆ n_dropped ┆ resampling      │
+    │ ---    ┆ ---  ┆ ---           ┆ ---      ┆ ---     ┆ ---     ┆ ---       ┆ ---             │
+    │ str    ┆ f64  ┆ f64           ┆ f64      ┆ f64     ┆ i64     ┆ i64       ┆ str             │
+    ╞════════╪══════╪═══════════════╪══════════╪═════════╪═════════╪═══════════╪═════════════════╡
+    │ b      ┆ 0.5  ┆ 0.233333      ┆ 0.266667 ┆ 0.25    ┆ 3       ┆ 1         ┆ sign_flip_exact │
+    └────────┴──────┴───────────────┴──────────┴─────────┴─────────┴───────────┴─────────────────┘
 
     The differences are 0.3, 0.2 and 0.3, all positive: of the 2**3 sign flips only
     "all +" and "all -" reach |mean| = 0.8 / 3, so p = 2 / 8.
@@ -457,7 +459,7 @@ def compare_per_user(
                         "n_users": values.shape[0],
                         "n_dropped": dropped,
                         "n_resamples": stats.n_resamples,
-                        "exact": stats.exact,
+                        "resampling": stats.resampling,
                     }
                 )
     finally:
@@ -486,7 +488,7 @@ def compare_per_user(
         "n_users": pl.Int64,
         "n_dropped": pl.Int64,
         "n_resamples": pl.Int64,
-        "exact": pl.Boolean,
+        "resampling": pl.String,
     }
     out = pl.DataFrame(records, schema=schema, orient="row")
     out = out.with_columns(
