@@ -5,7 +5,7 @@ Every metric is a function returning a ``pl.Expr`` that aggregates one user's ro
 into one lazy plan; ``df.rankeval`` / ``lf.rankeval`` are the dataframe namespaces.
 """
 
-from polars_rankeval import datasets, trec
+from polars_rankeval import datasets, plot, trec
 from polars_rankeval import namespace as _namespace  # registers df.rankeval / lf.rankeval
 from polars_rankeval._types import (
     EMPTY_POLICIES,
@@ -16,8 +16,9 @@ from polars_rankeval._types import (
     TiePolicy,
     UserUniverse,
 )
+from polars_rankeval.compare import compare, compare_per_user
 from polars_rankeval.curves import curve, pr_curve
-from polars_rankeval.datasets import load_example
+from polars_rankeval.datasets import load_example, load_systems
 from polars_rankeval.evaluate import evaluate, join
 from polars_rankeval.metrics import (
     accuracy,
@@ -86,6 +87,8 @@ __all__ = [
     "bind",
     "boolean_kendall_tau",
     "bpref",
+    "compare",
+    "compare_per_user",
     "curve",
     "datasets",
     "dcg",
@@ -108,6 +111,7 @@ __all__ = [
     "lauc",
     "list_metrics",
     "load_example",
+    "load_systems",
     "mae",
     "map",
     "markedness",
@@ -123,6 +127,7 @@ __all__ = [
     "num_rel_ret",
     "num_ret",
     "parse_metric",
+    "plot",
     "pr_curve",
     "precision",
     "r_precision",
