@@ -535,8 +535,9 @@ def summarize(
     # cutoff range, would make the plan quadratic in size).
     flag = "__prk_defined"
     per_user = per_user.with_columns(
-        (pl.all_horizontal([pl.col(n).is_not_null() for n in names]) if names else pl.lit(True))
-        .alias(flag)
+        (
+            pl.all_horizontal([pl.col(n).is_not_null() for n in names]) if names else pl.lit(True)
+        ).alias(flag)
     )
     defined = pl.col(flag)
     aggs = [
