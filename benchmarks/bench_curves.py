@@ -111,26 +111,33 @@ def main() -> None:
         f"- data: bench_core's generator, {full.height:,} rows ({args.users:,} users x 100 "
         f"candidates; 'half' = the first {args.users // 2:,} users, {half.height:,} rows), "
         f"ties={ties!r}, validate=False",
-        f"- median of {args.repeats} interleaved rounds; ratio = median wall time / median wall "
-        "time of `ndcg@10` alone on the same rows",
+        f"- median of {args.repeats} interleaved rounds; wall (CPU) ratio = median wall (CPU) "
+        "time / that of `ndcg@10` alone on the same rows. CPU time is the process's, all "
+        "threads: on a shared machine it is the steadier of the two",
         "",
-        "| data | what | median wall s | runs s | median CPU s | ratio to ndcg@10 | target |",
-        "|---|---|---|---|---|---|---|",
+        "| data | what | median wall s | runs s | median CPU s | wall ratio | CPU ratio | target |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     reference = {
         data: statistics.median(walls["`ndcg@10` alone" + data]) for data in ("full", "half")
+    }
+    reference_cpu = {
+        data: statistics.median(cpus["`ndcg@10` alone" + data]) for data in ("full", "half")
     }
     for data, label, _ in cases:
         key = label + data
         wall = statistics.median(walls[key])
         cpu = statistics.median(cpus[key])
         ratio = wall / reference[data]
+        cpu_ratio = cpu / reference_cpu[data]
         target = ""
         if label == "`ndcg@1..100`, one pass":
-            target = f"<= {TARGET:.0f}x: {'met' if ratio <= TARGET else '**not met**'}"
+            met = ratio <= TARGET and cpu_ratio <= TARGET
+            target = f"<= {TARGET:.0f}x: {'met' if met else '**not met**'}"
         runs = ", ".join(f"{w:.2f}" for w in walls[key])
         lines.append(
-            f"| {data} | {label} | {wall:.2f} | {runs} | {cpu:.2f} | {ratio:.2f}x | {target} |"
+            f"| {data} | {label} | {wall:.2f} | {runs} | {cpu:.2f} | {ratio:.2f}x | "
+            f"{cpu_ratio:.2f}x | {target} |"
         )
     if max_diff is not None:
         lines += [
