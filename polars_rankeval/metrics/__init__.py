@@ -1,8 +1,7 @@
 """Metric families. Importing this package registers every metric."""
 
 # Families reached through evaluate only (global and item metrics): imported to register.
-# curves registers the one-pass kernels of cutoff lists (it imports binary and graded).
-from polars_rankeval.metrics import ctr, curves, exposure, items  # noqa: F401
+from polars_rankeval.metrics import ctr, exposure, items  # noqa: F401
 from polars_rankeval.metrics.binary import (
     auc,
     f1,
@@ -93,3 +92,6 @@ __all__ = [
     "unjudged",
     "utility",
 ]
+
+# The one-pass kernels of cutoff lists, registered last (the registry keeps its order).
+from polars_rankeval.metrics import curves  # noqa: F401
