@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
@@ -12,6 +14,7 @@ from polars_rankeval._plan import Job
 from polars_rankeval._types import TIE_POLICIES, make_columns
 from polars_rankeval.metrics.curves import CURVE_METRICS
 from polars_rankeval.registry import expand_metric, parse_metric, registered
+from tests.test_properties import PROPERTY_SETTINGS, frames
 
 
 # --------------------------------------------------------------------------- grammar
@@ -293,3 +296,18 @@ def test_pr_curve_hand_computed_and_equal_to_iprec() -> None:
 def test_pr_curve_errors(kwargs: dict[str, object], exc: type[Exception], match: str) -> None:
     with pytest.raises(exc, match=match):
         prk.pr_curve(_tied_data(), **kwargs)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- property
+@PROPERTY_SETTINGS
+@given(
+    df=frames(),
+    ties=st.sampled_from(TIE_POLICIES),
+    ks=st.lists(st.integers(1, 10), min_size=1, max_size=5, unique=True),
+)
+def test_property_one_pass_equals_each_cutoff(df: pl.DataFrame, ties: str, ks: list[int]) -> None:
+    names = ["precision", "recall", "f1", "hit_rate", "mrr", "map", "dcg", "ndcg"]
+    listed = ",".join(map(str, ks))
+    curve = prk.evaluate(df, [f"{m}@[{listed}]" for m in names], per_user=True, ties=ties)
+    single = prk.evaluate(df, [f"{m}@{k}" for m in names for k in ks], per_user=True, ties=ties)
+    assert_frame_equal(curve, single, check_exact=False, rel_tol=0, abs_tol=1e-12)
