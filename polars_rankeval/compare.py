@@ -423,7 +423,7 @@ def compare_per_user(
             )
             raise ValueError(msg)
         values = complete.select(chosen).to_numpy().astype(np.float64, copy=False)
-        prepared.append((name, np.ascontiguousarray(values), dropped))
+        prepared.append((name, np.asfortranarray(values), dropped))
 
     show = progress if progress is not None else sys.stderr.isatty()
     total = sum(resamples_needed(test, ci_method, v.shape[0], n_resamples) for _, v, _ in prepared)
