@@ -68,6 +68,7 @@ from polars_rankeval.metrics import (
 )
 from polars_rankeval.popularity import item_popularity
 from polars_rankeval.registry import Metric, bind, list_metrics, parse_metric
+from polars_rankeval.report import report
 
 __version__ = "0.1.0"
 
@@ -130,6 +131,7 @@ __all__ = [
     "rbp_resid",
     "recall",
     "relative_precision",
+    "report",
     "rmse",
     "rndcg",
     "set_map",
