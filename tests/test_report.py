@@ -266,3 +266,12 @@ def test_cli_compare_bundled_markdown_and_errors(capsys: pytest.CaptureFixture[s
     code, _, err = run(capsys, "compare", "-m", "global_auc", "--test", "t")
     assert code == 2
     assert "have one value per system" in err
+
+
+def test_readme_report_is_current() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("<!-- compare-report:start -->\n")[1].split("<!-- compare-report:end -->")[
+        0
+    ]
+    result = prk.compare(load_systems(), ["ndcg@10", "recall@20", "mrr"], baseline="bm25")
+    assert shown.strip() == prk.report(result).strip()
