@@ -69,6 +69,7 @@ from polars_rankeval.metrics import (
 )
 from polars_rankeval.popularity import item_popularity
 from polars_rankeval.registry import Metric, bind, expand_metric, list_metrics, parse_metric
+from polars_rankeval.report import report
 
 __version__ = "0.1.0"
 
@@ -135,6 +136,7 @@ __all__ = [
     "rbp_resid",
     "recall",
     "relative_precision",
+    "report",
     "rmse",
     "rndcg",
     "set_map",

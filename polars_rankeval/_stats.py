@@ -469,7 +469,10 @@ def run_tests(
     progress: Progress | None,
 ) -> PairStats:
     """Test every (system, baseline) column pair of ``values`` (n_users x m systems)."""
-    diffs = np.stack([values[:, a] - values[:, b] for a, b in pairs], axis=1)
+    # Column-major: every column is contiguous, so its sums (pairwise summation) do not
+    # depend on which other pairs or systems are in the call.
+    values = np.asfortranarray(values)
+    diffs = np.asfortranarray(np.stack([values[:, a] - values[:, b] for a, b in pairs], axis=1))
     n_pairs = len(pairs)
     effect = cohen_d(diffs)
     used: int | None = None

@@ -359,12 +359,8 @@ def compare_per_user(
                 f"{nan[by][0]!r}, {user}={nan[user][0]!r}); use null for an undefined value"
             )
             raise ValueError(msg)
-    dup = frame.group_by(by, user).len().filter(pl.col("len") > 1)
-    if dup.height:
-        msg = (
-            f"the per-user frame has {dup.height} duplicate ({by}, {user}) row(s), e.g. "
-            f"{by}={dup[by][0]!r}, {user}={dup[user][0]!r}"
-        )
+    if frame.get_column(user).null_count():
+        msg = f"user column {user!r} has null ids in the per-user frame"
         raise ValueError(msg)
 
     labels = frame.get_column(by).cast(pl.String)
@@ -405,25 +401,7 @@ def compare_per_user(
     )
     scipy_stats()  # a clear ImportError before any work
 
-    wide_source = frame.with_columns(labels.alias(by)).filter(pl.col(by).is_in(chosen))
-    prepared: list[tuple[str, np.ndarray, int]] = []
-    for name in names:
-        wide = wide_source.select(user, by, pl.col(name).cast(pl.Float64)).pivot(
-            on=by, index=user, values=name
-        )
-        for system in chosen:
-            if system not in wide.columns:
-                wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(system))
-        complete = wide.drop_nulls(subset=chosen).sort(user)
-        dropped = wide.height - complete.height
-        if complete.height == 0:
-            msg = (
-                f"no user has a value of {name!r} for every compared system "
-                f"({', '.join(chosen)}); {dropped} user(s) have a value for some of them"
-            )
-            raise ValueError(msg)
-        values = complete.select(chosen).to_numpy().astype(np.float64, copy=False)
-        prepared.append((name, np.ascontiguousarray(values), dropped))
+    prepared = _pair_values(frame.with_columns(labels.alias(by)), names, by, user, chosen)
 
     show = progress if progress is not None else sys.stderr.isatty()
     total = sum(resamples_needed(test, ci_method, v.shape[0], n_resamples) for _, v, _ in prepared)
@@ -504,6 +482,52 @@ def compare_per_user(
         conventions=pl.lit(conventions, dtype=pl.String),
     ).with_columns(significant=pl.col("p_adjusted") <= pl.col("alpha"))
     return out.select(RESULT_COLUMNS)
+
+
+def _pair_values(
+    frame: pl.DataFrame, names: list[str], by: str, user: str, chosen: list[str]
+) -> list[tuple[str, np.ndarray, int]]:
+    """Per metric: (name, values of the paired users x systems, users dropped).
+
+    Users are numbered by their sorted ids (a dense rank), systems by their position in
+    ``chosen``; the values are scattered into a users x systems matrix (NaN = no row or
+    a null value), and the users with a value for every system are kept, in user order.
+    """
+    m = len(chosen)
+    rows = frame.filter(pl.col(by).is_in(chosen)).select(
+        (pl.col(user).rank("dense") - 1).cast(pl.Int64).alias("__user"),
+        pl.col(by).replace_strict(chosen, list(range(m)), return_dtype=pl.Int64).alias("__system"),
+        *(pl.col(name).cast(pl.Float64).fill_null(float("nan")) for name in names),
+    )
+    user_pos = rows.get_column("__user").to_numpy()
+    system_pos = rows.get_column("__system").to_numpy()
+    n = int(user_pos.max()) + 1 if user_pos.size else 0
+    cell = user_pos * m + system_pos
+    counts = np.bincount(cell, minlength=n * m)
+    if counts.max(initial=0) > 1:
+        first = int(np.flatnonzero(counts > 1)[0])
+        where = np.flatnonzero(cell == first)[0]
+        dup = frame.filter(pl.col(by).is_in(chosen)).row(int(where), named=True)
+        msg = (
+            f"the per-user frame has {int((counts > 1).sum())} duplicate ({by}, {user}) "
+            f"row(s), e.g. {by}={dup[by]!r}, {user}={dup[user]!r}"
+        )
+        raise ValueError(msg)
+    prepared = []
+    for name in names:
+        matrix = np.full((n, m), np.nan, order="F")
+        matrix[user_pos, system_pos] = rows.get_column(name).to_numpy()
+        complete = ~np.isnan(matrix).any(axis=1)
+        values = np.asfortranarray(matrix[complete])
+        dropped = n - values.shape[0]
+        if values.shape[0] == 0:
+            msg = (
+                f"no user has a value of {name!r} for every compared system "
+                f"({', '.join(chosen)}); {dropped} user(s) have a value for some of them"
+            )
+            raise ValueError(msg)
+        prepared.append((name, values, dropped))
+    return prepared
 
 
 def _num(value: float) -> float | None:
