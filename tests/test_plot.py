@@ -258,3 +258,20 @@ def test_missing_altair_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setitem(sys.modules, "altair", None)
     with pytest.raises(ImportError, match=r'pip install "polars-rankeval\[plot\]"'):
         plot.pr_curves(pl.DataFrame({"recall": [0.0], "precision": [1.0]}))
+
+
+def test_charts_without_a_system_column(tmp_path: Path) -> None:
+    df = _long().drop("system")
+    lorenz = plot.lorenz_data(df, k=2, by=None)
+    assert lorenz["exposure_share"].to_list() == [0.0, 0.0, 1 / 4, 2 / 4, 1.0]
+    tail = plot.long_tail_data(df, k=1, by=None)
+    assert set(tail["series"]) == {"catalog", "recommended"}
+    per_user = prk.evaluate(df, ["ndcg@2"], per_user=True)
+    dist = plot.distribution_data(per_user, "ndcg@2", by=None)
+    assert dist["n_undefined"].to_list() == [1]  # user 2 has no relevant item
+    for name, chart in {
+        "lorenz": plot.lorenz(df, k=2, by=None),
+        "tail": plot.long_tail(df, k=1, by=None),
+        "dist": plot.distribution(per_user, "ndcg@2", by=None),
+    }.items():
+        _renders(chart, tmp_path, name)
