@@ -167,7 +167,13 @@ def curve(
     parsed = _requests(metrics, ks)
     by_cols = _by_columns(by)
     result = _collect(evaluate(data, parsed, by=by, aggregate=aggregate, **options))
-    names = {m.name: summary_name(aggregate, m.name) for m in parsed}
+    # Global metrics (one value per by group, e.g. coverage) are not aggregated.
+    names = {
+        m.name: summary_name(aggregate, m.name)
+        if summary_name(aggregate, m.name) in result.columns
+        else m.name
+        for m in parsed
+    }
     order = {base: i for i, base in enumerate(dict.fromkeys(m.base_name for m in parsed))}
     index = pl.DataFrame(
         {

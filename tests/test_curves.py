@@ -311,3 +311,16 @@ def test_property_one_pass_equals_each_cutoff(df: pl.DataFrame, ties: str, ks: l
     curve = prk.evaluate(df, [f"{m}@[{listed}]" for m in names], per_user=True, ties=ties)
     single = prk.evaluate(df, [f"{m}@{k}" for m in names for k in ks], per_user=True, ties=ties)
     assert_frame_equal(curve, single, check_exact=False, rel_tol=0, abs_tol=1e-12)
+
+
+def test_curve_of_a_global_metric_and_another_aggregate() -> None:
+    df = _tied_data(seed=5)
+    out = prk.curve(df, ["coverage", "ndcg"], ks=[1, 4], by="system", aggregate="median")
+    wide = prk.evaluate(
+        df, ["coverage@1", "coverage@4", "ndcg@1", "ndcg@4"], by="system", aggregate="median"
+    )
+    for row in out.iter_rows(named=True):
+        want = wide.filter(pl.col("system") == row["system"])
+        name = f"{row['metric']}@{row['k']}"
+        column = name if row["metric"] == "coverage" else f"median({name})"
+        assert row["value"] == pytest.approx(want[column].item(), abs=1e-12)
