@@ -524,7 +524,9 @@ def test_per_user_frame_errors() -> None:
         prk.compare_per_user(good, "x")
     with pytest.raises(ValueError, match=r"by column 'run' not found"):
         prk.compare_per_user(good, by="run")
-    with pytest.raises(ValueError, match=r"has 1 NaN value\(s\) \(e.g. system='a', user=0\)"):
+    with pytest.raises(
+        ValueError, match=r"has 1 NaN or infinite value\(s\) \(e.g. system='a', user=0\)"
+    ):
         prk.compare_per_user(
             good.with_columns(
                 pl.when(pl.col("m") == 0.1).then(float("nan")).otherwise("m").alias("m")
