@@ -546,3 +546,24 @@ def test_missing_scipy_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     frame = per_user_frame({"a": np.array([0.1, 0.2]), "b": np.array([0.3, 0.5])})
     with pytest.raises(ImportError, match=r'pip install "polars-rankeval\[compare\]"'):
         prk.compare_per_user(frame, test="t")
+
+
+def test_zero_differences_are_not_resampled_but_counted() -> None:
+    # 16 users, 5 with equal values: 2**11 <= 10,000, so the test is exact, and equals
+    # scipy's exact test over all 2**16 sign vectors (zeros do not change T*).
+    rng = np.random.default_rng(21)
+    x = rng.integers(0, 5, 16) / 4
+    y = x.copy()
+    y[5:] = rng.integers(0, 5, 11) / 4
+    y[5:][y[5:] == x[5:]] += 0.25
+    row = prk.compare_per_user(per_user_frame({"x": x, "y": y}), baseline="x").row(0, named=True)
+    assert (row["resampling"], row["n_resamples"], row["n_users"]) == ("sign_flip_exact", 2**11, 16)
+    expected = stats.permutation_test(
+        (y, x),
+        lambda a, b, axis: np.mean(a - b, axis=axis),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        vectorized=True,
+    ).pvalue
+    assert row["p_value"] == pytest.approx(expected, rel=1e-12)
+    assert row["diff"] == pytest.approx((y - x).mean())
