@@ -580,6 +580,13 @@ def _check_options(
 def _refuse_global(
     schema: pl.Schema, metrics: MetricsArg, by: str, options: dict[str, Any]
 ) -> None:
+    items = [m.name for m in parse_metrics(metrics) if m.spec.scope == "item"]
+    if items:
+        msg = (
+            f"metric(s) {', '.join(items)} have one value per item, not per user, so there "
+            "is nothing to pair; compare takes per-user metrics (see list_metrics())"
+        )
+        raise ValueError(msg)
     cols = make_columns(
         user=options.get("user", "user"),
         item=options.get("item", "item"),

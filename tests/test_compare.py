@@ -510,6 +510,11 @@ def test_global_metrics_are_refused(systems: pl.DataFrame, metric: str) -> None:
         prk.compare(systems, ["ndcg@10", metric], baseline="bm25")
 
 
+def test_item_metrics_are_refused(systems: pl.DataFrame) -> None:
+    with pytest.raises(ValueError, match=r"item_hits@10 have one value per item, not per user"):
+        prk.compare(systems, ["item_hits@10"], baseline="bm25")
+
+
 def test_one_system_in_data(systems: pl.DataFrame) -> None:
     only = systems.filter(pl.col("system") == "bm25")
     with pytest.raises(
