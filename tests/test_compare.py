@@ -477,6 +477,20 @@ def test_progress_on_stderr(
     assert "200" in err or "100%" in err
 
 
+def test_progress_without_tqdm(
+    paired: dict[str, np.ndarray],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    prk.compare_per_user(
+        per_user_frame(paired), baseline="a", test="bootstrap", n_resamples=300, progress=True
+    )
+    err = capsys.readouterr().err
+    assert "compare m: 300/300 resamples" in err
+    assert err.endswith("\n")
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
