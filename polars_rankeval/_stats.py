@@ -153,6 +153,8 @@ def randomization(
 ) -> tuple[np.ndarray, int, str]:
     """Two-sided paired randomization (sign-flip) test of the mean difference.
 
+    Only the n users with a non-zero difference in some pair are resampled (a zero
+    difference is the same under either sign; the means still divide by all users).
     Returns ``(p_values, resamples used, scheme)``. When ``2**n <= n_resamples`` every
     sign vector is enumerated (``scheme="sign_flip_exact"``) and ``p = #{|T*| >= |T|} /
     2**n``, equal to ``scipy.stats.permutation_test(permutation_type="samples")``;
@@ -163,14 +165,20 @@ def randomization(
     ``ceil(n / 64)`` raw 64-bit words; ``sum(s d) = sum(d) - 2 bits @ d`` is one
     matrix product per block.
     """
-    n, n_pairs = diffs.shape
-    total = diffs.sum(axis=0)
-    observed = np.abs(total / n)
+    n_users, n_pairs = diffs.shape
+    observed = np.abs(diffs.sum(axis=0) / n_users)
     tol = _tolerance(diffs)
+    # A zero difference is the same under either sign: only the users with a non-zero
+    # difference in some pair are resampled (T* still divides by all n_users).
+    nonzero = np.any(diffs != 0, axis=1)
+    if not nonzero.all():
+        diffs = np.asfortranarray(diffs[nonzero])
+    n = diffs.shape[0]
+    total = diffs.sum(axis=0)
     if n <= 30 and 2**n <= n_resamples:
         codes = np.arange(2**n, dtype=np.int64)
         signs = ((codes[:, None] >> np.arange(n, dtype=np.int64)) & 1).astype(np.float64)
-        flipped = (total - 2.0 * (signs @ diffs)) / n
+        flipped = (total - 2.0 * (signs @ diffs)) / n_users
         count = (np.abs(flipped) >= observed - tol).sum(axis=0)
         if progress is not None:
             progress.step(n_resamples, metric)
@@ -182,7 +190,7 @@ def randomization(
         bits = np.unpackbits(
             raw.view(np.uint8).reshape(size, words * 8), axis=1, count=n, bitorder="little"
         )
-        flipped = (total - 2.0 * (bits.astype(np.float64) @ diffs)) / n
+        flipped = (total - 2.0 * (bits.astype(np.float64) @ diffs)) / n_users
         count += (np.abs(flipped) >= observed - tol).sum(axis=0)
         if progress is not None:
             progress.step(size, metric)

@@ -255,7 +255,7 @@ def compare_per_user(
     per_user
         One row per (system, user) with one numeric column per metric, e.g. the
         output of ``evaluate(..., by="system", per_user=True)``. A null is an
-        undefined value; NaN is an error.
+        undefined value; NaN and infinity are errors.
     metrics
         The metric columns to compare (default: every column except ``by`` and
         ``user``).
@@ -352,11 +352,13 @@ def compare_per_user(
         if not (dtype.is_numeric() or dtype == pl.Null):
             msg = f"metric column {name!r} must be numeric, got {dtype}"
             raise TypeError(msg)
-        nan = frame.filter(pl.col(name).cast(pl.Float64).is_nan())
-        if nan.height:
+        value = pl.col(name).cast(pl.Float64)
+        bad = frame.filter(value.is_nan() | value.is_infinite())
+        if bad.height:
             msg = (
-                f"metric column {name!r} has {nan.height} NaN value(s) (e.g. {by}="
-                f"{nan[by][0]!r}, {user}={nan[user][0]!r}); use null for an undefined value"
+                f"metric column {name!r} has {bad.height} NaN or infinite value(s) (e.g. "
+                f"{by}={bad[by][0]!r}, {user}={bad[user][0]!r}); use null for an undefined "
+                "value"
             )
             raise ValueError(msg)
     if frame.get_column(user).null_count():
@@ -578,6 +580,13 @@ def _check_options(
 def _refuse_global(
     schema: pl.Schema, metrics: MetricsArg, by: str, options: dict[str, Any]
 ) -> None:
+    items = [m.name for m in parse_metrics(metrics) if m.spec.scope == "item"]
+    if items:
+        msg = (
+            f"metric(s) {', '.join(items)} have one value per item, not per user, so there "
+            "is nothing to pair; compare takes per-user metrics (see list_metrics())"
+        )
+        raise ValueError(msg)
     cols = make_columns(
         user=options.get("user", "user"),
         item=options.get("item", "item"),

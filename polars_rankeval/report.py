@@ -5,7 +5,8 @@ users, the best per metric in bold, with significance marks: against the baselin
 (``▲`` significantly better, ``▼`` significantly worse) or, when every pair was
 compared, ranx-style superscript letters (the systems it is significantly better
 than). The test, correction, alpha and conventions are stated under the table.
-Markdown and LaTeX (booktabs) are written directly; HTML is Polars' own table styling,
+Markdown and LaTeX (booktabs) are written directly -- great_tables' LaTeX output would
+escape the math-mode superscripts and arrows -- and HTML is Polars' own table styling,
 ``DataFrame.style`` (great_tables, the ``[report]`` extra).
 """
 

@@ -477,6 +477,20 @@ def test_progress_on_stderr(
     assert "200" in err or "100%" in err
 
 
+def test_progress_without_tqdm(
+    paired: dict[str, np.ndarray],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    prk.compare_per_user(
+        per_user_frame(paired), baseline="a", test="bootstrap", n_resamples=300, progress=True
+    )
+    err = capsys.readouterr().err
+    assert "compare m: 300/300 resamples" in err
+    assert err.endswith("\n")
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
@@ -510,6 +524,11 @@ def test_global_metrics_are_refused(systems: pl.DataFrame, metric: str) -> None:
         prk.compare(systems, ["ndcg@10", metric], baseline="bm25")
 
 
+def test_item_metrics_are_refused(systems: pl.DataFrame) -> None:
+    with pytest.raises(ValueError, match=r"item_hits@10 have one value per item, not per user"):
+        prk.compare(systems, ["item_hits@10"], baseline="bm25")
+
+
 def test_one_system_in_data(systems: pl.DataFrame) -> None:
     only = systems.filter(pl.col("system") == "bm25")
     with pytest.raises(
@@ -524,7 +543,9 @@ def test_per_user_frame_errors() -> None:
         prk.compare_per_user(good, "x")
     with pytest.raises(ValueError, match=r"by column 'run' not found"):
         prk.compare_per_user(good, by="run")
-    with pytest.raises(ValueError, match=r"has 1 NaN value\(s\) \(e.g. system='a', user=0\)"):
+    with pytest.raises(
+        ValueError, match=r"has 1 NaN or infinite value\(s\) \(e.g. system='a', user=0\)"
+    ):
         prk.compare_per_user(
             good.with_columns(
                 pl.when(pl.col("m") == 0.1).then(float("nan")).otherwise("m").alias("m")
@@ -544,3 +565,24 @@ def test_missing_scipy_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     frame = per_user_frame({"a": np.array([0.1, 0.2]), "b": np.array([0.3, 0.5])})
     with pytest.raises(ImportError, match=r'pip install "polars-rankeval\[compare\]"'):
         prk.compare_per_user(frame, test="t")
+
+
+def test_zero_differences_are_not_resampled_but_counted() -> None:
+    # 16 users, 5 with equal values: 2**11 <= 10,000, so the test is exact, and equals
+    # scipy's exact test over all 2**16 sign vectors (zeros do not change T*).
+    rng = np.random.default_rng(21)
+    x = rng.integers(0, 5, 16) / 4
+    y = x.copy()
+    y[5:] = rng.integers(0, 5, 11) / 4
+    y[5:][y[5:] == x[5:]] += 0.25
+    row = prk.compare_per_user(per_user_frame({"x": x, "y": y}), baseline="x").row(0, named=True)
+    assert (row["resampling"], row["n_resamples"], row["n_users"]) == ("sign_flip_exact", 2**11, 16)
+    expected = stats.permutation_test(
+        (y, x),
+        lambda a, b, axis: np.mean(a - b, axis=axis),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        vectorized=True,
+    ).pvalue
+    assert row["p_value"] == pytest.approx(expected, rel=1e-12)
+    assert row["diff"] == pytest.approx((y - x).mean())
