@@ -607,31 +607,43 @@ def topic_differences(
         ]
         if compare is not None:
             subtitle.append(_compare_line(compare, name, system, baseline))
-        panel = (
-            alt.Chart(part)
-            .mark_bar()
-            .encode(
-                x=alt.X(
-                    "position:O",
-                    title="users, sorted by difference",
-                    axis=alt.Axis(labels=False, ticks=False),
-                ),
-                y=alt.Y("diff:Q", title=f"{name} − {baseline}"),
-                color=alt.Color(
-                    "direction:N",
-                    title="vs baseline",
-                    scale=alt.Scale(
-                        domain=["better", "equal", "worse"], range=["#2ca02c", "#9e9e9e", "#d62728"]
-                    ),
-                ),
-                tooltip=[user, alt.Tooltip("diff:Q", format="+.4f"), "value", "baseline_value"],
-            )
-            .properties(
-                width=max(WIDTH, min(900, 4 * part.height)),
-                height=HEIGHT,
-                title=alt.TitleParams(f"{system} vs {baseline}", subtitle=subtitle),
-            )
+        color = alt.Color(
+            "direction:N",
+            title="vs baseline",
+            scale=alt.Scale(
+                domain=["better", "equal", "worse"], range=["#2ca02c", "#9e9e9e", "#d62728"]
+            ),
         )
+        y = alt.Y("diff:Q", title=f"{name} − {baseline}")
+        heading = alt.TitleParams(f"{system} vs {baseline}", subtitle=subtitle)
+        if part.height <= MAX_POINTS:
+            panel = (
+                alt.Chart(part)
+                .mark_bar()
+                .encode(
+                    x=alt.X(
+                        "position:O",
+                        title="users, sorted by difference",
+                        axis=alt.Axis(labels=False, ticks=False),
+                    ),
+                    y=y,
+                    color=color,
+                    tooltip=[user, alt.Tooltip("diff:Q", format="+.4f"), "value", "baseline_value"],
+                )
+                .properties(width=max(WIDTH, min(900, 4 * part.height)), height=HEIGHT)
+            )
+        else:
+            # Too many users for one bar each: the sorted differences as an area, drawn
+            # through at most MAX_POINTS evenly spaced users (the shape is kept).
+            panel = (
+                alt.Chart(_thin(part, [], MAX_POINTS))
+                .mark_area(interpolate="step-after")
+                .encode(
+                    x=alt.X("position:Q", title="users, sorted by difference"), y=y, color=color
+                )
+                .properties(width=900, height=HEIGHT)
+            )
+        panel = panel.properties(title=heading)
         panels.append(panel)
     return alt.vconcat(*panels, title=title or f"Per-user {name}: difference against {baseline}")
 

@@ -275,3 +275,24 @@ def test_charts_without_a_system_column(tmp_path: Path) -> None:
         "dist": plot.distribution(per_user, "ndcg@2", by=None),
     }.items():
         _renders(chart, tmp_path, name)
+
+
+def test_topic_differences_of_many_users_is_an_area(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(plot, "MAX_POINTS", 4)
+    n = 9
+    per_user = pl.DataFrame(
+        {
+            "system": ["a"] * n + ["b"] * n,
+            "user": list(range(n)) * 2,
+            "ndcg@10": [i / 10 for i in range(n)] + [0.4] * n,
+        }
+    )
+    chart = plot.topic_differences(per_user, "ndcg@10", baseline="b")
+    spec = _renders(chart, tmp_path, "many")
+    assert spec["vconcat"][0]["mark"]["type"] == "area"
+    rows = chart.data  # one panel: Altair lifts its data to the top
+    # Positions 1, 4, 7 (every third of 9) and the last, 9; differences sorted descending.
+    assert rows["position"].to_list() == [1, 4, 7, 9]
+    assert rows["diff"].to_list() == pytest.approx([0.8 - 0.4, 0.5 - 0.4, 0.2 - 0.4, 0.0 - 0.4])
