@@ -359,8 +359,15 @@ def distribution(
     heading = alt.TitleParams(title or f"Per-user {name}", subtitle=[note])
     color = _color(alt, series)
     if kind == "ecdf":
+        # The ECDF's points, at most MAX_POINTS per system (evenly spaced, last kept).
+        steps = data.unique([*([series] if series else []), "value"], keep="last")
+        steps = _thin(
+            steps.sort([*([series] if series else []), "value"]),
+            [series] if series else [],
+            MAX_POINTS,
+        )
         left = (
-            alt.Chart(data)
+            alt.Chart(steps)
             .mark_line(interpolate="step-after")
             .encode(
                 x=alt.X("value:Q", title=name),
@@ -392,21 +399,55 @@ def distribution(
         )
         # One small histogram per system, one above the other, on the same x axis.
         left = bars.facet(row=alt.Row(f"{series}:N", title=None)) if series else bars
+    # The box summary from statistics computed here (not from every user's row).
+    stats = box_data(data, series)
+    x = alt.X(f"{series}:N", title=series) if series else alt.X("label:N", title=None)
+    if series is None:
+        stats = stats.with_columns(pl.lit(name).alias("label"))
+    width = max(80, 50 * stats.height)
+    whisker = alt.Chart(stats).mark_rule().encode(x=x, y=alt.Y("min:Q", title=name), y2="max:Q")
     box = (
-        alt.Chart(data)
-        .mark_boxplot(extent="min-max", size=24)
+        alt.Chart(stats)
+        .mark_bar(size=24)
         .encode(
-            x=alt.X(f"{series}:N", title=series) if series else alt.X("value:Q", title=name),
-            y=alt.Y("value:Q", title=name) if series else alt.Y(),
+            x=x,
+            y="q1:Q",
+            y2="q3:Q",
             color=color,
-        )
-        .properties(
-            width=max(80, 50 * (data.get_column(series).n_unique() if series else 1)), height=HEIGHT
+            tooltip=[
+                *([series] if series else []),
+                "n",
+                alt.Tooltip("min:Q", format=".4f"),
+                alt.Tooltip("q1:Q", format=".4f"),
+                alt.Tooltip("median:Q", format=".4f"),
+                alt.Tooltip("q3:Q", format=".4f"),
+                alt.Tooltip("max:Q", format=".4f"),
+            ],
         )
     )
+    median = (
+        alt.Chart(stats).mark_tick(color="white", size=24, thickness=2).encode(x=x, y="median:Q")
+    )
+    box = alt.layer(whisker, box, median).properties(width=width, height=HEIGHT)
     if kind == "ecdf":
         left = left.properties(width=WIDTH, height=HEIGHT)
     return alt.hconcat(left, box, title=heading)
+
+
+def box_data(values: pl.DataFrame, series: str | None) -> pl.DataFrame:
+    """Per series: n, min, q1, median, q3, max of ``values["value"]`` (linear quantiles)."""
+    v = pl.col("value")
+    aggs = [
+        pl.len().cast(pl.Int64).alias("n"),
+        v.min().alias("min"),
+        v.quantile(0.25, "linear").alias("q1"),
+        v.median().alias("median"),
+        v.quantile(0.75, "linear").alias("q3"),
+        v.max().alias("max"),
+    ]
+    if series is None:
+        return values.select(aggs)
+    return values.group_by(series).agg(aggs).sort(series)
 
 
 def histogram_data(

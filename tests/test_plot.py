@@ -98,6 +98,9 @@ def test_distribution_data_hand_computed() -> None:
     assert hist["count"].to_list() == [0, 2, 1, 2]  # a: 0.5 and 1.0 in [0.5, 1]
     assert hist["share"].to_list() == [0 / 2, 2 / 2, 1 / 3, 2 / 3]
     assert hist["bin_start"].to_list() == [0.0, 0.5, 0.0, 0.5]
+    box = plot.box_data(out, "system")  # linear quantiles: q at position q * (n - 1)
+    assert box.row(0) == ("a", 2, 0.5, 0.5 + 0.25 * 0.5, 0.75, 0.5 + 0.75 * 0.5, 1.0)
+    assert box.row(1) == ("b", 3, 0.25, 0.25 + 0.5 * 0.5, 0.75, 0.75, 0.75)
 
 
 @pytest.mark.parametrize("kind", ["histogram", "ecdf"])
