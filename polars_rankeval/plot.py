@@ -268,6 +268,15 @@ def distribution_data(
     Returns the defined values sorted by (by, value), with ``ecdf`` (the share of the
     system's defined users with a value <= this one), plus the count of users left out
     per system in ``n_undefined`` and of all users in ``n_users``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval import plot
+    >>> per_user = pl.DataFrame({"system": ["a", "a", "b", "b"], "user": [1, 2, 1, 2],
+    ...                          "ndcg@10": [0.5, None, 0.25, 1.0]})
+    >>> plot.distribution_data(per_user, "ndcg@10").rows()  # a's user 2 is undefined
+    [('a', 0.5, 1.0, 2, 1), ('b', 0.25, 0.5, 2, 0), ('b', 1.0, 1.0, 2, 0)]
     """
     frame = _frame(per_user, "per_user")
     by_cols = [c for c in _check_by(frame, by) if c in frame.columns]
@@ -493,6 +502,15 @@ def topic_differences_data(
     Returns ``by, user, value, baseline_value, diff, position`` with ``position`` 1 for the
     largest difference of the system; users whose value is undefined (null) in either
     system are left out (the count is in ``n_left_out``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval import plot
+    >>> per_user = pl.DataFrame({"system": ["a", "a", "b", "b"], "user": [1, 2, 1, 2],
+    ...                          "ndcg@10": [0.5, None, 0.25, 1.0]})
+    >>> plot.topic_differences_data(per_user, "ndcg@10", baseline="b").rows()
+    [('a', 1, 0.5, 0.25, 0.25, 1, 1)]
     """
     frame = _frame(per_user, "per_user")
     _check_by(frame, by)
@@ -730,6 +748,19 @@ def lorenz_data(
     polars.DataFrame
         ``by..., item_share, exposure_share, gini``; at most ``max_points`` points per
         system beyond (0, 0) (evenly spaced, the last kept), ``None`` for all.
+
+    Examples
+    --------
+    Three catalog items; both users get x in their top 1, so y and z (2 of 3 items)
+    get nothing: Gini = (2 * 3 - 3 - 1) * 2 / (3 * 2) = 2/3.
+
+    >>> import polars as pl
+    >>> from polars_rankeval import plot
+    >>> df = pl.DataFrame({"user": [1, 1, 2, 2], "item": ["x", "y", "x", "z"],
+    ...                    "score": [2.0, 1.0, 2.0, 1.0], "relevance": [1, 0, 0, 1]})
+    >>> plot.lorenz_data(df, k=1, by=None).rows()  # doctest: +NORMALIZE_WHITESPACE
+    [(0.0, 0.0, 0.6666666666666666), (0.6666666666666666, 0.0, 0.6666666666666666),
+     (1.0, 1.0, 0.6666666666666666)]
     """
     by_cols = [by] if isinstance(by, str) else list(by or [])
     lf, _ = to_lazy(data)
