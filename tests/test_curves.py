@@ -324,3 +324,15 @@ def test_curve_of_a_global_metric_and_another_aggregate() -> None:
         name = f"{row['metric']}@{row['k']}"
         column = name if row["metric"] == "coverage" else f"median({name})"
         assert row["value"] == pytest.approx(want[column].item(), abs=1e-12)
+
+
+def test_namespace_methods() -> None:
+    df = _tied_data(seed=2)
+    assert_frame_equal(
+        df.rankeval.curve("recall", ks=[1, 2], by="system"),
+        prk.curve(df, "recall", ks=[1, 2], by="system"),
+    )
+    assert_frame_equal(
+        df.lazy().rankeval.pr_curve(by="system", levels=3),
+        prk.pr_curve(df, by="system", levels=3),
+    )
