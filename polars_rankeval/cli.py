@@ -574,8 +574,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Aliases are accepted and the output columns use the canonical names:
 
     >>> main(["-m", "ndcg@10", "-m", "P@5", "--format", "csv"])
-    ndcg@10,precision@5,n_users,n_skipped
-    0.3015...,0.2666...,3,0
+    ndcg@10,precision@5,n_users(ndcg@10),n_users(precision@5),n_users,n_skipped
+    0.3015...,0.2666...,3,3,3,0
     0
     """
     parser = build_parser()
