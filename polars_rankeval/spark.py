@@ -343,9 +343,9 @@ class Plan:
         per_user: bool,
         users: UsersArg | SparkDataFrame,
         empty: EmptyPolicy,
-        summary: SummaryForm,
         n_partitions: int | None,
         options: dict[str, Any],
+        summary: SummaryForm = "wide",
     ) -> Plan:
         """Check everything on the driver with a dry run of the Polars evaluate.
 
