@@ -141,6 +141,8 @@ class Job:
         job.items = _side_table(items, schema, cols.item)
         job.per_item = per_item
         job.summary = summary
+        if summary == "long":
+            check_long_names(by_cols)
         if per_user and per_item:
             msg = "per_user and per_item cannot both be True"
             raise ValueError(msg)
@@ -592,6 +594,17 @@ def summary_columns(
     ]
     counts = [count_name(m.name) for m in metrics if kinds[m.name] in ("expr", "frame")]
     return [*by, *values, *counts, *RESERVED]
+
+
+def check_long_names(by: Sequence[str]) -> None:
+    """A by-column may not be named like a column of the long summary."""
+    clash = [b for b in by if b in LONG_COLUMNS]
+    if clash:
+        msg = (
+            f"by column {clash[0]!r} collides with a column of summary='long' "
+            f"({', '.join(LONG_COLUMNS)}); rename it or use summary='wide'"
+        )
+        raise ValueError(msg)
 
 
 def long_summary(

@@ -42,6 +42,7 @@ import pyarrow as pa
 from polars_rankeval._features import Features
 from polars_rankeval._plan import (
     GLOBAL_AGGREGATION,
+    check_long_names,
     count_name,
     summary_name,
     undefined_message,
@@ -360,11 +361,13 @@ class Plan:
         check_choice("ties", ties, TIE_POLICIES)
         check_choice("empty", empty, EMPTY_POLICIES)
         check_choice("summary", summary, SUMMARY_FORMS)
+        by_cols = [by] if isinstance(by, str) else list(by or [])
+        if summary == "long":
+            check_long_names(by_cols)
         session = data.sparkSession
         partitions = _partitions(session, n_partitions)
         spark_schema = data.schema
         polars_schema = polars_schema_of(spark_schema)
-        by_cols = [by] if isinstance(by, str) else list(by or [])
         kernel_options, summary_options, statistics = _split_options(options)
         if kernel_options.get("per_item"):
             msg = (

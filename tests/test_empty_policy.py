@@ -214,6 +214,10 @@ def test_bad_summary_and_empty_values_are_refused() -> None:
         prk.evaluate(HAND, ["mrr"], summary="tall")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"empty must be one of .*'skip_row'.*got 'drop'"):
         prk.evaluate(HAND, ["mrr"], empty="drop")  # type: ignore[arg-type]
+    clash = HAND.with_columns(metric=pl.lit("x"))
+    with pytest.raises(ValueError, match=r"by column 'metric' collides with a column of summary"):
+        prk.evaluate(clash, ["mrr"], by="metric", summary="long")
+    assert prk.evaluate(clash, ["mrr"], by="metric").columns[0] == "metric"  # wide: fine
 
 
 # --------------------------------------------------------------------------- every metric
