@@ -323,8 +323,9 @@ class Job:
     ) -> pl.LazyFrame:
         """The result from per-user values and the (unmerged) partials of the globals.
 
-        The one place where ``empty=`` is applied to per-user values (the in-memory,
-        bucketed and Spark engines all end here or in :func:`summarize`).
+        ``empty=`` is applied here: ``zero`` fills, ``error`` raises, ``skip`` and
+        ``skip_row`` are :func:`summarize`'s rules (the in-memory and bucketed engines
+        end here; Spark runs the same :func:`summarize` per by group).
         """
         names = self.user_names
         per_user = per_user.sort(self.keys)

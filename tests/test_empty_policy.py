@@ -521,3 +521,21 @@ def test_pairs_cover_every_registered_per_user_metric() -> None:
     names = {bind(*_split(m)).spec.name for m in user_metrics()}
     assert names == {n for n, s in registered().items() if s.scope == "user"}
     assert len(list(itertools.combinations(user_metrics(), 2))) > 1000
+
+
+def test_cli_empty_and_summary_options(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    from polars_rankeval.cli import main
+
+    expected = prk.evaluate(
+        prk.load_example(), ["ndcg@10", "kendall_tau"], empty="skip_row", summary="long"
+    )
+    argv = ["-m", "ndcg@10", "-m", "kendall_tau", "--empty", "skip_row", "--summary", "long"]
+    assert main([*argv, "--format", "csv"]) == 0
+    out = pl.read_csv(capsys.readouterr().out.encode())
+    assert out.columns == ["metric", "aggregation", "value", "n_users", "n_skipped"]
+    assert_frame_equal(out, expected, check_dtypes=False)
+    # With --per-user FILE the printed summary is computed from the per-user values.
+    path = tmp_path / "per_user.csv"
+    assert main([*argv, "--format", "csv", "--per-user", str(path)]) == 0
+    printed = pl.read_csv(capsys.readouterr().out.encode())
+    assert_frame_equal(printed, expected, check_dtypes=False)
