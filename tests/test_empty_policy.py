@@ -10,7 +10,6 @@ here against the kernels).
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any
 
@@ -520,7 +519,6 @@ def test_per_user_file_summary_equals_evaluate() -> None:
 def test_pairs_cover_every_registered_per_user_metric() -> None:
     names = {bind(*_split(m)).spec.name for m in user_metrics()}
     assert names == {n for n, s in registered().items() if s.scope == "user"}
-    assert len(list(itertools.combinations(user_metrics(), 2))) > 1000
 
 
 def test_cli_empty_and_summary_options(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
