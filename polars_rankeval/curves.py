@@ -2,8 +2,8 @@
 
 :func:`curve` evaluates every cutoff of one or more metrics in one pass (the grammar's
 cutoff lists, see :func:`polars_rankeval.registry.expand_metric`) and returns a long
-frame ``by..., metric, k, value, n_users, n_skipped``; :func:`pr_curve` returns trec_eval's
-interpolated precision at recall levels, ``by..., recall, precision, n_users, n_skipped``.
+frame ``by..., metric, k, value, n_users``; :func:`pr_curve` returns trec_eval's
+interpolated precision at recall levels, ``by..., recall, precision, n_users``.
 Both take every option of :func:`polars_rankeval.evaluate`.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval._plan import parse_metrics, summary_name
+from polars_rankeval._plan import count_name, parse_metrics, summary_name
 from polars_rankeval._types import Aggregation, TiePolicy
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.registry import Metric, bind, parse_cutoffs
@@ -97,6 +97,9 @@ def _check_options(options: dict[str, Any], what: str) -> None:
         if options.get(name):
             msg = f"{what} returns the summary over users; {name}=True is not supported here"
             raise ValueError(msg)
+    if options.get("summary", "wide") != "wide":
+        msg = f"{what} returns its own long form; summary={options['summary']!r} is not supported"
+        raise ValueError(msg)
 
 
 def _collect(result: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
@@ -140,10 +143,11 @@ def curve(
     Returns
     -------
     polars.DataFrame
-        ``by..., metric, k, value, n_users, n_skipped``, one row per (by group, metric,
-        cutoff), sorted by by, the metrics in the order given, then k. ``metric`` is
-        the canonical name without the cutoff; ``n_users`` and ``n_skipped`` are those
-        of the summary row (see ``empty=``).
+        ``by..., metric, k, value, n_users``, one row per (by group, metric, cutoff),
+        sorted by by, the metrics in the order given, then k. ``metric`` is the
+        canonical name without the cutoff; ``n_users`` is the number of users the value
+        covers (``n_users(<metric>)`` of the summary: the users for which it is defined
+        under ``empty="skip"``; for a global metric, the group's users).
 
     Examples
     --------
@@ -152,49 +156,46 @@ def curve(
     >>> df = pl.DataFrame({"user": [1, 1, 1], "item": [1, 2, 3],
     ...                    "score": [3.0, 2.0, 1.0], "relevance": [0, 1, 1]})
     >>> prk.curve(df, "recall", ks=3)  # 0/2, 1/2, 2/2
-    shape: (3, 5)
-    ┌────────┬─────┬───────┬─────────┬───────────┐
-    │ metric ┆ k   ┆ value ┆ n_users ┆ n_skipped │
-    │ ---    ┆ --- ┆ ---   ┆ ---     ┆ ---       │
-    │ str    ┆ i64 ┆ f64   ┆ i64     ┆ i64       │
-    ╞════════╪═════╪═══════╪═════════╪═══════════╡
-    │ recall ┆ 1   ┆ 0.0   ┆ 1       ┆ 0         │
-    │ recall ┆ 2   ┆ 0.5   ┆ 1       ┆ 0         │
-    │ recall ┆ 3   ┆ 1.0   ┆ 1       ┆ 0         │
-    └────────┴─────┴───────┴─────────┴───────────┘
+    shape: (3, 4)
+    ┌────────┬─────┬───────┬─────────┐
+    │ metric ┆ k   ┆ value ┆ n_users │
+    │ ---    ┆ --- ┆ ---   ┆ ---     │
+    │ str    ┆ i64 ┆ f64   ┆ i64     │
+    ╞════════╪═════╪═══════╪═════════╡
+    │ recall ┆ 1   ┆ 0.0   ┆ 1       │
+    │ recall ┆ 2   ┆ 0.5   ┆ 1       │
+    │ recall ┆ 3   ┆ 1.0   ┆ 1       │
+    └────────┴─────┴───────┴─────────┘
     """
     _check_options(options, "curve")
     parsed = _requests(metrics, ks)
     by_cols = _by_columns(by)
     result = _collect(evaluate(data, parsed, by=by, aggregate=aggregate, **options))
-    # Global metrics (one value per by group, e.g. coverage) are not aggregated.
-    names = {
-        m.name: summary_name(aggregate, m.name)
-        if summary_name(aggregate, m.name) in result.columns
-        else m.name
-        for m in parsed
-    }
     order = {base: i for i, base in enumerate(dict.fromkeys(m.base_name for m in parsed))}
-    index = pl.DataFrame(
-        {
-            "__name": [names[m.name] for m in parsed],
-            "metric": [m.base_name for m in parsed],
-            "k": [m.k for m in parsed],
-            "__order": [order[m.base_name] for m in parsed],
-        },
-        schema={"__name": pl.String, "metric": pl.String, "k": pl.Int64, "__order": pl.Int64},
-    )
-    long = result.unpivot(
-        on=list(names.values()),
-        index=[*by_cols, "n_users", "n_skipped"],
-        variable_name="__name",
-        value_name="value",
-    )
-    return (
-        long.join(index, on="__name", how="left")
-        .sort([*by_cols, "__order", "k"])
-        .select(*by_cols, "metric", "k", pl.col("value").cast(pl.Float64), "n_users", "n_skipped")
-    )
+    parts = [
+        result.select(
+            *by_cols,
+            pl.lit(m.base_name, dtype=pl.String).alias("metric"),
+            pl.lit(m.k, dtype=pl.Int64).alias("k"),
+            pl.col(_value_column(result, aggregate, m.name)).cast(pl.Float64).alias("value"),
+            pl.col(_count_column(result, m.name)).cast(pl.Int64).alias("n_users"),
+            pl.lit(order[m.base_name], dtype=pl.Int64).alias("__order"),
+        )
+        for m in parsed
+    ]
+    return pl.concat(parts).sort([*by_cols, "__order", "k"]).drop("__order")
+
+
+def _value_column(result: pl.DataFrame, aggregate: str, name: str) -> str:
+    """The summary column of a metric (global metrics are not aggregated)."""
+    column = summary_name(aggregate, name)
+    return column if column in result.columns else name
+
+
+def _count_column(result: pl.DataFrame, name: str) -> str:
+    """The users a metric's value covers: ``n_users(<metric>)``, else the group's users."""
+    column = count_name(name)
+    return column if column in result.columns else "n_users"
 
 
 def recall_levels(levels: int | Sequence[float]) -> tuple[float, ...]:
@@ -257,7 +258,8 @@ def pr_curve(
     Returns
     -------
     polars.DataFrame
-        ``by..., recall, precision, n_users, n_skipped``, sorted by by and recall.
+        ``by..., recall, precision, n_users`` (the users each value covers), sorted by
+        by and recall.
 
     Examples
     --------
@@ -277,21 +279,16 @@ def pr_curve(
     metrics = [bind("iprec_at_recall", None, level=x, rel=rel) for x in points]
     by_cols = _by_columns(by)
     result = _collect(evaluate(data, metrics, by=by, ties=ties, **options))
-    index = pl.DataFrame(
-        {"__name": [m.name for m in metrics], "recall": list(points)},
-        schema={"__name": pl.String, "recall": pl.Float64},
-    )
-    long = result.unpivot(
-        on=[m.name for m in metrics],
-        index=[*by_cols, "n_users", "n_skipped"],
-        variable_name="__name",
-        value_name="precision",
-    )
-    return (
-        long.join(index, on="__name", how="left")
-        .sort([*by_cols, "recall"])
-        .select(*by_cols, "recall", pl.col("precision").cast(pl.Float64), "n_users", "n_skipped")
-    )
+    parts = [
+        result.select(
+            *by_cols,
+            pl.lit(x, dtype=pl.Float64).alias("recall"),
+            pl.col(m.name).cast(pl.Float64).alias("precision"),
+            pl.col(_count_column(result, m.name)).cast(pl.Int64).alias("n_users"),
+        )
+        for x, m in zip(points, metrics, strict=True)
+    ]
+    return pl.concat(parts).sort([*by_cols, "recall"])
 
 
 def cutoffs_of(text: str) -> tuple[int, ...]:

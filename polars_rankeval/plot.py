@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
-from polars_rankeval._plan import RESERVED
+from polars_rankeval._plan import RESERVED, count_name
 from polars_rankeval._validate import to_lazy
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.registry import expand_metric, parse_metric
@@ -130,7 +130,8 @@ def _tidy_curves(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
         )
         raise ValueError(msg)
     names = [r[0] for r in rows]
-    by = [c for c in frame.columns if c not in names and c not in RESERVED]
+    counts = {count_name(n) for n in names}
+    by = [c for c in frame.columns if c not in names and c not in RESERVED and c not in counts]
     index = pl.DataFrame(
         {"__name": names, "metric": [r[1] for r in rows], "k": [r[2] for r in rows]},
         schema={"__name": pl.String, "metric": pl.String, "k": pl.Int64},

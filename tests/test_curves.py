@@ -188,7 +188,7 @@ def test_curve_hand_computed_with_ties() -> None:
 def test_curve_is_evaluate_at_each_k_in_long_form() -> None:
     df = _tied_data(seed=3)
     out = prk.curve(df, ["recall", "ndcg(gain=exp)"], ks=[10, 1, 5], by="system")
-    assert out.columns == ["system", "metric", "k", "value", "n_users", "n_skipped"]
+    assert out.columns == ["system", "metric", "k", "value", "n_users"]
     assert out.height == 2 * 2 * 3
     assert (
         out.filter(pl.col("system") == "a")["metric"].to_list()
@@ -201,8 +201,7 @@ def test_curve_is_evaluate_at_each_k_in_long_form() -> None:
     for row in out.iter_rows(named=True):
         want = wide.filter(pl.col("system") == row["system"])
         assert row["value"] == pytest.approx(want[f"{row['metric']}@{row['k']}"].item(), abs=1e-12)
-        assert row["n_users"] == want["n_users"].item()
-        assert row["n_skipped"] == want["n_skipped"].item()
+        assert row["n_users"] == want[f"n_users({row['metric']}@{row['k']})"].item()
 
 
 def test_curve_hand_computed() -> None:
@@ -267,7 +266,7 @@ def test_pr_curve_hand_computed_and_equal_to_iprec() -> None:
         }
     )
     out = prk.pr_curve(df, by="system")
-    assert out.columns == ["system", "recall", "precision", "n_users", "n_skipped"]
+    assert out.columns == ["system", "recall", "precision", "n_users"]
     assert out["recall"].to_list() == [i / 10 for i in range(11)]
     # User 1 needs lround(x * 4) = 0,0,1,1,2,2,2,3,3,4,4 hits: 1,1,1,1,2/3,2/3,2/3,3/5,3/5,0,0;
     # user 2 needs lround(x) = 0 (x < 0.5) or 1 hit: always 1/2.

@@ -59,7 +59,7 @@ def test_curves_data_and_render(tmp_path: Path) -> None:
     assert by == ["system"]
     assert_frame_equal(
         tidy.sort("system", "metric", "k"),
-        long.drop("n_users", "n_skipped").sort("system", "metric", "k"),
+        long.drop("n_users").sort("system", "metric", "k"),
     )
     chart = plot.curves(long)
     spec = _renders(chart, tmp_path, "curves")
