@@ -208,9 +208,13 @@ def run_bucketed(
     source = lf.select(job.columns(lf.collect_schema()))
     schema = source.collect_schema()
     bucket = pl.col(cols.user).hash(seed=_SEED) % k
-    wanted = None
+    wanted = groups = None
     if not isinstance(job.users, str):
         wanted = wanted_users(job.users, cols.user, schema[cols.user]).to_frame()
+        if job.by:
+            # An explicit list is crossed with every by value of the input, not only
+            # with those present in a bucket (one pass reading the by columns).
+            groups = source.select(job.by).unique().collect(engine="streaming").lazy()
     work = Path(tempfile.mkdtemp(prefix="polars-rankeval-", dir=temp_dir))
     report = Progress(k, progress)
     try:
@@ -228,7 +232,7 @@ def run_bucketed(
             users: UsersArg | None = None
             if wanted is not None:
                 users = wanted.filter(bucket == b)
-            per_user, bucket_partials = job.build(part, users)
+            per_user, bucket_partials = job.build(part, users, groups)
             names = list(bucket_partials)
             # One collect_all: the checks, the plan and the row count share the scan.
             frames = pl.collect_all(

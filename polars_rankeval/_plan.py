@@ -260,13 +260,18 @@ class Job:
 
     # ------------------------------------------------------------------ the plan
     def build(
-        self, lf: pl.LazyFrame, users: UsersArg | None = None
+        self,
+        lf: pl.LazyFrame,
+        users: UsersArg | None = None,
+        groups: pl.LazyFrame | None = None,
     ) -> tuple[pl.LazyFrame, dict[str, pl.LazyFrame]]:
         """Per-user values (keys + user-level metrics) and the global partials.
 
         ``lf`` holds whole users (all rows of every user in it). ``users`` overrides
         the job's user universe (the bucketed engine passes each bucket's share of an
-        explicit list).
+        explicit list). ``groups``: the distinct by values of the *whole* input, which
+        an explicit user list is crossed with (default: those of ``lf``; a bucket
+        holds only some of them).
         """
         features = self.features()
         plans = {m.name: m.plan(features) for m in self.metrics}
@@ -291,7 +296,7 @@ class Job:
                 value = plan.build(rows).select(*keys, pl.col("value").cast(pl.Float64).alias(name))
                 per_user = per_user.join(value, on=keys, how="left", nulls_equal=True)
         universe = self.users if users is None else users
-        per_user = _restrict_users(per_user, universe, keys, self.by)
+        per_user = _restrict_users(per_user, universe, keys, self.by, groups)
         per_user = per_user.select(*keys, *self.user_names)
         partials: dict[str, pl.LazyFrame] = {}
         global_plans = {n: p for n, p in plans.items() if isinstance(p, GlobalPlan)}
@@ -538,7 +543,11 @@ def _user_rows(rows: pl.LazyFrame, users: UsersArg, keys: list[str], cols: Colum
 
 
 def _restrict_users(
-    lf: pl.LazyFrame, users: UsersArg, keys: list[str], by: list[str]
+    lf: pl.LazyFrame,
+    users: UsersArg,
+    keys: list[str],
+    by: list[str],
+    groups: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     if isinstance(users, str):
         check_choice("users", users, USER_UNIVERSES)
@@ -553,7 +562,8 @@ def _restrict_users(
     wanted = wanted_users(users, user, lf.collect_schema()[user])
     universe = wanted.to_frame().lazy()
     if by:
-        universe = lf.select(by).unique().join(universe, how="cross")
+        every_group = lf.select(by).unique() if groups is None else groups.select(by)
+        universe = every_group.join(universe, how="cross")
     return universe.join(lf, on=keys, how="left", nulls_equal=True)
 
 

@@ -33,10 +33,10 @@ def every_metric() -> list[str]:
     return [f"{name}@3" if spec.takes_k else name for name, spec in SPECS.items()]
 
 
-def systems_frame(seed: int = 3) -> pl.DataFrame:
+def systems_frame(seed: int = 3, n_users: int = 40) -> pl.DataFrame:
     """Two systems over the same users, string user ids, heavy ties, empty users."""
-    a = random_frame(seed, n_users=40).with_columns(system=pl.lit("a"))
-    b = random_frame(seed + 1, n_users=40).with_columns(system=pl.lit("b"))
+    a = random_frame(seed, n_users=n_users).with_columns(system=pl.lit("a"))
+    b = random_frame(seed + 1, n_users=n_users).with_columns(system=pl.lit("b"))
     return pl.concat([a, b]).with_columns(pl.format("u{}", "user").alias("user"))
 
 
@@ -75,7 +75,45 @@ def test_buckets_equal_memory_for_every_metric(
     assert_same(got, expected)
 
 
-@pytest.mark.parametrize("users", ["truth", "recs", "both", "all", ["u1", "u5", "nobody"]])
+USER_FORMS = {
+    "truth": "truth",
+    "recs": "recs",
+    "both": "both",
+    "all": "all",
+    "list": ["u1", "u5", "u22", "nobody", "u1"],  # an id absent from the data, a repeat
+    "series": pl.Series("user", ["u3", "u7", "absent"]),
+    "frame": pl.DataFrame({"user": ["u2", "u9", "u11", "missing"]}),
+}
+
+
+@pytest.mark.parametrize("users", list(USER_FORMS))
+@pytest.mark.parametrize("by", [None, "system"])
+@pytest.mark.parametrize("strategy", ["buckets", "partition"])
+def test_every_user_form_equals_memory(users: str, by: str | None, strategy: str) -> None:
+    # 12 buckets for 8 users: most buckets hold one user or none, so only some
+    # by values (the list must still be crossed with every by value of the input).
+    df = systems_frame(11, n_users=8)
+    # System b misses some users, so the buckets holding them see only system a.
+    df = df.filter((pl.col("system") == "a") | ~pl.col("user").is_in(["u1", "u3", "u9", "u2"]))
+    if by is None:
+        df = df.filter(pl.col("system") == "a").drop("system")
+    options = {"by": by, "users": USER_FORMS[users], "n_items": 60}
+    metrics = ["ndcg@5", "map", "mrr@3", "recall@2", "num_rel", "coverage@2", "gini@3"]
+    for per_user in (False, True):
+        wanted = metrics[:5] if per_user else metrics
+        expected = prk.evaluate(df, wanted, per_user=per_user, strategy="memory", **options)
+        got = prk.evaluate(
+            df, wanted, per_user=per_user, strategy=strategy, n_buckets=12, **options
+        )
+        assert_same(got, expected)
+    if not isinstance(USER_FORMS[users], str):
+        listed = USER_FORMS[users]
+        ids = listed.get_column("user") if isinstance(listed, pl.DataFrame) else listed
+        n_listed = len(set(ids))  # ids absent from the data included
+        assert expected.height == n_listed * (2 if by else 1)
+
+
+@pytest.mark.parametrize("users", ["truth", ["u1", "u5", "nobody"]])
 @pytest.mark.parametrize("empty", ["skip", "zero"])
 def test_user_universes_and_empty_policies(users: object, empty: str) -> None:
     df = systems_frame(11)
