@@ -37,6 +37,9 @@ from polars_rankeval.registry import FramePlan, GlobalPlan, Metric, parse_metric
 _HAS_TRUTH = "__prk_has_truth"
 _HAS_RECS = "__prk_has_recs"
 RESERVED = ("n_users", "n_skipped")
+MAX_EXP_RELEVANCE = 512
+"""gain=exp refuses relevance from this value on: 2^rel - 1 is infinite in float64 from
+1024, and sums of 2^32 such gains from 992 (then ndcg would be inf / inf = NaN)."""
 GMEAN_FLOOR = 1e-5
 """Values below this are raised to it before a geometric mean (trec_eval's gm_map)."""
 
@@ -98,6 +101,7 @@ class Job:
     items: pl.LazyFrame | None = None
     per_item: bool = False
     extra: list[str] = field(default_factory=list)
+    order_dtype: pl.DataType | None = None
 
     @classmethod
     def create(
@@ -136,7 +140,10 @@ class Job:
                 raise ValueError(msg)
         # Classify the metrics by what their kernels return (a dry run on a provider
         # with placeholder statistics: kernels only build expressions here).
-        probe = Features(cols, ties, job.keys, n_items=1, rating_range=(0.0, 1.0))
+        job.order_dtype = schema[cols.order]
+        probe = Features(
+            cols, ties, job.keys, n_items=1, rating_range=(0.0, 1.0), order_dtype=job.order_dtype
+        )
         for metric in parsed:
             out = metric.plan(probe)
             job.kinds[metric.name] = (
@@ -210,7 +217,12 @@ class Job:
     def features(self) -> Features:
         """The window feature provider, with the data-wide statistics filled in."""
         return Features(
-            self.cols, self.ties, self.keys, n_items=self.n_items, rating_range=self.rating_range
+            self.cols,
+            self.ties,
+            self.keys,
+            n_items=self.n_items,
+            rating_range=self.rating_range,
+            order_dtype=self.order_dtype,
         )
 
     # ------------------------------------------------------------------ statistics
@@ -243,9 +255,20 @@ class Job:
         if "rating_range" in needs and self.rating_range is None:
             rel = pl.col(self.cols.relevance).cast(pl.Float64)
             wanted["low"], wanted["high"] = rel.min(), rel.max()
+        exp_gain = [m.name for m in self.metrics if dict(m.options).get("gain") == "exp"]
+        if exp_gain:
+            wanted["max_rel"] = pl.col(self.cols.relevance).cast(pl.Float64).max()
         if not wanted:
             return
         found = lf.select(**wanted).collect(engine="streaming").row(0, named=True)
+        top = found.get("max_rel")
+        if top is not None and top >= MAX_EXP_RELEVANCE:
+            msg = (
+                f"relevance column {self.cols.relevance!r} holds {top!r}: gain=exp (2^rel - 1) "
+                f"takes relevance below {MAX_EXP_RELEVANCE} (beyond, sums of gains overflow "
+                f"float64) in {', '.join(exp_gain)}; use gain=linear or rescale the relevance"
+            )
+            raise ValueError(msg)
         if "n_items" in found:
             self.n_items = int(found["n_items"])
         if "low" in found:
@@ -576,6 +599,12 @@ def wanted_users(users: Any, user: str, dtype: pl.DataType) -> pl.Series:
         wanted = users.get_column(user)
     else:
         wanted = pl.Series(user, list(users))
+    if wanted.null_count():
+        msg = (
+            f"users= holds {wanted.null_count()} null id(s); list user ids only (a null "
+            "would be evaluated as a user of its own)"
+        )
+        raise ValueError(msg)
     return _cast_ids(wanted.rename(user), dtype).unique()
 
 

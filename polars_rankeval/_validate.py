@@ -83,6 +83,7 @@ def value_checks(
         "null_item": pl.col(cols.item).null_count(),
         "bad_order": (order.is_nan() | order.is_infinite()).sum() if is_float else pl.lit(0),
         "nan_rel": rel.is_nan().sum(),
+        "inf_rel": rel.is_infinite().sum(),
         "neg_rel": (rel < 0).sum(),
         "n_rows": pl.len(),
     }
@@ -108,6 +109,7 @@ def problem_templates(cols: Columns, by: list[str]) -> list[tuple[str, str]]:
         ("null_item", f"item column {cols.item!r} has {{n}} null value(s)"),
         ("bad_order", f"{role} column {cols.order!r} has {{n}} NaN or infinite value(s)"),
         ("nan_rel", f"relevance column {cols.relevance!r} has {{n}} NaN value(s)"),
+        ("inf_rel", f"relevance column {cols.relevance!r} has {{n}} infinite value(s)"),
         ("neg_rel", f"relevance column {cols.relevance!r} has {{n}} negative value(s)"),
         ("bad_rank", f"rank column {cols.order!r} has {{n}} value(s) below 1"),
         (
@@ -141,6 +143,7 @@ def _example(lf: pl.LazyFrame, cols: Columns, by: list[str], key: str) -> str:
         "null_item": pl.col(cols.item).is_null(),
         "bad_order": order.cast(pl.Float64).is_nan() | order.cast(pl.Float64).is_infinite(),
         "nan_rel": rel.is_nan(),
+        "inf_rel": rel.is_infinite(),
         "neg_rel": rel < 0,
         "bad_rank": order < 1,
         "dup": pl.struct([*by, cols.user, cols.item]).is_duplicated(),
