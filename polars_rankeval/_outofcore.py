@@ -45,6 +45,8 @@ _SEED = 0x5EED_2026
 # suite; the estimate adds a margin and a share per metric.
 BYTES_PER_ROW = 200
 BYTES_PER_METRIC_ROW = 16
+MAX_BUCKETS = 100_000
+"""More buckets than this is never useful (each is at least one pass or one file)."""
 MemoryArg = int | str | None
 _UNITS = {
     "": 1,
@@ -124,12 +126,25 @@ def choose(
     ):
         msg = f"n_buckets must be a positive integer, got {n_buckets!r}"
         raise ValueError(msg)
+    if n_buckets is not None and n_buckets > MAX_BUCKETS:
+        msg = (
+            f"n_buckets must be at most {MAX_BUCKETS:,} (one pass or one file per bucket), "
+            f"got {n_buckets:,}"
+        )
+        raise ValueError(msg)
     if strategy == "memory":
         return "memory", 1
     if n_buckets is None:
         per_row = BYTES_PER_ROW + BYTES_PER_METRIC_ROW * n_metrics
         need = (n_rows or 0) * per_row
-        n_buckets = max(1, math.ceil(need / memory_limit))
+        # At most one bucket per row (a bucket holds whole users: at least one row).
+        n_buckets = max(1, min(math.ceil(need / memory_limit), n_rows or 1))
+        if n_buckets > MAX_BUCKETS:
+            msg = (
+                f"memory_limit={memory_limit:,} bytes would need {n_buckets:,} buckets for "
+                f"{n_rows:,} rows (at most {MAX_BUCKETS:,}); raise memory_limit"
+            )
+            raise ValueError(msg)
     if strategy == "auto":
         if n_buckets == 1:
             return "memory", 1
@@ -203,10 +218,17 @@ def run_bucketed(
     validate: bool,
     progress: bool,
 ) -> pl.DataFrame:
-    """Run ``job`` bucket by bucket; the result equals the in-memory one."""
+    """Run ``job`` bucket by bucket; the result equals the in-memory one.
+
+    ``k`` is capped by the number of distinct users (one pass over the user column):
+    more buckets than users only adds empty passes.
+    """
     cols = job.cols
     source = lf.select(job.columns(lf.collect_schema()))
     schema = source.collect_schema()
+    if k > 1:
+        n_users = source.select(pl.col(cols.user).n_unique()).collect(engine="streaming").item()
+        k = max(1, min(k, int(n_users)))
     bucket = pl.col(cols.user).hash(seed=_SEED) % k
     wanted = groups = None
     if not isinstance(job.users, str):

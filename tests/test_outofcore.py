@@ -264,3 +264,60 @@ def test_temporary_files_are_removed_on_ctrl_c(
         )
     assert len(calls) == 2
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("options", "buckets"),
+    [
+        ({"memory_limit": 1}, 3),  # 3 rows x 216 bytes / 1 byte: 648 buckets before
+        ({"n_buckets": 100_000, "strategy": "buckets"}, 3),
+        ({"n_buckets": 100_000, "strategy": "partition"}, 3),
+        ({"n_buckets": 2, "strategy": "buckets"}, 2),
+    ],
+)
+def test_buckets_are_capped_by_the_number_of_users(
+    options: dict[str, object], buckets: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from polars_rankeval import _outofcore
+
+    calls = []
+    real = _outofcore.value_checks
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_outofcore, "value_checks", counted)
+    df = pl.DataFrame(
+        {"user": [1, 2, 3], "item": [1, 1, 1], "score": [1.0, 1.0, 1.0], "relevance": [1, 0, 1]}
+    )
+    got = prk.evaluate(df, ["mrr"], **options)  # type: ignore[arg-type]
+    assert len(calls) == buckets  # one validation per bucket
+    assert_same(got, prk.evaluate(df, ["mrr"], strategy="memory"))
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"n_buckets": 10**9}, r"n_buckets must be at most 100,000 .*got 1,000,000,000"),
+        ({"n_buckets": 100_001, "strategy": "partition"}, r"n_buckets must be at most 100,000"),
+    ],
+)
+def test_absurd_bucket_counts_are_refused(options: dict[str, object], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        prk.evaluate(random_frame(1), "map", **options)  # type: ignore[arg-type]
+
+
+def test_a_budget_needing_absurdly_many_buckets_is_refused() -> None:
+    # 10^9 rows x (200 + 16 x 5) bytes / 10^4 bytes = 28,000,000 buckets.
+    with pytest.raises(
+        ValueError, match=r"memory_limit=10,000 bytes would need 28,000,000 buckets"
+    ):
+        choose(
+            "auto",
+            n_rows=10**9,
+            n_metrics=5,
+            memory_limit=10**4,
+            n_buckets=None,
+            in_memory_input=False,
+        )
