@@ -8,6 +8,11 @@ rounding of floating-point sums, whose order follows Polars' chunking and thread
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -321,3 +326,67 @@ def test_a_budget_needing_absurdly_many_buckets_is_refused() -> None:
             n_buckets=None,
             in_memory_input=False,
         )
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize(
+    ("signals", "status"),
+    [
+        ((signal.SIGINT, signal.SIGINT), 130),  # Ctrl-C pressed twice in quick succession
+        ((signal.SIGTERM, signal.SIGTERM), 143),
+    ],
+)
+def test_cli_interrupted_mid_run_removes_every_file_and_exits_quietly(
+    tmp_path: Path, signals: tuple[int, ...], status: int
+) -> None:
+    # 600 users in 600 buckets: seconds of work, interrupted once the first buckets'
+    # files exist (a second signal used to stop the clean-up in its `finally`).
+    data = tmp_path / "data.parquet"
+    random_frame(6, n_users=600).write_parquet(data)
+    work = tmp_path / "work"
+    work.mkdir()
+    command = [sys.executable, "-m", "polars_rankeval", "--data", str(data), "-m", "ndcg@3"]
+    command += ["--strategy", "partition", "--buckets", "600", "--temp-dir", str(work)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(work.glob("*/per_user_*.parquet")) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.01)
+        for sig in signals:
+            proc.send_signal(sig)
+            time.sleep(0.002)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == status, err
+    assert "Traceback" not in err
+    assert out == ""
+    assert list(work.iterdir()) == []
+
+
+def test_deferred_signals_hold_a_second_interrupt_until_the_clean_up_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In process: a SIGINT during the removal is held back, the files go, then the
+    # KeyboardInterrupt is raised.
+    from polars_rankeval import _outofcore
+
+    real = shutil.rmtree
+
+    def interrupted_rmtree(path: Path, **kwargs: object) -> None:
+        signal.raise_signal(signal.SIGINT)  # the second Ctrl-C, in the middle of it
+        real(path, **kwargs)  # type: ignore[arg-type]
+
+    def run() -> None:
+        with _outofcore.temporary_directory(tmp_path) as work:
+            (work / "partial.parquet").write_bytes(b"x")
+            raise KeyboardInterrupt  # the first Ctrl-C
+
+    monkeypatch.setattr(_outofcore.shutil, "rmtree", interrupted_rmtree)
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    assert list(tmp_path.iterdir()) == []
+    assert not _outofcore._PENDING
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
