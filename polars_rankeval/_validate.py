@@ -31,7 +31,26 @@ def to_lazy(data: Any, what: str = "data") -> tuple[pl.LazyFrame, bool]:
 
 
 def check_schema(schema: pl.Schema, cols: Columns, by: list[str]) -> None:
-    """Check that every named column exists and has a usable dtype."""
+    """Check that every named column exists and has a usable dtype.
+
+    The user, item, score/rank and relevance columns must be four different columns,
+    and by-columns none of them.
+    """
+    roles = {
+        "user": cols.user,
+        "item": cols.item,
+        "rank" if cols.rank is not None else "score": cols.order,
+        "relevance": cols.relevance,
+    }
+    seen: dict[str, str] = {}
+    for role, column in roles.items():
+        if column in seen:
+            msg = (
+                f"the {seen[column]} and {role} columns are both {column!r}; each role "
+                "needs a column of its own"
+            )
+            raise ValueError(msg)
+        seen[column] = role
     for column in by:
         if column in (cols.user, cols.item, cols.order, cols.relevance):
             msg = (
@@ -92,8 +111,12 @@ def value_checks(
     if cols.rank is not None:
         checks["bad_rank"] = (order < 1).sum()
     # A hash group_by finds duplicate keys about 3x faster than is_duplicated on a struct.
-    key_counts = lf.group_by([*by, cols.user, cols.item]).agg(pl.len())
-    dups = key_counts.select(pl.col("len").filter(pl.col("len") > 1).sum().alias("dup"))
+    # Named apart from the key columns (one of them may be called "len").
+    count = "__prk_count"
+    while count in (*by, cols.user, cols.item):
+        count += "_"
+    key_counts = lf.group_by([*by, cols.user, cols.item]).agg(pl.len().alias(count))
+    dups = key_counts.select(pl.col(count).filter(pl.col(count) > 1).sum().alias("dup"))
     return lf.select(**checks), dups
 
 

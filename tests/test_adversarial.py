@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import decimal
 import math
+import pathlib
+import re
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
+from polars_rankeval._plan import INTERNAL
 from polars_rankeval.registry import registered
 from tests._reference import random_frame
 
@@ -208,3 +211,147 @@ def test_coverage_of_an_empty_frame_is_null() -> None:
 def test_null_user_ids_are_refused(users: object) -> None:
     with pytest.raises(ValueError, match=r"users= holds 1 null id\(s\)"):
         prk.evaluate(small_frame(), ["mrr"], users=users)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- names
+def _engine_names() -> list[str]:
+    """Every column name the package creates (read from its source, so that a new one
+    is tested too), the plan's own input names, and the output names."""
+    found: set[str] = set()
+    for path in pathlib.Path(prk.__file__).parent.rglob("*.py"):
+        text = path.read_text()
+        found |= set(re.findall(r'"(__prk[^"{]*)', text))
+        found |= set(re.findall(r'pl\.col\("([^"]+)"\)', text))
+        found |= set(re.findall(r'\.alias\("([^"]+)"\)', text))
+        found |= set(re.findall(r"\b(?:agg|with_columns|select)\(\s*([a-z_0-9]+)=", text))
+    found |= {f"{INTERNAL}{n}" for n in ("user", "item", "order", "relevance", "by0", "extra0")}
+    found |= {"__prk_key", "len", "value", "n_users", "n_skipped", "user", "item", "score"}
+    # A name ending in "[" is a prefix of formatted names such as __prk_gsum[ndcg].
+    return sorted(n + "x]" if n.endswith("[") else n for n in found if "@k" not in n)
+
+
+ENGINE_NAMES = _engine_names()
+DATA_ROLES = ("user", "item", "score", "relevance", "system", "propensity")
+SIDE_ROLES = ("popularity", "features")
+
+
+def names_frame() -> tuple[pl.DataFrame, pl.DataFrame]:
+    df = pl.concat(
+        [
+            random_frame(seed, n_users=6).with_columns(system=pl.lit(name))
+            for seed, name in ((31, "a"), (32, "b"))
+        ]
+    ).with_columns(propensity=(pl.col("item") % 4 + 1) / 4)
+    items = pl.DataFrame({"item": df.get_column("item").unique().sort()}).with_columns(
+        popularity=(pl.col("item") % 7 + 1) / 8,
+        features=pl.concat_list((pl.col("item") % 3).cast(pl.Float64), pl.col("item") % 5 - 2.0),
+    )
+    return df, items
+
+
+def _all_metrics(names: dict[str, str], scope: str) -> list[str]:
+    out = []
+    for name, spec in SPECS.items():
+        if spec.scope != scope or "optimistic" not in spec.tie_policies:
+            continue
+        options = {
+            "popularity": f"popularity={names['popularity']}",
+            "features": f"features={names['features']}",
+            "propensity": f"propensity={names['propensity']}",
+        }
+        given = [options[p] for p in spec.params if p in options and name != "ctr"]
+        text = name + (f"({','.join(given)})" if given else "")
+        out.append(f"{text}@3" if spec.takes_k else text)
+    if scope == "global":
+        out.append(f"ctr(estimation=ips,propensity={names['propensity']})@3")
+    return out
+
+
+def _evaluate_all(
+    df: pl.DataFrame, items: pl.DataFrame, names: dict[str, str]
+) -> list[pl.DataFrame]:
+    options = {
+        "user": names["user"],
+        "item": names["item"],
+        "score": names["score"],
+        "relevance": names["relevance"],
+        "by": names["system"],
+        "items": items,
+        "users": "all",
+        "ties": "optimistic",  # every metric supports it; its tie order reads the item
+        "n_items": 100,
+        "rating_range": (0.0, 3.0),
+    }
+    return [
+        prk.evaluate(df, _all_metrics(names, "user"), per_user=True, **options),
+        prk.evaluate(df, _all_metrics(names, "global"), **options),
+        prk.evaluate(df, _all_metrics(names, "item"), per_item=True, **options),
+    ]
+
+
+@pytest.mark.parametrize("start", range(0, len(ENGINE_NAMES), 8))
+def test_columns_named_like_engine_columns_give_identical_results(start: int) -> None:
+    # Each input column (the four roles, a by column, a propensity, and the items=
+    # table's popularity and features) gets an engine name in turn; by columns never
+    # take an output name (n_users, ...: a precise error, tested below).
+    pool = [n for n in ENGINE_NAMES[start:] + ENGINE_NAMES[:start]]
+    roles = (*DATA_ROLES, *SIDE_ROLES)
+    chosen: dict[str, str] = {}
+    for role in roles:
+        banned = ("n_users", "n_skipped") if role == "system" else ()
+        chosen[role] = next(n for n in pool if n not in chosen.values() and n not in banned)
+    df, items = names_frame()
+    plain = {role: role for role in roles}
+    expected = _evaluate_all(df, items, plain)
+    renamed = df.rename({role: chosen[role] for role in DATA_ROLES})
+    side = items.rename({"item": chosen["item"], **{r: chosen[r] for r in SIDE_ROLES}})
+    got = _evaluate_all(renamed, side, chosen)
+    back = {chosen[r]: r for r in ("user", "item", "system")}
+    for g, e in zip(got, expected, strict=True):
+        g = g.rename({c: back[c] for c in g.columns if c in back})
+        assert g.width == e.width
+        g.columns = e.columns  # metric names with options name the renamed columns
+        assert_frame_equal(g, e)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"user": "item"}, r"the user and item columns are both 'item'"),
+        ({"relevance": "score"}, r"the score and relevance columns are both 'score'"),
+        ({"rank": "user", "score": None}, r"the user and rank columns are both 'user'"),
+        ({"by": "user"}, r"by column 'user' is also the user"),
+        ({"by": ["system", "system"]}, r"by columns must be distinct"),
+        ({"by": "n_users"}, r"by column 'n_users' collides with the summary's 'n_users'"),
+        ({"by": "mrr"}, r"metric name 'mrr' collides with the output column 'mrr'"),
+    ],
+)
+def test_impossible_column_mappings_are_precise_errors(
+    kwargs: dict[str, object], match: str
+) -> None:
+    df = small_frame().with_columns(system=pl.lit("a"), n_users=pl.lit(1), mrr=pl.lit(0))
+    with pytest.raises(ValueError, match=match):
+        prk.evaluate(df, ["mrr"], **kwargs)  # type: ignore[arg-type]
+
+
+def test_per_item_metric_named_like_the_item_column_is_an_error() -> None:
+    df = small_frame().rename({"item": "item_exposure@3"})
+    with pytest.raises(ValueError, match=r"metric name 'item_exposure@3' collides"):
+        prk.evaluate(df, ["item_exposure@3"], item="item_exposure@3", per_item=True)
+
+
+@pytest.mark.parametrize("by", ["user", "item", "score"])
+def test_join_by_a_role_column_is_an_error(by: str) -> None:
+    recs = pl.DataFrame({"user": [1], "item": [2], "score": [0.5]})
+    truth = pl.DataFrame({"user": [1], "item": [2]})
+    with pytest.raises(ValueError, match=rf"by column '{by}' is also the user, item"):
+        prk.join(recs, truth, by=by)
+
+
+def test_a_key_column_named_len_is_validated() -> None:
+    # Duplicate detection counted rows into a column named "len" (a DuplicateError).
+    df = small_frame().rename({"user": "len"})
+    out = prk.evaluate(df, ["mrr"], user="len")
+    assert out["mrr"].item() == prk.evaluate(small_frame(), ["mrr"])["mrr"].item()
+    with pytest.raises(ValueError, match=r"share a \(len, item\) key"):
+        prk.evaluate(pl.concat([df, df.head(1)]), ["mrr"], user="len")

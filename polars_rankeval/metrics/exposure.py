@@ -245,7 +245,8 @@ def _mean_over_top(
             return (
                 f"metric {metric!r}: {int(rows_bad.get_column('bad').sum())} item(s) in the "
                 f"top k of {rows_bad.height} user(s) have {rule} (column {column!r}, from the "
-                f"data or items=), e.g. {item} {examples(rows_bad.get_column('bad_item'))}"
+                f"data or items=), e.g. {f.label(item)} "
+                f"{examples(rows_bad.get_column('bad_item'))}"
             )
 
         checked = fail_if(per_user, "bad", message)
