@@ -249,7 +249,9 @@ def _deferred_signals() -> Iterator[None]:
     previous: dict[int, Any] = {}
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, hold)
+            # None: a handler set outside Python, which could not be restored.
+            if signal.getsignal(sig) is not None:
+                previous[sig] = signal.signal(sig, hold)
         yield
     finally:
         for sig, handler in previous.items():

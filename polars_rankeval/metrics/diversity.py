@@ -389,7 +389,7 @@ def _intra_value(
         mixed=_f64(pl.col("lengths") > 1),
     )
     out = fail_if(out, "bad", _missing_message(features, labels[0]))
-    out = fail_if(out, "mixed", _mixed_message(features, labels[1]))
+    out = fail_if(out, "mixed", _mixed_message(features, keys[-1], labels[1]))
     m = pl.col("m")
     within = (pl.col("S2") - pl.col("q")) / 2.0
     correction = pl.col("lam") * (pl.col("SG2") - pl.col("qg")) / 2.0
@@ -409,11 +409,13 @@ def _missing_message(features: str, item: str) -> Callable[[pl.DataFrame], str]:
     return build
 
 
-def _mixed_message(features: str, user: str) -> Callable[[pl.DataFrame], str]:
+def _mixed_message(features: str, user: str, label: str) -> Callable[[pl.DataFrame], str]:
+    """``user``: the user column of the rows; ``label``: the user's name for it."""
+
     def build(bad: pl.DataFrame) -> str:
         return (
             f"metric 'intra_list_diversity': the feature vectors (column {features!r}) of "
-            f"the top k of {bad.height} user(s) differ in length, e.g. {user} "
+            f"the top k of {bad.height} user(s) differ in length, e.g. {label} "
             f"{examples(bad.get_column(user))}"
         )
 
