@@ -254,8 +254,8 @@ def _deferred_signals() -> Iterator[None]:
                 previous[sig] = signal.signal(sig, hold)
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for held, handler in previous.items():
+            signal.signal(held, handler)
         if received:
             # Through the restored handler: KeyboardInterrupt for SIGINT by default.
             signal.raise_signal(received[0])
