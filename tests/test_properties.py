@@ -172,6 +172,7 @@ def test_values_within_bounds(df: pl.DataFrame, ties: str) -> None:
     )  # type: ignore[arg-type]
     for name in supporting(ALL_METRICS, ties):
         values = out[name].drop_nulls()
+        assert not values.is_nan().any(), name  # undefined is null, never NaN
         if name.split("@")[0] not in SIGNED:
             assert (values >= -1e-12).all(), name
         if name in NORMALIZED:
