@@ -32,6 +32,7 @@ def _judged_above(f: Features) -> pl.Expr:
 # --------------------------------------------------------------------------- kernels
 @register(
     "bpref",
+    defined="truth",
     family="judged",
     takes_k=False,
     summary="Binary preference: relevant items ranked above judged non-relevant ones.",
@@ -62,6 +63,7 @@ def _bpref(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "inf_ap",
+    defined="truth",
     family="judged",
     takes_k=False,
     normalized=False,
@@ -88,6 +90,7 @@ def _inf_ap(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "num_nonrel_judged_ret",
+    defined="always",
     family="judged",
     normalized=False,
     summary="Number of judged non-relevant items in the top k (expected count under ties).",
@@ -102,6 +105,7 @@ def _num_nonrel_judged_ret(f: Features, k: int | None, *, rel: float = 1.0) -> p
 
 @register(
     "unjudged",
+    defined="always",
     family="judged",
     normalized=False,
     aliases=("unj",),
@@ -120,6 +124,7 @@ def _unjudged(f: Features, k: int | None) -> pl.Expr:
 
 @register(
     "utility",
+    defined="always",
     family="judged",
     normalized=False,
     summary="Linear utility of the contingency table (retrieved / relevant).",
