@@ -100,6 +100,9 @@ def test_huge_integer_scores_hand_computed() -> None:
         # centred ranks (-1, 0, 1) vs (-1/2, -1/2, 1): 1.5 / sqrt(2 * 1.5)
         "spearman": pytest.approx(math.sqrt(3) / 2),
         "global_auc": 1.0,
+        "n_users(mrr)": 1,
+        "n_users(ndcg@1)": 1,
+        "n_users(spearman)": 1,
         "n_users": 1,
         "n_skipped": 0,
     }
