@@ -31,6 +31,10 @@ if typing.TYPE_CHECKING:
     from polars_rankeval._features import Features
 
 ParamKind = Literal["int", "float", "str", "bool"]
+MAX_INT_OPTION = 2**32
+"""Largest cutoff ``@k`` (and integer option): longer than any list Polars indexes."""
+MAX_FLOAT_OPTION = 1e100
+"""Largest magnitude of a float option: beyond it products and squares overflow."""
 Combine = Literal["sum", "min", "max"]
 
 
@@ -148,6 +152,9 @@ class Param:
             if isinstance(value, bool) or not math.isfinite(out):
                 msg = f"{where} must be a finite number, got {value!r}"
                 raise ValueError(msg)
+            if abs(out) > MAX_FLOAT_OPTION:
+                msg = f"{where} must lie within +-{MAX_FLOAT_OPTION:g}, got {value!r}"
+                raise ValueError(msg)
             return out
         return str(value)
 
@@ -156,14 +163,20 @@ def _to_int(where: str, value: Any) -> int:
     if isinstance(value, bool):
         msg = f"{where} must be an integer, got {value!r}"
         raise TypeError(msg)
+    integral = (isinstance(value, float) and value.is_integer()) or (
+        isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip())
+    )
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-        return int(value)
-    msg = f"{where} must be an integer, got {value!r}"
-    raise TypeError(msg)
+        out = value
+    elif integral:
+        out = int(value)
+    else:
+        msg = f"{where} must be an integer, got {value!r}"
+        raise TypeError(msg)
+    if abs(out) > MAX_INT_OPTION:
+        msg = f"{where} must lie within +-2^32 = {MAX_INT_OPTION}, got {value!r}"
+        raise ValueError(msg)
+    return out
 
 
 @dataclass(frozen=True)
@@ -356,7 +369,8 @@ def _fmt(value: Any) -> str:
     if value is None:
         return "none"
     if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else repr(value)
+        # Integers as such (rel=2), but 1e+100 rather than a 101-digit number.
+        return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
     return str(value)
 
 
@@ -588,6 +602,7 @@ def expand_metric(text: str | Metric) -> list[Metric]:
             msg = f"metric {spec.name!r} takes no cutoff @k, got cutoffs in {text!r}"
             raise ValueError(msg)
         first = bind(spec.name, k[0], **options)
+        bind(spec.name, max(k), **options)  # the same checks for the largest cutoff
         return [dataclasses.replace(first, k=cut, cutoffs=k) for cut in k]
     return [bind(spec.name, k, **options)]
 
