@@ -55,6 +55,7 @@ def test_single_element_list_is_one_metric() -> None:
         ("ndcg@[1,2", r"cutoff list in 'ndcg@\[1,2' must look like \[1,5,10\]"),
         ("ndcg@[1,5,1]", r"name \[1\] more than once"),
         ("ndcg@1..20000", r"names more than 10000 cutoffs"),
+        ("ndcg@[1,5000000000]", r"cutoff k of metric 'ndcg' must lie within"),
         ("r_precision@[1,2]", r"metric 'r_precision' takes no cutoff @k"),
         ("ndgc@1..3", r"unknown metric 'ndgc'; did you mean 'ndcg'"),
     ],
