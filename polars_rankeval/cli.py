@@ -578,8 +578,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     0.3015...,0.2666...,3,0
     0
     """
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if raw[:1] == ["trec-eval"] and not set(raw[1:2]) & {"-h", "--help"}:
+        from polars_rankeval.trec_eval import command_line
+
+        return command_line(raw[1:])
     parser = build_parser()
-    raw = sys.argv[1:] if argv is None else argv
     try:
         args = parser.parse_args(_with_default_command(raw))
     except SystemExit as exit_:  # argparse has printed usage or help already
