@@ -258,9 +258,19 @@ _ATOF = (
 _ATOL = r"^([+-]?[0-9]+)"
 
 
+_HEX = r"^([+-]?)0[xX]([0-9a-fA-F]+)(?:[^0-9a-fA-F.pP]|$)"
+
+
 def c_atof(expr: pl.Expr) -> pl.Expr:
-    """C's ``atof`` on a String expression: the number its prefix spells, else 0.0."""
-    return expr.str.extract(_ATOF, 1).cast(pl.Float64, strict=False).fill_null(0.0)
+    """C's ``atof`` on a String expression: the number its prefix spells, else 0.0.
+
+    Decimal numbers, ``inf``/``infinity``/``nan`` (any case) and hexadecimal integers
+    (``0x1F``) are read; hexadecimal fractions and binary exponents (``0x1.8p3``) are not.
+    """
+    hexa = expr.str.extract(_HEX, 2).str.to_integer(base=16, strict=False).cast(pl.Float64)
+    sign = pl.when(expr.str.extract(_HEX, 1) == "-").then(-1.0).otherwise(1.0)
+    decimal = expr.str.extract(_ATOF, 1).cast(pl.Float64, strict=False).fill_null(0.0)
+    return pl.when(hexa.is_not_null()).then(sign * hexa).otherwise(decimal)
 
 
 def c_atol(expr: pl.Expr) -> pl.Expr:

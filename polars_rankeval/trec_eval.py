@@ -199,6 +199,7 @@ class _Column:
     label: str
     measure: Measure
     param: float = 0.0  # the cutoff / level of an array measure
+    raw: str | None = None  # the parameter string the measure computes with
 
 
 def _sorted_cutoffs(measure: Measure, raw: str | None, *, integer: bool) -> list[float]:
@@ -244,20 +245,37 @@ def _valid_int(text: str) -> bool:
     return body.isascii() and body.isdigit()
 
 
+# dcg, ideal_dcg and ndcg share one parameter block in trec_eval (m_ndcg.c): the last of
+# them initialised with parameters sets the gains of all three, and each label shows the
+# parameters set when it was initialised.
+_SHARED_GAINS = ("dcg", "ideal_dcg", "ndcg")
+
+
 def _columns(requests: list[Request]) -> list[_Column]:
     columns: list[_Column] = []
+    shared = [r.params for r in requests if r.measure in _SHARED_GAINS and r.params is not None]
+    shared_final = shared[-1] if shared else None
+    shared_now: str | None = None
     for request in requests:
         measure = _BY_NAME[request.measure]
         raw = request.params
         if measure.kind == "cut_long":
             for cut in _sorted_cutoffs(measure, raw, integer=True):
-                columns.append(_Column(f"{measure.name}_{int(cut)}", measure, cut))
+                columns.append(_Column(f"{measure.name}_{int(cut)}", measure, cut, raw))
         elif measure.kind == "cut_double":
             for cut in _sorted_cutoffs(measure, raw, integer=False):
-                columns.append(_Column(f"{measure.name}_{cut:3.2f}", measure, cut))
+                columns.append(_Column(f"{measure.name}_{cut:3.2f}", measure, cut, raw))
+        elif measure.name in _SHARED_GAINS:
+            if raw is not None:
+                _pairs(measure, raw)
+                shared_now = raw
+            label = measure.name if shared_now is None else f"{measure.name}_{shared_now}"
+            columns.append(_Column(label, measure, 0.0, shared_final))
         elif measure.kind in ("p_double", "pairs", "relstring"):
+            if measure.kind == "pairs":
+                _pairs(measure, raw)
             label = measure.name if raw is None else f"{measure.name}_{raw}"
-            columns.append(_Column(label, measure))
+            columns.append(_Column(label, measure, 0.0, raw))
         else:
             columns.append(_Column(measure.name, measure))
     return columns
@@ -314,18 +332,21 @@ class _Options:
     judged_only: bool
     num_docs: int
     complete: bool
+    checks: bool = True  # trec_eval checks duplicates only when a measure reads the rankings
 
 
 def _ranked(run: pl.DataFrame, qrels: pl.DataFrame, opts: _Options) -> pl.DataFrame:
     """Each query's ranked list: ``qid, i`` (0-based rank), ``rel`` (-1 not in qrels, -2 negative)."""
-    ranked = run.with_columns(pl.col("sim") + 0.0).sort(
+    # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
+    # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
+    ranked = run.with_columns((pl.col("sim") + 0.0).fill_nan(None)).sort(
         ["qid", "sim", "docno"], descending=[False, True, True], nulls_last=True
     )
     ranked = ranked.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i"))
     if opts.max_docs is not None:
         ranked = ranked.filter(pl.col("i") < opts.max_docs)
     dup = ranked.filter(pl.struct("qid", "docno").is_duplicated())
-    if dup.height:
+    if dup.height and opts.checks:
         qid, docno = dup.row(0)[:2]
         msg = f"duplicate docno {docno!r} in the results of query {qid!r} (trec_eval refuses it)"
         raise TrecEvalError(msg, 4)
@@ -472,7 +493,7 @@ def _compute(
             )
             add_agg(label, term.cum_sum().last())
         elif name == "relstring":
-            length = max(int(atof(column.label.split("_", 1)[1])) if "_" in column.label else 10, 0)
+            length = max(int(_params_double(column, m)[0]), 0)
             char = (
                 pl.when(rel > 9).then(pl.lit(">"))
                 .when(rel >= 0).then(rel.cast(pl.String))
@@ -512,7 +533,7 @@ def _compute(
             wide_exprs[label] = pl.when(pl.col("R_all") > 0).then(f(got) / nrel_f).otherwise(0.0)
         elif name == "gm_map":
             ap = pl.when(pl.col("R_all") > 0).then(f(got) / nrel_f).otherwise(f(got).fill_null(0.0))
-            wide_exprs[label] = pl.when(ap > MIN_GEO_MEAN).then(ap).otherwise(MIN_GEO_MEAN).log()
+            wide_exprs[label] = pl.when((ap > MIN_GEO_MEAN) & ~ap.is_nan()).then(ap).otherwise(MIN_GEO_MEAN).log()
         elif name == "Rprec":
             wide_exprs[label] = (
                 pl.when(pl.min_horizontal(n_ret, n_rel) > 0).then(f(got) / nrel_f).otherwise(0.0)
@@ -541,7 +562,7 @@ def _compute(
             value = f(got).fill_null(0.0)
             value = pl.when(n_rel > 0).then(value / nrel_f).otherwise(value)
             if name == "gm_bpref":
-                value = pl.when(value > MIN_GEO_MEAN).then(value).otherwise(MIN_GEO_MEAN).log()
+                value = pl.when((value > MIN_GEO_MEAN) & ~value.is_nan()).then(value).otherwise(MIN_GEO_MEAN).log()
             wide_exprs[label] = value
         elif name == "infAP":
             value = f(got).fill_null(0.0)
@@ -614,9 +635,9 @@ def _compute(
 
 
 def _params_double(column: _Column, measure: Measure) -> list[float]:
-    if column.label == measure.name:
+    if column.raw is None:
         return list(measure.default)
-    return [atof(p) for p in column.label[len(measure.name) + 1 :].split(",")]
+    return [atof(p) for p in column.raw.split(",")]
 
 
 def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]) -> pl.DataFrame:
@@ -679,7 +700,7 @@ def _gain_measures(
         if name == "ndcg_cut":
             wide = _ndcg_cut(rows, judged, wide, column)
             continue
-        pairs = _pairs(column.measure, None if column.label == name else column.label[len(name) + 1 :])
+        pairs = _pairs(column.measure, column.raw)
         if name in ("rbp", "rbp_resid"):
             wide = _rbp(rows, wide, column, pairs)
             continue
@@ -753,7 +774,7 @@ def _ndcg_rel(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label:
     out = base.join(sums, on="qid", how="left").with_columns(pl.col("s").fill_null(0.0))
     s = pl.col("s") + (pl.col("L") - pl.col("npos")).cast(pl.Float64) * pl.col("dcg") / pl.col("idcg")
     return out.select(
-        "qid", pl.when(s > 0).then(s / pl.col("L").cast(pl.Float64)).otherwise(0.0).alias(label)
+        "qid", pl.when((s > 0) & ~s.is_nan()).then(s / pl.col("L").cast(pl.Float64)).otherwise(0.0).alias(label)
     )
 
 
@@ -995,7 +1016,8 @@ def trec_eval(
     run_df, tag = _as_run(run)
     if runid is None:
         runid = tag
-    opts = _Options(rel_level, max_docs, judged_only, num_docs, complete)
+    checks = any(r.measure not in ("runid", "num_q") for r in requests)
+    opts = _Options(rel_level, max_docs, judged_only, num_docs, complete, checks)
     qids = qrels_df.select(pl.col("qid").unique().sort())
     n_qrels_queries = qids.height
     if query is not None:
@@ -1018,7 +1040,7 @@ def trec_eval(
     run_df = run_df.join(qids, on="qid", how="semi")
     ranked = _ranked(run_df, qrels_df.join(qids, on="qid", how="semi"), opts)
     dup = qrels_df.join(qids, on="qid", how="semi").filter(pl.struct("qid", "docno").is_duplicated())
-    if dup.height:
+    if dup.height and opts.checks:
         qid, docno = dup.row(0)[:2]
         msg = f"duplicate docno {docno!r} in the qrels of query {qid!r} (trec_eval refuses it)"
         raise TrecEvalError(msg, 4)
@@ -1027,15 +1049,17 @@ def trec_eval(
     valued = [c for c in columns if c.measure.kind not in ("runid",)]
     if complete and missing.height:
         bogus_rows = pl.col("qid").is_in(missing["qid"].implode())
+        # trec_eval's clean-up of the placeholder ranking matches these exact labels
+        # (``unj`` by prefix): ``utility_1,-1,0,0`` or ``relstring_20`` keep their values.
         zeroed = [
             c.label for c in valued
-            if c.measure.name in ("num_ret", "utility", "unj", "rbp_resid")
+            if c.label in ("num_ret", "utility", "rbp_resid") or c.label.startswith("unj")
         ]  # fmt: skip
         wide = wide.with_columns(
             *[pl.when(bogus_rows).then(0.0).otherwise(pl.col(lb)).alias(lb) for lb in zeroed],
             *[
                 pl.when(bogus_rows).then(pl.lit("")).otherwise(pl.col(c.label)).alias(c.label)
-                for c in valued if c.measure.name == "relstring"
+                for c in valued if c.label == "relstring"
             ],
         )  # fmt: skip
     z = zscores is not None
