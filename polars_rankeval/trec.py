@@ -290,6 +290,51 @@ def atof(text: str) -> float:
     return float(match.group(1)) if match else 0.0
 
 
+def _fast_fields(data: bytes, width: int) -> pl.DataFrame | None:
+    """The common, clean file: one space (or one tab) between exactly ``width`` fields.
+
+    Returns ``None`` (use the general reader) unless every line has exactly ``width``
+    non-empty fields with no other white space, no comment and no blank line.
+    """
+    for separator in (" ", "\t"):
+        try:
+            frame = pl.read_csv(
+                data, separator=separator, has_header=False, quote_char=None,
+                infer_schema=False, truncate_ragged_lines=False,
+            )  # fmt: skip
+        except (pl.exceptions.PolarsError, ValueError):
+            continue
+        if frame.width != width or frame.height == 0:
+            continue
+        frame.columns = [f"column_{i + 1}" for i in range(width)]
+        cols = [pl.col(c) for c in frame.columns]
+        bad = frame.select(
+            pl.any_horizontal(
+                [c.is_null() | (c == "") | c.str.contains_any([" ", "\t", "\r", "\x0b", "\x0c"]) for c in cols]
+            ).any()
+            | pl.col(frame.columns[0]).str.starts_with("#").any()
+        ).item()
+        if not bad:
+            return frame
+    return None
+
+
+def _atof_column(frame: pl.DataFrame, name: str) -> pl.Series:
+    """``c_atof`` of a column, with a plain cast when that reads every value the same."""
+    col = frame[name]
+    plain = col.cast(pl.Float64, strict=False)
+    if plain.null_count() == 0 and not col.str.contains_any(["x", "X"]).any():
+        return plain
+    return frame.select(c_atof(pl.col(name))).to_series()
+
+
+def _atol_column(frame: pl.DataFrame, name: str) -> pl.Series:
+    plain = frame[name].cast(pl.Int64, strict=False)
+    if plain.null_count() == 0:
+        return plain
+    return frame.select(c_atol(pl.col(name))).to_series()
+
+
 def _lines(data: bytes) -> pl.DataFrame:
     """The lines of a file (``line`` String, ``lineno`` 1-based), as trec_eval splits them."""
     text = data.decode("utf-8", errors="replace")
@@ -348,7 +393,16 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
     >>> frame.rows(), runid
     ([('q1', 'd1', 0.001)], 'tagA')
     """
-    lines = _lines(_read_bytes(source, "run"))
+    data = _read_bytes(source, "run")
+    fast = _fast_fields(data, 6)
+    if fast is not None:
+        frame = fast.select(
+            pl.col("column_1").alias("qid"),
+            pl.col("column_3").alias("docno"),
+            _atof_column(fast, "column_5").alias("sim"),
+        )
+        return frame, fast["column_6"][-1]
+    lines = _lines(data)
     body = pl.col("line").str.strip_chars_start(_C_SPACE)
     lines = lines.filter((body != "") & ~body.str.starts_with("#"))
     fields = lines.with_columns(pl.col("line").str.extract_all(_FIELD).alias("f"))
@@ -385,7 +439,15 @@ def read_trec_eval_qrels(source: str | Path | bytes) -> pl.DataFrame:
     >>> read_trec_eval_qrels(b"q1 0 d1 1.0\\n# note\\nq1\\t0 d2 -1 \\n").rows()
     [('q1', 'd1', 1), ('q1', 'd2', -1)]
     """
-    lines = _lines(_read_bytes(source, "qrels"))
+    data = _read_bytes(source, "qrels")
+    fast = _fast_fields(data, 4)
+    if fast is not None:
+        return fast.select(
+            pl.col("column_1").alias("qid"),
+            pl.col("column_3").alias("docno"),
+            _atol_column(fast, "column_4").alias("rel"),
+        )
+    lines = _lines(data)
     hashed = pl.col("line").str.starts_with("#")
     block = (hashed != hashed.shift(1, fill_value=False)).cum_sum()
     position = pl.int_range(pl.len()).over(block)

@@ -335,20 +335,38 @@ class _Options:
     checks: bool = True  # trec_eval checks duplicates only when a measure reads the rankings
 
 
-def _ranked(run: pl.DataFrame, qrels: pl.DataFrame, opts: _Options) -> pl.DataFrame:
+def _ranked(run: pl.DataFrame, qrels: pl.DataFrame, opts: _Options, names: pl.Series) -> pl.DataFrame:
     """Each query's ranked list: ``qid, i`` (0-based rank), ``rel`` (-1 not in qrels, -2 negative)."""
     # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
     # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
-    ranked = run.with_columns((pl.col("sim") + 0.0).fill_nan(None)).sort(
-        ["qid", "sim", "docno"], descending=[False, True, True], nulls_last=True
+    # Ties: docno descending in byte order, through its dense rank (an integer).
+    docnos = run.select(pl.col("docno").unique()).sort("docno").with_row_index("__dc")
+    ranked = run.join(docnos, on="docno", how="left").with_columns(
+        (pl.col("sim") + 0.0).fill_nan(None).rank("dense", descending=True).alias("__sr")
     )
+    n_sr = int(ranked["__sr"].max() or 0) + 1  # type: ignore[arg-type]
+    ranked = ranked.with_columns(pl.col("__sr").fill_null(n_sr))
+    n_q = int(ranked["qid"].max() or 0) + 1  # type: ignore[arg-type]
+    n_dc = docnos.height
+    bits = [max(int(n).bit_length(), 1) for n in (n_q, n_sr + 1, n_dc)]
+    if sum(bits) <= 63:
+        # one UInt64 key (query, score rank, reversed docno rank): a single radix sort
+        key = (
+            pl.col("qid").cast(pl.UInt64) * pl.lit(2 ** (bits[1] + bits[2]), pl.UInt64)
+            + pl.col("__sr").cast(pl.UInt64) * pl.lit(2 ** bits[2], pl.UInt64)
+            + (n_dc - 1 - pl.col("__dc").cast(pl.Int64)).cast(pl.UInt64)
+        )
+        ranked = ranked.sort(key)
+    else:
+        ranked = ranked.sort(["qid", "__sr", "__dc"], descending=[False, False, True])
     ranked = ranked.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i"))
     if opts.max_docs is not None:
         ranked = ranked.filter(pl.col("i") < opts.max_docs)
-    dup = ranked.filter(pl.struct("qid", "docno").is_duplicated())
-    if dup.height and opts.checks:
-        qid, docno = dup.row(0)[:2]
-        msg = f"duplicate docno {docno!r} in the results of query {qid!r} (trec_eval refuses it)"
+    pair = ranked["qid"].cast(pl.UInt64) * 2**32 + ranked["__dc"].cast(pl.UInt64)
+    if opts.checks and pair.n_unique() != ranked.height:
+        dup = ranked.filter(pl.struct("qid", "docno").is_duplicated())
+        code, docno = dup.row(0)[:2]
+        msg = f"duplicate docno {docno!r} in the results of query {names[code]!r} (trec_eval refuses it)"
         raise TrecEvalError(msg, 4)
     ranked = ranked.join(qrels, on=["qid", "docno"], how="left").with_columns(
         pl.when(pl.col("rel").is_null())
@@ -1037,18 +1055,32 @@ def trec_eval(
     if qids.height == 0:
         msg = "no queries with both results and relevance info"
         raise TrecEvalError(msg, 7)
-    run_df = run_df.join(qids, on="qid", how="semi")
-    ranked = _ranked(run_df, qrels_df.join(qids, on="qid", how="semi"), opts)
-    dup = qrels_df.join(qids, on="qid", how="semi").filter(pl.struct("qid", "docno").is_duplicated())
-    if dup.height and opts.checks:
-        qid, docno = dup.row(0)[:2]
-        msg = f"duplicate docno {docno!r} in the qrels of query {qid!r} (trec_eval refuses it)"
+    # From here on a query is its position in trec_eval's order (an integer code):
+    # sorting and grouping by integers is much cheaper than by strings.
+    codes = qids.with_row_index("__code")
+
+    def encode(frame: pl.DataFrame) -> pl.DataFrame:
+        return (
+            frame.join(codes, on="qid", how="inner")
+            .drop("qid")
+            .rename({"__code": "qid"})
+            .select("qid", pl.exclude("qid"))
+        )
+
+    run_df = encode(run_df)
+    qrels_eval = encode(qrels_df)
+    if opts.checks and qrels_eval.select(pl.struct("qid", "docno").n_unique()).item() != qrels_eval.height:
+        dup = qrels_eval.filter(pl.struct("qid", "docno").is_duplicated())
+        code, docno = dup.row(0)[:2]
+        msg = f"duplicate docno {docno!r} in the qrels of query {codes['qid'][code]!r} (trec_eval refuses it)"
         raise TrecEvalError(msg, 4)
-    stats = _query_stats(ranked, qrels_df, qids, opts)
-    wide = _compute(ranked, qrels_df, stats, columns, opts)
+    ranked = _ranked(run_df, qrels_eval, opts, codes["qid"])
+    queries = codes.select(pl.col("__code").alias("qid"))
+    stats = _query_stats(ranked, qrels_eval, queries, opts)
+    wide = _compute(ranked, qrels_eval, stats, columns, opts)
     valued = [c for c in columns if c.measure.kind not in ("runid",)]
     if complete and missing.height:
-        bogus_rows = pl.col("qid").is_in(missing["qid"].implode())
+        bogus_rows = pl.col("qid").is_in(encode(missing.select("qid"))["qid"].implode())
         # trec_eval's clean-up of the placeholder ranking matches these exact labels
         # (``unj`` by prefix): ``utility_1,-1,0,0`` or ``relstring_20`` keep their values.
         zeroed = [
@@ -1062,6 +1094,8 @@ def trec_eval(
                 for c in valued if c.label == "relstring"
             ],
         )  # fmt: skip
+    wide = wide.sort("qid")
+    wide = wide.with_columns(codes["qid"].gather(wide["qid"]).alias("qid"))
     z = zscores is not None
     if z:
         wide = _apply_zscores(wide, valued, zscores)
