@@ -453,6 +453,7 @@ def _compute(
     rows = _with_log2(rows, "bing_arg", "bing_log")
     rows = _with_log2(rows, "disc_arg", "disc")
     names = {c.measure.name for c in columns}
+    extra_frames: list[pl.DataFrame] = []
     aggs: list[pl.Expr] = [pl.len().alias("__n")]
     wide_exprs: dict[str, pl.Expr] = {}
     n_ret, n_rel = pl.col("num_ret"), pl.col("num_rel")
@@ -460,6 +461,18 @@ def _compute(
 
     def add_agg(label: str, expr: pl.Expr) -> None:
         aggs.append(expr.alias(label))
+
+    at_cache: dict[tuple[str, float], str] = {}
+    renames: dict[str, str] = {}
+
+    def add_at(label: str, source: str, k: float) -> None:
+        """The running column ``source`` after rank k, computed once per (source, k)."""
+        key = (source, k)
+        if key not in at_cache:
+            at_cache[key] = label
+            add_agg(label, _at(pl.col(source), k))
+        else:
+            renames[label] = at_cache[key]
 
     for column in columns:
         m, label, k = column.measure, column.label, column.param
@@ -473,11 +486,11 @@ def _compute(
         elif name == "recip_rank":
             add_agg(label, (1.0 / (i + 1)).filter("isrel").first())
         elif name in ("P", "recall", "relative_P", "success"):
-            add_agg(label, _at(rc, k))
+            add_at(label, "Rc", k)
         elif name == "map_cut":
-            add_agg(label, _at(pl.col("ap_c"), k))
+            add_at(label, "ap_c", k)
         elif name == "unj":
-            add_agg(label, _at(pl.col("unj_c"), k))
+            add_at(label, "unj_c", k)
         elif name == "binG":
             term = pl.when("isrel").then(1.0 / pl.col("bing_log")).otherwise(0.0)
             add_agg(label, term.cum_sum().last())
@@ -519,13 +532,22 @@ def _compute(
                 .when(rel == -2).then(pl.lit("."))
                 .otherwise(pl.lit("<"))
             )  # fmt: skip
-            add_agg(label, char.filter(i < length).str.join(""))
+            strings = (
+                rows.filter(i < length)
+                .group_by("qid")
+                .agg(char.str.join("").alias(label))
+            )
+            extra_frames.append(strings)
         elif name == "Rprec_mult":
             cut = (k * n_rel.cast(pl.Float64) + 0.9).cast(pl.Int64).first()
             add_agg(label + "\x00c", cut)
             add_agg(label, _at(rc, cut))
     wide = rows.group_by("qid", maintain_order=True).agg(aggs)
     wide = stats.join(wide, on="qid", how="left")
+    if renames:
+        wide = wide.with_columns([pl.col(src).alias(dst) for dst, src in renames.items()])
+    for extra in extra_frames:
+        wide = wide.join(extra, on="qid", how="left")
     # Polars divides by a scalar as a multiplication by its reciprocal; C does not:
     # divide by a column of the constant instead (``one * k``).
     wide = wide.with_columns(pl.col("__n").fill_null(0), (pl.col("num_ret") * 0 + 1).cast(pl.Float64).alias("__one"))
@@ -713,48 +735,23 @@ def _gain_measures(
     """G, dcg, ideal_dcg, ndcg, ndcg_rel, Rndcg, rbp, rbp_resid and ndcg_cut."""
     queries = wide.select("qid", "num_ret", "num_rel", "num_rel_levels")
     judged = qrels.join(queries.select("qid"), on="qid", how="semi").filter(pl.col("rel") >= 0)
+    cuts = [c for c in columns if c.measure.name == "ndcg_cut"]
+    if cuts:
+        wide = _ndcg_cut(rows, judged, wide, cuts)
+    cache: dict[str | None, tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = {}
     for column in columns:
         name = column.measure.name
         if name == "ndcg_cut":
-            wide = _ndcg_cut(rows, judged, wide, column)
             continue
         pairs = _pairs(column.measure, column.raw)
         if name in ("rbp", "rbp_resid"):
             wide = _rbp(rows, wide, column, pairs)
             continue
-        gain = _gain_expr(pairs)
-        res = rows.select("qid", "i", "disc", gain.alias("g"))
-        res = res.with_columns(
-            pl.when(pl.col("g") != 0).then(pl.col("g") / pl.col("disc")).otherwise(0.0)
-            .cum_sum().over("qid").alias("dcg_c")
-        )  # fmt: skip
-        ideal = (
-            judged.with_columns(gain.alias("g"))
-            .filter(pl.col("g") > 0)
-            .sort(["qid", "g"], descending=[False, True])
-            .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("p"))
-            .with_columns((pl.col("p") + 2).alias("disc_arg"))
-        )
-        ideal = _with_log2(ideal, "disc_arg", "disc")
-        ideal = ideal.with_columns(
-            (pl.col("g") / pl.col("disc")).cum_sum().over("qid").alias("idcg_c")
-        )
-        full = (
-            res.group_by("qid")
-            .agg(pl.col("dcg_c").last().alias("dcg"), (pl.col("g") > 0).sum().alias("npos"))
-            .join(
-                ideal.group_by("qid").agg(
-                    pl.col("idcg_c").last().alias("idcg"), pl.len().alias("L")
-                ),
-                on="qid",
-                how="full",
-                coalesce=True,
-            )
-        )
-        base = wide.select("qid", "num_ret", "num_rel").join(full, on="qid", how="left")
-        base = base.with_columns(
-            pl.col("dcg", "idcg").fill_null(0.0), pl.col("L", "npos").fill_null(0)
-        )
+        if column.raw in cache:
+            res, ideal, base = cache[column.raw]
+        else:
+            res, ideal, base = _gain_frames(rows, judged, wide, pairs)
+            cache[column.raw] = (res, ideal, base)
         if name == "dcg":
             value = base.select("qid", pl.col("dcg").alias(column.label))
         elif name == "ideal_dcg":
@@ -775,6 +772,42 @@ def _gain_measures(
             value = _g(res, ideal, base, column.label)
         wide = wide.join(value, on="qid", how="left")
     return wide
+
+
+def _gain_frames(
+    rows: pl.DataFrame, judged: pl.DataFrame, wide: pl.DataFrame, pairs: list[tuple[str, float]]
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The retrieved gains with running DCG, the ideal ranking with running ideal DCG, totals."""
+    gain = _gain_expr(pairs)
+    res = rows.select("qid", "i", "disc", gain.alias("g"))
+    res = res.with_columns(
+        pl.when(pl.col("g") != 0).then(pl.col("g") / pl.col("disc")).otherwise(0.0)
+        .cum_sum().over("qid").alias("dcg_c")
+    )  # fmt: skip
+    ideal = (
+        judged.with_columns(gain.alias("g"))
+        .filter(pl.col("g") > 0)
+        .sort(["qid", "g"], descending=[False, True])
+        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("p"))
+        .with_columns((pl.col("p") + 2).alias("disc_arg"))
+    )
+    ideal = _with_log2(ideal, "disc_arg", "disc")
+    ideal = ideal.with_columns(
+        (pl.col("g") / pl.col("disc")).cum_sum().over("qid").alias("idcg_c")
+    )
+    full = (
+        res.group_by("qid")
+        .agg(pl.col("dcg_c").last().alias("dcg"), (pl.col("g") > 0).sum().alias("npos"))
+        .join(
+            ideal.group_by("qid").agg(pl.col("idcg_c").last().alias("idcg"), pl.len().alias("L")),
+            on="qid",
+            how="full",
+            coalesce=True,
+        )
+    )
+    base = wide.select("qid", "num_ret", "num_rel").join(full, on="qid", how="left")
+    base = base.with_columns(pl.col("dcg", "idcg").fill_null(0.0), pl.col("L", "npos").fill_null(0))
+    return res, ideal, base
 
 
 def _ndcg_rel(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -> pl.DataFrame:
@@ -887,8 +920,10 @@ def _rbp(rows: pl.DataFrame, wide: pl.DataFrame, column: _Column, pairs: list[tu
     return wide.join(out.select("qid", ((1.0 - p) * pl.col("s").fill_null(0.0)).alias(column.label)), on="qid", how="left")
 
 
-def _ndcg_cut(rows: pl.DataFrame, judged: pl.DataFrame, wide: pl.DataFrame, column: _Column) -> pl.DataFrame:
-    k = column.param
+def _ndcg_cut(
+    rows: pl.DataFrame, judged: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
+) -> pl.DataFrame:
+    """ndcg_cut at every requested cutoff: gains are the relevance levels, no gain map."""
     rel = pl.col("rel")
     res = rows.select("qid", "i", "disc", "rel").with_columns(
         pl.when(rel > 0).then(rel.cast(pl.Float64) / pl.col("disc")).otherwise(0.0)
@@ -904,12 +939,19 @@ def _ndcg_cut(rows: pl.DataFrame, judged: pl.DataFrame, wide: pl.DataFrame, colu
     ideal = ideal.with_columns(
         (pl.col("rel").cast(pl.Float64) / pl.col("disc")).cum_sum().over("qid").alias("idcg_c")
     )
-    dcg = res.group_by("qid").agg(_at(pl.col("dcg_c"), k).alias("d"))
-    idcg = ideal.group_by("qid").agg(_at(pl.col("idcg_c"), k).alias("id"))
+    ks = {c.label: c.param for c in columns}
+    dcg = res.group_by("qid").agg(
+        [_at(pl.col("dcg_c"), k).alias(f"d{j}") for j, k in enumerate(ks.values())]
+    )
+    idcg = ideal.group_by("qid").agg(
+        [_at(pl.col("idcg_c"), k).alias(f"i{j}") for j, k in enumerate(ks.values())]
+    )
     out = wide.select("qid").join(dcg, on="qid", how="left").join(idcg, on="qid", how="left")
-    d, idv = pl.col("d").fill_null(0.0), pl.col("id").fill_null(0.0)
-    value = pl.when(idv > 0).then(d / idv).otherwise(d)
-    return wide.join(out.select("qid", value.alias(column.label)), on="qid", how="left")
+    values = []
+    for j, label in enumerate(ks):
+        d, idv = pl.col(f"d{j}").fill_null(0.0), pl.col(f"i{j}").fill_null(0.0)
+        values.append(pl.when(idv > 0).then(d / idv).otherwise(d).alias(label))
+    return wide.join(out.select("qid", *values), on="qid", how="left")
 
 
 # --------------------------------------------------------------------------- formatting
@@ -1186,29 +1228,46 @@ def _assemble(
             c for c in columns if c.measure.kind not in ("runid", "num_q", "gm")
         ]
         if printed:
-            long_parts = []
-            for order, column in enumerate(printed):
-                label = column.label
-                if column.measure.kind == "relstring":
-                    value = pl.lit(None, pl.Float64)
-                    text = pl.concat_str([pl.lit("'"), pl.col(label), pl.lit("'")])
-                    zs = pl.lit(False)
-                else:
-                    value = pl.col(label).cast(pl.Float64)
-                    text = _fmt_long(value) if column.measure.integer and not z else _fmt_double(value)
-                    zs = pl.lit(z)
-                long_parts.append(
-                    wide.select(
-                        pl.lit(label).alias("measure"),
-                        pl.col("qid").alias("query"),
-                        value.alias("value"),
-                        text.alias("text"),
-                        zs.alias("zscore"),
-                        pl.int_range(pl.len(), dtype=pl.Int64).alias("__q"),
-                        pl.lit(order, pl.Int64).alias("__m"),
-                    )
+            order = pl.DataFrame(
+                {
+                    "measure": [c.label for c in printed],
+                    "__m": list(range(len(printed))),
+                    "__long": [c.measure.integer and not z for c in printed],
+                }
+            )
+            numeric = [c.label for c in printed if c.measure.kind != "relstring"]
+            strings = [c.label for c in printed if c.measure.kind == "relstring"]
+            indexed = wide.with_row_index("__q")
+            pieces = []
+            if numeric:
+                pieces.append(
+                    indexed.select("__q", "qid", *[pl.col(n).cast(pl.Float64) for n in numeric])
+                    .unpivot(index=["__q", "qid"], variable_name="measure", value_name="value")
+                    .with_columns(pl.lit(None, pl.String).alias("__s"))
                 )
-            pq = pl.concat(long_parts).sort("__q", "__m").drop("__q", "__m")
+            if strings:
+                pieces.append(
+                    indexed.select("__q", "qid", *strings)
+                    .unpivot(index=["__q", "qid"], variable_name="measure", value_name="__s")
+                    .select("__q", "qid", "measure", pl.lit(None, pl.Float64).alias("value"), "__s")
+                )
+            pq = (
+                pl.concat(pieces)
+                .join(order, on="measure", how="left")
+                .sort("__q", "__m")
+                .select(
+                    "measure",
+                    pl.col("qid").alias("query"),
+                    "value",
+                    pl.when(pl.col("__s").is_not_null())
+                    .then(pl.concat_str([pl.lit("'"), pl.col("__s"), pl.lit("'")]))
+                    .when(pl.col("__long"))
+                    .then(_fmt_long(pl.col("value")))
+                    .otherwise(_fmt_double(pl.col("value")))
+                    .alias("text"),
+                    (pl.lit(z) & pl.col("__s").is_null()).alias("zscore"),
+                )
+            )
             parts.append(pq)
     if summary:
         denominator = n_qrels_queries if complete else n_eval
