@@ -609,12 +609,22 @@ def relation_measures(
         present = pl.concat([present, bogus])
     evaluated = present.select("user").unique()
     relations = relations.join(evaluated, on="user", how="semi")
-    if relation_format == "qrels_jg":
-        values = _jg_values(
-            relations, present, wanted, rel_level, max_docs_per_query, judged_docs_only
-        )
-    else:
-        values = _prefs_values(relations, present, wanted, max_docs_per_query)
+    try:
+        if relation_format == "qrels_jg":
+            values = _jg_values(
+                relations, present, wanted, rel_level, max_docs_per_query, judged_docs_only
+            )
+        else:
+            values = _prefs_values(relations, present, wanted, max_docs_per_query)
+    except TrecEvalError as failure:
+        if failure.message.endswith("Can't calculate measure"):
+            # trec_eval names the first requested measure (in its order) that failed
+            raise TrecEvalError(
+                f"{failure.message} '{next(iter(wanted))}'",
+                exit_code=failure.exit_code,
+                query=failure.query,
+            ) from None
+        raise
     order = pl.DataFrame({"measure": labels, "_o": range(len(labels))})
     out = (
         values.join(order, on="measure", how="inner")
@@ -738,13 +748,16 @@ def _jg_values(
     per_jg = (
         jgs.join(
             lists.group_by("user", "jg").agg(
-                pl.len().alias("num_ret"), pl.col("is_rel").sum().alias("num_rel_ret")
+                pl.len().alias("num_ret"),
+                pl.col("is_rel").sum().alias("num_rel_ret"),
+                # form_res_rels_jg counts only judged docs in num_rel_ret (matters for -l < 0)
+                ((pl.col("is_rel") == 1) & (pl.col("rel") >= 0)).sum().alias("judged_rel_ret"),
             ),
             on=["user", "jg"],
             how="left",
         )
         .join(num_rel, on=["user", "jg"], how="left")
-        .with_columns(pl.col("num_ret", "num_rel_ret", "num_rel").fill_null(0))
+        .with_columns(pl.col("num_ret", "num_rel_ret", "judged_rel_ret", "num_rel").fill_null(0))
     )
     parts: list[pl.DataFrame] = []
 
@@ -806,6 +819,38 @@ def _jg_values(
             .alias("v"),
         )
 
+    def rprec_at(cut: pl.DataFrame) -> pl.DataFrame:
+        # m_Rprec_mult_avgjg.c walks the list upwards from num_ret starting from the
+        # judged relevant count A and dropping each doc with rel >= rel_level (T in all):
+        # at c <= num_ret the count is A - T + rel_in_top(c) (= rel_in_top(c) unless
+        # -l < 0 lets unjudged docs count); the walk stops at 0. Past the list: A / c.
+        top = (
+            cut.with_columns(pl.col("c").clip(lower_bound=0).alias("k"))
+            .sort("k")
+            .join_asof(
+                lists.select("user", "jg", pl.col("pos").alias("k"), "rel_so_far").sort("k"),
+                on="k",
+                by=["user", "jg"],
+                strategy="backward",
+                check_sortedness=False,
+            )
+            .with_columns(pl.col("rel_so_far").fill_null(0))
+        )
+        left = pl.col("judged_rel_ret") - pl.col("num_rel_ret") + pl.col("rel_so_far")
+        return top.select(
+            "user",
+            "jg",
+            "measure",
+            pl.when(pl.col("c") < 1)
+            .then(0.0)
+            .when(pl.col("c") > pl.col("num_ret"))
+            .then(pl.col("judged_rel_ret") / pl.col("c"))
+            .when(left > 0)
+            .then(left / pl.col("c"))
+            .otherwise(0.0)
+            .alias("v"),
+        )
+
     if "P_avgjg" in wanted:
         cuts = _long_cutoffs("P_avgjg", wanted["P_avgjg"])
         table = pl.DataFrame(
@@ -824,7 +869,15 @@ def _jg_values(
             .cast(pl.Int64, strict=False)
             .alias("c")
         )
-        parts.append(avg_over_jgs(precision_at(cut.select("user", "jg", "measure", "c"))))
+        parts.append(
+            avg_over_jgs(
+                rprec_at(
+                    cut.select(
+                        "user", "jg", "measure", "c", "num_ret", "num_rel_ret", "judged_rel_ret"
+                    )
+                )
+            )
+        )
     return (
         pl.concat(parts)
         if parts
@@ -844,6 +897,14 @@ def _prefs_values(
 ) -> pl.DataFrame:
     ranked = _rank(run, docno_descending=False, max_docs=max_docs).select("user", "item", "rank")
     rels = rels.select("user", "jg", "jsg", "item", pl.col("rel_level").alias("lvl"))
+    # judgment groups numbered in trec_eval's order (query, then jg, as bytes)
+    jgs = (
+        rels.select("user", "jg")
+        .unique()
+        .sort(pl.col("user").cast(pl.Binary), pl.col("jg").cast(pl.Binary))
+        .with_row_index("g")
+        .with_columns(pl.col("g").cast(pl.Int64))
+    )
     judged = rels.select("user", "item").unique()
     # internal docids: retrieved judged docs by rank (0..njr-1), then the others by docno
     ret = (
@@ -869,50 +930,36 @@ def _prefs_values(
             unret.select("user", "item", pl.col("d").cast(pl.Int64)),
         ]
     )
-    rows = rels.join(docs, on=["user", "item"]).join(njr, on="user")
-    jg_kind = rows.group_by("user", "jg").agg((pl.col("jsg").n_unique() > 1).alias("pa"))
-    rows = rows.join(jg_kind, on=["user", "jg"])
-    ec_rows = rows.filter(~pl.col("pa")).drop("pa")
-    pa_rows = rows.filter(pl.col("pa")).drop("pa")
-
-    # ---- EC judgment groups: every (row x, row y) of the JG with lvl_x > lvl_y
-    ec = ec_rows.select("user", "jg", "item", "lvl", "d", "njr")
-    ec_pairs = ec.join_where(
-        ec.select("user", "jg", "lvl", "d").rename(
-            {"user": "user_y", "jg": "jg_y", "lvl": "lvl_y", "d": "d_y"}
-        ),
-        pl.col("user") == pl.col("user_y"),
-        pl.col("jg") == pl.col("jg_y"),
-        pl.col("lvl") > pl.col("lvl_y"),
-    ).select("user", "jg", "item", "d", "d_y", "lvl", "lvl_y", "njr")
-    clash = ec_pairs.filter(pl.col("d") == pl.col("d_y"))
-    if clash.height:
-        first = clash.sort(pl.col("user").cast(pl.Binary), pl.col("jg").cast(pl.Binary)).row(
-            0, named=True
-        )
-        raise TrecEvalError(
-            "trec_eval.form_prefs_counts: Internal docid "
-            f"{first['d']} occurs with different rel_level in same jsg\n"
-            "trec_eval: Can't calculate measure",
-            exit_code=4,
-            query=first["user"],
-        )
-
-    # ---- preference-array judgment groups: transitive closure of the JSG preferences
-    pa_rel = _pa_rel_levels(pa_rows)
-    pa_edges = _pa_closure(pa_rows)
-
-    pairs = pl.concat(
-        [
-            ec_pairs.select("user", "jg", "d", "d_y", "njr"),
-            pa_edges.select("user", "jg", "d", "d_y", "njr"),
-        ]
+    rows = (
+        rels.join(docs, on=["user", "item"])
+        .join(njr, on="user")
+        .join(jgs, on=["user", "jg"])
+        .with_columns((pl.col("d") < pl.col("njr")).alias("ret"))
     )
+    kind = rows.group_by("g").agg((pl.col("jsg").n_unique() > 1).alias("pa"))
+    rows = rows.join(kind, on="g")
+    ec = rows.filter(~pl.col("pa")).select("user", "g", "item", "lvl", "d", "njr", "ret")
+    pa_rows = rows.filter(pl.col("pa")).drop("pa")
+    _check_ec_levels(ec)
+
+    # ---- EC judgment groups (one JSG): counted from level counts, no pair expansion
+    lc = _level_pair_counts(ec, ["g"])
+    conc = _concordant(ec, ["g"])
+    ec_counts = lc.join(conc, on="g", how="left").select(
+        "g",
+        pl.col("c").fill_null(0).alias("ful_ret"),
+        pl.col("p_rr").alias("poss_ret"),
+        pl.col("p_ru").alias("ful_imp"),
+        (pl.col("p_ru") + pl.col("p_ur")).alias("poss_imp"),
+        pl.col("p_uu").alias("notoccur"),
+    )
+    # ---- preference-array judgment groups: transitive closure of the JSG preferences
+    pa_rel = _pa_rel_levels(pa_rows).join(jgs, on=["user", "jg"])
+    pa_edges = _pa_closure(pa_rows).join(jgs, on=["user", "jg"])
     x_ret = pl.col("d") < pl.col("njr")
     y_ret = pl.col("d_y") < pl.col("njr")
-    forward = pl.col("d") < pl.col("d_y")
-    counts = pairs.group_by("user", "jg").agg(
-        (x_ret & y_ret & forward).sum().alias("ful_ret"),
+    pa_counts = pa_edges.group_by("g").agg(
+        (x_ret & y_ret & (pl.col("d") < pl.col("d_y"))).sum().alias("ful_ret"),
         (x_ret & y_ret).sum().alias("poss_ret"),
         (x_ret & ~y_ret).sum().alias("ful_imp"),
         (x_ret ^ y_ret).sum().alias("poss_imp"),
@@ -920,46 +967,43 @@ def _prefs_values(
     )
     # relevant / nonrelevant counts: EC rows (with multiplicity; lvl <= 0 is nonrel),
     # PA docs by their final rel_level (> 0 rel, == 0 nonrel, < 0 neither)
-    ec_rel = ec.group_by("user", "jg").agg(
+    ec_rel = ec.group_by("g").agg(
         (pl.col("lvl") > 0).sum().alias("num_rel"),
-        ((pl.col("lvl") > 0) & (pl.col("d") < pl.col("njr"))).sum().alias("num_rel_ret"),
+        ((pl.col("lvl") > 0) & pl.col("ret")).sum().alias("num_rel_ret"),
         (pl.col("lvl") <= 0).sum().alias("num_nonrel"),
-        ((pl.col("lvl") <= 0) & (pl.col("d") < pl.col("njr"))).sum().alias("num_nonrel_ret"),
+        ((pl.col("lvl") <= 0) & pl.col("ret")).sum().alias("num_nonrel_ret"),
     )
-    pa_relc = pa_rel.group_by("user", "jg").agg(
+    pa_relc = pa_rel.group_by("g").agg(
         (pl.col("lvl") > 0).sum().alias("num_rel"),
-        ((pl.col("lvl") > 0) & (pl.col("d") < pl.col("njr"))).sum().alias("num_rel_ret"),
+        ((pl.col("lvl") > 0) & x_ret).sum().alias("num_rel_ret"),
         (pl.col("lvl") == 0).sum().alias("num_nonrel"),
-        ((pl.col("lvl") == 0) & (pl.col("d") < pl.col("njr"))).sum().alias("num_nonrel_ret"),
+        ((pl.col("lvl") == 0) & x_ret).sum().alias("num_nonrel_ret"),
     )
+    count_cols = ["ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur"]
+    rel_cols = ["num_rel", "num_rel_ret", "num_nonrel", "num_nonrel_ret"]
     jg_table = (
-        jg_kind.join(pl.concat([ec_rel, pa_relc]), on=["user", "jg"], how="left")
-        .join(counts, on=["user", "jg"], how="left")
-        .with_columns(
-            pl.col(
-                "num_rel",
-                "num_rel_ret",
-                "num_nonrel",
-                "num_nonrel_ret",
-                "ful_ret",
-                "poss_ret",
-                "ful_imp",
-                "poss_imp",
-                "notoccur",
-            )
-            .fill_null(0)
-            .cast(pl.Int64)
+        jgs.join(kind, on="g")
+        .join(
+            pl.concat([ec_rel, pa_relc]).with_columns(pl.col(rel_cols).cast(pl.Int64)),
+            on="g",
+            how="left",
         )
-        .sort("user", pl.col("jg").cast(pl.Binary))
+        .join(
+            pl.concat(
+                [
+                    ec_counts.with_columns(pl.col(count_cols).cast(pl.Int64)),
+                    pa_counts.with_columns(pl.col(count_cols).cast(pl.Int64)),
+                ]
+            ),
+            on="g",
+            how="left",
+        )
+        .with_columns(pl.col(*rel_cols, *count_cols).fill_null(0))
+        .sort("g")
     )
     parts: list[pl.DataFrame] = []
     per_q = jg_table.group_by("user", maintain_order=True).agg(
-        pl.len().alias("num_jgs"),
-        pl.col("ful_ret").sum(),
-        pl.col("poss_ret").sum(),
-        pl.col("ful_imp").sum(),
-        pl.col("poss_imp").sum(),
-        pl.col("notoccur").sum(),
+        pl.len().alias("num_jgs"), *(pl.col(c).sum() for c in count_cols)
     )
     ful_all = pl.col("ful_ret") + pl.col("ful_imp")
     poss_all = pl.col("poss_ret") + pl.col("poss_imp") + pl.col("notoccur")
@@ -983,7 +1027,7 @@ def _prefs_values(
     def avg_jg(name: str, jg_ratio: pl.Expr, table: pl.DataFrame = jg_table) -> None:
         # sum of per-jg ratios in jg order; value sum / num_jgs when sum > 0 (NaN -> 0)
         agg = (
-            table.sort("user", pl.col("jg").cast(pl.Binary))
+            table.sort("g")
             .group_by("user", maintain_order=True)
             .agg(jg_ratio.cum_sum().last().alias("s"), pl.len().alias("n"))
         )
@@ -1005,8 +1049,8 @@ def _prefs_values(
     if "prefs_avgjg_imp" in wanted:
         avg_jg("prefs_avgjg_imp", ratio(ful_all, poss_imp))
     if "prefs_avgjg_Rnonrel" in wanted or "prefs_avgjg_Rnonrel_ret" in wanted:
-        recalc = _rnonrel_recalc(ec_pairs, ec, pa_edges, pa_rel, jg_table)
-        table = jg_table.join(recalc, on=["user", "jg"], how="left").with_columns(
+        recalc = _rnonrel_recalc(ec, pa_edges, pa_rel, jg_table)
+        table = jg_table.join(recalc, on="g", how="left").with_columns(
             pl.col("rc_ful", "rc_poss", "rcr_ful", "rcr_poss").fill_null(0)
         )
         if "prefs_avgjg_Rnonrel" in wanted:
@@ -1033,8 +1077,364 @@ def _prefs_values(
             avg_jg("prefs_avgjg_Rnonrel_ret", jg_ratio, table)
     pair_names = [n for n in ("prefs_pair", "prefs_pair_ret", "prefs_pair_imp") if n in wanted]
     if pair_names:
-        parts.append(_pair_values(pairs, per_q.select("user"), pair_names))
+        parts.append(_pair_values(ec, pa_edges, rows, per_q.select("user"), pair_names))
     return pl.concat([p.select("user", "measure", pl.col("value").cast(pl.Float64)) for p in parts])
+
+
+def _check_ec_levels(ec: pl.DataFrame) -> None:
+    """A doc at two rel_levels in a one-JSG judgment group is trec_eval's failure."""
+    clash = (
+        ec.group_by("g", "d")
+        .agg(pl.col("lvl").n_unique().alias("n"), pl.col("lvl").max().alias("top"))
+        .filter(pl.col("n") > 1)
+    )
+    if clash.height:
+        # the first pair loop to meet it: first JG, highest level, lowest docid
+        first = clash.sort("g", pl.col("top"), "d", descending=[False, True, False]).row(
+            0, named=True
+        )
+        query = ec.filter(pl.col("g") == first["g"])["user"][0]
+        raise TrecEvalError(
+            "trec_eval.form_prefs_counts: Internal docid "
+            f"{first['d']} occurs with different rel_level in same jsg\n"
+            "trec_eval: Can't calculate measure",
+            exit_code=4,
+            query=query,
+        )
+
+
+def _level_pair_counts(rows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Pairs (x over y: lvl_x > lvl_y) by retrieval of x and y, from level counts.
+
+    ``p_rr`` both retrieved, ``p_ru`` only x, ``p_ur`` only y, ``p_uu`` neither.
+    """
+    nr, nu = pl.col("nr"), pl.col("nu")
+    return (
+        rows.group_by(*keys, "lvl")
+        .agg(pl.col("ret").sum().alias("nr"), (~pl.col("ret")).sum().alias("nu"))
+        .sort(*keys, "lvl")
+        .with_columns(
+            (nr.cum_sum().over(keys) - nr).alias("lr"),  # rows at lower levels
+            (nu.cum_sum().over(keys) - nu).alias("lu"),
+        )
+        .group_by(keys)
+        .agg(
+            (nr * pl.col("lr")).sum().alias("p_rr"),
+            (nr * pl.col("lu")).sum().alias("p_ru"),
+            (nu * pl.col("lr")).sum().alias("p_ur"),
+            (nu * pl.col("lu")).sum().alias("p_uu"),
+        )
+    )
+
+
+def _concordant(rows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Pairs of retrieved rows with lvl_x > lvl_y and d_x < d_y (fulfilled, both retrieved).
+
+    For each retrieved row x and each lower level L of its group: the level-L rows after
+    x = all level-L rows minus those before x (an as-of lookup of a running count).
+    """
+    r = rows.filter(pl.col("ret")).select(*keys, "lvl", "d")
+    if not r.height:
+        return pl.DataFrame(schema={**{k: rows.schema[k] for k in keys}, "c": pl.Int64})
+    per_level = r.group_by(*keys, "lvl").agg(pl.len().alias("n_l")).rename({"lvl": "low"})
+    running = (
+        r.group_by(*keys, "lvl", "d")
+        .agg(pl.len().alias("k"))
+        .sort("d")
+        .with_columns(pl.col("k").cum_sum().over(*keys, "lvl").alias("before"))
+        .select(*keys, pl.col("lvl").alias("low"), "d", "before")
+    )
+    lower = (
+        r.join(per_level, on=keys)
+        .filter(pl.col("low") < pl.col("lvl"))
+        .sort("d")
+        .join_asof(
+            running,
+            on="d",
+            by=[*keys, "low"],
+            strategy="backward",
+            allow_exact_matches=False,
+            check_sortedness=False,  # sorted on d globally, hence within each group
+        )
+    )
+    return lower.group_by(keys).agg(
+        (pl.col("n_l") - pl.col("before").fill_null(0)).sum().cast(pl.Int64).alias("c")
+    )
+
+
+def _rnonrel_recalc(
+    ec: pl.DataFrame,
+    pa_edges: pl.DataFrame,
+    pa_rel: pl.DataFrame,
+    jg_table: pl.DataFrame,
+) -> pl.DataFrame:
+    """The ``recalculate`` of m_prefs_avgjg_Rnonrel(_ret).c.
+
+    For JGs with more nonrelevant than relevant docs: ``rc_*`` (all docs) and ``rcr_*``
+    (retrieved docs only). One-JSG groups: the lowest-level class L is replaced by its
+    first R rows S (R = num_rel; num_rel_ret and retrieved rows for ``_ret``); pairs are
+    those between the other classes O plus every row against S (the C code also pairs L
+    with S); a pair is fulfilled when x is retrieved and ranked above y. Counted from
+    running counts. Preference-array groups: the nonrelevant docs after the R-th (by
+    internal rank) are dropped from the closed preferences.
+    """
+    need = jg_table.filter(
+        (pl.col("num_rel") < pl.col("num_nonrel"))
+        | (pl.col("num_rel_ret") < pl.col("num_nonrel_ret"))
+    ).select(
+        "g",
+        "num_rel",
+        "num_rel_ret",
+        "ful_ret",
+        "poss_ret",
+        "ful_imp",
+        "poss_imp",
+        "notoccur",
+    )
+    schema = {
+        "g": pl.Int64,
+        "rc_ful": pl.Int64,
+        "rc_poss": pl.Int64,
+        "rcr_ful": pl.Int64,
+        "rcr_poss": pl.Int64,
+    }
+    if not need.height:
+        return pl.DataFrame(schema=schema)
+    # --- one-JSG groups
+    rows = (
+        ec.join(need.select("g", "num_rel", "num_rel_ret"), on="g")
+        .sort("g", "d")
+        .with_columns((pl.col("lvl") == pl.col("lvl").min().over("g")).alias("in_l"))
+    )
+    ret_i = pl.col("ret").cast(pl.Int64)
+    o_ret = (~pl.col("in_l") & pl.col("ret")).cast(pl.Int64)
+    rows = rows.with_columns(
+        # rows strictly before d: running count minus the rows sharing this d
+        (ret_i.cum_sum().over("g") - ret_i.cum_sum().over("g", "d")).alias("ret_before"),
+        (o_ret.cum_sum().over("g") - o_ret.cum_sum().over("g", "d")).alias("o_ret_before"),
+        pl.int_range(pl.len()).over("g", "in_l").alias("k"),
+    )
+    in_l, ret = pl.col("in_l"), pl.col("ret")
+    in_s = in_l & (pl.col("k") < pl.col("num_rel"))
+    in_s_ret = in_l & ret & (pl.col("k") < pl.col("num_rel_ret"))
+    parts = rows.group_by("g").agg(
+        pl.len().alias("n"),
+        ret.sum().alias("n_ret"),
+        (~in_l).sum().alias("n_o"),
+        in_l.sum().alias("n_l"),
+        (~in_l & ret).sum().alias("n_o_ret"),
+        (in_l & ret).sum().alias("n_l_ret"),
+        pl.col("o_ret_before").filter(in_l).sum().alias("sub_a"),
+        pl.col("o_ret_before").filter(in_l & ret).sum().alias("sub_a_ret"),
+        pl.col("ret_before").filter(in_s).sum().alias("ful_b"),
+        in_s.sum().alias("n_s"),
+        pl.col("ret_before").filter(in_s_ret).sum().alias("ful_b_ret"),
+        in_s_ret.sum().alias("n_s_ret"),
+    )
+    c = pl.col
+    p_all = c("poss_ret") + c("poss_imp") + c("notoccur")
+    ec_rc = (
+        parts.join(need, on="g")
+        .with_columns(pl.all().exclude("g").cast(pl.Int64))
+        .select(
+            "g",
+            (c("ful_ret") + c("ful_imp") - c("sub_a") + c("ful_b")).alias("rc_ful"),
+            (p_all - c("n_o") * c("n_l") + c("n") * c("n_s")).alias("rc_poss"),
+            (c("ful_ret") - c("sub_a_ret") + c("ful_b_ret")).alias("rcr_ful"),
+            (c("poss_ret") - c("n_o_ret") * c("n_l_ret") + c("n_ret") * c("n_s_ret")).alias(
+                "rcr_poss"
+            ),
+        )
+    )
+    # --- preference-array groups: nonrel docs after the (R+1)-th (by docid) are dropped
+    pa_need = pa_rel.join(need.select("g", "num_rel"), on="g", how="inner")
+    nonrel = pa_need.filter(pl.col("lvl") == 0).sort("g", "d")
+    drop_all = nonrel.with_columns(pl.int_range(pl.len()).over("g").alias("k")).filter(
+        pl.col("k") >= pl.col("num_rel")
+    )
+    drop_ret = (
+        nonrel.filter(pl.col("d") < pl.col("njr"))
+        .with_columns(pl.int_range(pl.len()).over("g").alias("k"))
+        .filter(pl.col("k") >= pl.col("num_rel"))
+    )
+    edges = pa_edges.join(need.select("g"), on="g", how="semi").select("g", "d", "d_y", "njr")
+
+    def keep(frame: pl.DataFrame, dropped: pl.DataFrame) -> pl.DataFrame:
+        dd = dropped.select("g", "d")
+        return frame.join(dd, on=["g", "d"], how="anti").join(
+            dd.rename({"d": "d_y"}), on=["g", "d_y"], how="anti"
+        )
+
+    ful = (pl.col("d") < pl.col("d_y")) & (pl.col("d") < pl.col("njr"))
+    pa_all = (
+        keep(edges, drop_all)
+        .group_by("g")
+        .agg(ful.sum().alias("rc_ful"), pl.len().alias("rc_poss"))
+    )
+    pa_ret = (
+        keep(edges, drop_ret)
+        .filter((pl.col("d") < pl.col("njr")) & (pl.col("d_y") < pl.col("njr")))
+        .group_by("g")
+        .agg(ful.sum().alias("rcr_ful"), pl.len().alias("rcr_poss"))
+    )
+    pa_rc = (
+        need.select("g")
+        .join(pa_need.select("g").unique(), on="g", how="semi")
+        .join(pa_all, on="g", how="left")
+        .join(pa_ret, on="g", how="left")
+    )
+    cols = ["rc_ful", "rc_poss", "rcr_ful", "rcr_poss"]
+    return pl.concat(
+        [
+            ec_rc.select("g", *(pl.col(x).cast(pl.Int64) for x in cols)),
+            pa_rc.select("g", *(pl.col(x).fill_null(0).cast(pl.Int64) for x in cols)),
+        ]
+    )
+
+
+def _pair_values(
+    ec: pl.DataFrame,
+    pa_edges: pl.DataFrame,
+    rows: pl.DataFrame,
+    queries: pl.DataFrame,
+    names: Iterable[str],
+) -> pl.DataFrame:
+    """prefs_pair(_ret, _imp): mean over doc pairs of the share favouring the better-ranked.
+
+    Per unordered doc pair, the share of its preferences (over JGs, with multiplicity)
+    that favour the better-ranked doc, averaged over pairs (area 0: both retrieved, 1:
+    one, 2: neither, which counts as a pair with share 0). A pair can be judged more than
+    once only when both docs occur in two or more JGs: those pairs (and the preference
+    array pairs) are expanded and grouped; the other one-JSG pairs are single and counted
+    from level counts of the distinct (JG, doc) rows.
+    """
+    multi = (
+        rows.group_by("user", "d")
+        .agg(pl.col("g").n_unique().alias("n_g"))
+        .filter(pl.col("n_g") > 1)
+        .select("user", "d")
+    )
+    dedup = ec.unique(["g", "d"])
+    # pairs between docs both in several JGs, with row multiplicity (a doc listed twice
+    # in a one-JSG group counts twice in that group's preferences)
+    dm = ec.join(multi, on=["user", "d"], how="semi")
+    expanded = (
+        dm.lazy()
+        .join(
+            dm.lazy().select("g", pl.col("lvl").alias("lvl_y"), pl.col("d").alias("d_y")),
+            on="g",
+        )
+        .filter(pl.col("lvl") > pl.col("lvl_y"))
+        .select("g", "user", "d", "d_y", "njr")
+        .collect()
+    )
+
+    # single pairs: all distinct one-JSG pairs minus the expanded (multi-multi) ones
+    def area_counts(pairs_lc: pl.DataFrame, conc: pl.DataFrame, sign: int) -> pl.DataFrame:
+        return (
+            pairs_lc.join(conc, on="user", how="left")
+            .with_columns(pl.col("c").fill_null(0))
+            .select(
+                "user",
+                (sign * pl.col("p_rr")).alias("n0"),
+                (sign * pl.col("c")).alias("s0"),
+                (sign * (pl.col("p_ru") + pl.col("p_ur"))).alias("n1"),
+                (sign * pl.col("p_ru")).alias("s1"),
+                (sign * pl.col("p_uu")).alias("n2"),
+            )
+        )
+
+    all_lc = (
+        _level_pair_counts(dedup, ["g", "user"]).group_by("user").agg(pl.all().exclude("g").sum())
+    )
+    all_c = _concordant(dedup, ["g", "user"]).group_by("user").agg(pl.col("c").sum())
+    x_ret = pl.col("d") < pl.col("njr")
+    y_ret = pl.col("d_y") < pl.col("njr")
+    exp_counts = (
+        expanded.unique(["g", "d", "d_y"])
+        .group_by("user")
+        .agg(
+            (x_ret & y_ret).sum().alias("p_rr"),
+            (x_ret & ~y_ret).sum().alias("p_ru"),
+            (~x_ret & y_ret).sum().alias("p_ur"),
+            (~x_ret & ~y_ret).sum().alias("p_uu"),
+            (x_ret & y_ret & (pl.col("d") < pl.col("d_y"))).sum().alias("c"),
+        )
+    )
+    singles = (
+        pl.concat(
+            [
+                area_counts(
+                    all_lc.with_columns(pl.all().exclude("user").cast(pl.Int64)),
+                    all_c.with_columns(pl.col("c").cast(pl.Int64)),
+                    1,
+                ),
+                area_counts(
+                    exp_counts.drop("c").with_columns(pl.all().exclude("user").cast(pl.Int64)),
+                    exp_counts.select("user", pl.col("c").cast(pl.Int64)),
+                    -1,
+                ),
+            ]
+        )
+        .group_by("user")
+        .agg(pl.all().sum())
+    )
+    lo = pl.min_horizontal("d", "d_y")
+    hi = pl.max_horizontal("d", "d_y")
+    grouped = (
+        pl.concat([expanded.drop("g"), pa_edges.select("user", "d", "d_y", "njr")])
+        .with_columns(lo.alias("lo"), hi.alias("hi"))
+        .group_by("user", "lo", "hi")
+        .agg(
+            (pl.col("d") == pl.col("lo")).sum().alias("fav"),
+            pl.len().alias("tot"),
+            pl.col("njr").first(),
+        )
+        .with_columns(
+            pl.when(pl.col("hi") < pl.col("njr"))
+            .then(0)
+            .when(pl.col("lo") < pl.col("njr"))
+            .then(1)
+            .otherwise(2)
+            .alias("area"),
+            (pl.col("fav") / pl.col("tot")).alias("share"),
+        )
+        .group_by("user")
+        .agg(
+            *((pl.col("area") == a).sum().alias(f"gn{a}") for a in (0, 1, 2)),
+            *(pl.col("share").filter(pl.col("area") == a).sum().alias(f"gs{a}") for a in (0, 1)),
+        )
+    )
+    table = (
+        queries.join(singles, on="user", how="left")
+        .join(grouped, on="user", how="left")
+        .with_columns(pl.all().exclude("user").fill_null(0))
+        .with_columns(
+            (pl.col("n0") + pl.col("gn0")).alias("n0"),
+            (pl.col("n1") + pl.col("gn1")).alias("n1"),
+            (pl.col("n2") + pl.col("gn2")).alias("n2"),
+            (pl.col("s0") + pl.col("gs0")).alias("s0"),
+            (pl.col("s1") + pl.col("gs1")).alias("s1"),
+        )
+    )
+    spec = {
+        "prefs_pair": (pl.col("s0") + pl.col("s1"), pl.col("n0") + pl.col("n1") + pl.col("n2")),
+        "prefs_pair_ret": (pl.col("s0"), pl.col("n0")),
+        "prefs_pair_imp": (pl.col("s0") + pl.col("s1"), pl.col("n0") + pl.col("n1")),
+    }
+    return pl.concat(
+        [
+            table.select(
+                "user",
+                pl.lit(name).alias("measure"),
+                pl.when(spec[name][1] > 0)
+                .then(spec[name][0] / spec[name][1])
+                .otherwise(0.0)
+                .alias("value"),
+            )
+            for name in names
+        ]
+    )
 
 
 def _pa_rel_levels(pa_rows: pl.DataFrame) -> pl.DataFrame:
@@ -1114,163 +1514,3 @@ def _pa_closure(pa_rows: pl.DataFrame) -> pl.DataFrame:
         )
     njr = pa_rows.select("user", "njr").unique()
     return edges.join(njr, on="user")
-
-
-def _rnonrel_recalc(
-    ec_pairs: pl.DataFrame,
-    ec: pl.DataFrame,
-    pa_edges: pl.DataFrame,
-    pa_rel: pl.DataFrame,
-    jg_table: pl.DataFrame,
-) -> pl.DataFrame:
-    """The ``recalculate`` of m_prefs_avgjg_Rnonrel(_ret).c.
-
-    For JGs with more nonrelevant than relevant docs: ``rc_*`` (all docs) and ``rcr_*``
-    (retrieved docs only).
-    """
-    need = jg_table.filter(
-        (pl.col("num_rel") < pl.col("num_nonrel"))
-        | (pl.col("num_rel_ret") < pl.col("num_nonrel_ret"))
-    ).select("user", "jg", "num_rel", "num_rel_ret")
-    schema = {
-        "user": pl.String,
-        "jg": pl.String,
-        "rc_ful": pl.Int64,
-        "rc_poss": pl.Int64,
-        "rcr_ful": pl.Int64,
-        "rcr_poss": pl.Int64,
-    }
-    if not need.height:
-        return pl.DataFrame(schema=schema)
-    # --- EC groups: the last EC (lowest rel_level) replaced by its first R rows
-    ec_need = ec.join(need, on=["user", "jg"], how="inner")
-    low = ec_need.group_by("user", "jg").agg(pl.col("lvl").min().alias("low"))
-    last = (
-        ec_need.join(low, on=["user", "jg"])
-        .filter(pl.col("lvl") == pl.col("low"))
-        .sort("user", "jg", "d")
-        .with_columns(pl.int_range(pl.len()).over("user", "jg").alias("k"))
-    )
-    s_all = last.filter(pl.col("k") < pl.col("num_rel")).select(
-        "user", "jg", pl.col("d").alias("d_y")
-    )
-    s_ret = last.filter(
-        (pl.col("k") < pl.col("num_rel_ret")) & (pl.col("d") < pl.col("njr"))
-    ).select("user", "jg", pl.col("d").alias("d_y"))
-    a = (
-        ec_pairs.join(need, on=["user", "jg"], how="semi")
-        .join(low, on=["user", "jg"])
-        .filter(pl.col("lvl_y") != pl.col("low"))
-        .select("user", "jg", "d", "d_y", "njr")
-    )
-    b_all = ec_need.select("user", "jg", "d", "njr").join(s_all, on=["user", "jg"])
-    b_ret = (
-        ec_need.select("user", "jg", "d", "njr")
-        .filter(pl.col("d") < pl.col("njr"))
-        .join(s_ret, on=["user", "jg"])
-    )
-    a_ret = a.filter((pl.col("d") < pl.col("njr")) & (pl.col("d_y") < pl.col("njr")))
-    # --- PA groups: nonrel docs after the (R+1)-th (by docid) are dropped
-    pa_need = pa_rel.join(need, on=["user", "jg"], how="inner")
-    nonrel = pa_need.filter(pl.col("lvl") == 0).sort("user", "jg", "d")
-    drop_all = nonrel.with_columns(pl.int_range(pl.len()).over("user", "jg").alias("k")).filter(
-        pl.col("k") >= pl.col("num_rel")
-    )
-    drop_ret = (
-        nonrel.filter(pl.col("d") < pl.col("njr"))
-        .with_columns(pl.int_range(pl.len()).over("user", "jg").alias("k"))
-        .filter(pl.col("k") >= pl.col("num_rel"))
-    )
-    edges = pa_edges.join(need, on=["user", "jg"], how="semi")
-
-    def keep(frame: pl.DataFrame, dropped: pl.DataFrame) -> pl.DataFrame:
-        dd = dropped.select("user", "jg", "d")
-        return frame.join(dd, on=["user", "jg", "d"], how="anti").join(
-            dd.rename({"d": "d_y"}), on=["user", "jg", "d_y"], how="anti"
-        )
-
-    pa_all = keep(edges, drop_all)
-    pa_ret = keep(edges, drop_ret).filter(
-        (pl.col("d") < pl.col("njr")) & (pl.col("d_y") < pl.col("njr"))
-    )
-    ful = (pl.col("d") < pl.col("d_y")) & (pl.col("d") < pl.col("njr"))
-    rc = (
-        pl.concat([a, b_all.select(a.columns), pa_all.select(a.columns)])
-        .group_by("user", "jg")
-        .agg(ful.sum().alias("rc_ful"), pl.len().alias("rc_poss"))
-    )
-    rcr = (
-        pl.concat([a_ret, b_ret.select(a.columns), pa_ret.select(a.columns)])
-        .group_by("user", "jg")
-        .agg(ful.sum().alias("rcr_ful"), pl.len().alias("rcr_poss"))
-    )
-    return (
-        need.select("user", "jg")
-        .join(rc, on=["user", "jg"], how="left")
-        .join(rcr, on=["user", "jg"], how="left")
-        .select(
-            "user",
-            "jg",
-            *(
-                pl.col(c).fill_null(0).cast(pl.Int64)
-                for c in ("rc_ful", "rc_poss", "rcr_ful", "rcr_poss")
-            ),
-        )
-    )
-
-
-def _pair_values(pairs: pl.DataFrame, queries: pl.DataFrame, names: Iterable[str]) -> pl.DataFrame:
-    """prefs_pair(_ret, _imp): mean over doc pairs of the share favouring the better-ranked.
-
-    Per unordered doc pair, the share of its preferences (over JGs) that favour the
-    better-ranked doc, averaged over pairs.
-    """
-    lo = pl.min_horizontal("d", "d_y")
-    hi = pl.max_horizontal("d", "d_y")
-    by_pair = (
-        pairs.with_columns(lo.alias("lo"), hi.alias("hi"))
-        .group_by("user", "lo", "hi")
-        .agg(
-            (pl.col("d") == pl.col("lo")).sum().alias("fav"),
-            pl.len().alias("tot"),
-            pl.col("njr").first(),
-        )
-        .with_columns(
-            pl.when(pl.col("hi") < pl.col("njr"))
-            .then(0)
-            .when(pl.col("lo") < pl.col("njr"))
-            .then(1)
-            .otherwise(2)
-            .alias("area"),
-            (pl.col("fav") / pl.col("tot")).alias("share"),
-        )
-        .sort("user", "area", "lo", "hi")
-    )
-    out: list[pl.DataFrame] = []
-    areas = {"prefs_pair": (0, 1, 2), "prefs_pair_ret": (0,), "prefs_pair_imp": (0, 1)}
-    for name in names:
-        keep = areas[name]
-        agg = (
-            by_pair.filter(pl.col("area").is_in(list(keep)))
-            .group_by("user", maintain_order=True)
-            .agg(
-                pl.when(pl.col("area") < 2)
-                .then(pl.col("share"))
-                .otherwise(0.0)
-                .cum_sum()
-                .last()
-                .alias("s"),
-                pl.len().alias("n"),
-            )
-        )
-        out.append(
-            queries.join(agg, on="user", how="left").select(
-                "user",
-                pl.lit(name).alias("measure"),
-                pl.when(pl.col("n") > 0)
-                .then(pl.col("s") / pl.col("n"))
-                .otherwise(0.0)
-                .alias("value"),
-            )
-        )
-    return pl.concat(out)

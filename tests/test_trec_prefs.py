@@ -149,17 +149,29 @@ def _docs(rng: random.Random) -> list[str]:
 
 
 def random_case(rng: random.Random, fmt: str, folder: Path) -> dict[str, object]:
-    """Write a random relations file of ``fmt`` and a run; return the options to use."""
+    """Write a random relations file of ``fmt`` and a run; return the options to use.
+
+    Styles: small or larger pools, negative levels (in preference-array judgment
+    groups, where trec_eval's handling is defined), repeated judgments, comment lines
+    and odd white space, queries on one side only, tied and negative scores, -M, -J, -l,
+    -c, and now and then an input trec_eval rejects (repeated run docs, a preference
+    cycle, a repeated qrels_jg judgment): then both must fail.
+    """
+    big = rng.random() < 0.15
     queries = rng.sample(QIDS, rng.randint(1, 4))
     rel_lines: list[str] = []
     pools: dict[str, list[str]] = {}
     for q in queries:
         docs = _docs(rng)
+        if big:
+            docs = [f"b{i:03d}" for i in range(rng.randint(15, 40))]
         pools[q] = docs
         for jg in rng.sample(["u1", "u2", "A", "0"], rng.randint(1, 3)):
             if fmt == "qrels_jg":
                 for d in rng.sample(docs, rng.randint(1, len(docs))):
                     rel_lines.append(f"{q} {jg} {d} {rng.choice([-1, 0, 0, 1, 1, 2, 3])}")
+                if rng.random() < 0.01:
+                    rel_lines.append(f"{q} {jg} {docs[0]} 1")  # maybe a repeat: an error
             elif fmt == "qrels_prefs":
                 for d in rng.sample(docs, rng.randint(1, len(docs))):
                     rel = rng.choice(["0", "0", "1", "1", "2", "1.5"])
@@ -168,16 +180,29 @@ def random_case(rng: random.Random, fmt: str, folder: Path) -> dict[str, object]
                         rel_lines.append(f"{q} {jg} {d} {rel}")
             else:
                 # a consistent hidden level per doc, each JSG a monotone view of it
-                hidden = {d: rng.choice([0.0, 0.0, 1.0, 2.0, 3.0, 5.0]) for d in docs}
                 n_jsg = rng.choice([1, 1, 2, 3])
-                for s in range(n_jsg):
+                levels = [0.0, 0.0, 1.0, 2.0, 3.0, 5.0]
+                if n_jsg > 1 and rng.random() < 0.3:
+                    levels.append(-1.0)
+                hidden = {d: rng.choice(levels) for d in docs}
+                for sub in range(n_jsg):
                     scale = rng.choice([1.0, 2.0, 0.5])
                     for d in rng.sample(docs, rng.randint(1, len(docs))):
                         lvl = hidden[d] * scale
-                        rel_lines.append(f"{q} {jg} s{s} {d} {lvl:g}")
+                        rel_lines.append(f"{q} {jg} s{sub} {d} {lvl:g}")
                         if n_jsg == 1 and rng.random() < 0.05:
-                            rel_lines.append(f"{q} {jg} s{s} {d} {lvl:g}")
+                            rel_lines.append(f"{q} {jg} s{sub} {d} {lvl:g}")
+                if n_jsg > 1 and rng.random() < 0.02:  # a cycle: trec_eval aborts
+                    rel_lines += [f"{q} {jg} c1 {docs[0]} 2", f"{q} {jg} c1 {docs[1]} 1"]
+                    rel_lines += [f"{q} {jg} c2 {docs[1]} 2", f"{q} {jg} c2 {docs[0]} 1"]
     rng.shuffle(rel_lines)
+    if rng.random() < 0.2:  # comments (the line after a skipped one is parsed) and spacing
+        at = rng.randrange(len(rel_lines))  # not last: trec_eval reads past the end then
+        rel_lines.insert(at, "# a comment")
+        rel_lines = [
+            line.replace(" ", rng.choice([" ", "\t", "  ", " \t"])) + rng.choice(["", " ", "\r"])
+            for line in rel_lines
+        ]
     run_lines: list[str] = []
     complete = rng.random() < 0.3
     run_queries = [q for q in queries if complete is False or rng.random() < 0.7]
@@ -187,8 +212,11 @@ def random_case(rng: random.Random, fmt: str, folder: Path) -> dict[str, object]
         run_queries.append("zz")  # a query without relations: ignored
     for q in run_queries:
         pool = pools.get(q, []) + [f"u{i}" for i in range(1, 6)]
-        for rank, d in enumerate(rng.sample(pool, rng.randint(1, len(pool)))):
-            score = rng.choice([1.0, 2.0, 2.0, 3.0, 0.5, -1.0, 4.25])
+        picked = rng.sample(pool, rng.randint(1, len(pool)))
+        if rng.random() < 0.01:
+            picked.append(picked[0])  # a repeated doc: trec_eval fails
+        for rank, d in enumerate(picked):
+            score = rng.choice([1.0, 2.0, 2.0, 3.0, 0.5, -1.0, 4.25, 0.0])
             run_lines.append(f"{q} Q0 {d} {rank} {score:g} run")
     rel_path = folder / f"rel.{fmt}"
     run_path = folder / "run"
@@ -197,23 +225,28 @@ def random_case(rng: random.Random, fmt: str, folder: Path) -> dict[str, object]
     opts: dict[str, object] = {"complete": complete}
     if rng.random() < 0.2:
         opts["max_docs"] = rng.randint(0, 6)
-    if fmt == "qrels_jg":
-        opts["judged"] = rng.random() < 0.3
-        if rng.random() < 0.2:
-            opts["level"] = rng.choice([0, 2, 3])
+    if rng.random() < 0.3:
+        opts["judged"] = True  # per-JG for qrels_jg; no effect on the preference measures
+    if fmt == "qrels_jg" and rng.random() < 0.25:
+        opts["level"] = rng.choice([0, 2, 3, -1, -2])
     return opts
 
 
 def measures_for(rng: random.Random, fmt: str) -> list[str]:
     if fmt == "qrels_jg":
-        ms = ["qrels_jg"]
-        if rng.random() < 0.5:
-            ms = ["map_avgjg", "P_avgjg." + ",".join(str(c) for c in rng.sample(range(1, 12), 3))]
-            ms.append(
-                "Rprec_mult_avgjg."
-                + ",".join(rng.sample(["0.2", "0.5", "1.0", "1.5", "2", "3.25", "0.05"], 3))
-            )
+        if rng.random() < 0.4:
+            return ["qrels_jg"]
+        ms = ["map_avgjg", "P_avgjg." + ",".join(str(c) for c in rng.sample(range(1, 12), 3))]
+        mults = ["0.2", "0.5", "1.0", "1.5", "2", "3.25", "0.05", "-0.5", "0"]
+        ms.append("Rprec_mult_avgjg." + ",".join(rng.sample(mults, 3)))
+        if rng.random() < 0.2:
+            ms.append("P_avgjg.2")  # named twice: the first parameters win
+        rng.shuffle(ms)
         return ms
+    if rng.random() < 0.3:
+        return ["prefs"]
+    if rng.random() < 0.2:
+        return rng.sample(list(tp.PREFS_MEASURES[:14]), 3)
     return ["all_prefs"]
 
 
@@ -227,9 +260,13 @@ def compare_case(seed: int, fmt: str, folder: Path) -> str | None:
     try:
         got = ours(rel_path, run_path, fmt, measures, **opts)  # type: ignore[arg-type]
     except tp.TrecEvalError as failure:
-        if code != 0:
-            return None
-        return f"seed {seed} {fmt}: we failed ({failure}), trec_eval exit 0"
+        if code == 0:
+            return f"seed {seed} {fmt}: we failed ({failure}), trec_eval exit 0"
+        status = 128 + 6 if code == -6 else code  # SIGABRT
+        first = err.splitlines()[0] if err else ""
+        if failure.exit_code != status or failure.message.splitlines()[0] != first:
+            return f"seed {seed} {fmt}: failures differ: {failure.message!r} vs {err!r} ({code})"
+        return None
     if code != 0:
         return (
             f"seed {seed} {fmt}: trec_eval exit {code} ({err.strip()}), we printed {len(got)} lines"
