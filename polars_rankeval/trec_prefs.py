@@ -716,48 +716,57 @@ def _jg_values(
     ranked = _rank(run, docno_descending=True, max_docs=max_docs).select("user", "item", "rank")
     jgs = rels.select("user", "jg").unique()
     num_jgs = jgs.group_by("user").agg(pl.len().alias("num_jgs"))
-    # every judgment group ranks the whole (cut) run; rel = judgment, -1 not in pool,
-    # -2 judged negative (unjudged in pool)
-    lists = (
-        jgs.join(ranked, on="user", how="inner")
-        .join(rels, on=["user", "jg", "item"], how="left")
-        .with_columns(
-            pl.when(pl.col("relevance").is_null())
-            .then(-1)
-            .when(pl.col("relevance") < 0)
-            .then(-2)
-            .otherwise(pl.col("relevance"))
-            .alias("rel")
-        )
+    rel_value = (
+        pl.when(pl.col("relevance").is_null())
+        .then(-1)  # not in this JG's pool
+        .when(pl.col("relevance") < 0)
+        .then(-2)  # in the pool, not judged
+        .otherwise(pl.col("relevance"))
+        .alias("rel")
     )
+    if rel_level < 0:
+        # unjudged docs count as relevant: every JG ranks the whole (cut) run
+        lists = jgs.join(ranked, on="user", how="inner").join(
+            rels, on=["user", "jg", "item"], how="left"
+        )
+    else:
+        # only judged docs can be relevant: a JG's list needs just its judged docs, at
+        # their rank in the run (or, under -J, their rank among the JG's judged docs)
+        lists = rels.join(ranked, on=["user", "item"], how="inner")
+    lists = lists.with_columns(rel_value)
     if judged_only:
         lists = lists.filter(pl.col("rel") >= 0)
-    lists = (
-        lists.sort("user", "jg", "rank")
-        .with_columns(
-            pl.int_range(1, pl.len() + 1).over("user", "jg").alias("pos"),
-            (pl.col("rel") >= rel_level).cast(pl.Int64).alias("is_rel"),
-        )
-        .with_columns(pl.col("is_rel").cum_sum().over("user", "jg").alias("rel_so_far"))
+    lists = lists.sort("user", "jg", "rank")
+    position = (
+        pl.int_range(1, pl.len() + 1).over("user", "jg")
+        if judged_only or rel_level < 0
+        else pl.col("rank")
     )
+    lists = lists.with_columns(
+        position.alias("pos"), (pl.col("rel") >= rel_level).cast(pl.Int64).alias("is_rel")
+    ).with_columns(pl.col("is_rel").cum_sum().over("user", "jg").alias("rel_so_far"))
     num_rel = (
         rels.filter((pl.col("relevance") >= 0) & (pl.col("relevance") >= rel_level))
         .group_by("user", "jg")
         .agg(pl.len().alias("num_rel"))
     )
-    per_jg = (
-        jgs.join(
-            lists.group_by("user", "jg").agg(
-                pl.len().alias("num_ret"),
-                pl.col("is_rel").sum().alias("num_rel_ret"),
-                # form_res_rels_jg counts only judged docs in num_rel_ret (matters for -l < 0)
-                ((pl.col("is_rel") == 1) & (pl.col("rel") >= 0)).sum().alias("judged_rel_ret"),
-            ),
-            on=["user", "jg"],
-            how="left",
+    counts = lists.group_by("user", "jg").agg(
+        pl.len().alias("num_ret"),
+        pl.col("is_rel").sum().alias("num_rel_ret"),
+        # form_res_rels_jg counts only judged docs in num_rel_ret (matters for -l < 0)
+        ((pl.col("is_rel") == 1) & (pl.col("rel") >= 0)).sum().alias("judged_rel_ret"),
+    )
+    if not judged_only and rel_level >= 0:
+        # the list of every JG is the whole cut run
+        counts = counts.drop("num_ret")
+        run_len = ranked.group_by("user").agg(pl.len().alias("num_ret"))
+        per_jg = jgs.join(run_len, on="user", how="left").join(
+            counts, on=["user", "jg"], how="left"
         )
-        .join(num_rel, on=["user", "jg"], how="left")
-        .with_columns(pl.col("num_ret", "num_rel_ret", "judged_rel_ret", "num_rel").fill_null(0))
+    else:
+        per_jg = jgs.join(counts, on=["user", "jg"], how="left")
+    per_jg = per_jg.join(num_rel, on=["user", "jg"], how="left").with_columns(
+        pl.col("num_ret", "num_rel_ret", "judged_rel_ret", "num_rel").fill_null(0)
     )
     parts: list[pl.DataFrame] = []
 
