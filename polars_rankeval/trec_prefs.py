@@ -678,8 +678,30 @@ def _empty() -> pl.DataFrame:
     )
 
 
-def _rank(run: pl.DataFrame, *, docno_descending: bool, max_docs: int | None) -> pl.DataFrame:
-    """Rank (1-based) by score descending, ties by docno; cut at ``max_docs``."""
+_Failure = tuple[str, int, int, str, int]  # query, JG number, stage, message, exit status
+
+
+def _raise_first(failures: list[_Failure]) -> None:
+    """Raise the failure trec_eval meets first: queries in byte order, then JGs, stages."""
+    if failures:
+        query, _, _, message, code = min(
+            failures, key=lambda f: (f[0].encode("utf-8", "surrogateescape"), f[1], f[2])
+        )
+        raise TrecEvalError(message, exit_code=code, query=query)
+
+
+def _rank(
+    run: pl.DataFrame,
+    *,
+    docno_descending: bool,
+    max_docs: int | None,
+    failures: list[_Failure] | None = None,
+) -> pl.DataFrame:
+    """Rank (1-based) by score descending, ties by docno; cut at ``max_docs``.
+
+    A docno repeated within the cut list is trec_eval's "duplicate docs" failure (the
+    first in docno order of each query); collected into ``failures`` or raised.
+    """
     ranked = run.sort(
         pl.col("user"),
         pl.col("score"),
@@ -688,16 +710,27 @@ def _rank(run: pl.DataFrame, *, docno_descending: bool, max_docs: int | None) ->
     ).with_columns(pl.int_range(1, pl.len() + 1).over("user").alias("rank"))
     if max_docs is not None:
         ranked = ranked.filter(pl.col("rank") <= max_docs)
-    dup = ranked.filter(pl.struct("user", "item").is_duplicated()).sort(
-        pl.col("user").cast(pl.Binary), pl.col("item").cast(pl.Binary)
+    dup = (
+        ranked.filter(pl.struct("user", "item").is_duplicated())
+        .sort(pl.col("item").cast(pl.Binary))
+        .group_by("user", maintain_order=True)
+        .agg(pl.col("item").first())
     )
-    if dup.height:
-        where = "form_prefs_counts" if not docno_descending else "form_res_qrels"
-        raise TrecEvalError(
-            f"trec_eval.{where}: duplicate docs {dup['item'][0]}trec_eval: Can't calculate measure",
-            exit_code=4,
-            query=dup["user"][0],
+    where = "form_prefs_counts" if not docno_descending else "form_res_qrels"
+    found: list[_Failure] = [
+        (
+            user,
+            -1,
+            0,
+            f"trec_eval.{where}: duplicate docs {item}trec_eval: Can't calculate measure",
+            4,
         )
+        for user, item in dup.rows()
+    ]
+    if failures is None:
+        _raise_first(found)
+    else:
+        failures.extend(found)
     return ranked
 
 
@@ -904,7 +937,10 @@ def _prefs_values(
     wanted: dict[str, tuple[str, ...]],
     max_docs: int | None,
 ) -> pl.DataFrame:
-    ranked = _rank(run, docno_descending=False, max_docs=max_docs).select("user", "item", "rank")
+    failures: list[_Failure] = []
+    ranked = _rank(run, docno_descending=False, max_docs=max_docs, failures=failures).select(
+        "user", "item", "rank"
+    )
     rels = rels.select("user", "jg", "jsg", "item", pl.col("rel_level").alias("lvl"))
     # judgment groups numbered in trec_eval's order (query, then jg, as bytes)
     jgs = (
@@ -949,7 +985,10 @@ def _prefs_values(
     rows = rows.join(kind, on="g")
     ec = rows.filter(~pl.col("pa")).select("user", "g", "item", "lvl", "d", "njr", "ret")
     pa_rows = rows.filter(pl.col("pa")).drop("pa")
-    _check_ec_levels(ec)
+    _check_ec_levels(ec, failures)
+    pa_rel = _pa_rel_levels(pa_rows, failures).join(jgs, on=["user", "jg"])
+    pa_edges = _pa_closure(pa_rows, failures).join(jgs, on=["user", "jg"])
+    _raise_first(failures)
 
     # ---- EC judgment groups (one JSG): counted from level counts, no pair expansion
     lc = _level_pair_counts(ec, ["g"])
@@ -963,8 +1002,6 @@ def _prefs_values(
         pl.col("p_uu").alias("notoccur"),
     )
     # ---- preference-array judgment groups: transitive closure of the JSG preferences
-    pa_rel = _pa_rel_levels(pa_rows).join(jgs, on=["user", "jg"])
-    pa_edges = _pa_closure(pa_rows).join(jgs, on=["user", "jg"])
     x_ret = pl.col("d") < pl.col("njr")
     y_ret = pl.col("d_y") < pl.col("njr")
     pa_counts = pa_edges.group_by("g").agg(
@@ -1090,26 +1127,28 @@ def _prefs_values(
     return pl.concat([p.select("user", "measure", pl.col("value").cast(pl.Float64)) for p in parts])
 
 
-def _check_ec_levels(ec: pl.DataFrame) -> None:
+def _check_ec_levels(ec: pl.DataFrame, failures: list[_Failure]) -> None:
     """A doc at two rel_levels in a one-JSG judgment group is trec_eval's failure."""
     clash = (
-        ec.group_by("g", "d")
+        ec.group_by("user", "g", "d")
         .agg(pl.col("lvl").n_unique().alias("n"), pl.col("lvl").max().alias("top"))
         .filter(pl.col("n") > 1)
+        # the first the pair loop meets: highest level, then lowest docid
+        .sort("g", pl.col("top"), "d", descending=[False, True, False])
+        .group_by("g", maintain_order=True)
+        .first()
     )
-    if clash.height:
-        # the first pair loop to meet it: first JG, highest level, lowest docid
-        first = clash.sort("g", pl.col("top"), "d", descending=[False, True, False]).row(
-            0, named=True
+    failures.extend(
+        (
+            user,
+            g,
+            1,
+            f"trec_eval.form_prefs_counts: Internal docid {d} occurs with different "
+            "rel_level in same jsg\ntrec_eval: Can't calculate measure",
+            4,
         )
-        query = ec.filter(pl.col("g") == first["g"])["user"][0]
-        raise TrecEvalError(
-            "trec_eval.form_prefs_counts: Internal docid "
-            f"{first['d']} occurs with different rel_level in same jsg\n"
-            "trec_eval: Can't calculate measure",
-            exit_code=4,
-            query=query,
-        )
+        for g, user, d in clash.select("g", "user", "d").rows()
+    )
 
 
 def _level_pair_counts(rows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
@@ -1388,31 +1427,10 @@ def _pair_values(
         .group_by("user")
         .agg(pl.all().sum())
     )
-    lo = pl.min_horizontal("d", "d_y")
-    hi = pl.max_horizontal("d", "d_y")
-    grouped = (
-        pl.concat([expanded.drop("g"), pa_edges.select("user", "d", "d_y", "njr")])
-        .with_columns(lo.alias("lo"), hi.alias("hi"))
-        .group_by("user", "lo", "hi")
-        .agg(
-            (pl.col("d") == pl.col("lo")).sum().alias("fav"),
-            pl.len().alias("tot"),
-            pl.col("njr").first(),
-        )
-        .with_columns(
-            pl.when(pl.col("hi") < pl.col("njr"))
-            .then(0)
-            .when(pl.col("lo") < pl.col("njr"))
-            .then(1)
-            .otherwise(2)
-            .alias("area"),
-            (pl.col("fav") / pl.col("tot")).alias("share"),
-        )
-        .group_by("user")
-        .agg(
-            *((pl.col("area") == a).sum().alias(f"gn{a}") for a in (0, 1, 2)),
-            *(pl.col("share").filter(pl.col("area") == a).sum().alias(f"gs{a}") for a in (0, 1)),
-        )
+    by_pair = _by_pair(pl.concat([expanded.drop("g"), pa_edges.select("user", "d", "d_y", "njr")]))
+    grouped = by_pair.group_by("user").agg(
+        *((pl.col("area") == a).sum().alias(f"gn{a}") for a in (0, 1, 2)),
+        *(pl.col("share").filter(pl.col("area") == a).sum().alias(f"gs{a}") for a in (0, 1)),
     )
     table = (
         queries.join(singles, on="user", how="left")
@@ -1423,13 +1441,57 @@ def _pair_values(
             (pl.col("n1") + pl.col("gn1")).alias("n1"),
             (pl.col("n2") + pl.col("gn2")).alias("n2"),
             (pl.col("s0") + pl.col("gs0")).alias("s0"),
-            (pl.col("s1") + pl.col("gs1")).alias("s1"),
+            (pl.col("s0") + pl.col("gs0") + pl.col("s1") + pl.col("gs1")).alias("s01"),
         )
     )
+    # Shares strictly between 0 and 1 (conflicting JGs) make the sum depend on its order:
+    # for those queries add them up as trec_eval does, pair by pair in internal-rank order.
+    mixed = (
+        by_pair.filter((pl.col("fav") > 0) & (pl.col("fav") < pl.col("tot")))
+        .select("user")
+        .unique()
+    )
+    if mixed.height:
+        e = ec.join(mixed, on="user", how="semi")
+        pairs = (
+            e.lazy()
+            .join(
+                e.lazy().select("g", pl.col("lvl").alias("lvl_y"), pl.col("d").alias("d_y")),
+                on="g",
+            )
+            .filter(pl.col("lvl") > pl.col("lvl_y"))
+            .select("user", "d", "d_y", "njr")
+            .collect()
+        )
+        pa = pa_edges.join(mixed, on="user", how="semi").select("user", "d", "d_y", "njr")
+        share = pl.col("share")
+        exact = (
+            _by_pair(pl.concat([pairs, pa]))
+            .sort("user", "area", "lo", "hi")
+            .group_by("user", maintain_order=True)
+            .agg(
+                share.filter(pl.col("area") == 0).cum_sum().last().alias("x0"),
+                share.filter(pl.col("area") < 2).cum_sum().last().alias("x01"),
+            )
+        )
+        table = (
+            table.join(exact, on="user", how="left")
+            .with_columns(
+                pl.when(pl.col("user").is_in(mixed["user"].implode()))
+                .then(pl.col("x0").fill_null(0.0))
+                .otherwise(pl.col("s0"))
+                .alias("s0"),
+                pl.when(pl.col("user").is_in(mixed["user"].implode()))
+                .then(pl.col("x01").fill_null(0.0))
+                .otherwise(pl.col("s01"))
+                .alias("s01"),
+            )
+            .drop("x0", "x01")
+        )
     spec = {
-        "prefs_pair": (pl.col("s0") + pl.col("s1"), pl.col("n0") + pl.col("n1") + pl.col("n2")),
+        "prefs_pair": (pl.col("s01"), pl.col("n0") + pl.col("n1") + pl.col("n2")),
         "prefs_pair_ret": (pl.col("s0"), pl.col("n0")),
-        "prefs_pair_imp": (pl.col("s0") + pl.col("s1"), pl.col("n0") + pl.col("n1")),
+        "prefs_pair_imp": (pl.col("s01"), pl.col("n0") + pl.col("n1")),
     }
     return pl.concat(
         [
@@ -1446,7 +1508,35 @@ def _pair_values(
     )
 
 
-def _pa_rel_levels(pa_rows: pl.DataFrame) -> pl.DataFrame:
+def _by_pair(pairs: pl.DataFrame) -> pl.DataFrame:
+    """Preferences (d over d_y) grouped by unordered doc pair (lo, hi) of a query.
+
+    ``fav`` counts those favouring the better-ranked doc ``lo``, ``tot`` all of them;
+    ``area`` 0: both retrieved, 1: only ``lo``, 2: neither; ``share`` = fav / tot.
+    """
+    return (
+        pairs.with_columns(
+            pl.min_horizontal("d", "d_y").alias("lo"), pl.max_horizontal("d", "d_y").alias("hi")
+        )
+        .group_by("user", "lo", "hi")
+        .agg(
+            (pl.col("d") == pl.col("lo")).sum().alias("fav"),
+            pl.len().alias("tot"),
+            pl.col("njr").first(),
+        )
+        .with_columns(
+            pl.when(pl.col("hi") < pl.col("njr"))
+            .then(0)
+            .when(pl.col("lo") < pl.col("njr"))
+            .then(1)
+            .otherwise(2)
+            .alias("area"),
+            (pl.col("fav") / pl.col("tot")).alias("share"),
+        )
+    )
+
+
+def _pa_rel_levels(pa_rows: pl.DataFrame, failures: list[_Failure]) -> pl.DataFrame:
     """Final rel_level of each doc of a preference-array JG; check 0 vs non-0 clashes."""
     ordered = pa_rows.sort(
         pl.col("user").cast(pl.Binary),
@@ -1458,18 +1548,26 @@ def _pa_rel_levels(pa_rows: pl.DataFrame) -> pl.DataFrame:
     ).with_row_index("_seq")
     prev = pl.col("lvl").shift(1).over("user", "jg", "d", order_by="_seq").fill_null(-1.0)
     checked = ordered.with_columns(prev.alias("prev"))
-    bad = checked.filter(
-        ((pl.col("prev") > 0) & (pl.col("lvl") == 0))
-        | ((pl.col("prev") == 0) & (pl.col("lvl") > 0))
-    ).sort("_seq")
-    if bad.height:
-        first = bad.row(0, named=True)
-        raise TrecEvalError(
-            f"trec_eval.form_prefs_counts: doc '{first['item']}' has both 0 and non-0 "
-            "rel_level assigned\ntrec_eval: Can't calculate measure",
-            exit_code=4,
-            query=first["user"],
+    bad = (
+        checked.filter(
+            ((pl.col("prev") > 0) & (pl.col("lvl") == 0))
+            | ((pl.col("prev") == 0) & (pl.col("lvl") > 0))
         )
+        .sort("_seq")
+        .group_by("g", maintain_order=True)
+        .first()
+    )
+    failures.extend(
+        (
+            user,
+            g,
+            1,
+            f"trec_eval.form_prefs_counts: doc '{item}' has both 0 and non-0 "
+            "rel_level assigned\ntrec_eval: Can't calculate measure",
+            4,
+        )
+        for user, g, item in bad.select("user", "g", "item").rows()
+    )
     return (
         checked.sort("_seq")
         .group_by("user", "jg", "d", maintain_order=True)
@@ -1477,7 +1575,7 @@ def _pa_rel_levels(pa_rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _pa_closure(pa_rows: pl.DataFrame) -> pl.DataFrame:
+def _pa_closure(pa_rows: pl.DataFrame, failures: list[_Failure]) -> pl.DataFrame:
     """Distinct preferences (d over d_y) of each preference-array JG, transitively closed.
 
     A conflict (both directions) is trec_eval's abort.
@@ -1508,18 +1606,25 @@ def _pa_closure(pa_rows: pl.DataFrame) -> pl.DataFrame:
         if edges.height == size:
             break
         size = edges.height
-    conflict = edges.join(
-        edges.rename({"d": "d_y", "d_y": "d"}), on=["user", "jg", "d", "d_y"], how="semi"
-    )
-    if conflict.height:
-        first = conflict.sort(
-            pl.col("user").cast(pl.Binary), pl.col("jg").cast(pl.Binary), "d", "d_y"
-        ).row(0, named=True)
-        raise TrecEvalError(
-            "trec_eval.form_prefs_counts: Pref inconsistency found\n"
-            f"      internal rank {first['d']} and internal rank {first['d_y']} are conflicted",
-            exit_code=134,
-            query=first["user"],
+    conflict = (
+        edges.join(
+            edges.rename({"d": "d_y", "d_y": "d"}), on=["user", "jg", "d", "d_y"], how="semi"
         )
+        .join(pa_rows.select("user", "jg", "g").unique(), on=["user", "jg"])
+        .sort("g", "d", "d_y")
+        .group_by("g", maintain_order=True)
+        .first()
+    )
+    failures.extend(
+        (
+            user,
+            g,
+            2,
+            "trec_eval.form_prefs_counts: Pref inconsistency found\n"
+            f"      internal rank {d} and internal rank {d_y} are conflicted",
+            134,
+        )
+        for user, g, d, d_y in conflict.select("user", "g", "d", "d_y").rows()
+    )
     njr = pa_rows.select("user", "njr").unique()
     return edges.join(njr, on="user")
