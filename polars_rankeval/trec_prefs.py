@@ -53,13 +53,13 @@ max_docs_per_query=None, judged_docs_only=False, complete=False) -> pl.DataFrame
     ``relations`` is the frame from ``read_relations`` (``qrels`` is only used to give
     trec_eval's error when ``relation_format="qrels"`` and one of these measures is
     requested). ``run`` has columns ``user`` (String), ``item`` (String), ``score``
-    (Float64): one row per retrieved document, **deduplicated but not cut by -M and not
+    (Float64): one row per run line as read, **not deduplicated, not cut by -M and not
     filtered by -J**: pass ``max_docs_per_query`` (``-M``) and ``judged_docs_only``
     (``-J``) instead, because these families order ties differently from the common
     measures (prefs: score descending then docno *ascending*; qrels_jg: docno
     descending, as the common measures) and ``-J`` is per judgment group for qrels_jg
-    and ignored for prefs. A (user, item) pair repeated within the first
-    ``max_docs_per_query`` documents raises trec_eval's "duplicate docs" failure.
+    and ignored for prefs. A docno repeated within the first ``max_docs_per_query``
+    documents of a query is trec_eval's "duplicate docs" failure (raised here).
     ``requests`` are ``(name, params)`` pairs as parsed from ``-m`` (group names are
     expanded here; names of other measures are ignored; the first non-empty params of a
     measure win, as in trec_eval). ``rel_level`` is ``-l`` (qrels_jg only).
@@ -78,9 +78,23 @@ max_docs_per_query=None, judged_docs_only=False, complete=False) -> pl.DataFrame
     by zero; so do we). ``format_value(label, value)`` gives the printed text: the three
     counts as integers (``%ld``), everything else ``%6.4f``.
 
-Failures trec_eval reports (malformed lines, duplicate docs, inconsistent preferences)
-raise ``TrecEvalError`` (a ``ValueError``) carrying trec_eval's stderr text, its exit
-status and the query being evaluated.
+``measure_labels(requests)`` lists the printed labels in order (parameters sorted as
+trec_eval sorts them; a bad cutoff raises trec_eval's "Cannot initialize measure",
+exit 2).
+
+Failures trec_eval reports (malformed lines, duplicate docs, a doc at two levels of a
+one-subgroup judgment group, 0 and non-0 levels of a doc, cyclic preferences) raise
+``TrecEvalError`` (a ``ValueError``): ``message`` is trec_eval's stderr text,
+``exit_code`` its exit status (134 for the cycle, where trec_eval calls ``abort()``),
+``query`` the query being evaluated: the first failure trec_eval meets (queries in byte
+order, then judgment groups), so with ``-q`` trec_eval has printed the lines of the
+queries before it.
+
+Where trec_eval's behaviour is undefined we choose: a ``#`` line as the last line of a
+relations file (trec_eval reads past its buffer) is skipped; in
+``prefs_avgjg_Rnonrel(_ret)`` a lowest class smaller than R (the C code reads past the
+array) contributes the rows it has; per-pair preference counts do not wrap at 65,535
+judgment groups; NaN scores or levels sort as Polars sorts them.
 
 Examples
 --------

@@ -389,6 +389,66 @@ def test_qrels_jg_hand_computed() -> None:
     assert got["Rprec_mult_avgjg_1.00"] == pytest.approx((1.0 + 0.0) / 2)
 
 
+def test_complete_ties_cut_and_judged_only() -> None:
+    prefs = _prefs(
+        [
+            ("q1", "u", "s", "d1", 1.0),
+            ("q1", "u", "s", "d2", 2.0),
+            ("q2", "u", "s", "d1", 1.0),
+            ("q2", "u", "s", "d2", 0.0),
+        ]
+    )
+    run = _run([("q1", "d2", 1.0), ("q1", "d1", 1.0)])  # tied: prefs ranks d1 (docno asc) first
+
+    def prefs_values(**kw: object) -> pl.DataFrame:
+        return tp.relation_measures(
+            prefs,
+            None,
+            run,
+            [("prefs_simp", ()), ("prefs_num_prefs_poss", ()), ("prefs_simp_imp", ())],
+            relation_format="prefs",
+            **kw,  # type: ignore[arg-type]
+        )
+
+    out = prefs_values()
+    assert out["query"].unique().to_list() == ["q1"]  # q2 has no run: skipped without -c
+    assert _values(out)["prefs_simp"] == 0.0  # d2 > d1 but d1 is ranked first: 0 of 1
+    # -c: q2 evaluated on the placeholder ranking (nothing judged retrieved): 1 pref, 0 met
+    out = prefs_values(complete=True)
+    assert out.filter(pl.col("query") == "q2").rows() == [
+        ("q2", "prefs_num_prefs_poss", 1.0, "sum"),
+        ("q2", "prefs_simp", 0.0, "mean"),
+        ("q2", "prefs_simp_imp", 0.0, "mean"),
+    ]
+    assert dict(tp.summarize(out).rows())["prefs_num_prefs_poss"] == 1 + 1  # summed
+    # -M 1 keeps d1 (the tie goes to the smaller docno): d2 > d1 fails as implied pref
+    assert _values(prefs_values(max_docs_per_query=1))["prefs_simp_imp"] == 0 / 1
+    rels = pl.DataFrame(
+        {"user": ["q"] * 2, "jg": ["a", "b"], "item": ["d1", "d2"], "relevance": [1, 1]}
+    )
+    jg_run = _run([("q", "u9", 3.0), ("q", "d1", 2.0), ("q", "d2", 1.0)])
+
+    def jg_values(frame: pl.DataFrame, **kw: object) -> dict[str, float]:
+        return _values(
+            tp.relation_measures(
+                rels,
+                None,
+                frame,
+                [("map_avgjg", ()), ("P_avgjg", ("1",))],
+                relation_format="qrels_jg",
+                **kw,  # type: ignore[arg-type]
+            )
+        )
+
+    # JG a: d1 at rank 2 -> AP 1/2; JG b: d2 at rank 3 -> AP 1/3; P@1 0 for both
+    assert jg_values(jg_run) == {"map_avgjg": pytest.approx((1 / 2 + 1 / 3) / 2), "P_avgjg_1": 0.0}
+    # -J: each JG ranks only its own judged docs: [d1] and [d2] -> AP 1, P@1 1 for both
+    assert jg_values(jg_run, judged_docs_only=True) == {"map_avgjg": 1.0, "P_avgjg_1": 1.0}
+    # ties in qrels_jg go to the larger docno first (as the common measures): d2 before d1
+    tied = _run([("q", "d1", 1.0), ("q", "d2", 1.0)])
+    assert jg_values(tied, max_docs_per_query=1) == {"map_avgjg": (0 + 1 / 1) / 2, "P_avgjg_1": 0.5}
+
+
 def test_labels_defaults_and_groups() -> None:
     assert tp.measure_labels([("qrels_jg", ())])[:3] == ["map_avgjg", "P_avgjg_5", "P_avgjg_10"]
     assert tp.measure_labels([("Rprec_mult_avgjg", ())])[-1] == "Rprec_mult_avgjg_2.00"
