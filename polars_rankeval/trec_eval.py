@@ -141,6 +141,10 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
+RelFormat = Literal["qrels", "qrels_jg", "prefs", "qrels_prefs"]
+REL_FORMATS: tuple[str, ...] = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
+
+
 class TrecEvalError(ValueError):
     """A condition on which trec_eval itself stops with an error (``status`` is its exit code)."""
 
@@ -1019,6 +1023,7 @@ def trec_eval(
     query: str | None = None,
     zscores: Any = None,
     runid: str | None = None,
+    rel_format: RelFormat = "qrels",
 ) -> pl.DataFrame:
     """Evaluate a TREC run against qrels exactly as trec_eval 10.0-rc3 does.
 
@@ -1052,6 +1057,11 @@ def trec_eval(
         ``-Z``: a file of ``qid measure mean stddev`` lines; values become z scores.
     runid
         The run id to print; by default the tag of the run's last line (trec_eval's).
+    rel_format
+        ``-R``: ``"qrels"`` (default), or ``"qrels_jg"``, ``"prefs"``, ``"qrels_prefs"``
+        for the preference (``prefs_*``) and ``*_avgjg`` measures
+        (:mod:`polars_rankeval.trec_prefs`); with those only ``runid``, ``num_q`` and
+        these measures can be computed, as in trec_eval.
 
     Returns
     -------
@@ -1068,9 +1078,16 @@ def trec_eval(
         exit status in ``status``).
     """
     requests = parse_measures(measures)
-    if any(_BY_NAME[r.measure].kind == "prefs" for r in requests):
-        msg = "the preference measures (prefs_*, *_avgjg) are not supported yet"
+    if rel_format not in REL_FORMATS:
+        msg = f"illegal rel_format {rel_format!r}; expected one of {', '.join(REL_FORMATS)}"
         raise TrecEvalError(msg, 2)
+    if rel_format != "qrels" or any(_BY_NAME[r.measure].kind == "prefs" for r in requests):
+        return _relation_eval(
+            qrels, run, requests, rel_format=rel_format, per_query=per_query,
+            complete=complete, max_docs=max_docs, rel_level=rel_level,
+            judged_only=judged_only, summary=summary, query=query, runid=runid,
+            zscores=zscores,
+        )  # fmt: skip
     columns = _columns(requests)
     qrels_df = _as_qrels(qrels)
     run_df, tag = _as_run(run)
@@ -1142,6 +1159,113 @@ def trec_eval(
     if z:
         wide = _apply_zscores(wide, valued, zscores)
     return _assemble(wide, columns, qrels_df, runid, per_query, summary, complete, n_qrels_queries, z)
+
+
+def _relation_eval(
+    qrels: Any,
+    run: Any,
+    requests: list[Request],
+    *,
+    rel_format: str,
+    per_query: bool,
+    complete: bool,
+    max_docs: int | None,
+    rel_level: int,
+    judged_only: bool,
+    summary: bool,
+    query: str | None,
+    runid: str | None,
+    zscores: Any,
+) -> pl.DataFrame:
+    """``-R qrels_jg / prefs / qrels_prefs`` and the preference measures (trec_prefs)."""
+    from polars_rankeval import trec_prefs
+
+    prefs = [r for r in requests if _BY_NAME[r.measure].kind == "prefs"]
+    common = [r for r in requests if _BY_NAME[r.measure].kind != "prefs"]
+    pairs = [(r.measure, tuple(r.params.split(",")) if r.params else ()) for r in prefs]
+    schema = {"measure": pl.String, "query": pl.String, "value": pl.Float64, "text": pl.String, "zscore": pl.Boolean}
+    try:
+        if rel_format == "qrels":
+            trec_prefs.relation_measures(None, None, pl.DataFrame(), pairs, relation_format="qrels")
+        for r in common:
+            if r.measure not in ("runid", "num_q"):
+                raise trec_prefs.incompatible_format_error(r.measure)
+        if zscores is not None:
+            msg = "-Z with -R qrels_jg, prefs or qrels_prefs is not supported"
+            raise TrecEvalError(msg, 2)
+        relations = trec_prefs.read_relations(
+            qrels if isinstance(qrels, pl.DataFrame) else Path(qrels),  # type: ignore[arg-type]
+            rel_format,  # type: ignore[arg-type]
+        )
+        if query is not None:
+            n_all = relations.select(pl.col("user").n_unique()).item()
+            relations = relations.filter(pl.col("user") == query)
+        else:
+            n_all = relations.select(pl.col("user").n_unique()).item()
+        run_df, tag = _as_run(run)
+        values = trec_prefs.relation_measures(
+            relations,
+            None,
+            run_df.select(
+                pl.col("qid").alias("user"), pl.col("docno").alias("item"), pl.col("sim").alias("score")
+            ),
+            pairs,
+            relation_format=rel_format,
+            rel_level=rel_level,
+            max_docs_per_query=max_docs,
+            judged_docs_only=judged_only,
+            complete=complete,
+        )
+    except trec_prefs.TrecEvalError as exc:
+        raise TrecEvalError(exc.message.removeprefix("trec_eval: "), exc.exit_code) from None
+    queries = run_df.select(pl.col("qid").unique()).join(
+        relations.select(pl.col("user").alias("qid").unique()), on="qid", how="semi"
+    )
+    n_eval = values["query"].n_unique() if values.height else queries.height
+    if complete:
+        n_eval = relations.select(pl.col("user").n_unique()).item()
+    if n_eval == 0:
+        raise TrecEvalError("no queries with both results and relevance info", 7)
+    integer = pl.col("measure").is_in(list(trec_prefs.INTEGER_MEASURES))
+    parts: list[pl.DataFrame] = []
+    if per_query and values.height:
+        parts.append(
+            values.select(
+                "measure",
+                "query",
+                "value",
+                pl.when(integer).then(_fmt_long(pl.col("value"))).otherwise(_fmt_double(pl.col("value"))).alias("text"),
+                pl.lit(False).alias("zscore"),
+            )
+        )
+    if summary:
+        denominator = n_all if complete else n_eval
+        rows: list[tuple[str, str, float | None, str, bool]] = []
+        names = [r.measure for r in common]
+        if "runid" in names:
+            rows.append(("runid", "all", None, runid if runid is not None else tag, False))
+        if "num_q" in names:
+            rows.append(("num_q", "all", float(denominator), str(denominator), False))
+        head = pl.DataFrame(rows, schema=schema, orient="row")
+        labels = values.select("measure", "summary").unique(maintain_order=True)
+        totals = []
+        for label, rule in labels.iter_rows():
+            total = float(
+                values.filter(pl.col("measure") == label).select(pl.col("value").cum_sum().last()).item()
+            )
+            totals.append(total if rule == "sum" else total / denominator)
+        tail = pl.DataFrame({"measure": labels["measure"], "value": totals}, schema={"measure": pl.String, "value": pl.Float64})
+        tail = tail.select(
+            "measure",
+            pl.lit("all").alias("query"),
+            "value",
+            pl.when(integer).then(_fmt_long(pl.col("value"))).otherwise(_fmt_double(pl.col("value"))).alias("text"),
+            pl.lit(False).alias("zscore"),
+        )
+        parts += [head, tail]
+    if not parts:
+        return pl.DataFrame(schema=schema)
+    return pl.concat([p.select(list(schema)).cast(schema) for p in parts])  # type: ignore[arg-type]
 
 
 def _as_qrels(qrels: Any) -> pl.DataFrame:
@@ -1479,12 +1603,10 @@ def command_line(argv: Sequence[str]) -> int:
     if len(positional) != 2:
         sys.stderr.write(USAGE)
         return 1
-    if rel_format != "qrels":
-        if rel_format in ("qrels_jg", "prefs", "qrels_prefs"):
-            print(f"trec_eval: -R {rel_format} is not supported yet", file=sys.stderr)
-        else:
-            print(f"trec_eval: Illegal rel_format '{rel_format}'", file=sys.stderr)
+    if rel_format not in REL_FORMATS:
+        print(f"trec_eval: Illegal rel_format '{rel_format}'", file=sys.stderr)
         return 2
+    kwargs["rel_format"] = rel_format
     if results_format != "trec_results":
         print(f"trec_eval: Illegal retrieval results format '{results_format}'", file=sys.stderr)
         return 2

@@ -50,6 +50,14 @@ def test_random_cases_agree(binary: str) -> None:
         )
 
 
+@pytest.mark.parametrize("fmt", ["qrels_jg", "prefs", "qrels_prefs"])
+def test_relation_formats_agree(binary: str, fmt: str) -> None:
+    for i in range(12):
+        case = trec_diff.relation_case(SEED + i, fmt)
+        outcome = compare(case, binary)
+        assert outcome.status != "differ", f"{case.describe()}\n{trec_diff.show_diff(outcome)}"
+
+
 _QRELS = tuple((DATA / "qrels.test").read_text().splitlines())
 _RUN = tuple((DATA / "results.test").read_text().splitlines())
 

@@ -447,6 +447,39 @@ def _options(rng: random.Random, qids: list[str]) -> list[str]:
     return args
 
 
+# --------------------------------------------------------------------------- -R formats
+
+
+def relation_case(seed: int, fmt: str) -> Case:
+    """A random ``-R qrels_jg / prefs / qrels_prefs`` case (tests/test_trec_prefs.py's generator).
+
+    The relations file takes the place of the qrels; ``-R fmt`` and the options are in
+    the arguments.
+    """
+    from tests.test_trec_prefs import measures_for, random_case
+
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        opts = random_case(rng, fmt, Path(tmp))
+        rel = tuple((Path(tmp) / f"rel.{fmt}").read_text().split("\n")[:-1])
+        run = tuple((Path(tmp) / "run").read_text().split("\n")[:-1])
+    measures = measures_for(rng, fmt)
+    args = ["-R", fmt]
+    if rng.random() < 0.6:
+        args.append("-q")
+    if opts.get("complete"):
+        args.append("-c")
+    if "max_docs" in opts:
+        args += ["-M", str(opts["max_docs"])]
+    if opts.get("judged"):
+        args.append("-J")
+    if "level" in opts:
+        args += ["-l", str(opts["level"])]
+    for m in measures:
+        args += ["-m", m]
+    return Case(qrels=rel, run=run, args=tuple(args))
+
+
 # --------------------------------------------------------------------------- shrinker
 
 
@@ -531,6 +564,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show", type=int, default=3, help="shrink and print this many failures")
+    parser.add_argument("--relations", type=int, default=0, help="also this many -R cases per format")
     args = parser.parse_args(argv)
     binary, reason = reference_binary()
     if binary is None:
@@ -541,6 +575,14 @@ def main(argv: list[str] | None = None) -> int:
     rate = counts["same"] / compared if compared else math.nan
     print(f"cases {args.cases}: identical {counts['same']}, differ {counts['differ']}, "
           f"skipped (documented deviations) {counts['skip']}; agreement {rate:.4f}")  # fmt: skip
+    for fmt in ("qrels_jg", "prefs", "qrels_prefs") if args.relations else ():
+        same = 0
+        for i in range(args.relations):
+            outcome = compare(relation_case(args.seed * 1_000_003 + i, fmt), binary)
+            same += outcome.status == "same"
+            if outcome.status == "differ" and len(failures) < 50:
+                failures.append((i, relation_case(args.seed * 1_000_003 + i, fmt), outcome))
+        print(f"-R {fmt}: {args.relations} cases, identical {same}")
     for reason, count in sorted(SKIPS.items(), key=lambda kv: -kv[1]):
         print(f"  skipped {count}: {reason}")
     for i, case, _ in failures[: args.show]:
