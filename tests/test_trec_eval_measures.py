@@ -177,7 +177,9 @@ def test_command_line_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "trec_eval version 10.0-rc3" in capsys.readouterr().err
     assert main(["trec-eval", "-m", "P.0", str(qrels), str(run)]) == 2
     assert main(["trec-eval", "-x", str(qrels), str(run)]) == 1
-    assert main(["trec-eval", "-R", "prefs", str(qrels), str(run)]) == 2
+    # -R prefs: the official measures need plain qrels (trec_eval exits 4)
+    assert main(["trec-eval", "-R", "prefs", str(qrels), str(run)]) == 4
+    assert main(["trec-eval", "-R", "nope", str(qrels), str(run)]) == 2
 
 
 def test_zscores(tmp_path: Path) -> None:
