@@ -310,7 +310,10 @@ def _fast_fields(data: bytes, width: int) -> pl.DataFrame | None:
         cols = [pl.col(c) for c in frame.columns]
         bad = frame.select(
             pl.any_horizontal(
-                [c.is_null() | (c == "") | c.str.contains_any([" ", "\t", "\r", "\x0b", "\x0c"]) for c in cols]
+                [
+                    c.is_null() | (c == "") | c.str.contains_any([" ", "\t", "\r", "\x0b", "\x0c"])
+                    for c in cols
+                ]
             ).any()
             | pl.col(frame.columns[0]).str.starts_with("#").any()
         ).item()
@@ -349,10 +352,7 @@ def _lines(data: bytes) -> pl.DataFrame:
 
 
 def _read_bytes(source: str | Path | bytes, what: str) -> bytes:
-    if isinstance(source, bytes):
-        data = source
-    else:
-        data = Path(source).read_bytes()
+    data = source if isinstance(source, bytes) else Path(source).read_bytes()
     if not data:
         msg = f"{what} file {str(source)!r} is empty"
         raise ValueError(msg)
@@ -368,7 +368,7 @@ def _malformed(frame: pl.DataFrame, source: object, what: str, expected: str) ->
 
 
 def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
-    """Read a run file exactly as trec_eval does; return ``(qid, docno, sim)`` and the run id.
+    r"""Read a run file exactly as trec_eval does; return ``(qid, docno, sim)`` and the run id.
 
     Leading white space, blank lines and lines whose first non-blank character is ``#``
     are skipped; a line needs at least six white-space separated fields
@@ -389,7 +389,7 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
 
     Examples
     --------
-    >>> frame, runid = read_trec_eval_run(b"# a run\\n q1 Q0 d1 1 1e-3 tagA extra\\n")
+    >>> frame, runid = read_trec_eval_run(b"# a run\n q1 Q0 d1 1 1e-3 tagA extra\n")
     >>> frame.rows(), runid
     ([('q1', 'd1', 0.001)], 'tagA')
     """
@@ -426,7 +426,7 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
 
 
 def read_trec_eval_qrels(source: str | Path | bytes) -> pl.DataFrame:
-    """Read a qrels file exactly as trec_eval does: ``(qid, docno, rel)``.
+    r"""Read a qrels file exactly as trec_eval does: ``(qid, docno, rel)``.
 
     A line is exactly four white-space separated fields ``qid iter docno rel`` (leading
     and trailing white space allowed, blank lines are errors); ``rel`` is read as C's
@@ -436,7 +436,7 @@ def read_trec_eval_qrels(source: str | Path | bytes) -> pl.DataFrame:
 
     Examples
     --------
-    >>> read_trec_eval_qrels(b"q1 0 d1 1.0\\n# note\\nq1\\t0 d2 -1 \\n").rows()
+    >>> read_trec_eval_qrels(b"q1 0 d1 1.0\n# note\nq1\t0 d2 -1 \n").rows()
     [('q1', 'd1', 1), ('q1', 'd2', -1)]
     """
     data = _read_bytes(source, "qrels")

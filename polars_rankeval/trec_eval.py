@@ -20,13 +20,14 @@ Examples
 >>> from polars_rankeval.trec_eval import format_trec, trec_eval
 >>> qrels, run = prk.datasets.example_paths()
 >>> print(format_trec(trec_eval(qrels, run, ["P.5,10", "map"])), end="")
-map                   	all	0.2061
+map                   	all	0.1785
 P_5                   	all	0.2667
 P_10                  	all	0.3000
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from collections.abc import Iterable, Sequence
@@ -191,7 +192,9 @@ def parse_measures(specs: Iterable[str]) -> list[Request]:
         elif name in _BY_NAME:
             marked.add(name)
         else:
-            msg = f"illegal measure {spec!r}; known: {', '.join(_BY_NAME)} and {', '.join(NICKNAMES)}"
+            msg = (
+                f"illegal measure {spec!r}; known: {', '.join(_BY_NAME)} and {', '.join(NICKNAMES)}"
+            )
             raise TrecEvalError(msg, 1)
     return [Request(m.name, params.get(m.name)) for m in MEASURES if m.name in marked]
 
@@ -213,7 +216,7 @@ def _sorted_cutoffs(measure: Measure, raw: str | None, *, integer: bool) -> list
     if integer and values[0] <= 0:
         msg = f"cannot initialize measure {measure.name!r}: cutoffs must be positive, got {raw!r}"
         raise TrecEvalError(msg, 2)
-    if any(a == b for a, b in zip(values, values[1:], strict=False)):
+    if any(a == b for a, b in itertools.pairwise(values)):
         msg = f"cannot initialize measure {measure.name!r}: duplicate cutoffs in {raw!r}"
         raise TrecEvalError(msg, 2)
     return values
@@ -235,7 +238,10 @@ def _pairs(measure: Measure, raw: str | None) -> list[tuple[str, float]]:
                 break
             last = "="
     if last != "=":
-        msg = f"cannot initialize measure {measure.name!r}: parameters must be name=value pairs, got {raw!r}"
+        msg = (
+            f"cannot initialize measure {measure.name!r}: parameters must be name=value "
+            f"pairs, got {raw!r}"
+        )
         raise TrecEvalError(msg, 2)
     out = []
     for item in raw.split(","):
@@ -285,7 +291,7 @@ def _columns(requests: list[Request]) -> list[_Column]:
     return columns
 
 
-# --------------------------------------------------------------------------- exact C arithmetic helpers
+# --------------------------------------------------------------------------- C arithmetic
 
 _LOG2_CACHE: list[np.ndarray] = []
 
@@ -309,9 +315,11 @@ def _with_log2(frame: pl.DataFrame, source: str, target: str) -> pl.DataFrame:
     finite = col.filter(col.is_finite())
     integral = finite.len() == 0 or bool((finite == finite.floor()).all())
     big = float(finite.max()) if finite.len() else 0.0  # type: ignore[arg-type]
-    if integral and 0 <= (finite.min() or 0) and big < 50_000_000:  # type: ignore[operator]
+    if integral and (finite.min() or 0) >= 0 and big < 50_000_000:  # type: ignore[operator]
         table = pl.Series(_log2_int(int(big) + 1))
-        return frame.with_columns(table.gather(col.fill_nan(0).clip(0).cast(pl.Int64)).alias(target))
+        return frame.with_columns(
+            table.gather(col.fill_nan(0).clip(0).cast(pl.Int64)).alias(target)
+        )
     uniques = col.unique()
     values = np.fromiter(map(math.log2, uniques.to_list()), dtype=np.float64, count=uniques.len())
     mapping = pl.DataFrame({source: uniques, target: values})
@@ -339,8 +347,13 @@ class _Options:
     checks: bool = True  # trec_eval checks duplicates only when a measure reads the rankings
 
 
-def _ranked(run: pl.DataFrame, qrels: pl.DataFrame, opts: _Options, names: pl.Series) -> pl.DataFrame:
-    """Each query's ranked list: ``qid, i`` (0-based rank), ``rel`` (-1 not in qrels, -2 negative)."""
+def _ranked(
+    run: pl.DataFrame, qrels: pl.DataFrame, opts: _Options, names: pl.Series
+) -> pl.DataFrame:
+    """Each query's ranked list: ``qid, i`` (0-based rank), ``rel``.
+
+    ``rel`` is the judgment, -1 for a document not in the qrels, -2 for a negative one.
+    """
     # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
     # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
     # Ties: docno descending in byte order, through its dense rank (an integer).
@@ -370,7 +383,7 @@ def _ranked(run: pl.DataFrame, qrels: pl.DataFrame, opts: _Options, names: pl.Se
     if opts.checks and pair.n_unique() != ranked.height:
         dup = ranked.filter(pl.struct("qid", "docno").is_duplicated())
         code, docno = dup.row(0)[:2]
-        msg = f"duplicate docno {docno!r} in the results of query {names[code]!r} (trec_eval refuses it)"
+        msg = f"duplicate docno {docno!r} in the results of query {names[code]!r}"
         raise TrecEvalError(msg, 4)
     ranked = ranked.join(qrels, on=["qid", "docno"], how="left").with_columns(
         pl.when(pl.col("rel").is_null())
@@ -400,10 +413,14 @@ def _query_stats(
         (rel == -2).sum().alias("num_unjudged"),
         (rel >= level).sum().alias("R_all"),
     )
-    judged = qrels.join(queries, on="qid", how="semi").group_by("qid").agg(
-        (rel >= max(level, 0)).sum().alias("num_rel"),
-        ((rel >= 0) & (rel < level)).sum().alias("num_nonrel"),
-        (pl.when(rel >= 0).then(rel).max() + 1).fill_null(0).alias("num_rel_levels"),
+    judged = (
+        qrels.join(queries, on="qid", how="semi")
+        .group_by("qid")
+        .agg(
+            (rel >= max(level, 0)).sum().alias("num_rel"),
+            ((rel >= 0) & (rel < level)).sum().alias("num_nonrel"),
+            (pl.when(rel >= 0).then(rel).max() + 1).fill_null(0).alias("num_rel_levels"),
+        )
     )
     return (
         queries.join(ret, on="qid", how="left")
@@ -481,9 +498,7 @@ def _compute(
     for column in columns:
         m, label, k = column.measure, column.label, column.param
         name = m.name
-        if name == "map":
-            add_agg(label, pl.col("ap_c").last())
-        elif name == "gm_map":
+        if name == "map" or name == "gm_map":
             add_agg(label, pl.col("ap_c").last())
         elif name == "Rprec":
             add_agg(label, _at(rc, pl.min_horizontal(n_ret, n_rel).first()))
@@ -515,11 +530,11 @@ def _compute(
             fj = i.cast(pl.Float64)
             rs1 = pl.col("bprel_c") - 1
             nonrel_b, unj_b = pl.col("nonrel_c"), pl.col("unjudged_c")
-            inner = (
-                1.0 / (fj + 1.0)
-                + (fj / (fj + 1.0))
-                * ((rs1 + nonrel_b + unj_b).cast(pl.Float64) / fj)
-                * ((rs1.cast(pl.Float64) + INFAP_EPSILON) / ((rs1 + nonrel_b).cast(pl.Float64) + 2 * INFAP_EPSILON))
+            inner = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+                (rs1 + nonrel_b + unj_b).cast(pl.Float64) / fj
+            ) * (
+                (rs1.cast(pl.Float64) + INFAP_EPSILON)
+                / ((rs1 + nonrel_b).cast(pl.Float64) + 2 * INFAP_EPSILON)
             )
             term = (
                 pl.when((rel >= 0) & (rel >= level))
@@ -536,11 +551,7 @@ def _compute(
                 .when(rel == -2).then(pl.lit("."))
                 .otherwise(pl.lit("<"))
             )  # fmt: skip
-            strings = (
-                rows.filter(i < length)
-                .group_by("qid")
-                .agg(char.str.join("").alias(label))
-            )
+            strings = rows.filter(i < length).group_by("qid").agg(char.str.join("").alias(label))
             extra_frames.append(strings)
         elif name == "Rprec_mult":
             cut = (k * n_rel.cast(pl.Float64) + 0.9).cast(pl.Int64).first()
@@ -554,7 +565,9 @@ def _compute(
         wide = wide.join(extra, on="qid", how="left")
     # Polars divides by a scalar as a multiplication by its reciprocal; C does not:
     # divide by a column of the constant instead (``one * k``).
-    wide = wide.with_columns(pl.col("__n").fill_null(0), (pl.col("num_ret") * 0 + 1).cast(pl.Float64).alias("__one"))
+    wide = wide.with_columns(
+        pl.col("__n").fill_null(0), (pl.col("num_ret") * 0 + 1).cast(pl.Float64).alias("__one")
+    )
     one = pl.col("__one")
 
     def f(x: pl.Expr | str) -> pl.Expr:
@@ -564,7 +577,7 @@ def _compute(
     for column in columns:
         m, label, k = column.measure, column.label, column.param
         name = m.name
-        got = pl.col(label) if label in wide.columns else None
+        got = pl.col(label)
         if name == "num_q":
             wide_exprs[label] = pl.lit(1.0)
         elif name == "num_ret":
@@ -577,7 +590,9 @@ def _compute(
             wide_exprs[label] = pl.when(pl.col("R_all") > 0).then(f(got) / nrel_f).otherwise(0.0)
         elif name == "gm_map":
             ap = pl.when(pl.col("R_all") > 0).then(f(got) / nrel_f).otherwise(f(got).fill_null(0.0))
-            wide_exprs[label] = pl.when((ap > MIN_GEO_MEAN) & ~ap.is_nan()).then(ap).otherwise(MIN_GEO_MEAN).log()
+            wide_exprs[label] = (
+                pl.when((ap > MIN_GEO_MEAN) & ~ap.is_nan()).then(ap).otherwise(MIN_GEO_MEAN).log()
+            )
         elif name == "Rprec":
             wide_exprs[label] = (
                 pl.when(pl.min_horizontal(n_ret, n_rel) > 0).then(f(got) / nrel_f).otherwise(0.0)
@@ -587,7 +602,9 @@ def _compute(
         elif name == "P":
             wide_exprs[label] = f(got).fill_null(0.0) / (one * k)
         elif name == "recall":
-            wide_exprs[label] = pl.when(n_rel > 0).then(f(got).fill_null(0.0) / nrel_f).otherwise(0.0)
+            wide_exprs[label] = (
+                pl.when(n_rel > 0).then(f(got).fill_null(0.0) / nrel_f).otherwise(0.0)
+            )
         elif name == "relative_P":
             wide_exprs[label] = (
                 pl.when(n_rel > 0)
@@ -597,7 +614,9 @@ def _compute(
         elif name == "success":
             wide_exprs[label] = pl.when(f(got).fill_null(0.0) > 0).then(1.0).otherwise(0.0)
         elif name == "map_cut":
-            wide_exprs[label] = pl.when(n_rel > 0).then(f(got).fill_null(0.0) / nrel_f).otherwise(0.0)
+            wide_exprs[label] = (
+                pl.when(n_rel > 0).then(f(got).fill_null(0.0) / nrel_f).otherwise(0.0)
+            )
         elif name == "unj":
             wide_exprs[label] = f(got).fill_null(0.0) / (one * k)
         elif name == "binG":
@@ -606,7 +625,12 @@ def _compute(
             value = f(got).fill_null(0.0)
             value = pl.when(n_rel > 0).then(value / nrel_f).otherwise(value)
             if name == "gm_bpref":
-                value = pl.when((value > MIN_GEO_MEAN) & ~value.is_nan()).then(value).otherwise(MIN_GEO_MEAN).log()
+                value = (
+                    pl.when((value > MIN_GEO_MEAN) & ~value.is_nan())
+                    .then(value)
+                    .otherwise(MIN_GEO_MEAN)
+                    .log()
+                )
             wide_exprs[label] = value
         elif name == "infAP":
             value = f(got).fill_null(0.0)
@@ -623,7 +647,9 @@ def _compute(
         elif name == "utility":
             params = _params_double(column, m)
             if len(params) != 4:
-                msg = f"cannot calculate measure 'utility': it takes 4 parameters, got {len(params)}"
+                msg = (
+                    f"cannot calculate measure 'utility': it takes 4 parameters, got {len(params)}"
+                )
                 raise TrecEvalError(msg, 4)
             a, b, c, d = params
             wide_exprs[label] = (
@@ -662,8 +688,8 @@ def _compute(
         elif name == "relstring":
             wide_exprs[label] = pl.col(label).fill_null("")
     if "yaap" in names:
-        ap = rows.group_by("qid").agg(pl.col("ap_c").last().alias("__yaap"))
-        wide = wide.join(ap, on="qid", how="left")
+        yaap = rows.group_by("qid").agg(pl.col("ap_c").last().alias("__yaap"))
+        wide = wide.join(yaap, on="qid", how="left")
     interp = [c for c in columns if c.measure.name in ("iprec_at_recall", "11pt_avg")]
     if interp:
         wide = _interpolated(rows, wide, interp)
@@ -729,7 +755,9 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
                 added = pl.when(pl.col(key).is_null()).then(0.0).otherwise(pl.col(key))
                 total = total + added
             # trec_eval adds only the levels reached; a level above R_all adds nothing.
-            wide = wide.with_columns((total / (pl.col("__one") * float(len(parts)))).alias(column.label)).drop(parts)
+            wide = wide.with_columns(
+                (total / (pl.col("__one") * float(len(parts)))).alias(column.label)
+            ).drop(parts)
     return wide
 
 
@@ -796,9 +824,7 @@ def _gain_frames(
         .with_columns((pl.col("p") + 2).alias("disc_arg"))
     )
     ideal = _with_log2(ideal, "disc_arg", "disc")
-    ideal = ideal.with_columns(
-        (pl.col("g") / pl.col("disc")).cum_sum().over("qid").alias("idcg_c")
-    )
+    ideal = ideal.with_columns((pl.col("g") / pl.col("disc")).cum_sum().over("qid").alias("idcg_c"))
     full = (
         res.group_by("qid")
         .agg(pl.col("dcg_c").last().alias("dcg"), (pl.col("g") > 0).sum().alias("npos"))
@@ -814,7 +840,9 @@ def _gain_frames(
     return res, ideal, base
 
 
-def _ndcg_rel(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -> pl.DataFrame:
+def _ndcg_rel(
+    res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str
+) -> pl.DataFrame:
     # ideal dcg after min(i + 1, L) ideal ranks, for each retrieved rank i with a positive gain
     pos = res.filter(pl.col("g") > 0).select("qid", "i", "dcg_c")
     pos = pos.join(base.select("qid", "L", "idcg"), on="qid", how="left").with_columns(
@@ -823,13 +851,21 @@ def _ndcg_rel(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label:
     pos = pos.join(ideal.select("qid", "p", "idcg_c"), on=["qid", "p"], how="left").with_columns(
         pl.col("idcg_c").fill_null(0.0)
     )
-    sums = pos.sort("qid", "i").group_by("qid").agg(
-        (pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s")
+    sums = (
+        pos.sort("qid", "i")
+        .group_by("qid")
+        .agg((pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s"))
     )
     out = base.join(sums, on="qid", how="left").with_columns(pl.col("s").fill_null(0.0))
-    s = pl.col("s") + (pl.col("L") - pl.col("npos")).cast(pl.Float64) * pl.col("dcg") / pl.col("idcg")
+    s = pl.col("s") + (pl.col("L") - pl.col("npos")).cast(pl.Float64) * pl.col("dcg") / pl.col(
+        "idcg"
+    )
     return out.select(
-        "qid", pl.when((s > 0) & ~s.is_nan()).then(s / pl.col("L").cast(pl.Float64)).otherwise(0.0).alias(label)
+        "qid",
+        pl.when((s > 0) & ~s.is_nan())
+        .then(s / pl.col("L").cast(pl.Float64))
+        .otherwise(0.0)
+        .alias(label),
     )
 
 
@@ -849,8 +885,10 @@ def _rndcg(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: st
     bounds = bounds.join(dcg_at, on=["qid", "kk"], how="left").with_columns(
         pl.col("dcg_c").fill_null(0.0)
     )
-    sums = bounds.sort("qid", "b").group_by("qid").agg(
-        (pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s"), pl.len().alias("nb")
+    sums = (
+        bounds.sort("qid", "b")
+        .group_by("qid")
+        .agg((pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s"), pl.len().alias("nb"))
     )
     out = base.join(sums, on="qid", how="left").with_columns(
         pl.col("s").fill_null(0.0), pl.col("nb").fill_null(0)
@@ -882,15 +920,19 @@ def _g(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -
     return out.select("qid", value.fill_null(0.0).alias(label))
 
 
-def _rbp(rows: pl.DataFrame, wide: pl.DataFrame, column: _Column, pairs: list[tuple[str, float]]) -> pl.DataFrame:
+def _rbp(
+    rows: pl.DataFrame, wide: pl.DataFrame, column: _Column, pairs: list[tuple[str, float]]
+) -> pl.DataFrame:
     p = 0.9
     for name, value in pairs:
         if name == "p":
             p = value
     rel = pl.col("rel")
-    base = rows.select("qid", "i", "rel").with_columns(
-        pl.lit(p, pl.Float64).alias("__p")
-    ).with_columns(pl.col("__p").cum_prod().over("qid").alias("__pp"))
+    base = (
+        rows.select("qid", "i", "rel")
+        .with_columns(pl.lit(p, pl.Float64).alias("__p"))
+        .with_columns(pl.col("__p").cum_prod().over("qid").alias("__pp"))
+    )
     base = base.with_columns(pl.col("__pp").shift(1, fill_value=1.0).over("qid").alias("cur_p"))
     if column.measure.name == "rbp_resid":
         agg = base.group_by("qid").agg(
@@ -899,8 +941,10 @@ def _rbp(rows: pl.DataFrame, wide: pl.DataFrame, column: _Column, pairs: list[tu
             pl.col("__pp").last().alias("pN"),
         )
         out = wide.select("qid").join(agg, on="qid", how="left")
-        value = pl.when(pl.col("nu") > 0).then(pl.col("pN") + (1 - p) * pl.col("s")).otherwise(0.0)
-        return wide.join(out.select("qid", value.fill_null(0.0).alias(column.label)), on="qid", how="left")
+        resid = pl.when(pl.col("nu") > 0).then(pl.col("pN") + (1 - p) * pl.col("s")).otherwise(0.0)
+        return wide.join(
+            out.select("qid", resid.fill_null(0.0).alias(column.label)), on="qid", how="left"
+        )
     # gains with trec_eval's rescaling into [0, 1] (min and max over the gain list)
     gains = {atol(n): v for n, v in reversed(pairs) if _valid_int(n)}
     levels = wide.select("qid", "num_rel_levels")
@@ -909,19 +953,29 @@ def _rbp(rows: pl.DataFrame, wide: pl.DataFrame, column: _Column, pairs: list[tu
         values = list(gains.values()) + [float(lv) for lv in range(nrl) if lv not in gains]
         lo, hi = (min(values), max(values)) if values else (0.0, 0.0)
         table.append((nrl, lo, hi))
-    scale = pl.DataFrame(table, schema={"num_rel_levels": pl.Int64, "lo": pl.Float64, "hi": pl.Float64}, orient="row")
+    scale = pl.DataFrame(
+        table, schema={"num_rel_levels": pl.Int64, "lo": pl.Float64, "hi": pl.Float64}, orient="row"
+    )
     raw = _gain_expr(pairs)
     listed = rel.is_in(list(gains)) | ((rel >= 0) & (rel < pl.col("num_rel_levels")))
-    g = pl.when(~listed).then(0.0).when((pl.col("lo") < 0) | (pl.col("hi") > 1)).then(
-        (raw - pl.col("lo")) / (pl.col("hi") - pl.col("lo"))
-    ).otherwise(raw)
+    g = (
+        pl.when(~listed)
+        .then(0.0)
+        .when((pl.col("lo") < 0) | (pl.col("hi") > 1))
+        .then((raw - pl.col("lo")) / (pl.col("hi") - pl.col("lo")))
+        .otherwise(raw)
+    )
     base = base.join(levels, on="qid", how="left").join(scale, on="num_rel_levels", how="left")
     agg = base.with_columns(g.alias("gg")).group_by("qid").agg(
         pl.when(pl.col("gg") != 0).then(pl.col("gg") * pl.col("cur_p")).otherwise(0.0)
         .cum_sum().last().alias("s")
     )  # fmt: skip
     out = wide.select("qid").join(agg, on="qid", how="left")
-    return wide.join(out.select("qid", ((1.0 - p) * pl.col("s").fill_null(0.0)).alias(column.label)), on="qid", how="left")
+    return wide.join(
+        out.select("qid", ((1.0 - p) * pl.col("s").fill_null(0.0)).alias(column.label)),
+        on="qid",
+        how="left",
+    )
 
 
 def _ndcg_cut(
@@ -1106,8 +1160,8 @@ def trec_eval(
         run_df = pl.concat([run_df, bogus])
     elif missing.height:
         print(
-            f"trec_eval: note: {missing.height} qrels quer{'y has' if missing.height == 1 else 'ies have'} "
-            f"no results and {'is' if missing.height == 1 else 'are'} not evaluated (use -c to count them)",
+            f"trec_eval: note: {missing.height} qrels query(ies) without results not "
+            "evaluated (use -c to count them)",
             file=sys.stderr,
         )
         qids = qids.join(run_qids, on="qid", how="semi")
@@ -1128,10 +1182,13 @@ def trec_eval(
 
     run_df = encode(run_df)
     qrels_eval = encode(qrels_df)
-    if opts.checks and qrels_eval.select(pl.struct("qid", "docno").n_unique()).item() != qrels_eval.height:
+    if (
+        opts.checks
+        and qrels_eval.select(pl.struct("qid", "docno").n_unique()).item() != qrels_eval.height
+    ):
         dup = qrels_eval.filter(pl.struct("qid", "docno").is_duplicated())
         code, docno = dup.row(0)[:2]
-        msg = f"duplicate docno {docno!r} in the qrels of query {codes['qid'][code]!r} (trec_eval refuses it)"
+        msg = f"duplicate docno {docno!r} in the qrels of query {codes['qid'][code]!r}"
         raise TrecEvalError(msg, 4)
     ranked = _ranked(run_df, qrels_eval, opts, codes["qid"])
     queries = codes.select(pl.col("__code").alias("qid"))
@@ -1158,7 +1215,9 @@ def trec_eval(
     z = zscores is not None
     if z:
         wide = _apply_zscores(wide, valued, zscores)
-    return _assemble(wide, columns, qrels_df, runid, per_query, summary, complete, n_qrels_queries, z)
+    return _assemble(
+        wide, columns, qrels_df, runid, per_query, summary, complete, n_qrels_queries, z
+    )
 
 
 def _relation_eval(
@@ -1183,7 +1242,13 @@ def _relation_eval(
     prefs = [r for r in requests if _BY_NAME[r.measure].kind == "prefs"]
     common = [r for r in requests if _BY_NAME[r.measure].kind != "prefs"]
     pairs = [(r.measure, tuple(r.params.split(",")) if r.params else ()) for r in prefs]
-    schema = {"measure": pl.String, "query": pl.String, "value": pl.Float64, "text": pl.String, "zscore": pl.Boolean}
+    schema = {
+        "measure": pl.String,
+        "query": pl.String,
+        "value": pl.Float64,
+        "text": pl.String,
+        "zscore": pl.Boolean,
+    }
     try:
         if rel_format == "qrels":
             trec_prefs.relation_measures(None, None, pl.DataFrame(), pairs, relation_format="qrels")
@@ -1207,7 +1272,9 @@ def _relation_eval(
             relations,
             None,
             run_df.select(
-                pl.col("qid").alias("user"), pl.col("docno").alias("item"), pl.col("sim").alias("score")
+                pl.col("qid").alias("user"),
+                pl.col("docno").alias("item"),
+                pl.col("sim").alias("score"),
             ),
             pairs,
             relation_format=rel_format,
@@ -1234,7 +1301,10 @@ def _relation_eval(
                 "measure",
                 "query",
                 "value",
-                pl.when(integer).then(_fmt_long(pl.col("value"))).otherwise(_fmt_double(pl.col("value"))).alias("text"),
+                pl.when(integer)
+                .then(_fmt_long(pl.col("value")))
+                .otherwise(_fmt_double(pl.col("value")))
+                .alias("text"),
                 pl.lit(False).alias("zscore"),
             )
         )
@@ -1251,15 +1321,23 @@ def _relation_eval(
         totals = []
         for label, rule in labels.iter_rows():
             total = float(
-                values.filter(pl.col("measure") == label).select(pl.col("value").cum_sum().last()).item()
+                values.filter(pl.col("measure") == label)
+                .select(pl.col("value").cum_sum().last())
+                .item()
             )
             totals.append(total if rule == "sum" else total / denominator)
-        tail = pl.DataFrame({"measure": labels["measure"], "value": totals}, schema={"measure": pl.String, "value": pl.Float64})
+        tail = pl.DataFrame(
+            {"measure": labels["measure"], "value": totals},
+            schema={"measure": pl.String, "value": pl.Float64},
+        )
         tail = tail.select(
             "measure",
             pl.lit("all").alias("query"),
             "value",
-            pl.when(integer).then(_fmt_long(pl.col("value"))).otherwise(_fmt_double(pl.col("value"))).alias("text"),
+            pl.when(integer)
+            .then(_fmt_long(pl.col("value")))
+            .otherwise(_fmt_double(pl.col("value")))
+            .alias("text"),
             pl.lit(False).alias("zscore"),
         )
         parts += [head, tail]
@@ -1287,7 +1365,9 @@ def _as_run(run: Any) -> tuple[pl.DataFrame, str]:
     frame = frame.rename({k: v for k, v in names.items() if k in frame.columns})
     tag = str(frame["run_id"][-1]) if "run_id" in frame.columns and frame.height else "unknown"
     out = frame.select(
-        pl.col("qid").cast(pl.String), pl.col("docno").cast(pl.String), pl.col("sim").cast(pl.Float64)
+        pl.col("qid").cast(pl.String),
+        pl.col("docno").cast(pl.String),
+        pl.col("sim").cast(pl.Float64),
     )
     return out, tag
 
@@ -1317,7 +1397,9 @@ def _apply_zscores(wide: pl.DataFrame, columns: list[_Column], zscores: Any) -> 
     table = zscores if isinstance(zscores, pl.DataFrame) else read_zscores(zscores)
     numeric = [c.label for c in columns if c.measure.kind != "relstring"]
     known = table.select(pl.col("qid").unique())
-    long = wide.select("qid", *numeric).unpivot(index="qid", variable_name="measure", value_name="v")
+    long = wide.select("qid", *numeric).unpivot(
+        index="qid", variable_name="measure", value_name="v"
+    )
     long = long.join(table, on=["qid", "measure"], how="left")
     z = (
         pl.when(~pl.col("qid").is_in(known["qid"].implode()) | pl.col("mean").is_null())
@@ -1343,14 +1425,18 @@ def _assemble(
     n_qrels_queries: int,
     z: bool,
 ) -> pl.DataFrame:
-    schema = {"measure": pl.String, "query": pl.String, "value": pl.Float64, "text": pl.String, "zscore": pl.Boolean}
+    schema = {
+        "measure": pl.String,
+        "query": pl.String,
+        "value": pl.Float64,
+        "text": pl.String,
+        "zscore": pl.Boolean,
+    }
     parts: list[pl.DataFrame] = []
     wide = wide.sort("qid")
     n_eval = wide.height
     if per_query:
-        printed = [
-            c for c in columns if c.measure.kind not in ("runid", "num_q", "gm")
-        ]
+        printed = [c for c in columns if c.measure.kind not in ("runid", "num_q", "gm")]
         if printed:
             order = pl.DataFrame(
                 {
@@ -1395,7 +1481,9 @@ def _assemble(
             parts.append(pq)
     if summary:
         denominator = n_qrels_queries if complete else n_eval
-        labels, values, texts_long = [], [], []
+        labels: list[str] = []
+        values: list[float | None] = []
+        texts_long: list[bool] = []
         for column in columns:
             kind = column.measure.kind
             label = column.label
@@ -1406,7 +1494,9 @@ def _assemble(
                 continue
             # trec_eval's accumulation: a left-to-right sum over queries in qrels order,
             # then one division (done on Python floats: IEEE doubles, as in C).
-            total = float(wide.select(pl.col(label).cast(pl.Float64).cum_sum().last()).item() or 0.0)
+            total = float(
+                wide.select(pl.col(label).cast(pl.Float64).cum_sum().last()).item() or 0.0
+            )
             if kind == "num_q":
                 value = float(denominator)
             elif column.measure.name == "num_rel" and complete:
@@ -1414,7 +1504,9 @@ def _assemble(
             elif column.measure.summary == "sum":
                 value = total
             elif column.measure.summary == "gm":
-                value = math.exp((total + (denominator - n_eval) * math.log(MIN_GEO_MEAN)) / denominator)
+                value = math.exp(
+                    (total + (denominator - n_eval) * math.log(MIN_GEO_MEAN)) / denominator
+                )
             else:
                 value = total / denominator
             labels.append(label)
@@ -1445,7 +1537,7 @@ def _assemble(
 
 
 def format_trec(result: pl.DataFrame) -> str:
-    """The lines trec_eval prints: ``%-22s\\t%s\\t%s`` (a ``Z`` before z-scored names)."""
+    r"""The lines trec_eval prints: ``%-22s\\t%s\\t%s`` (a ``Z`` before z-scored names)."""
     if result.height == 0:
         return ""
     z = pl.col("zscore") if "zscore" in result.columns else pl.lit(False)
@@ -1485,7 +1577,7 @@ USAGE = (
 )
 
 
-class _Usage(Exception):
+class _UsageError(Exception):
     pass
 
 
@@ -1504,16 +1596,16 @@ def _getopt(argv: Sequence[str]) -> tuple[list[tuple[str, str]], list[str]]:
             name, eq, value = arg[2:].partition("=")
             matches = [n for n in _LONG if n == name] or [n for n in _LONG if n.startswith(name)]
             if len(matches) != 1:
-                raise _Usage(f"unrecognized or ambiguous option {arg!r}")
+                raise _UsageError(f"unrecognized or ambiguous option {arg!r}")
             short = _LONG[matches[0]]
             if short in _TAKES_ARG and short != "o":
                 if not eq:
                     if i >= len(argv):
-                        raise _Usage(f"option {arg!r} requires an argument")
+                        raise _UsageError(f"option {arg!r} requires an argument")
                     value = argv[i]
                     i += 1
             elif eq:
-                raise _Usage(f"option {arg!r} doesn't allow an argument")
+                raise _UsageError(f"option {arg!r} doesn't allow an argument")
             options.append((short, value))
             continue
         if arg.startswith("-") and arg != "-":
@@ -1521,12 +1613,12 @@ def _getopt(argv: Sequence[str]) -> tuple[list[tuple[str, str]], list[str]]:
             while j < len(arg):
                 c = arg[j]
                 if c not in _SHORT.replace(":", ""):
-                    raise _Usage(f"invalid option -- {c!r}")
+                    raise _UsageError(f"invalid option -- {c!r}")
                 if c in _TAKES_ARG and c != "o":
                     value = arg[j + 1 :]
                     if not value:
                         if i >= len(argv):
-                            raise _Usage(f"option requires an argument -- {c!r}")
+                            raise _UsageError(f"option requires an argument -- {c!r}")
                         value = argv[i]
                         i += 1
                     options.append((c, value))
@@ -1549,7 +1641,7 @@ def command_line(argv: Sequence[str]) -> int:
     """
     try:
         options, positional = _getopt(argv)
-    except _Usage as exc:
+    except _UsageError as exc:
         print(f"trec_eval: {exc}", file=sys.stderr)
         sys.stderr.write(USAGE)
         return 1

@@ -25,10 +25,14 @@ RUN = b"q Q0 d1 1 0.9 t\nq Q0 d2 2 0.5 t\nq Q0 d3 3 0.5 t\nq Q0 D9 4 0.1 t\n"
 
 def values(measures: list[str], **kwargs: object) -> dict[str, float]:
     result = trec_eval(QRELS, RUN, measures, **kwargs)  # type: ignore[arg-type]
-    return {m: v for m, q, v in result.select("measure", "query", "value").iter_rows() if q == "all"}
+    return {
+        m: v for m, q, v in result.select("measure", "query", "value").iter_rows() if q == "all"
+    }
 
 
-def texts(qrels: bytes, run: bytes, measures: list[str], **kwargs: object) -> dict[tuple[str, str], str]:
+def texts(
+    qrels: bytes, run: bytes, measures: list[str], **kwargs: object
+) -> dict[tuple[str, str], str]:
     result = trec_eval(qrels, run, measures, **kwargs)  # type: ignore[arg-type]
     return {(m, q): t for m, q, t in result.select("measure", "query", "text").iter_rows()}
 
@@ -66,7 +70,9 @@ def test_set_f_parameter_is_beta_squared() -> None:
 def test_utility_parameters_and_collection_size() -> None:
     got = values(["utility.2,-1,0.5,0.1"], num_docs=100)
     # 2 * rel_ret - 1 * nonrel_ret + 0.5 * rel_missed + 0.1 * (N + rel_ret - ret - rel)
-    assert got["utility_2,-1,0.5,0.1"] == pytest.approx(2 * 2 - 2 + 0.5 * 1 + 0.1 * (100 + 2 - 4 - 3))
+    assert got["utility_2,-1,0.5,0.1"] == pytest.approx(
+        2 * 2 - 2 + 0.5 * 1 + 0.1 * (100 + 2 - 4 - 3)
+    )
 
 
 def test_relstring_length_parameter() -> None:
@@ -81,7 +87,8 @@ def test_11pt_avg_levels_and_cutoff_labels() -> None:
     got = values(["11pt_avg.0.2,0.5", "P.10,2.9", "iprec_at_recall.0.25"])
     assert got["11pt_avg_0.2,0.5"] == (1.0 + 1.0) / 2
     assert [m for m in got if m.startswith("P_")] == ["P_2", "P_10"]  # sorted, truncated
-    assert got["P_2"] == 2 / 2 and got["P_10"] == 2 / 10
+    assert got["P_2"] == 2 / 2
+    assert got["P_10"] == 2 / 10
     assert "iprec_at_recall_0.25" in got
 
 
@@ -98,9 +105,11 @@ def test_runid_or_num_q_alone() -> None:
 def test_printf_rounding_on_boundaries() -> None:
     # 0.00275 is 0.0027499999999999998... in binary: printf prints 0.0027, not 0.0028
     qrels = b"a 0 x 1\nb 0 x 1\nc 0 x 1\nd 0 x 0\n" + b"".join(b"c 0 y%d 1\n" % i for i in range(8))
-    run = b"a Q0 x 1 1 t\nb Q0 x 1 1 t\nc Q0 x 1 1 t\n" + b"".join(
-        b"c Q0 y%d 1 1 t\n" % i for i in range(8)
-    ) + b"d Q0 x 1 1 t\n"
+    run = (
+        b"a Q0 x 1 1 t\nb Q0 x 1 1 t\nc Q0 x 1 1 t\n"
+        + b"".join(b"c Q0 y%d 1 1 t\n" % i for i in range(8))
+        + b"d Q0 x 1 1 t\n"
+    )
     got = texts(qrels, run, ["P.1000"])
     assert (1 / 1000 + 1 / 1000 + 9 / 1000 + 0) / 4 == 0.00275
     assert got[("P_1000", "all")] == "0.0027"
@@ -126,7 +135,7 @@ def test_complete_adds_the_placeholder_ranking() -> None:
     assert got[("num_ret", "z")] == "0"  # zeroed after the placeholder's evaluation
     assert got[("num_rel", "z")] == "2"
     assert got[("num_rel", "all")] == str(3 + 2)  # -c: every judgment > 0 in the qrels
-    assert got[("map", "all")] == "{:.4f}".format((1 / 1 + 2 / 2) / 3 / 2)
+    assert got[("map", "all")] == f"{(1 / 1 + 2 / 2) / 3 / 2:.4f}"
 
 
 def test_max_docs_applies_before_judged_only() -> None:
@@ -135,7 +144,7 @@ def test_max_docs_applies_before_judged_only() -> None:
     run = b"q Q0 d1 1 0.9 t\nq Q0 zz 2 0.8 t\nq Q0 d3 3 0.7 t\n"
     got = texts(QRELS, run, ["num_ret", "P.2"], max_docs=2, judged_only=True)
     assert got[("num_ret", "all")] == "1"  # top 2 = d1, zz; zz unjudged -> 1 left
-    assert got[("P_2", "all")] == "{:.4f}".format(1 / 2)
+    assert got[("P_2", "all")] == f"{1 / 2:.4f}"
 
 
 def test_judged_only_keeps_a_query_with_nothing_judged() -> None:
@@ -148,7 +157,8 @@ def test_judged_only_keeps_a_query_with_nothing_judged() -> None:
 
 def test_reading_as_trec_eval_reads() -> None:
     run, runid = read_trec_eval_run(
-        b"# comment\n\n  q Q0 d1 x 1e-3 tagA extra fields\nq\t Q0 d2 1 +1 tagB\nq Q0 d3 2 inf tagC\r\n"
+        b"# comment\n\n  q Q0 d1 x 1e-3 tagA extra fields\n"
+        b"q\t Q0 d2 1 +1 tagB\nq Q0 d3 2 inf tagC\r\n"
     )
     assert run.rows() == [("q", "d1", 0.001), ("q", "d2", 1.0), ("q", "d3", math.inf)]
     assert runid == "tagC"  # the last line's tag

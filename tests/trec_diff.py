@@ -100,7 +100,9 @@ class Case:
         return body + (self.eol if self.final_newline and lines else "")
 
     def describe(self) -> str:
-        out = ["# args: " + " ".join(self.args) + ("  (run on stdin)" if self.run_from_stdin else "")]
+        out = [
+            "# args: " + " ".join(self.args) + ("  (run on stdin)" if self.run_from_stdin else "")
+        ]
         out += ["# qrels:"] + [f"  {line!r}" for line in self.qrels]
         out += ["# run:"] + [f"  {line!r}" for line in self.run]
         if self.zscores is not None:
@@ -145,7 +147,11 @@ def run_reference(case: Case, binary: str) -> tuple[int, str, str]:
             timeout=60,
             check=False,
         )
-    return done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
+    return (
+        done.returncode,
+        done.stdout.decode(errors="replace"),
+        done.stderr.decode(errors="replace"),
+    )
 
 
 def run_ours(case: Case) -> tuple[int, str, str]:
@@ -162,7 +168,7 @@ def run_ours(case: Case) -> tuple[int, str, str]:
                     code = main(["trec-eval", *_argv(case, qrels, run, zpath)])
                 except SystemExit as exc:  # pragma: no cover - main returns codes
                     code = exc.code if isinstance(exc.code, int) else 1
-                except Exception as exc:  # noqa: BLE001 - a crash is a difference
+                except Exception as exc:
                     code = 99
                     err.write(f"CRASH {type(exc).__name__}: {exc}")
         finally:
@@ -192,11 +198,23 @@ def _atol(text: str) -> int:
 def _atof(text: str) -> float:
     import re
 
-    match = re.match(r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|(?i:inf|nan)))", text)
+    match = re.match(
+        r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|(?i:inf|nan)))", text
+    )
     return float(match.group(1)) if match else 0.0
 
 
-_GAIN_MEASURES = ("ndcg", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "G", "rbp", "ndcg_cut", "all_trec")
+_GAIN_MEASURES = (
+    "ndcg",
+    "dcg",
+    "ideal_dcg",
+    "ndcg_rel",
+    "Rndcg",
+    "G",
+    "rbp",
+    "ndcg_cut",
+    "all_trec",
+)
 
 
 def _measure_args(case: Case) -> list[str]:
@@ -241,20 +259,20 @@ def deviation(case: Case) -> str | None:
         return "a comment as the last qrels line (trec_eval reads past its buffer)"
     args = case.args
     complete = any(a in ("-c", "--complete_rel_info_wanted") for a in args)
-    debug_q = [a.split(".", 1)[1] for a in args if a.startswith(("-D", "--Debug_level")) and "." in a]
+    debug_q = [
+        a.split(".", 1)[1] for a in args if a.startswith(("-D", "--Debug_level")) and "." in a
+    ]
     wanted = set(qrels) if not debug_q else {debug_q[0]} & set(qrels)
     if not complete and any(q not in run_q for q in wanted):
         return MISSING
     measures = _measure_args(case)
     names = {m.split(".", 1)[0] for m in measures}
     if names - {"runid", "num_q"} and any(max(v) < 0 for q, v in qrels.items() if q in wanted):
-        return "a query whose judgments are all negative (trec_eval fails or reuses the previous query's levels)"
+        return "a query with only negative judgments (trec_eval fails or reuses older levels)"
     trio = {"dcg", "ideal_dcg", "ndcg"}
-    if len(names & trio) + ("all_trec" in names and not names & trio) * 0 >= 2 or (
-        len((names | ({"ndcg"} if "all_trec" in names else set())) & trio) >= 2
-    ):
-        if any(m.partition(".")[0] in trio and "." in m for m in measures):
-            return "dcg, ideal_dcg and ndcg share their parameters; trec_eval frees them twice"
+    requested = (names | ({"ndcg"} if "all_trec" in names else set())) & trio
+    if len(requested) >= 2 and any(m.partition(".")[0] in trio and "." in m for m in measures):
+        return "dcg, ideal_dcg and ndcg share their parameters; trec_eval frees them twice"
     for m in measures:
         name, _, params = m.partition(".")
         if name in ("ndcg", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "G") and params:
@@ -272,7 +290,9 @@ def _filter(stdout: str, case: Case) -> str:
     only when a gain lies outside), so its rbp lines are not compared.
     """
     return "".join(
-        line for line in stdout.splitlines(keepends=True) if not line.startswith(("rbp ", "rbp_p", "Zrbp ", "Zrbp_p"))
+        line
+        for line in stdout.splitlines(keepends=True)
+        if not line.startswith(("rbp ", "rbp_p", "Zrbp ", "Zrbp_p"))
     )
 
 
@@ -288,7 +308,11 @@ def compare(case: Case, binary: str) -> Outcome:
     ours = run_ours(case)
     if theirs[0] != 0:
         status = "same" if ours[0] != 0 else "differ"
-        why = "" if status == "same" else f"trec_eval failed ({theirs[0]}: {theirs[2].strip()}), ours did not"
+        why = (
+            ""
+            if status == "same"
+            else f"trec_eval failed ({theirs[0]}: {theirs[2].strip()}), ours did not"
+        )
         return Outcome(status, why, ours, theirs)
     if ours[0] != 0:
         return Outcome("differ", f"ours failed: {ours[2].strip()}", ours, theirs)
@@ -336,7 +360,15 @@ _MEASURES = (
     "set_F.0.5", "set_F.2", "num_nonrel_judged_ret", "yaap", "rbp", "rbp.p=0.5", "rbp_resid",
     "rbp_resid.p=0.8", "unj", "unj.1,2", "runid", "num_q", "num_ret", "num_rel", "num_rel_ret",
 )  # fmt: skip
-_BAD_MEASURES = ("P.0", "P.5,5", "nosuch", "P.", "utility.1,2", "ndcg.1=", "iprec_at_recall.0.5,0.5")
+_BAD_MEASURES = (
+    "P.0",
+    "P.5,5",
+    "nosuch",
+    "P.",
+    "utility.1,2",
+    "ndcg.1=",
+    "iprec_at_recall.0.5,0.5",
+)
 
 
 def generate(rng: random.Random) -> Case:
@@ -366,7 +398,9 @@ def generate(rng: random.Random) -> Case:
                 lead = rng.choice(["", " ", "\t"]) if odd else ""
                 trail = rng.choice(["", " ", "\t"]) if odd else ""
                 it = rng.choice(["0", "Q0", "1"])
-                qrels_lines.append(f"{lead}{q}{s}{it}{_sep(rng, odd)}{d}{_sep(rng, odd)}{_num_rel(rng, r)}{trail}")
+                qrels_lines.append(
+                    f"{lead}{q}{s}{it}{_sep(rng, odd)}{d}{_sep(rng, odd)}{_num_rel(rng, r)}{trail}"
+                )
         if only_qrels and not only_run:
             continue
         retrieved = rng.sample(_DOCS, rng.randint(0 if rng.random() < 0.1 else 1, len(_DOCS)))
@@ -401,7 +435,9 @@ def generate(rng: random.Random) -> Case:
     if odd:
         for _ in range(rng.randint(0, 3)):
             pos = rng.randint(0, len(run_lines))
-            run_lines.insert(pos, rng.choice(["", "   ", "# comment", "  # indented comment", "\t"]))
+            run_lines.insert(
+                pos, rng.choice(["", "   ", "# comment", "  # indented comment", "\t"])
+            )
         if rng.random() < 0.3 and len(qrels_lines) > 1:
             pos = rng.randint(0, len(qrels_lines) - 1)  # never last, never twice in a row
             qrels_lines.insert(pos, "# a qrels comment")
@@ -433,7 +469,9 @@ def _zscores(rng: random.Random, qids: list[str]) -> tuple[str, ...]:
         if rng.random() < 0.8:
             for n in rng.sample(names, rng.randint(1, len(names))):
                 lines.append(f"{q} {n} {rng.choice([0.1, 0.25, 3])} {rng.choice([0.5, 2, 0])}")
-            lines.append(f"{q} \u00ff\u00ff 0 1")  # keeps trec_eval's binary search inside the array
+            lines.append(
+                f"{q} \u00ff\u00ff 0 1"
+            )  # keeps trec_eval's binary search inside the array
     lines.append("\u00ff\u00ff \u00ff\u00ff 0 1")
     rng.shuffle(lines)
     return tuple(lines)
@@ -450,7 +488,11 @@ def _options(rng: random.Random, qids: list[str]) -> list[str]:
         args.append("--nosummary" if long_names else "-n")
     if rng.random() < 0.25:
         level = rng.choice(["0", "2", "3", "1", "2.5"])
-        args += ["--level_for_rel", level] if long_names else rng.choice([["-l", level], [f"-l{level}"]])
+        args += (
+            ["--level_for_rel", level]
+            if long_names
+            else rng.choice([["-l", level], [f"-l{level}"]])
+        )
     if rng.random() < 0.2:
         m = rng.choice(["0", "1", "3", "5", "10"])
         args += ["--Max_retrieved_per_topic", m] if long_names else ["-M", m]
@@ -471,7 +513,11 @@ def _options(rng: random.Random, qids: list[str]) -> list[str]:
     n_measures = rng.choice([0, 1, 1, 2, 3, 5])
     for _ in range(n_measures):
         m = rng.choice(_BAD_MEASURES) if rng.random() < 0.03 else rng.choice(_MEASURES)
-        args += [f"--measure={m}"] if long_names and rng.random() < 0.5 else rng.choice([["-m", m], [f"-m{m}"]])
+        args += (
+            [f"--measure={m}"]
+            if long_names and rng.random() < 0.5
+            else rng.choice([["-m", m], [f"-m{m}"]])
+        )
     return args
 
 
@@ -562,7 +608,9 @@ def differs(binary: str) -> Callable[[Case], bool]:
 SKIPS: dict[str, int] = {}
 
 
-def run_cases(n: int, seed: int, binary: str) -> tuple[dict[str, int], list[tuple[int, Case, Outcome]]]:
+def run_cases(
+    n: int, seed: int, binary: str
+) -> tuple[dict[str, int], list[tuple[int, Case, Outcome]]]:
     counts = {"same": 0, "differ": 0, "skip": 0}
     failures = []
     for i in range(n):
@@ -582,7 +630,12 @@ def show_diff(outcome: Outcome) -> str:
     if outcome.reason != "output differs":
         return outcome.reason
     diff = difflib.unified_diff(
-        outcome.theirs[1].splitlines(), outcome.ours[1].splitlines(), "trec_eval", "ours", lineterm="", n=1
+        outcome.theirs[1].splitlines(),
+        outcome.ours[1].splitlines(),
+        "trec_eval",
+        "ours",
+        lineterm="",
+        n=1,
     )
     return "\n".join(list(diff)[:40])
 
@@ -592,7 +645,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show", type=int, default=3, help="shrink and print this many failures")
-    parser.add_argument("--relations", type=int, default=0, help="also this many -R cases per format")
+    parser.add_argument(
+        "--relations", type=int, default=0, help="also this many -R cases per format"
+    )
     args = parser.parse_args(argv)
     binary, reason = reference_binary()
     if binary is None:
