@@ -637,11 +637,13 @@ def _compute(
             wide_exprs[label] = pl.when(n_rel > 0).then(value / nrel_f).otherwise(value)
         elif name == "Rprec_mult":
             cut = pl.col(label + "\x00c").fill_null((k * nrel_f + 0.9).cast(pl.Int64))
+            # trec_eval's counter at rank cut: R(cut) - (R_all - num_rel_ret), see above
+            counter = f(got).fill_null(0.0) - f(pl.col("R_all") - n_rr)
             wide_exprs[label] = (
                 pl.when(cut > n_ret)
                 .then(nrr_f / f(cut))
-                .when(cut > 0)
-                .then(f(got).fill_null(0.0) / f(cut))
+                .when((cut > 0) & (counter > 0))
+                .then(counter / f(cut))
                 .otherwise(0.0)
             )
         elif name == "utility":
@@ -712,15 +714,20 @@ def _params_double(column: _Column, measure: Measure) -> list[float]:
 
 def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]) -> pl.DataFrame:
     """iprec_at_recall and 11pt_avg: interpolated precision at recall levels."""
-    prec = pl.col("Rc").cast(pl.Float64) / (pl.col("i") + 1).cast(pl.Float64)
+    # trec_eval walks up from the last rank with a counter that starts at num_rel_ret
+    # (judged relevant) and drops at every document with rel >= level; below -l 0 the
+    # two differ by D = the unjudged documents counted as relevant.
+    shift = pl.col("R_all") - pl.col("num_rel_ret")
+    prec = (pl.col("Rc") - shift).cast(pl.Float64) / (pl.col("i") + 1).cast(pl.Float64)
     rel_rows = (
         rows.with_columns(prec.reverse().cum_max().reverse().over("qid").alias("smax"))
         .filter("isrel")
-        .select("qid", pl.col("Rc").alias("k"), "smax")
+        .select("qid", (pl.col("Rc") - shift).alias("k"), "smax")
+        .filter(pl.col("k") >= 1)
     )
     n_rel = pl.col("num_rel").cast(pl.Float64)
-    r_all = pl.col("R_all")
-    final = pl.col("R_all").cast(pl.Float64) / pl.col("num_ret").cast(pl.Float64)
+    r_all = pl.col("num_rel_ret")
+    final = pl.col("num_rel_ret").cast(pl.Float64) / pl.col("num_ret").cast(pl.Float64)
     for column in columns:
         levels = (
             [column.param]

@@ -487,7 +487,7 @@ def _options(rng: random.Random, qids: list[str]) -> list[str]:
     if rng.random() < 0.08:
         args.append("--nosummary" if long_names else "-n")
     if rng.random() < 0.25:
-        level = rng.choice(["0", "2", "3", "1", "2.5"])
+        level = rng.choice(["0", "2", "3", "1", "2.5", "-1", "-2"])
         args += (
             ["--level_for_rel", level]
             if long_names
