@@ -397,7 +397,7 @@ def _ranked(
         ranked = ranked.filter(pl.col("rel") >= 0).with_columns(
             pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i")
         )
-    return ranked.sort(["qid", "i"]).select("qid", "docno", "i", "rel")
+    return ranked.select("qid", "i", "rel").sort(["qid", "i"])
 
 
 def _query_stats(
@@ -457,7 +457,8 @@ def _compute(
     level = opts.level
     rel, i = pl.col("rel"), pl.col("i")
     isrel = rel >= level
-    rows = ranked.join(stats, on="qid", how="left").with_columns(
+    needed = stats.select("qid", "num_ret", "num_rel", "num_nonrel", "num_rel_ret", "R_all")
+    rows = ranked.join(needed, on="qid", how="left").with_columns(
         isrel.alias("isrel"),
         isrel.cast(pl.Int64).cum_sum().over("qid").alias("Rc"),
         (rel < 0).cast(pl.Int64).cum_sum().over("qid").alias("unj_c"),
@@ -1605,7 +1606,7 @@ def _getopt(argv: Sequence[str]) -> tuple[list[tuple[str, str]], list[str]]:
             if len(matches) != 1:
                 raise _UsageError(f"unrecognized or ambiguous option {arg!r}")
             short = _LONG[matches[0]]
-            if short in _TAKES_ARG and short != "o":
+            if short in _TAKES_ARG:
                 if not eq:
                     if i >= len(argv):
                         raise _UsageError(f"option {arg!r} requires an argument")
