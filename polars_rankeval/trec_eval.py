@@ -323,7 +323,7 @@ def _with_log2(frame: pl.DataFrame, source: str, target: str) -> pl.DataFrame:
     uniques = col.unique()
     values = np.fromiter(map(math.log2, uniques.to_list()), dtype=np.float64, count=uniques.len())
     mapping = pl.DataFrame({source: uniques, target: values})
-    return frame.join(mapping, on=source, how="left", nulls_equal=True)
+    return frame.join(mapping, on=source, how="left", nulls_equal=True, maintain_order="left")
 
 
 def _lround(x: pl.Expr) -> pl.Expr:
@@ -358,7 +358,7 @@ def _ranked(
     # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
     # Ties: docno descending in byte order, through its dense rank (an integer).
     docnos = run.select(pl.col("docno").unique()).sort("docno").with_row_index("__dc")
-    ranked = run.join(docnos, on="docno", how="left").with_columns(
+    ranked = run.join(docnos, on="docno", how="left", maintain_order="left").with_columns(
         (pl.col("sim") + 0.0).fill_nan(None).rank("dense", descending=True).alias("__sr")
     )
     n_sr = int(ranked["__sr"].max() or 0) + 1  # type: ignore[arg-type]
@@ -385,7 +385,9 @@ def _ranked(
         code, docno = dup.row(0)[:2]
         msg = f"duplicate docno {docno!r} in the results of query {names[code]!r}"
         raise TrecEvalError(msg, 4)
-    ranked = ranked.join(qrels, on=["qid", "docno"], how="left").with_columns(
+    ranked = ranked.join(
+        qrels, on=["qid", "docno"], how="left", maintain_order="left"
+    ).with_columns(
         pl.when(pl.col("rel").is_null())
         .then(-1)
         .when(pl.col("rel") < 0)
@@ -423,8 +425,8 @@ def _query_stats(
         )
     )
     return (
-        queries.join(ret, on="qid", how="left")
-        .join(judged, on="qid", how="left")
+        queries.join(ret, on="qid", how="left", maintain_order="left")
+        .join(judged, on="qid", how="left", maintain_order="left")
         .with_columns(pl.exclude("qid").fill_null(0).cast(pl.Int64))
     )
 
@@ -458,7 +460,7 @@ def _compute(
     rel, i = pl.col("rel"), pl.col("i")
     isrel = rel >= level
     needed = stats.select("qid", "num_ret", "num_rel", "num_nonrel", "num_rel_ret", "R_all")
-    rows = ranked.join(needed, on="qid", how="left").with_columns(
+    rows = ranked.join(needed, on="qid", how="left", maintain_order="left").with_columns(
         isrel.alias("isrel"),
         isrel.cast(pl.Int64).cum_sum().over("qid").alias("Rc"),
         (rel < 0).cast(pl.Int64).cum_sum().over("qid").alias("unj_c"),
@@ -476,73 +478,87 @@ def _compute(
     rows = _with_log2(rows, "disc_arg", "disc")
     names = {c.measure.name for c in columns}
     extra_frames: list[pl.DataFrame] = []
-    aggs: list[pl.Expr] = [pl.len().alias("__n")]
     wide_exprs: dict[str, pl.Expr] = {}
     n_ret, n_rel = pl.col("num_ret"), pl.col("num_rel")
     n_rr = pl.col("num_rel_ret")
+    judged_rel = (rel >= 0) & (rel >= level)
+    # Running sums over each query's ranks (C's left-to-right sums), read at a rank below.
+    running: dict[str, pl.Expr] = {}
+    if names & {"binG"}:
+        term = pl.when("isrel").then(1.0 / pl.col("bing_log")).otherwise(0.0)
+        running["bing_c"] = term
+    if names & {"bpref", "gm_bpref"}:
+        nonrel_b = pl.col("nonrel_c")
+        denom = pl.min_horizontal(pl.col("num_nonrel"), n_rel).cast(pl.Float64)
+        running["bpref_c"] = (
+            pl.when(judged_rel)
+            .then(
+                pl.when(nonrel_b > 0)
+                .then(1.0 - pl.min_horizontal(nonrel_b, n_rel).cast(pl.Float64) / denom)
+                .otherwise(1.0)
+            )
+            .otherwise(0.0)
+        )
+    if "infAP" in names:
+        fj = i.cast(pl.Float64)
+        rs1 = pl.col("bprel_c") - 1
+        nonrel_b, unj_b = pl.col("nonrel_c"), pl.col("unjudged_c")
+        inner = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+            (rs1 + nonrel_b + unj_b).cast(pl.Float64) / fj
+        ) * (
+            (rs1.cast(pl.Float64) + INFAP_EPSILON)
+            / ((rs1 + nonrel_b).cast(pl.Float64) + 2 * INFAP_EPSILON)
+        )
+        running["infap_c"] = (
+            pl.when(judged_rel).then(pl.when(i == 0).then(1.0).otherwise(inner)).otherwise(0.0)
+        )
+    if running:
+        rows = rows.with_columns(
+            [expr.cum_sum().over("qid").alias(name) for name, expr in running.items()]
+        )
+    # rows are sorted by (query, rank) and hold num_ret rows per query: the value of a
+    # running column after rank k of a query is at row start + min(k, num_ret) - 1.
+    wide = stats.sort("qid").with_columns(
+        (pl.col("num_ret").cum_sum() - pl.col("num_ret")).alias("__start")
+    )
+    gathered: dict[tuple[str, str], pl.Series] = {}
 
-    def add_agg(label: str, expr: pl.Expr) -> None:
-        aggs.append(expr.alias(label))
+    def at(label: str, source: str, k: pl.Expr) -> None:
+        key = (source, str(k))
+        if key not in gathered:
+            kq = pl.min_horizontal(k, n_ret)
+            index = wide.select(
+                pl.when(kq >= 1).then(pl.col("__start") + kq - 1).cast(pl.Int64).alias("ix")
+            )["ix"]
+            gathered[key] = rows[source].gather(index)
+        extra_columns[label] = gathered[key]
 
-    at_cache: dict[tuple[str, float], str] = {}
-    renames: dict[str, str] = {}
-
-    def add_at(label: str, source: str, k: float) -> None:
-        """The running column ``source`` after rank k, computed once per (source, k)."""
-        key = (source, k)
-        if key not in at_cache:
-            at_cache[key] = label
-            add_agg(label, _at(pl.col(source), k))
-        else:
-            renames[label] = at_cache[key]
-
+    extra_columns: dict[str, pl.Series] = {}
     for column in columns:
         m, label, k = column.measure, column.label, column.param
         name = m.name
-        if name == "map" or name == "gm_map":
-            add_agg(label, pl.col("ap_c").last())
+        kl = pl.lit(k)
+        if name in ("map", "gm_map"):
+            at(label, "ap_c", n_ret)
         elif name == "Rprec":
-            add_agg(label, _at(rc, pl.min_horizontal(n_ret, n_rel).first()))
+            at(label, "Rc", pl.min_horizontal(n_ret, n_rel))
         elif name == "recip_rank":
-            add_agg(label, (1.0 / (i + 1)).filter("isrel").first())
+            first = rows.filter(pl.col("isrel") & (rc == 1)).select(
+                "qid", (1.0 / (i + 1)).alias(label)
+            )
+            extra_frames.append(first)
         elif name in ("P", "recall", "relative_P", "success"):
-            add_at(label, "Rc", k)
+            at(label, "Rc", kl)
         elif name == "map_cut":
-            add_at(label, "ap_c", k)
+            at(label, "ap_c", kl)
         elif name == "unj":
-            add_at(label, "unj_c", k)
+            at(label, "unj_c", kl)
         elif name == "binG":
-            term = pl.when("isrel").then(1.0 / pl.col("bing_log")).otherwise(0.0)
-            add_agg(label, term.cum_sum().last())
+            at(label, "bing_c", n_ret)
         elif name in ("bpref", "gm_bpref"):
-            nonrel_b = pl.col("nonrel_c")
-            denom = pl.min_horizontal(pl.col("num_nonrel"), n_rel).cast(pl.Float64)
-            term = (
-                pl.when((rel >= 0) & (rel >= level))
-                .then(
-                    pl.when(nonrel_b > 0)
-                    .then(1.0 - pl.min_horizontal(nonrel_b, n_rel).cast(pl.Float64) / denom)
-                    .otherwise(1.0)
-                )
-                .otherwise(0.0)
-            )
-            add_agg(label, term.cum_sum().last())
+            at(label, "bpref_c", n_ret)
         elif name == "infAP":
-            fj = i.cast(pl.Float64)
-            rs1 = pl.col("bprel_c") - 1
-            nonrel_b, unj_b = pl.col("nonrel_c"), pl.col("unjudged_c")
-            inner = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
-                (rs1 + nonrel_b + unj_b).cast(pl.Float64) / fj
-            ) * (
-                (rs1.cast(pl.Float64) + INFAP_EPSILON)
-                / ((rs1 + nonrel_b).cast(pl.Float64) + 2 * INFAP_EPSILON)
-            )
-            term = (
-                pl.when((rel >= 0) & (rel >= level))
-                .then(pl.when(i == 0).then(1.0).otherwise(inner))
-                .otherwise(0.0)
-            )
-            add_agg(label, term.cum_sum().last())
+            at(label, "infap_c", n_ret)
         elif name == "relstring":
             length = max(int(_params_double(column, m)[0]), 0)
             char = (
@@ -555,15 +571,14 @@ def _compute(
             strings = rows.filter(i < length).group_by("qid").agg(char.str.join("").alias(label))
             extra_frames.append(strings)
         elif name == "Rprec_mult":
-            cut = (k * n_rel.cast(pl.Float64) + 0.9).cast(pl.Int64).first()
-            add_agg(label + "\x00c", cut)
-            add_agg(label, _at(rc, cut))
-    wide = rows.group_by("qid", maintain_order=True).agg(aggs)
-    wide = stats.join(wide, on="qid", how="left")
-    if renames:
-        wide = wide.with_columns([pl.col(src).alias(dst) for dst, src in renames.items()])
+            cut = (kl * n_rel.cast(pl.Float64) + 0.9).cast(pl.Int64)
+            extra_columns[label + "\x00c"] = wide.select(cut.alias("c"))["c"]
+            at(label, "Rc", cut)
+    wide = wide.with_columns(
+        pl.lit(0).alias("__n"), *[series.alias(lb) for lb, series in extra_columns.items()]
+    )
     for extra in extra_frames:
-        wide = wide.join(extra, on="qid", how="left")
+        wide = wide.join(extra, on="qid", how="left", maintain_order="left")
     # Polars divides by a scalar as a multiplication by its reciprocal; C does not:
     # divide by a column of the constant instead (``one * k``).
     wide = wide.with_columns(
@@ -692,7 +707,7 @@ def _compute(
             wide_exprs[label] = pl.col(label).fill_null("")
     if "yaap" in names:
         yaap = rows.group_by("qid").agg(pl.col("ap_c").last().alias("__yaap"))
-        wide = wide.join(yaap, on="qid", how="left")
+        wide = wide.join(yaap, on="qid", how="left", maintain_order="left")
     interp = [c for c in columns if c.measure.name in ("iprec_at_recall", "11pt_avg")]
     if interp:
         wide = _interpolated(rows, wide, interp)
@@ -810,7 +825,7 @@ def _gain_measures(
             value = _rndcg(res, ideal, base, column.label)
         else:  # G
             value = _g(res, ideal, base, column.label)
-        wide = wide.join(value, on="qid", how="left")
+        wide = wide.join(value, on="qid", how="left", maintain_order="left")
     return wide
 
 
@@ -843,7 +858,9 @@ def _gain_frames(
             coalesce=True,
         )
     )
-    base = wide.select("qid", "num_ret", "num_rel").join(full, on="qid", how="left")
+    base = wide.select("qid", "num_ret", "num_rel").join(
+        full, on="qid", how="left", maintain_order="left"
+    )
     base = base.with_columns(pl.col("dcg", "idcg").fill_null(0.0), pl.col("L", "npos").fill_null(0))
     return res, ideal, base
 
@@ -853,18 +870,20 @@ def _ndcg_rel(
 ) -> pl.DataFrame:
     # ideal dcg after min(i + 1, L) ideal ranks, for each retrieved rank i with a positive gain
     pos = res.filter(pl.col("g") > 0).select("qid", "i", "dcg_c")
-    pos = pos.join(base.select("qid", "L", "idcg"), on="qid", how="left").with_columns(
-        (pl.min_horizontal(pl.col("i") + 1, pl.col("L")) - 1).alias("p")
-    )
-    pos = pos.join(ideal.select("qid", "p", "idcg_c"), on=["qid", "p"], how="left").with_columns(
-        pl.col("idcg_c").fill_null(0.0)
-    )
+    pos = pos.join(
+        base.select("qid", "L", "idcg"), on="qid", how="left", maintain_order="left"
+    ).with_columns((pl.min_horizontal(pl.col("i") + 1, pl.col("L")) - 1).alias("p"))
+    pos = pos.join(
+        ideal.select("qid", "p", "idcg_c"), on=["qid", "p"], how="left", maintain_order="left"
+    ).with_columns(pl.col("idcg_c").fill_null(0.0))
     sums = (
         pos.sort("qid", "i")
         .group_by("qid")
         .agg((pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s"))
     )
-    out = base.join(sums, on="qid", how="left").with_columns(pl.col("s").fill_null(0.0))
+    out = base.join(sums, on="qid", how="left", maintain_order="left").with_columns(
+        pl.col("s").fill_null(0.0)
+    )
     s = pl.col("s") + (pl.col("L") - pl.col("npos")).cast(pl.Float64) * pl.col("dcg") / pl.col(
         "idcg"
     )
@@ -886,11 +905,11 @@ def _rndcg(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: st
             (pl.col("p") + 1).alias("b"),
         )
         .filter(pl.col("g_next").is_null() | (pl.col("g_next") != pl.col("g")))
-        .join(base.select("qid", "num_ret"), on="qid", how="left")
+        .join(base.select("qid", "num_ret"), on="qid", how="left", maintain_order="left")
         .with_columns(pl.min_horizontal(pl.col("b"), pl.col("num_ret")).alias("kk"))
     )
     dcg_at = res.select("qid", (pl.col("i") + 1).alias("kk"), "dcg_c")
-    bounds = bounds.join(dcg_at, on=["qid", "kk"], how="left").with_columns(
+    bounds = bounds.join(dcg_at, on=["qid", "kk"], how="left", maintain_order="left").with_columns(
         pl.col("dcg_c").fill_null(0.0)
     )
     sums = (
@@ -898,7 +917,7 @@ def _rndcg(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: st
         .group_by("qid")
         .agg((pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s"), pl.len().alias("nb"))
     )
-    out = base.join(sums, on="qid", how="left").with_columns(
+    out = base.join(sums, on="qid", how="left", maintain_order="left").with_columns(
         pl.col("s").fill_null(0.0), pl.col("nb").fill_null(0)
     )
     final = (pl.col("L") >= 1) & (pl.col("L") + 1 < pl.col("num_ret"))
@@ -910,7 +929,7 @@ def _rndcg(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: st
 
 def _g(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -> pl.DataFrame:
     ig = ideal.select("qid", pl.col("p").alias("i"), pl.col("g").alias("ig"))
-    rows = res.join(ig, on=["qid", "i"], how="left").with_columns(
+    rows = res.join(ig, on=["qid", "i"], how="left", maintain_order="left").with_columns(
         pl.when(pl.col("ig") >= 1.0).then(pl.col("ig")).otherwise(1.0).alias("cost")
     )
     rows = rows.with_columns(
@@ -923,7 +942,9 @@ def _g(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -
         .cum_sum().last().alias("rg")
     )  # fmt: skip
     ideal_sum = ideal.group_by("qid").agg(pl.col("g").cum_sum().last().alias("si"))
-    out = base.join(sums, on="qid", how="left").join(ideal_sum, on="qid", how="left")
+    out = base.join(sums, on="qid", how="left", maintain_order="left").join(
+        ideal_sum, on="qid", how="left", maintain_order="left"
+    )
     value = pl.when(pl.col("si") > 0).then(pl.col("rg") / pl.col("si")).otherwise(0.0)
     return out.select("qid", value.fill_null(0.0).alias(label))
 
@@ -948,7 +969,7 @@ def _rbp(
             (rel < 0).sum().alias("nu"),
             pl.col("__pp").last().alias("pN"),
         )
-        out = wide.select("qid").join(agg, on="qid", how="left")
+        out = wide.select("qid").join(agg, on="qid", how="left", maintain_order="left")
         resid = pl.when(pl.col("nu") > 0).then(pl.col("pN") + (1 - p) * pl.col("s")).otherwise(0.0)
         return wide.join(
             out.select("qid", resid.fill_null(0.0).alias(column.label)), on="qid", how="left"
@@ -973,12 +994,14 @@ def _rbp(
         .then((raw - pl.col("lo")) / (pl.col("hi") - pl.col("lo")))
         .otherwise(raw)
     )
-    base = base.join(levels, on="qid", how="left").join(scale, on="num_rel_levels", how="left")
+    base = base.join(levels, on="qid", how="left", maintain_order="left").join(
+        scale, on="num_rel_levels", how="left", maintain_order="left"
+    )
     agg = base.with_columns(g.alias("gg")).group_by("qid").agg(
         pl.when(pl.col("gg") != 0).then(pl.col("gg") * pl.col("cur_p")).otherwise(0.0)
         .cum_sum().last().alias("s")
     )  # fmt: skip
-    out = wide.select("qid").join(agg, on="qid", how="left")
+    out = wide.select("qid").join(agg, on="qid", how="left", maintain_order="left")
     return wide.join(
         out.select("qid", ((1.0 - p) * pl.col("s").fill_null(0.0)).alias(column.label)),
         on="qid",
@@ -1012,12 +1035,16 @@ def _ndcg_cut(
     idcg = ideal.group_by("qid").agg(
         [_at(pl.col("idcg_c"), k).alias(f"i{j}") for j, k in enumerate(ks.values())]
     )
-    out = wide.select("qid").join(dcg, on="qid", how="left").join(idcg, on="qid", how="left")
+    out = (
+        wide.select("qid")
+        .join(dcg, on="qid", how="left", maintain_order="left")
+        .join(idcg, on="qid", how="left", maintain_order="left")
+    )
     values = []
     for j, label in enumerate(ks):
         d, idv = pl.col(f"d{j}").fill_null(0.0), pl.col(f"i{j}").fill_null(0.0)
         values.append(pl.when(idv > 0).then(d / idv).otherwise(d).alias(label))
-    return wide.join(out.select("qid", *values), on="qid", how="left")
+    return wide.join(out.select("qid", *values), on="qid", how="left", maintain_order="left")
 
 
 # --------------------------------------------------------------------------- formatting
@@ -1408,7 +1435,7 @@ def _apply_zscores(wide: pl.DataFrame, columns: list[_Column], zscores: Any) -> 
     long = wide.select("qid", *numeric).unpivot(
         index="qid", variable_name="measure", value_name="v"
     )
-    long = long.join(table, on=["qid", "measure"], how="left")
+    long = long.join(table, on=["qid", "measure"], how="left", maintain_order="left")
     z = (
         pl.when(~pl.col("qid").is_in(known["qid"].implode()) | pl.col("mean").is_null())
         .then(MISSING_ZSCORE)
@@ -1471,7 +1498,7 @@ def _assemble(
                 )
             pq = (
                 pl.concat(pieces)
-                .join(order, on="measure", how="left")
+                .join(order, on="measure", how="left", maintain_order="left")
                 .sort("__q", "__m")
                 .select(
                     "measure",
