@@ -257,6 +257,8 @@ def deviation(case: Case) -> str | None:
     run_q = {f[0] for line in case.run if len(f := _fields(line)) >= 6 and not f[0].startswith("#")}
     if case.qrels and case.qrels[-1].startswith("#"):
         return "a comment as the last qrels line (trec_eval reads past its buffer)"
+    if "-R" in case.args and case.args[case.args.index("-R") + 1 :][:1] != ("qrels",):
+        return None  # -R qrels_jg / prefs / qrels_prefs: trec_prefs follows trec_eval there
     args = case.args
     complete = any(a in ("-c", "--complete_rel_info_wanted") for a in args)
     debug_q = [
