@@ -459,8 +459,11 @@ def _compute(
     level = opts.level
     rel, i = pl.col("rel"), pl.col("i")
     isrel = rel >= level
-    needed = stats.select("qid", "num_ret", "num_rel", "num_nonrel", "num_rel_ret", "R_all")
-    rows = ranked.join(needed, on="qid", how="left", maintain_order="left").with_columns(
+    # a query's code is its row in ``stats`` (sorted): per-query values by gather, no join
+    stats = stats.sort("qid")
+    codes = ranked["qid"]
+    needed = ("num_ret", "num_rel", "num_nonrel", "num_rel_ret", "R_all")
+    rows = ranked.with_columns([stats[c].gather(codes).alias(c) for c in needed]).with_columns(
         isrel.alias("isrel"),
         isrel.cast(pl.Int64).cum_sum().over("qid").alias("Rc"),
         (rel < 0).cast(pl.Int64).cum_sum().over("qid").alias("unj_c"),
@@ -735,11 +738,12 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
     # two differ by D = the unjudged documents counted as relevant.
     shift = pl.col("R_all") - pl.col("num_rel_ret")
     prec = (pl.col("Rc") - shift).cast(pl.Float64) / (pl.col("i") + 1).cast(pl.Float64)
-    rel_rows = (
-        rows.with_columns(prec.reverse().cum_max().reverse().over("qid").alias("smax"))
-        .filter("isrel")
-        .select("qid", (pl.col("Rc") - shift).alias("k"), "smax")
-        .filter(pl.col("k") >= 1)
+    # the relevant rows in (query, rank) order; a query's k-th one is at rel_start + k - 1
+    smax = rows.with_columns(prec.reverse().cum_max().reverse().over("qid").alias("smax")).filter(
+        "isrel"
+    )["smax"]
+    wide = wide.sort("qid").with_columns(
+        (pl.col("R_all").cum_sum() - pl.col("R_all")).alias("__rstart")
     )
     n_rel = pl.col("num_rel").cast(pl.Float64)
     r_all = pl.col("num_rel_ret")
@@ -754,21 +758,16 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
         for j, lev in enumerate(levels):
             key = f"__lev{j}"
             k = _lround(pl.lit(lev) * n_rel)
-            wide = wide.with_columns(
-                pl.when(k <= 0).then(pl.lit(1, pl.Int64)).otherwise(k).alias("__k"),
-                k.alias("__kraw"),
-            )
-            wide = wide.join(
-                rel_rows.rename({"k": "__k", "smax": key}), on=["qid", "__k"], how="left"
-            )
-            value = (
-                pl.when(pl.col("__kraw") > r_all)
-                .then(0.0)
-                .when(r_all == 0)
-                .then(final)
-                .otherwise(pl.col(key))
-            )
-            wide = wide.with_columns(value.alias(key)).drop("__k", "__kraw")
+            k_eff = pl.when(k <= 0).then(pl.lit(1, pl.Int64)).otherwise(k)
+            index = wide.select(
+                pl.when((k <= r_all) & (r_all >= 1))
+                .then(pl.col("__rstart") + k_eff + shift - 1)
+                .cast(pl.Int64)
+                .alias("ix")
+            )["ix"]
+            wide = wide.with_columns(smax.gather(index).alias(key))
+            value = pl.when(k > r_all).then(0.0).when(r_all == 0).then(final).otherwise(pl.col(key))
+            wide = wide.with_columns(value.alias(key))
             parts.append(key)
         if column.measure.name == "iprec_at_recall":
             wide = wide.rename({parts[0]: column.label})
@@ -905,13 +904,19 @@ def _rndcg(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: st
             (pl.col("p") + 1).alias("b"),
         )
         .filter(pl.col("g_next").is_null() | (pl.col("g_next") != pl.col("g")))
-        .join(base.select("qid", "num_ret"), on="qid", how="left", maintain_order="left")
-        .with_columns(pl.min_horizontal(pl.col("b"), pl.col("num_ret")).alias("kk"))
     )
-    dcg_at = res.select("qid", (pl.col("i") + 1).alias("kk"), "dcg_c")
-    bounds = bounds.join(dcg_at, on=["qid", "kk"], how="left", maintain_order="left").with_columns(
-        pl.col("dcg_c").fill_null(0.0)
-    )
+    # dcg after min(b, num_ret) ranks: res holds num_ret rows per query in code order
+    base = base.sort("qid")
+    start = base["num_ret"].cum_sum() - base["num_ret"]
+    kk = pl.min_horizontal(pl.col("b"), pl.col("n"))
+    index = pl.DataFrame(
+        {
+            "s": start.gather(bounds["qid"]),
+            "n": base["num_ret"].gather(bounds["qid"]),
+            "b": bounds["b"],
+        }
+    ).select(pl.when(kk >= 1).then(pl.col("s") + kk - 1).alias("ix"))["ix"]
+    bounds = bounds.with_columns(res["dcg_c"].gather(index).fill_null(0.0).alias("dcg_c"))
     sums = (
         bounds.sort("qid", "b")
         .group_by("qid")
@@ -928,8 +933,15 @@ def _rndcg(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: st
 
 
 def _g(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -> pl.DataFrame:
-    ig = ideal.select("qid", pl.col("p").alias("i"), pl.col("g").alias("ig"))
-    rows = res.join(ig, on=["qid", "i"], how="left", maintain_order="left").with_columns(
+    # the ideal gain at each retrieved rank: ideal holds L slots per query in code order
+    base = base.sort("qid")
+    length = base["L"]
+    istart = length.cum_sum() - length
+    codes = res["qid"]
+    index = pl.DataFrame(
+        {"s": istart.gather(codes), "L": length.gather(codes), "i": res["i"]}
+    ).select(pl.when(pl.col("i") < pl.col("L")).then(pl.col("s") + pl.col("i")).alias("ix"))["ix"]
+    rows = res.with_columns(ideal["g"].gather(index).alias("ig")).with_columns(
         pl.when(pl.col("ig") >= 1.0).then(pl.col("ig")).otherwise(1.0).alias("cost")
     )
     rows = rows.with_columns(
