@@ -1102,6 +1102,50 @@ def _fmt_double(values: pl.Expr) -> pl.Expr:
     return text.str.pad_start(6)
 
 
+def format_doubles(values: pl.Series) -> pl.Series:
+    """:func:`_fmt_double` on a Series, each intermediate column computed once."""
+    frame = pl.DataFrame({"v": values.cast(pl.Float64)})
+    frame = frame.with_columns(a=pl.col("v").abs())
+    frame = frame.with_columns(p=pl.col("a") * 10000.0, c=pl.col("a") * 134217729.0)
+    frame = frame.with_columns(
+        a_hi=pl.col("c") - (pl.col("c") - pl.col("a")), f=pl.col("p").floor()
+    )
+    frame = frame.with_columns(
+        err=(pl.col("a_hi") * 10000.0 - pl.col("p")) + (pl.col("a") - pl.col("a_hi")) * 10000.0
+    )
+    frame = frame.with_columns(d=((pl.col("p") - pl.col("f")) - 0.5) + pl.col("err"))
+    f = pl.col("f")
+    frame = frame.with_columns(
+        n=pl.when(pl.col("d") > 0)
+        .then(f + 1)
+        .when(pl.col("d") < 0)
+        .then(f)
+        .otherwise(pl.when((f % 2) == 0).then(f).otherwise(f + 1))
+        .cast(pl.Int64, strict=False)
+    )
+    v, n = pl.col("v"), pl.col("n")
+    negative = (v < 0) | ((v == 0) & ((1.0 / v) < 0))
+    text = (
+        pl.when(v.is_nan())
+        .then(pl.lit("-nan"))
+        .when(v == float("inf"))
+        .then(pl.lit("inf"))
+        .when(v == float("-inf"))
+        .then(pl.lit("-inf"))
+        .otherwise(
+            pl.concat_str(
+                [
+                    pl.when(negative).then(pl.lit("-")).otherwise(pl.lit("")),
+                    (n // 10000).cast(pl.String),
+                    pl.lit("."),
+                    (n % 10000).cast(pl.String).str.zfill(4),
+                ]
+            )
+        )
+    )
+    return frame.select(text.str.pad_start(6).alias(values.name))[values.name]
+
+
 def _fmt_long(values: pl.Expr) -> pl.Expr:
     return values.cast(pl.Int64, strict=False).fill_null(-(2**63)).cast(pl.String)
 
@@ -1492,38 +1536,50 @@ def _assemble(
                     "__long": [c.measure.integer and not z for c in printed],
                 }
             )
-            numeric = [c.label for c in printed if c.measure.kind != "relstring"]
-            strings = [c.label for c in printed if c.measure.kind == "relstring"]
-            indexed = wide.with_row_index("__q")
-            pieces = []
-            if numeric:
-                pieces.append(
-                    indexed.select("__q", "qid", *[pl.col(n).cast(pl.Float64) for n in numeric])
-                    .unpivot(index=["__q", "qid"], variable_name="measure", value_name="value")
-                    .with_columns(pl.lit(None, pl.String).alias("__s"))
-                )
-            if strings:
-                pieces.append(
-                    indexed.select("__q", "qid", *strings)
-                    .unpivot(index=["__q", "qid"], variable_name="measure", value_name="__s")
-                    .select("__q", "qid", "measure", pl.lit(None, pl.Float64).alias("value"), "__s")
-                )
-            pq = (
-                pl.concat(pieces)
-                .join(order, on="measure", how="left", maintain_order="left")
-                .sort("__q", "__m")
-                .select(
-                    "measure",
-                    pl.col("qid").alias("query"),
-                    "value",
-                    pl.when(pl.col("__s").is_not_null())
-                    .then(pl.concat_str([pl.lit("'"), pl.col("__s"), pl.lit("'")]))
-                    .when(pl.col("__long"))
-                    .then(_fmt_long(pl.col("value")))
-                    .otherwise(_fmt_double(pl.col("value")))
-                    .alias("text"),
-                    (pl.lit(z) & pl.col("__s").is_null()).alias("zscore"),
-                )
+            # One list per query in print order, exploded: query-major order, no sort.
+            n_q, n_m = wide.height, len(printed)
+            is_str = [c.measure.kind == "relstring" for c in printed]
+            lists = wide.select(
+                pl.concat_list(
+                    [
+                        pl.lit(None, pl.Float64) if st else pl.col(c.label).cast(pl.Float64)
+                        for c, st in zip(printed, is_str, strict=True)
+                    ]
+                ).alias("value"),
+                pl.concat_list(
+                    [
+                        pl.col(c.label).cast(pl.String) if st else pl.lit(None, pl.String)
+                        for c, st in zip(printed, is_str, strict=True)
+                    ]
+                ).alias("__s"),
+            ).explode("value", "__s")
+            m_index = pl.Series(np.tile(np.arange(n_m, dtype=np.int64), n_q))
+            q_index = pl.Series(np.repeat(np.arange(n_q, dtype=np.int64), n_m))
+            pq = pl.DataFrame(
+                {
+                    "measure": pl.Series([c.label for c in printed], dtype=pl.String).gather(
+                        m_index
+                    ),
+                    "query": wide["qid"].gather(q_index),
+                    "value": lists["value"],
+                    "__s": lists["__s"],
+                    "__long": pl.Series([c.measure.integer and not z for c in printed]).gather(
+                        m_index
+                    ),
+                }
+            )
+            doubles = format_doubles(pq["value"])
+            pq = pq.with_columns(doubles.alias("__d")).select(
+                "measure",
+                "query",
+                "value",
+                pl.when(pl.col("__s").is_not_null())
+                .then(pl.concat_str([pl.lit("'"), pl.col("__s"), pl.lit("'")]))
+                .when(pl.col("__long"))
+                .then(_fmt_long(pl.col("value")))
+                .otherwise(pl.col("__d"))
+                .alias("text"),
+                (pl.lit(z) & pl.col("__s").is_null()).alias("zscore"),
             )
             parts.append(pq)
     if summary:
