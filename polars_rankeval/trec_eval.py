@@ -1529,13 +1529,6 @@ def _assemble(
     if per_query:
         printed = [c for c in columns if c.measure.kind not in ("runid", "num_q", "gm")]
         if printed:
-            order = pl.DataFrame(
-                {
-                    "measure": [c.label for c in printed],
-                    "__m": list(range(len(printed))),
-                    "__long": [c.measure.integer and not z for c in printed],
-                }
-            )
             # One list per query in print order, exploded: query-major order, no sort.
             n_q, n_m = wide.height, len(printed)
             is_str = [c.measure.kind == "relstring" for c in printed]
