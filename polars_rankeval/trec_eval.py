@@ -754,21 +754,41 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
             if column.measure.name == "iprec_at_recall"
             else _params_double(column, column.measure)
         )
+        # trec_eval's pass over the levels from the last one: levels above num_rel_ret
+        # at the end are skipped (0), each next level is reached when the counter falls
+        # to it; one it cannot reach (above the last one reached, or <= 0) stops the pass
+        # and it and all before it take the final interpolated precision. For increasing
+        # levels this is each level's own value.
+        wide = wide.with_columns(
+            pl.col("num_rel_ret").alias("__limit"),
+            pl.lit(True).alias("__skip"),
+            pl.lit(False).alias("__blocked"),
+        )
+        one_index = wide.select(
+            pl.when(r_all >= 1).then(pl.col("__rstart") + 1 + shift - 1).cast(pl.Int64).alias("ix")
+        )["ix"]
+        wide = wide.with_columns(
+            pl.when(r_all >= 1).then(smax.gather(one_index)).otherwise(final).alias("__final")
+        )
         parts = []
-        for j, lev in enumerate(levels):
+        for j in reversed(range(len(levels))):
             key = f"__lev{j}"
-            k = _lround(pl.lit(lev) * n_rel)
-            k_eff = pl.when(k <= 0).then(pl.lit(1, pl.Int64)).otherwise(k)
+            k = _lround(pl.lit(levels[j]) * n_rel)
+            zero = pl.col("__skip") & (k > r_all)
+            matched = ~zero & ~pl.col("__blocked") & (k >= 1) & (k <= pl.col("__limit"))
             index = wide.select(
-                pl.when((k <= r_all) & (r_all >= 1))
-                .then(pl.col("__rstart") + k_eff + shift - 1)
-                .cast(pl.Int64)
-                .alias("ix")
+                pl.when(matched).then(pl.col("__rstart") + k + shift - 1).cast(pl.Int64).alias("ix")
             )["ix"]
             wide = wide.with_columns(smax.gather(index).alias(key))
-            value = pl.when(k > r_all).then(0.0).when(r_all == 0).then(final).otherwise(pl.col(key))
-            wide = wide.with_columns(value.alias(key))
-            parts.append(key)
+            wide = wide.with_columns(
+                pl.when(zero).then(0.0).when(matched).then(pl.col(key)).otherwise(pl.col("__final"))
+                .alias(key),
+                (pl.col("__skip") & zero).alias("__skip"),
+                pl.when(matched).then(k).otherwise(pl.col("__limit")).alias("__limit"),
+                (pl.col("__blocked") | (~zero & ~matched)).alias("__blocked"),
+            )  # fmt: skip
+            parts.insert(0, key)
+        wide = wide.drop("__limit", "__skip", "__blocked", "__final")
         if column.measure.name == "iprec_at_recall":
             wide = wide.rename({parts[0]: column.label})
         else:
