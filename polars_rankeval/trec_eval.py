@@ -770,7 +770,7 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
         wide = wide.with_columns(
             pl.when(r_all >= 1).then(smax.gather(one_index)).otherwise(final).alias("__final")
         )
-        parts = []
+        parts: list[str] = []
         for j in reversed(range(len(levels))):
             key = f"__lev{j}"
             k = _lround(pl.lit(levels[j]) * n_rel)
