@@ -21,6 +21,11 @@ TiePolicy = Literal["expected", "item_desc", "item_asc", "optimistic", "pessimis
     The most relevant item first within a tie (an upper bound).
 ``"pessimistic"``
     The least relevant item first within a tie (a lower bound).
+
+Every deterministic policy is a total order, so row order never matters: within equal
+score and equal relevance, ``optimistic`` and ``pessimistic`` put judged rows before
+unjudged ones, then order by item id ascending (see
+:data:`polars_rankeval._features.TIE_ORDER`).
 """
 
 EmptyPolicy = Literal["skip", "skip_row", "zero", "error"]

@@ -8,8 +8,11 @@ run and its relevance judgments); ``--recs`` and ``--truth`` evaluate your own f
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -29,6 +32,10 @@ from polars_rankeval.evaluate import evaluate, join, parse_metrics, summarize
 from polars_rankeval.registry import list_metrics
 
 PROG = "polars-rankeval"
+INTERRUPTED_EXIT = 128 + signal.SIGINT
+"""Exit status after Ctrl-C (130)."""
+TERMINATED_EXIT = 128 + signal.SIGTERM
+"""Exit status after SIGTERM (143)."""
 DEFAULT_METRICS: tuple[str, ...] = (
     "ndcg@10",
     "map@10",
@@ -534,6 +541,30 @@ def _one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(TERMINATED_EXIT)
+
+
+@contextlib.contextmanager
+def _sigterm_exits() -> Iterator[None]:
+    """SIGTERM raises ``SystemExit(143)``, so that clean-ups in ``finally`` run.
+
+    Its default action kills the process at once. Only in the main thread (where
+    handlers can be set) and when no other handler is installed; restored after.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line.
 
@@ -546,7 +577,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         The exit status: 0 on success, 2 on a usage error (bad option, unknown metric,
-        missing file, invalid data), reported as one line on standard error.
+        missing file, invalid data), reported as one line on standard error; 130 after
+        Ctrl-C and 143 after SIGTERM (128 + the signal number, as shells report it),
+        without a traceback, once the temporary files of a bucketed run are removed.
 
     Examples
     --------
@@ -569,7 +602,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 2)
     try:
-        return int(args.handler(args))
+        with _sigterm_exits():
+            return int(args.handler(args))
+    except KeyboardInterrupt:
+        # Ctrl-C: temporary files are already removed; exit quietly, as shells expect.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a further Ctrl-C: no traceback
+        return INTERRUPTED_EXIT
     except (ValueError, TypeError, OSError, pl.exceptions.PolarsError) as exc:
         print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
         return 2

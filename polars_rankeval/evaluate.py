@@ -373,7 +373,7 @@ def global_partials(
     job = _global_job(lf.collect_schema(), metrics, user, item, score, relevance, rank, ties, by)
     job.users = users
     job.n_items, job.rating_range = n_items, rating_range
-    return job.build(lf)[1]
+    return job.user_partials(lf)
 
 
 def finalize_globals(
@@ -489,6 +489,21 @@ def join(
     cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     recs_schema, truth_schema = recs_lf.collect_schema(), truth_lf.collect_schema()
+    roles = {cols.user, cols.item, cols.order, cols.relevance}
+    for column in by_cols:
+        if column in roles:
+            msg = (
+                f"by column {column!r} is also the user, item, score/rank or relevance "
+                "column; by= names extra columns of recs such as 'system'"
+            )
+            raise ValueError(msg)
+    if len({cols.user, cols.item, cols.order}) < 3 or cols.relevance in (cols.user, cols.item):
+        msg = (
+            f"user, item, score/rank and relevance must be different columns, got "
+            f"user={cols.user!r}, item={cols.item!r}, order={cols.order!r}, "
+            f"relevance={cols.relevance!r}"
+        )
+        raise ValueError(msg)
     for frame, schema, needed in (
         ("recs", recs_schema, [*by_cols, cols.user, cols.item, cols.order]),
         ("truth", truth_schema, [cols.user, cols.item]),

@@ -25,6 +25,10 @@ if typing.TYPE_CHECKING:
     from polars_rankeval._features import Features
 
 ParamKind = Literal["int", "float", "str", "bool"]
+MAX_INT_OPTION = 2**32
+"""Largest cutoff ``@k`` (and integer option): longer than any list Polars indexes."""
+MAX_FLOAT_OPTION = 1e100
+"""Largest magnitude of a float option: beyond it products and squares overflow."""
 Combine = Literal["sum", "min", "max"]
 
 
@@ -125,6 +129,9 @@ class Param:
             if isinstance(value, bool) or not math.isfinite(out):
                 msg = f"{where} must be a finite number, got {value!r}"
                 raise ValueError(msg)
+            if abs(out) > MAX_FLOAT_OPTION:
+                msg = f"{where} must lie within +-{MAX_FLOAT_OPTION:g}, got {value!r}"
+                raise ValueError(msg)
             return out
         return str(value)
 
@@ -133,14 +140,20 @@ def _to_int(where: str, value: Any) -> int:
     if isinstance(value, bool):
         msg = f"{where} must be an integer, got {value!r}"
         raise TypeError(msg)
+    integral = (isinstance(value, float) and value.is_integer()) or (
+        isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip())
+    )
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-        return int(value)
-    msg = f"{where} must be an integer, got {value!r}"
-    raise TypeError(msg)
+        out = value
+    elif integral:
+        out = int(value)
+    else:
+        msg = f"{where} must be an integer, got {value!r}"
+        raise TypeError(msg)
+    if abs(out) > MAX_INT_OPTION:
+        msg = f"{where} must lie within +-2^32 = {MAX_INT_OPTION}, got {value!r}"
+        raise ValueError(msg)
+    return out
 
 
 @dataclass(frozen=True)
@@ -306,7 +319,8 @@ def _fmt(value: Any) -> str:
     if value is None:
         return "none"
     if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else repr(value)
+        # Integers as such (rel=2), but 1e+100 rather than a 101-digit number.
+        return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
     return str(value)
 
 
@@ -422,7 +436,7 @@ def parse_metric(text: str | Metric) -> Metric:
         if not re.fullmatch(r"[+-]?\d+", raw):
             msg = f"cutoff in {text!r} must be a positive integer, got {raw!r}"
             raise ValueError(msg)
-        k = int(raw)
+        k = _to_int(f"cutoff k of metric {spec.name!r}", raw)
     options: dict[str, str] = {}
     if match["params"] is not None and match["params"].strip():
         for part in match["params"].split(","):

@@ -1052,6 +1052,7 @@ def _predicates(plan: Plan) -> dict[str, Column]:
         "null_user": _col(plan.user).isNull(),
         "null_item": _col(str(cols["item"])).isNull(),
         "nan_rel": sf.isnan(rel),
+        "inf_rel": (rel == float("inf")) | (rel == float("-inf")),
         "neg_rel": rel < 0,
     }
     if plan.polars_schema[plan.order].is_float():

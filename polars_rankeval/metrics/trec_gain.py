@@ -23,10 +23,6 @@ from polars_rankeval.metrics.graded import _dcg_sum, _discount, _gain
 from polars_rankeval.registry import register
 
 DETERMINISTIC = ("item_desc", "item_asc", "optimistic", "pessimistic")
-# optimistic / pessimistic order a tie by relevance only, leaving judged non-relevant and
-# unjudged items of relevance 0 in input order: a measure of the unjudged items' ranks
-# would depend on row order.
-JUDGMENT_ORDER = ("expected", "item_desc", "item_asc")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -92,14 +88,11 @@ def _rbp(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
     family="trec_gain",
     normalized=False,
     takes_k=False,
-    tie_policies=JUDGMENT_ORDER,
     summary="The RBP residual: what unjudged items and the list's tail could add.",
     definition=(
         "p**#recommended + (1 - p) * sum over unjudged recommended items of "
         "p**(rank - 1) (trec_eval rbp_resid); 0 when no recommended item is unjudged, "
-        "as in trec_eval. Expected ties: the mean of p**(rank - 1) over the tie group. "
-        "Not for optimistic/pessimistic ties, which leave judged and unjudged items of "
-        "relevance 0 in input order."
+        "as in trec_eval. Expected ties: the mean of p**(rank - 1) over the tie group."
     ),
 )
 def _rbp_resid(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
