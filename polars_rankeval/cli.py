@@ -594,7 +594,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if raw[:1] == ["trec-eval"] and not set(raw[1:2]) & {"-h", "--help"}:
         from polars_rankeval.trec_eval import command_line
 
-        return command_line(raw[1:])
+        try:
+            return command_line(raw[1:])
+        except KeyboardInterrupt:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            return INTERRUPTED_EXIT
     parser = build_parser()
     try:
         args = parser.parse_args(_with_default_command(raw))

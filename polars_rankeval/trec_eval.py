@@ -1832,7 +1832,7 @@ def command_line(argv: Sequence[str]) -> int:
     except TrecEvalError as exc:
         print(f"trec_eval: {exc}", file=sys.stderr)
         return exc.status
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, pl.exceptions.PolarsError) as exc:
         print(f"trec_eval: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(format_trec(result))
