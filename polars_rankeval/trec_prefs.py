@@ -1458,34 +1458,57 @@ def _pair_values(
             (pl.col("s0") + pl.col("gs0") + pl.col("s1") + pl.col("gs1")).alias("s01"),
         )
     )
-    # Shares strictly between 0 and 1 (conflicting JGs) make the sum depend on its order:
-    # for those queries add them up as trec_eval does, pair by pair in internal-rank order.
+    # Shares like 1/3 (three JGs in conflict) make a floating-point sum depend on its
+    # order; dyadic shares (0, 1, 1/2, 3/4...) add up exactly in any order. For queries
+    # with a non-dyadic share, add them up as trec_eval does, pair by pair in order.
+    scaled = pl.col("share") * 1048576.0
     mixed = (
-        by_pair.filter((pl.col("fav") > 0) & (pl.col("fav") < pl.col("tot")))
-        .select("user")
-        .unique()
+        by_pair.filter((pl.col("area") < 2) & (scaled != scaled.round())).select("user").unique()
     )
     if mixed.height:
-        e = ec.join(mixed, on="user", how="semi")
-        pairs = (
+        # single pairs met: (x over y) with x retrieved and ranked above y, share 1
+        e = (
+            dedup.join(mixed, on="user", how="semi")
+            .join(multi.with_columns(pl.lit(True).alias("m")), on=["user", "d"], how="left")
+            .with_columns(pl.col("m").fill_null(False))
+        )
+        singles_met = (
             e.lazy()
             .join(
-                e.lazy().select("g", pl.col("lvl").alias("lvl_y"), pl.col("d").alias("d_y")),
+                e.lazy().select(
+                    "g",
+                    pl.col("lvl").alias("lvl_y"),
+                    pl.col("d").alias("d_y"),
+                    pl.col("m").alias("m_y"),
+                ),
                 on="g",
             )
-            .filter(pl.col("lvl") > pl.col("lvl_y"))
-            .select("user", "d", "d_y", "njr")
+            .filter(
+                (pl.col("lvl") > pl.col("lvl_y"))
+                & (pl.col("d") < pl.col("d_y"))
+                & (pl.col("d") < pl.col("njr"))
+                & ~(pl.col("m") & pl.col("m_y"))
+            )
+            .select(
+                "user",
+                pl.col("d").alias("lo"),
+                pl.col("d_y").alias("hi"),
+                (pl.col("d_y") < pl.col("njr")).alias("area0"),
+                pl.lit(1.0).alias("share"),
+            )
             .collect()
         )
-        pa = pa_edges.join(mixed, on="user", how="semi").select("user", "d", "d_y", "njr")
-        share = pl.col("share")
-        exact = (
-            _by_pair(pl.concat([pairs, pa]))
-            .sort("user", "area", "lo", "hi")
-            .group_by("user", maintain_order=True)
-            .agg(
-                share.filter(pl.col("area") == 0).cum_sum().last().alias("x0"),
-                share.filter(pl.col("area") < 2).cum_sum().last().alias("x01"),
+        shared_met = by_pair.join(mixed, on="user", how="semi").filter(
+            (pl.col("area") < 2) & (pl.col("fav") > 0)
+        )
+        exact = _ordered_share_sums(
+            pl.concat(
+                [
+                    singles_met,
+                    shared_met.select(
+                        "user", "lo", "hi", (pl.col("area") == 0).alias("area0"), "share"
+                    ),
+                ]
             )
         )
         table = (
@@ -1519,6 +1542,38 @@ def _pair_values(
             )
             for name in names
         ]
+    )
+
+
+def _ordered_share_sums(met: pl.DataFrame) -> pl.DataFrame:
+    """Per query, the pair shares added up in trec_eval's order (x0: area 0, x01: 0 and 1).
+
+    ``met``: one row per doc pair with a share > 0 (``user, lo, hi, area0, share``).
+    trec_eval adds the shares pair by pair, by internal rank of the better doc then of
+    the other, area 0 first; floating-point addition depends on that order (adding the
+    zero shares changes nothing).
+    """
+    queries = met.select("user").unique().with_row_index("q")
+    ordered = (
+        met.join(queries, on="user")
+        .select("q", "area0", "lo", "hi", "share")
+        .sort("q", "area0", "lo", "hi", descending=[False, True, False, False])
+    )
+    x0 = (
+        ordered.filter(pl.col("area0"))
+        .with_columns(pl.col("share").cum_sum().over("q").alias("x0"))
+        .group_by("q")
+        .agg(pl.col("x0").last())
+    )
+    x01 = (
+        ordered.with_columns(pl.col("share").cum_sum().over("q").alias("x01"))
+        .group_by("q")
+        .agg(pl.col("x01").last())
+    )
+    return (
+        queries.join(x0, on="q", how="left")
+        .join(x01, on="q", how="left")
+        .select("user", pl.col("x0").fill_null(0.0), pl.col("x01").fill_null(0.0))
     )
 
 

@@ -521,10 +521,17 @@ def test_read_relations_comments_and_numbers(tmp_path: Path) -> None:
 # tests: differential against the real trec_eval
 
 
+# seeds that once disagreed: failures met in trec_eval's order (5241, 5296: a cycle in an
+# earlier query than a duplicate doc / a 0 vs non-0 level), prefs_pair summed in
+# trec_eval's order (5732: shares of 1/3 and 2/3 land on .21875 exactly)
+REGRESSIONS = {"prefs": (5241, 5296), "qrels_prefs": (5732,), "qrels_jg": (1002, 1009)}
+
+
 @pytest.mark.parametrize("fmt", ["prefs", "qrels_prefs", "qrels_jg"])
 def test_against_trec_eval(fmt: str, tmp_path: Path) -> None:
     trec_eval_binary()
-    failures = [msg for seed in range(25) if (msg := compare_case(seed, fmt, tmp_path))]
+    seeds = [*range(30), *REGRESSIONS[fmt]]
+    failures = [msg for seed in seeds if (msg := compare_case(seed, fmt, tmp_path))]
     assert not failures, "\n".join(failures)
 
 
