@@ -24,8 +24,8 @@ Contract (for the ``trec-eval`` command and ``trec_eval.py``)
     that many fields per line (else ``TrecEvalError`` "Malformed line N", exit 2),
     blank lines malformed, a line starting with ``#`` skipped (but, as in the C code, a
     line right after a skipped comment line is always parsed). A frame is checked for
-    the columns above (``qrels_prefs`` also accepts a qrels frame ``user, iter, item,
-    relevance``) and cast.
+    the columns above (``qrels_jg`` and ``qrels_prefs`` also accept a qrels frame
+    ``user, iter, item, relevance``: iter is the judgment group) and cast.
 
 ``PREFS_MEASURES: tuple[str, ...]``
     The measure names, in trec_eval's print order: ``prefs_num_prefs_poss``,
@@ -504,6 +504,8 @@ def _check_qrels_jg_duplicates(frame: pl.DataFrame, source: object) -> None:
 
 def _relations_from_frame(frame: pl.DataFrame, relation_format: str) -> pl.DataFrame:
     cols = set(frame.columns)
+    if relation_format == "qrels_jg" and "jg" not in cols and "iter" in cols:
+        frame = frame.rename({"iter": "jg"})  # a qrels frame: its iter field is the group
     if relation_format == "qrels_prefs" and "jsg" not in cols:
         if "jg" not in cols and "iter" in cols:
             frame = frame.rename({"iter": "jg"})
@@ -535,7 +537,7 @@ def _relations_from_frame(frame: pl.DataFrame, relation_format: str) -> pl.DataF
 def relation_measures(
     relations: pl.DataFrame | None,
     qrels: pl.DataFrame | None,
-    run: pl.DataFrame,
+    run: pl.DataFrame | pl.LazyFrame,
     requests: Sequence[tuple[str, tuple[str, ...]]],
     *,
     relation_format: str,
@@ -603,6 +605,10 @@ def relation_measures(
         if not format_accepts(name, relation_format):
             raise incompatible_format_error(name)
     labels = measure_labels(list(wanted.items()))
+    if isinstance(run, pl.LazyFrame):
+        run = run.collect()
+    if not isinstance(run, pl.DataFrame):
+        raise TypeError(f"run must be a polars DataFrame or LazyFrame, got {type(run).__name__}")
     missing = [c for c in ("user", "item", "score") if c not in run.columns]
     if missing:
         raise ValueError(

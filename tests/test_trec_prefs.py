@@ -449,6 +449,20 @@ def test_complete_ties_cut_and_judged_only() -> None:
     assert jg_values(tied, max_docs_per_query=1) == {"map_avgjg": (0 + 1 / 1) / 2, "P_avgjg_1": 0.5}
 
 
+def test_read_relations_from_frames() -> None:
+    qrels = pl.DataFrame(
+        {"user": ["q", "q"], "iter": ["0", "0"], "item": ["a", "b"], "relevance": [2, 0]}
+    )
+    got = tp.read_relations(qrels, "qrels_prefs")
+    assert got.columns == ["user", "jg", "jsg", "item", "rel_level"]
+    assert got.rows() == [("q", "0", "0", "a", 2.0), ("q", "0", "0", "b", 0.0)]
+    assert tp.read_relations(qrels, "qrels_jg").rows() == [("q", "0", "a", 2), ("q", "0", "b", 0)]
+    with pytest.raises(ValueError, match="missing column"):
+        tp.read_relations(qrels.drop("relevance"), "qrels_jg")
+    with pytest.raises(TypeError, match="source must be a path"):
+        tp.read_relations(3, "prefs")  # type: ignore[arg-type]
+
+
 def test_labels_defaults_and_groups() -> None:
     assert tp.measure_labels([("qrels_jg", ())])[:3] == ["map_avgjg", "P_avgjg_5", "P_avgjg_10"]
     assert tp.measure_labels([("Rprec_mult_avgjg", ())])[-1] == "Rprec_mult_avgjg_2.00"
