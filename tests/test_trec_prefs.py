@@ -182,16 +182,26 @@ def random_case(rng: random.Random, fmt: str, folder: Path) -> dict[str, object]
                 # a consistent hidden level per doc, each JSG a monotone view of it
                 n_jsg = rng.choice([1, 1, 2, 3])
                 levels = [0.0, 0.0, 1.0, 2.0, 3.0, 5.0]
-                if n_jsg > 1 and rng.random() < 0.3:
+                negative = rng.random() < 0.25
+                if negative:
                     levels.append(-1.0)
                 hidden = {d: rng.choice(levels) for d in docs}
                 for sub in range(n_jsg):
                     scale = rng.choice([1.0, 2.0, 0.5])
-                    for d in rng.sample(docs, rng.randint(1, len(docs))):
+                    picked = rng.sample(docs, rng.randint(1, len(docs)))
+                    for d in picked:
                         lvl = hidden[d] * scale
                         rel_lines.append(f"{q} {jg} s{sub} {d} {lvl:g}")
                         if n_jsg == 1 and rng.random() < 0.05:
                             rel_lines.append(f"{q} {jg} s{sub} {d} {lvl:g}")
+                    if n_jsg == 1 and negative:
+                        # keep trec_eval defined: in a one-JSG group the lowest class must
+                        # hold at least as many rows as there are relevant rows (else the
+                        # Rnonrel recalculation reads past its array)
+                        pos = sum(hidden[d] > 0 for d in picked)
+                        neg = sum(hidden[d] < 0 for d in picked)
+                        for i in range(max(0, pos + 2 - neg) if neg else 0):
+                            rel_lines.append(f"{q} {jg} s{sub} neg{i} -1")
                 if n_jsg > 1 and rng.random() < 0.02:  # a cycle: trec_eval aborts
                     rel_lines += [f"{q} {jg} c1 {docs[0]} 2", f"{q} {jg} c1 {docs[1]} 1"]
                     rel_lines += [f"{q} {jg} c2 {docs[1]} 2", f"{q} {jg} c2 {docs[0]} 1"]
