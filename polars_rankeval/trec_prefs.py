@@ -648,7 +648,7 @@ def relation_measures(
     order = pl.DataFrame({"measure": labels, "_o": range(len(labels))})
     out = (
         values.join(order, on="measure", how="inner")
-        .sort(pl.col("user").cast(pl.Binary), "_o")
+        .sort(pl.col("user"), "_o")
         .select(
             pl.col("user").alias("query"),
             "measure",
@@ -710,6 +710,10 @@ def _raise_first(failures: list[_Failure]) -> None:
         raise TrecEvalError(message, exit_code=code, query=query)
 
 
+# Polars sorts String columns in byte order, as trec_eval's strcmp compares (the tests
+# check orders on ids that sort differently as text and as bytes).
+
+
 def _rank(
     run: pl.DataFrame,
     *,
@@ -725,14 +729,14 @@ def _rank(
     ranked = run.sort(
         pl.col("user"),
         pl.col("score"),
-        pl.col("item").cast(pl.Binary),
+        pl.col("item"),
         descending=[False, True, docno_descending],
     ).with_columns(pl.int_range(1, pl.len() + 1).over("user").alias("rank"))
     if max_docs is not None:
         ranked = ranked.filter(pl.col("rank") <= max_docs)
     dup = (
         ranked.filter(pl.struct("user", "item").is_duplicated())
-        .sort(pl.col("item").cast(pl.Binary))
+        .sort(pl.col("item"))
         .group_by("user", maintain_order=True)
         .agg(pl.col("item").first())
     )
@@ -826,7 +830,7 @@ def _jg_values(
     def avg_over_jgs(frame: pl.DataFrame) -> pl.DataFrame:
         # sum over jgs in jg order, divided by num_jgs when there are several
         return (
-            frame.sort("user", pl.col("jg").cast(pl.Binary))
+            frame.sort("user", pl.col("jg"))
             .group_by("user", "measure", maintain_order=True)
             .agg(pl.col("v").cum_sum().last().alias("s"))
             .join(num_jgs, on="user")
@@ -966,7 +970,7 @@ def _prefs_values(
     jgs = (
         rels.select("user", "jg")
         .unique()
-        .sort(pl.col("user").cast(pl.Binary), pl.col("jg").cast(pl.Binary))
+        .sort(pl.col("user"), pl.col("jg"))
         .with_row_index("g")
         .with_columns(pl.col("g").cast(pl.Int64))
     )
@@ -985,7 +989,7 @@ def _prefs_values(
     )
     unret = (
         judged.join(ret, on=["user", "item"], how="anti")
-        .sort("user", pl.col("item").cast(pl.Binary))
+        .sort("user", pl.col("item"))
         .join(njr, on="user")
         .with_columns((pl.col("njr") + pl.int_range(pl.len()).over("user")).alias("d"))
     )
@@ -1614,9 +1618,9 @@ def _by_pair(pairs: pl.DataFrame) -> pl.DataFrame:
 def _pa_rel_levels(pa_rows: pl.DataFrame, failures: list[_Failure]) -> pl.DataFrame:
     """Final rel_level of each doc of a preference-array JG; check 0 vs non-0 clashes."""
     ordered = pa_rows.sort(
-        pl.col("user").cast(pl.Binary),
-        pl.col("jg").cast(pl.Binary),
-        pl.col("jsg").cast(pl.Binary),
+        pl.col("user"),
+        pl.col("jg"),
+        pl.col("jsg"),
         pl.col("lvl"),
         pl.col("d"),
         descending=[False, False, False, True, False],

@@ -201,7 +201,7 @@ def random_case(rng: random.Random, fmt: str, folder: Path) -> dict[str, object]
                         pos = sum(hidden[d] > 0 for d in picked)
                         neg = sum(hidden[d] < 0 for d in picked)
                         for i in range(max(0, pos + 2 - neg) if neg else 0):
-                            rel_lines.append(f"{q} {jg} s{sub} neg{i} -1")
+                            rel_lines.append(f"{q} {jg} s{sub} neg{i} {-scale:g}")
                 if n_jsg > 1 and rng.random() < 0.02:  # a cycle: trec_eval aborts
                     rel_lines += [f"{q} {jg} c1 {docs[0]} 2", f"{q} {jg} c1 {docs[1]} 1"]
                     rel_lines += [f"{q} {jg} c2 {docs[1]} 2", f"{q} {jg} c2 {docs[0]} 1"]
