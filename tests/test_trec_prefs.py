@@ -196,11 +196,11 @@ def random_case(rng: random.Random, fmt: str, folder: Path) -> dict[str, object]
                             rel_lines.append(f"{q} {jg} s{sub} {d} {lvl:g}")
                     if n_jsg == 1 and negative:
                         # keep trec_eval defined: in a one-JSG group the lowest class must
-                        # hold at least as many rows as there are relevant rows (else the
-                        # Rnonrel recalculation reads past its array)
+                        # hold at least as many rows as there are relevant rows, repeated
+                        # rows included (else the Rnonrel recalculation reads past its array)
                         pos = sum(hidden[d] > 0 for d in picked)
                         neg = sum(hidden[d] < 0 for d in picked)
-                        for i in range(max(0, pos + 2 - neg) if neg else 0):
+                        for i in range(max(0, 2 * pos + 2 - neg) if neg else 0):
                             rel_lines.append(f"{q} {jg} s{sub} neg{i} {-scale:g}")
                 if n_jsg > 1 and rng.random() < 0.02:  # a cycle: trec_eval aborts
                     rel_lines += [f"{q} {jg} c1 {docs[0]} 2", f"{q} {jg} c1 {docs[1]} 1"]
