@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -22,11 +22,13 @@ from polars_rankeval._features import Features
 from polars_rankeval._types import (
     AGGREGATIONS,
     EMPTY_POLICIES,
+    SUMMARY_FORMS,
     TIE_POLICIES,
     USER_UNIVERSES,
     Aggregation,
     Columns,
     EmptyPolicy,
+    SummaryForm,
     TiePolicy,
     UserUniverse,
     check_choice,
@@ -37,6 +39,10 @@ from polars_rankeval.registry import FramePlan, GlobalPlan, Metric, parse_metric
 _HAS_TRUTH = "__prk_has_truth"
 _HAS_RECS = "__prk_has_recs"
 RESERVED = ("n_users", "n_skipped")
+LONG_COLUMNS = ("metric", "aggregation", "value", "n_users", "n_skipped")
+"""Columns of ``summary="long"`` after the by-columns."""
+GLOBAL_AGGREGATION = "global"
+"""The ``aggregation`` of a global metric's row in the long summary (its one value)."""
 GMEAN_FLOOR = 1e-5
 """Values below this are raised to it before a geometric mean (trec_eval's gm_map)."""
 
@@ -80,6 +86,11 @@ def summary_name(aggregation: str, metric: str) -> str:
     return metric if aggregation == "mean" else f"{aggregation}({metric})"
 
 
+def count_name(metric: str) -> str:
+    """Column name of the number of users a per-user metric's aggregates cover."""
+    return f"n_users({metric})"
+
+
 @dataclass
 class Job:
     """Everything decided before the data is read; see the module docstring."""
@@ -98,6 +109,7 @@ class Job:
     items: pl.LazyFrame | None = None
     per_item: bool = False
     extra: list[str] = field(default_factory=list)
+    summary: SummaryForm = "wide"
 
     @classmethod
     def create(
@@ -114,11 +126,13 @@ class Job:
         per_user: bool,
         per_item: bool = False,
         items: pl.DataFrame | pl.LazyFrame | None = None,
+        summary: SummaryForm = "wide",
     ) -> Job:
         """Check the options against the schema and classify the metrics."""
         parsed = parse_metrics(metrics)
         check_choice("ties", ties, TIE_POLICIES)
         check_choice("empty", empty, EMPTY_POLICIES)
+        check_choice("summary", summary, SUMMARY_FORMS)
         if isinstance(users, str):
             check_choice("users", users, USER_UNIVERSES)
         by_cols = [by] if isinstance(by, str) else list(by or [])
@@ -126,10 +140,14 @@ class Job:
         job = cls(cols, by_cols, parsed, ties, users, empty, aggregations(aggregate), per_user)
         job.items = _side_table(items, schema, cols.item)
         job.per_item = per_item
+        job.summary = summary
+        if summary == "long":
+            check_long_names(by_cols)
         if per_user and per_item:
             msg = "per_user and per_item cannot both be True"
             raise ValueError(msg)
         names = {summary_name(a, m.name) for a in job.aggregate for m in parsed}
+        names |= {count_name(m.name) for m in parsed}
         for name in sorted(names | {m.name for m in parsed}):
             if name in (*job.keys, *RESERVED):
                 msg = f"metric name {name!r} collides with an output column"
@@ -303,7 +321,12 @@ class Job:
     def finish(
         self, per_user: pl.LazyFrame, partials: dict[str, list[pl.LazyFrame]]
     ) -> pl.LazyFrame:
-        """The result from per-user values and the (unmerged) partials of the globals."""
+        """The result from per-user values and the (unmerged) partials of the globals.
+
+        ``empty=`` is applied here: ``zero`` fills, ``error`` raises, ``skip`` and
+        ``skip_row`` are :func:`summarize`'s rules (the in-memory and bucketed engines
+        end here; Spark runs the same :func:`summarize` per by group).
+        """
         names = self.user_names
         per_user = per_user.sort(self.keys)
         if self.empty == "zero":
@@ -317,7 +340,8 @@ class Job:
         if self.per_item:
             on = [*self.by, self.cols.item]
             return self.finalize_globals(partials, self.item_names, on).sort(on)
-        summary = summarize(per_user, names, self.by, aggregate=self.aggregate)
+        empty: Literal["skip", "skip_row"] = "skip_row" if self.empty == "skip_row" else "skip"
+        summary = summarize(per_user, names, self.by, aggregate=self.aggregate, empty=empty)
         if self.global_names:
             values = self.finalize_globals(partials, self.global_names, self.by)
             if self.by:
@@ -325,19 +349,18 @@ class Job:
                 summary = summary.sort(self.by)
             else:
                 summary = pl.concat([summary, values], how="horizontal")
-        columns = [
-            *self.by,
-            *[
-                summary_name(agg, m.name) if self.kinds[m.name] != "global" else m.name
-                for m in self.metrics
-                for agg in (self.aggregate if self.kinds[m.name] != "global" else ["mean"])
-            ],
-            *RESERVED,
-        ]
-        out = summary.select(columns)
+        out = summary.select(self.summary_columns)
         if self.global_names:
-            out = out.with_columns(pl.col(list(RESERVED)).fill_null(0))
+            counts = [count_name(n) for n in names]
+            out = out.with_columns(pl.col([*counts, *RESERVED]).fill_null(0))
+        if self.summary == "long":
+            return long_summary(out, self.by, names, self.aggregate, self.global_names)
         return out
+
+    @property
+    def summary_columns(self) -> list[str]:
+        """The columns of the wide summary, in order."""
+        return summary_columns(self.metrics, self.kinds, self.by, self.aggregate)
 
     def finalize_globals(
         self,
@@ -475,33 +498,158 @@ def summarize(
     by: list[str],
     *,
     aggregate: Aggregation | Sequence[Aggregation] = "mean",
+    empty: Literal["skip", "skip_row", "zero"] = "skip",
 ) -> pl.LazyFrame:
-    """Aggregate per-user values per by-group, with ``n_users`` and ``n_skipped``.
+    """Aggregate per-user values per by-group, with the user counts.
 
-    A user with any undefined (null) value is skipped from every aggregate of the row,
-    so all the values of one summary row are over the same ``n_users - n_skipped``
-    users. Aggregations: ``mean`` (named by the metric itself), ``gmean`` (geometric;
-    values below ``1e-5`` are raised to ``1e-5`` first, as trec_eval's gm_map does;
-    null if a value is negative), ``hmean`` (harmonic; 0 if a value is 0, null if one
-    is negative), ``qmean`` (quadratic, the root mean square), ``median`` and ``std``
-    (the sample standard deviation, ddof=1); all but the mean are named
-    ``"<aggregation>(<metric>)"``, e.g. ``gmean(map)``.
+    Each metric's aggregates cover the users for which that metric is defined
+    (non-null), counted in ``n_users(<metric>)``: a metric's value does not depend on
+    the other metrics of the call. ``n_users`` counts the users of the group and
+    ``n_skipped`` those left out of at least one metric's aggregates (an undefined
+    value for at least one of ``names``).
+
+    Parameters
+    ----------
+    per_user
+        One row per (by, user) with one column per metric in ``names``.
+    names
+        The per-user metrics to aggregate.
+    by
+        The by-columns (one summary row per group).
+    aggregate
+        ``mean`` (named by the metric itself), ``gmean`` (geometric; values below
+        ``1e-5`` are raised to ``1e-5`` first, as trec_eval's gm_map does; null if a
+        value is negative), ``hmean`` (harmonic; 0 if a value is 0, null if one is
+        negative), ``qmean`` (quadratic, the root mean square), ``median`` and
+        ``std`` (the sample standard deviation, ddof=1), or a list of them; all but
+        the mean are named ``"<aggregation>(<metric>)"``, e.g. ``gmean(map)``.
+    empty
+        ``"skip"`` (default): a metric's aggregates leave out the users for which it
+        is undefined. ``"skip_row"``: a user undefined for any metric of ``names`` is
+        left out of every aggregate, so all of them cover ``n_users - n_skipped``
+        users (the former default). ``"zero"``: an undefined value counts as 0.
+
+    Returns
+    -------
+    polars.LazyFrame
+        The by-columns, one column per metric and aggregation, ``n_users(<metric>)``
+        per metric, ``n_users`` and ``n_skipped`` (Int64).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval.evaluate import summarize
+    >>> per_user = pl.LazyFrame({"ndcg": [1.0, 0.5, None], "tau": [None, 0.2, 0.4]})
+    >>> summarize(per_user, ["ndcg", "tau"], []).collect()
+    shape: (1, 6)
+    ┌──────┬─────┬───────────────┬──────────────┬─────────┬───────────┐
+    │ ndcg ┆ tau ┆ n_users(ndcg) ┆ n_users(tau) ┆ n_users ┆ n_skipped │
+    │ ---  ┆ --- ┆ ---           ┆ ---          ┆ ---     ┆ ---       │
+    │ f64  ┆ f64 ┆ i64           ┆ i64          ┆ i64     ┆ i64       │
+    ╞══════╪═════╪═══════════════╪══════════════╪═════════╪═══════════╡
+    │ 0.75 ┆ 0.3 ┆ 2             ┆ 2            ┆ 3       ┆ 2         │
+    └──────┴─────┴───────────────┴──────────────┴─────────┴───────────┘
+    >>> summarize(per_user, ["ndcg", "tau"], [], empty="skip_row").collect()
+    shape: (1, 6)
+    ┌──────┬─────┬───────────────┬──────────────┬─────────┬───────────┐
+    │ ndcg ┆ tau ┆ n_users(ndcg) ┆ n_users(tau) ┆ n_users ┆ n_skipped │
+    │ ---  ┆ --- ┆ ---           ┆ ---          ┆ ---     ┆ ---       │
+    │ f64  ┆ f64 ┆ i64           ┆ i64          ┆ i64     ┆ i64       │
+    ╞══════╪═════╪═══════════════╪══════════════╪═════════╪═══════════╡
+    │ 0.5  ┆ 0.2 ┆ 1             ┆ 1            ┆ 3       ┆ 2         │
+    └──────┴─────┴───────────────┴──────────────┴─────────┴───────────┘
     """
     aggs_wanted = aggregations(aggregate)
+    check_choice("empty", empty, ("skip", "skip_row", "zero"))
+    if empty == "zero":
+        per_user = per_user.with_columns(pl.col(names).fill_null(0.0))
     # Without per-user metrics (only global ones requested) every user counts as defined.
-    defined = pl.all_horizontal([pl.col(n).is_not_null() for n in names]) if names else pl.lit(True)
+    every = pl.all_horizontal([pl.col(n).is_not_null() for n in names]) if names else pl.lit(True)
+
+    def defined(name: str) -> pl.Expr:
+        return every if empty == "skip_row" else pl.col(name).is_not_null()
+
     aggs = [
-        _aggregate(agg, pl.col(n).filter(defined)).alias(summary_name(agg, n))
+        _aggregate(agg, pl.col(n).filter(defined(n))).alias(summary_name(agg, n))
         for n in names
         for agg in aggs_wanted
     ]
+    aggs += [defined(n).sum().cast(pl.Int64).alias(count_name(n)) for n in names]
     aggs += [
         pl.len().cast(pl.Int64).alias("n_users"),
-        (~defined).sum().cast(pl.Int64).alias("n_skipped"),
+        (~every).sum().cast(pl.Int64).alias("n_skipped"),
     ]
     if by:
         return per_user.group_by(by).agg(aggs).sort(by)
     return per_user.select(aggs)
+
+
+def summary_columns(
+    metrics: Sequence[Metric], kinds: dict[str, str], by: list[str], aggregate: list[Aggregation]
+) -> list[str]:
+    """The columns of the wide summary: by, metrics x aggregations, counts."""
+    values = [
+        summary_name(agg, m.name) if kinds[m.name] != "global" else m.name
+        for m in metrics
+        for agg in (aggregate if kinds[m.name] != "global" else ["mean"])
+    ]
+    counts = [count_name(m.name) for m in metrics if kinds[m.name] in ("expr", "frame")]
+    return [*by, *values, *counts, *RESERVED]
+
+
+def check_long_names(by: Sequence[str]) -> None:
+    """A by-column may not be named like a column of the long summary."""
+    clash = [b for b in by if b in LONG_COLUMNS]
+    if clash:
+        msg = (
+            f"by column {clash[0]!r} collides with a column of summary='long' "
+            f"({', '.join(LONG_COLUMNS)}); rename it or use summary='wide'"
+        )
+        raise ValueError(msg)
+
+
+def long_summary(
+    wide: pl.LazyFrame,
+    by: list[str],
+    names: list[str],
+    aggregate: Sequence[Aggregation],
+    global_names: Sequence[str] = (),
+) -> pl.LazyFrame:
+    """The wide summary as one row per (by, metric, aggregation).
+
+    Columns: the by-columns, ``metric``, ``aggregation`` (``"global"`` for a global
+    metric's one value), ``value``, ``n_users`` (the users the value covers) and
+    ``n_skipped`` (the users of the group it leaves out: undefined for that metric, or
+    under ``empty="skip_row"`` for any per-user metric; 0 for global metrics).
+    Rows are ordered by the by-columns, then as the metrics and aggregations were
+    requested.
+    """
+    parts = []
+    for name in names:
+        for agg in aggregate:
+            parts.append(
+                wide.select(
+                    *by,
+                    pl.lit(name, pl.String).alias("metric"),
+                    pl.lit(agg, pl.String).alias("aggregation"),
+                    pl.col(summary_name(agg, name)).cast(pl.Float64).alias("value"),
+                    pl.col(count_name(name)).alias("n_users"),
+                    (pl.col("n_users") - pl.col(count_name(name))).alias("n_skipped"),
+                )
+            )
+    for name in global_names:
+        parts.append(
+            wide.select(
+                *by,
+                pl.lit(name, pl.String).alias("metric"),
+                pl.lit(GLOBAL_AGGREGATION, pl.String).alias("aggregation"),
+                pl.col(name).cast(pl.Float64).alias("value"),
+                pl.col("n_users"),
+                pl.lit(0, pl.Int64).alias("n_skipped"),
+            )
+        )
+    out = pl.concat(parts, how="vertical")
+    return out.sort(by, maintain_order=True) if by else out
 
 
 def _aggregate(aggregation: str, x: pl.Expr) -> pl.Expr:
@@ -529,7 +677,8 @@ def _user_rows(rows: pl.LazyFrame, users: UsersArg, keys: list[str], cols: Colum
     """
     if isinstance(users, str):
         truth = pl.col(cols.relevance).is_not_null().any().over(keys)
-        recs = pl.col(cols.order).is_not_null().any().over(keys)
+        # recs: recommended to in any by group (see universe_filter).
+        recs = pl.col(cols.order).is_not_null().any().over(keys[-1])
         keep = {"truth": truth, "recs": recs, "both": truth & recs}.get(users)
         return rows if keep is None else rows.filter(keep)
     user = keys[-1]
@@ -542,10 +691,15 @@ def _restrict_users(
 ) -> pl.LazyFrame:
     if isinstance(users, str):
         check_choice("users", users, USER_UNIVERSES)
+        # "recs" is decided over the whole by: a user recommended to by any system is
+        # evaluated for every system whose rows hold it (its truth rows, in a frame
+        # from join(by=)), so that systems are compared on the same users. Buckets and
+        # Spark partitions hold whole users, so the window sees all of a user's groups.
+        recs = pl.col(_HAS_RECS).any().over(keys[-1]) if by else pl.col(_HAS_RECS)
         keep = {
             "truth": pl.col(_HAS_TRUTH),
-            "recs": pl.col(_HAS_RECS),
-            "both": pl.col(_HAS_TRUTH) & pl.col(_HAS_RECS),
+            "recs": recs,
+            "both": pl.col(_HAS_TRUTH) & recs,
             "all": pl.lit(True),
         }[users]
         return lf.filter(keep)
@@ -593,8 +747,13 @@ def _raise_on_undefined(frame: pl.DataFrame, names: list[str], keys: list[str]) 
         bad = frame.filter(pl.col(name).is_null())
         if bad.height:
             example = bad.select(keys).head(5).rows()
-            msg = (
-                f"metric {name!r} is undefined for {bad.height} user(s) (e.g. no relevant "
-                f"item), first {example}; pass empty='skip' or empty='zero'"
-            )
-            raise ValueError(msg)
+            raise ValueError(undefined_message(name, bad.height, example))
+
+
+def undefined_message(name: str, count: int, example: list[tuple[Any, ...]]) -> str:
+    """The ``empty="error"`` message (shared by the Polars and the Spark engines)."""
+    return (
+        f"metric {name!r} is undefined for {count} user(s) (e.g. no relevant "
+        f"item), first {example}; pass empty='skip' (each metric's mean over the users "
+        "it is defined for), empty='skip_row' or empty='zero'"
+    )

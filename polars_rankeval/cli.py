@@ -11,15 +11,17 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 import polars as pl
 
 from polars_rankeval import __version__
+from polars_rankeval._plan import long_summary
 from polars_rankeval._types import (
     AGGREGATIONS,
     EMPTY_POLICIES,
     STRATEGIES,
+    SUMMARY_FORMS,
     TIE_POLICIES,
     USER_UNIVERSES,
 )
@@ -113,7 +115,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--empty",
         choices=EMPTY_POLICIES,
         default="skip",
-        help="what an undefined per-user value becomes (default: skip)",
+        help=(
+            "what an undefined per-user value becomes: skip (default; each metric's mean "
+            "over the users it is defined for, counted in n_users(METRIC)), skip_row (a "
+            "user undefined for any metric is left out of every mean), zero, error"
+        ),
+    )
+    ev.add_argument(
+        "--summary",
+        choices=SUMMARY_FORMS,
+        default="wide",
+        help=(
+            "wide (default: one row per --by group) or long (one row per group, metric "
+            "and aggregation: metric, aggregation, value, n_users, n_skipped)"
+        ),
     )
     ev.add_argument(
         "--per-user",
@@ -465,6 +480,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         users=args.users,
         empty=args.empty,
         aggregate=args.aggregate or "mean",
+        summary=args.summary,
         n_items=args.n_items,
         strategy=args.strategy,
         memory_limit=args.memory_limit,
@@ -478,7 +494,12 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     _write_per_user(result, Path(args.per_user))
     names = [m.name for m in metrics]
     by = list(args.by or [])
-    summary = summarize(result.lazy(), names, by, aggregate=args.aggregate or "mean")
+    aggregate = args.aggregate or ["mean"]
+    # zero and error were applied to the per-user values already.
+    empty: Literal["skip", "skip_row"] = "skip_row" if args.empty == "skip_row" else "skip"
+    summary = summarize(result.lazy(), names, by, aggregate=aggregate, empty=empty)
+    if args.summary == "long":
+        summary = long_summary(summary, by, names, aggregate)
     write_frame(summary.collect(), args.format, sys.stdout)
     return 0
 
@@ -574,8 +595,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Aliases are accepted and the output columns use the canonical names:
 
     >>> main(["-m", "ndcg@10", "-m", "P@5", "--format", "csv"])
-    ndcg@10,precision@5,n_users,n_skipped
-    0.3015...,0.2666...,3,0
+    ndcg@10,precision@5,n_users(ndcg@10),n_users(precision@5),n_users,n_skipped
+    0.3015...,0.2666...,3,3,3,0
     0
     """
     parser = build_parser()

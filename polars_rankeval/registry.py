@@ -67,6 +67,21 @@ Scope = Literal["user", "global", "item"]
 # all rows, so that they do not change when the data is split into buckets):
 # "n_items" the catalog size, "rating_range" the (min, max) of the relevance column.
 Need = Literal["n_items", "rating_range"]
+Definedness = Literal["always", "truth", "ranking"]
+"""When a per-user metric can be undefined (null).
+
+``"always"``
+    Never undefined (e.g. ``dcg``, ``num_ret``).
+``"truth"``
+    Whether it is defined depends only on the user's judged rows (and on the catalog
+    size, one number per call): e.g. ``ndcg``, ``recall`` and ``map`` are undefined
+    exactly when the user has no relevant item, whatever was recommended. Every
+    system evaluated on the same truth is then averaged over the same users.
+``"ranking"``
+    May also depend on the recommendations or the scores (``kendall_tau`` is
+    undefined for a constant score, ``novelty`` for an empty list, ``auc`` without
+    ``@k`` when every candidate is relevant).
+"""
 
 
 @dataclass(frozen=True)
@@ -144,6 +159,12 @@ class MetricSpec:
     tie_policies: tuple[str, ...] = TIE_POLICIES
     scope: Scope = "user"
     needs: tuple[Need, ...] = ()
+    defined: Definedness = "ranking"
+
+    @property
+    def truth_defined(self) -> bool:
+        """Whether the users it is defined for depend only on the truth (or on nothing)."""
+        return self.defined in ("always", "truth")
 
 
 @dataclass(frozen=True)
@@ -226,6 +247,7 @@ def register(
     tie_policies: tuple[str, ...] = TIE_POLICIES,
     scope: Scope = "user",
     needs: Iterable[Need] = (),
+    defined: Definedness = "ranking",
 ) -> Callable[[Kernel], Kernel]:
     """Register a metric kernel ``kernel(features, k, *, options...)``.
 
@@ -240,7 +262,9 @@ def register(
     ``needs`` names the data-wide statistics the kernel reads from the features
     (``features.n_items``, ``features.rating_range``). ``scope`` documents whether
     the metric has a value per user; a kernel may return a :class:`GlobalPlan` for
-    some option values only (e.g. ``average="global"``).
+    some option values only (e.g. ``average="global"``). ``defined`` declares when a
+    per-user value can be undefined (:data:`Definedness`; the default ``"ranking"``
+    claims nothing); ``tests/test_empty_policy.py`` checks every declaration.
     """
 
     def decorate(kernel: Kernel) -> Kernel:
@@ -263,6 +287,7 @@ def register(
             tuple(tie_policies),
             scope,
             tuple(needs),
+            defined,
         )
         if name in _REGISTRY or name in _ALIASES:
             msg = f"metric {name!r} is already registered"
@@ -436,6 +461,7 @@ def list_metrics() -> pl.DataFrame:
                 "cutoff": spec.takes_k,
                 "options": options,
                 "aliases": ", ".join(spec.aliases),
+                "defined": spec.defined if spec.scope == "user" else None,
                 "summary": spec.summary,
                 "definition": spec.definition,
             }

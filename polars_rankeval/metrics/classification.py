@@ -62,6 +62,7 @@ class _Table:
 # --------------------------------------------------------------------------- kernels
 @register(
     "fallout",
+    defined="truth",
     family=FAMILY,
     normalized=False,
     aliases=("fpr",),
@@ -81,6 +82,7 @@ def _fallout(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "miss_rate",
+    defined="truth",
     family=FAMILY,
     normalized=False,
     aliases=("fnr",),
@@ -115,6 +117,7 @@ def _inverse_precision(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Ex
 
 @register(
     "inverse_recall",
+    defined="truth",
     family=FAMILY,
     aliases=("specificity", "tnr"),
     needs=NEEDS,
@@ -132,6 +135,7 @@ def _inverse_recall(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "fbeta",
+    defined="truth",
     family=FAMILY,
     needs=NEEDS,
     summary="F-beta of precision@k and recall@k; beta=1 is F1.",
@@ -171,6 +175,7 @@ def _markedness(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "informedness",
+    defined="truth",
     family=FAMILY,
     normalized=False,
     needs=NEEDS,
@@ -230,6 +235,7 @@ def _boolean_kendall_tau(f: Features, k: int | None, *, rel: float = 1.0) -> pl.
 
 @register(
     "accuracy",
+    defined="always",
     family=FAMILY,
     needs=NEEDS,
     summary="Catalog items classified right: relevant in the top k, irrelevant outside it.",
@@ -245,6 +251,7 @@ def _accuracy(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "lauc",
+    defined="truth",
     family=FAMILY,
     needs=NEEDS,
     summary="Limited AUC (Schröder 5.2): ROC of the top k, then a straight line to (1, 1).",

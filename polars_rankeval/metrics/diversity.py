@@ -56,7 +56,7 @@ Examples
 ... })
 >>> prk.evaluate(
 ...     recs, ["inter_list_diversity@2", "intra_list_diversity@2"], items=items, users="recs"
-... )
+... ).drop("n_users(intra_list_diversity@2)")
 shape: (1, 4)
 ┌────────────────────────┬────────────────────────┬─────────┬───────────┐
 │ inter_list_diversity@2 ┆ intra_list_diversity@2 ┆ n_users ┆ n_skipped │

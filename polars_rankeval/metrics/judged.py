@@ -36,6 +36,7 @@ def _judged_above(f: Features) -> pl.Expr:
 # --------------------------------------------------------------------------- kernels
 @register(
     "bpref",
+    defined="truth",
     family="judged",
     takes_k=False,
     summary="Binary preference: relevant items ranked above judged non-relevant ones.",
@@ -66,6 +67,7 @@ def _bpref(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "inf_ap",
+    defined="truth",
     family="judged",
     takes_k=False,
     normalized=False,
@@ -92,6 +94,7 @@ def _inf_ap(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "num_nonrel_judged_ret",
+    defined="always",
     family="judged",
     normalized=False,
     tie_policies=JUDGMENT_ORDER,
@@ -108,6 +111,7 @@ def _num_nonrel_judged_ret(f: Features, k: int | None, *, rel: float = 1.0) -> p
 
 @register(
     "unjudged",
+    defined="always",
     family="judged",
     normalized=False,
     tie_policies=JUDGMENT_ORDER,
@@ -128,6 +132,7 @@ def _unjudged(f: Features, k: int | None) -> pl.Expr:
 
 @register(
     "utility",
+    defined="always",
     family="judged",
     normalized=False,
     summary="Linear utility of the contingency table (retrieved / relevant).",

@@ -65,6 +65,7 @@ def _n_positive(f: Features) -> pl.Expr:
 # --------------------------------------------------------------------------- kernels
 @register(
     "rbp",
+    defined="truth",
     family="trec_gain",
     normalized=False,
     takes_k=False,
@@ -87,6 +88,7 @@ def _rbp(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
 
 @register(
     "rbp_resid",
+    defined="always",
     family="trec_gain",
     normalized=False,
     takes_k=False,
@@ -110,6 +112,7 @@ def _rbp_resid(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
 
 @register(
     "bin_g",
+    defined="truth",
     family="trec_gain",
     aliases=("binG",),
     takes_k=False,
@@ -149,6 +152,7 @@ def _bin_g_expected(f: Features, rel: float) -> pl.Expr:
 
 @register(
     "g",
+    defined="truth",
     family="trec_gain",
     aliases=("G",),
     takes_k=False,
@@ -175,6 +179,7 @@ def _g(f: Features, k: None) -> pl.Expr:
 
 @register(
     "ndcg_rel",
+    defined="truth",
     family="trec_gain",
     takes_k=False,
     tie_policies=DETERMINISTIC,
@@ -201,6 +206,7 @@ def _ndcg_rel(f: Features, k: None) -> pl.Expr:
 
 @register(
     "rndcg",
+    defined="truth",
     family="trec_gain",
     aliases=("Rndcg",),
     takes_k=False,
