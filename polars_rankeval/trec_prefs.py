@@ -24,8 +24,8 @@ Contract (for the ``trec-eval`` command and ``trec_eval.py``)
     that many fields per line (else ``TrecEvalError`` "Malformed line N", exit 2),
     blank lines malformed, a line starting with ``#`` skipped (but, as in the C code, a
     line right after a skipped comment line is always parsed). A frame is checked for
-    the columns above (``qrels_prefs`` also accepts a qrels frame ``user, iter, item,
-    relevance``) and cast.
+    the columns above (``qrels_jg`` and ``qrels_prefs`` also accept a qrels frame
+    ``user, iter, item, relevance``: iter is the judgment group) and cast.
 
 ``PREFS_MEASURES: tuple[str, ...]``
     The measure names, in trec_eval's print order: ``prefs_num_prefs_poss``,
@@ -504,6 +504,8 @@ def _check_qrels_jg_duplicates(frame: pl.DataFrame, source: object) -> None:
 
 def _relations_from_frame(frame: pl.DataFrame, relation_format: str) -> pl.DataFrame:
     cols = set(frame.columns)
+    if relation_format == "qrels_jg" and "jg" not in cols and "iter" in cols:
+        frame = frame.rename({"iter": "jg"})  # a qrels frame: its iter field is the group
     if relation_format == "qrels_prefs" and "jsg" not in cols:
         if "jg" not in cols and "iter" in cols:
             frame = frame.rename({"iter": "jg"})
@@ -535,7 +537,7 @@ def _relations_from_frame(frame: pl.DataFrame, relation_format: str) -> pl.DataF
 def relation_measures(
     relations: pl.DataFrame | None,
     qrels: pl.DataFrame | None,
-    run: pl.DataFrame,
+    run: pl.DataFrame | pl.LazyFrame,
     requests: Sequence[tuple[str, tuple[str, ...]]],
     *,
     relation_format: str,
@@ -603,6 +605,10 @@ def relation_measures(
         if not format_accepts(name, relation_format):
             raise incompatible_format_error(name)
     labels = measure_labels(list(wanted.items()))
+    if isinstance(run, pl.LazyFrame):
+        run = run.collect()
+    if not isinstance(run, pl.DataFrame):
+        raise TypeError(f"run must be a polars DataFrame or LazyFrame, got {type(run).__name__}")
     missing = [c for c in ("user", "item", "score") if c not in run.columns]
     if missing:
         raise ValueError(
@@ -642,7 +648,7 @@ def relation_measures(
     order = pl.DataFrame({"measure": labels, "_o": range(len(labels))})
     out = (
         values.join(order, on="measure", how="inner")
-        .sort(pl.col("user").cast(pl.Binary), "_o")
+        .sort(pl.col("user"), "_o")
         .select(
             pl.col("user").alias("query"),
             "measure",
@@ -704,6 +710,10 @@ def _raise_first(failures: list[_Failure]) -> None:
         raise TrecEvalError(message, exit_code=code, query=query)
 
 
+# Polars sorts String columns in byte order, as trec_eval's strcmp compares (the tests
+# check orders on ids that sort differently as text and as bytes).
+
+
 def _rank(
     run: pl.DataFrame,
     *,
@@ -719,14 +729,14 @@ def _rank(
     ranked = run.sort(
         pl.col("user"),
         pl.col("score"),
-        pl.col("item").cast(pl.Binary),
+        pl.col("item"),
         descending=[False, True, docno_descending],
     ).with_columns(pl.int_range(1, pl.len() + 1).over("user").alias("rank"))
     if max_docs is not None:
         ranked = ranked.filter(pl.col("rank") <= max_docs)
     dup = (
         ranked.filter(pl.struct("user", "item").is_duplicated())
-        .sort(pl.col("item").cast(pl.Binary))
+        .sort(pl.col("item"))
         .group_by("user", maintain_order=True)
         .agg(pl.col("item").first())
     )
@@ -820,7 +830,7 @@ def _jg_values(
     def avg_over_jgs(frame: pl.DataFrame) -> pl.DataFrame:
         # sum over jgs in jg order, divided by num_jgs when there are several
         return (
-            frame.sort("user", pl.col("jg").cast(pl.Binary))
+            frame.sort("user", pl.col("jg"))
             .group_by("user", "measure", maintain_order=True)
             .agg(pl.col("v").cum_sum().last().alias("s"))
             .join(num_jgs, on="user")
@@ -960,7 +970,7 @@ def _prefs_values(
     jgs = (
         rels.select("user", "jg")
         .unique()
-        .sort(pl.col("user").cast(pl.Binary), pl.col("jg").cast(pl.Binary))
+        .sort(pl.col("user"), pl.col("jg"))
         .with_row_index("g")
         .with_columns(pl.col("g").cast(pl.Int64))
     )
@@ -979,7 +989,7 @@ def _prefs_values(
     )
     unret = (
         judged.join(ret, on=["user", "item"], how="anti")
-        .sort("user", pl.col("item").cast(pl.Binary))
+        .sort("user", pl.col("item"))
         .join(njr, on="user")
         .with_columns((pl.col("njr") + pl.int_range(pl.len()).over("user")).alias("d"))
     )
@@ -1458,34 +1468,57 @@ def _pair_values(
             (pl.col("s0") + pl.col("gs0") + pl.col("s1") + pl.col("gs1")).alias("s01"),
         )
     )
-    # Shares strictly between 0 and 1 (conflicting JGs) make the sum depend on its order:
-    # for those queries add them up as trec_eval does, pair by pair in internal-rank order.
+    # Shares like 1/3 (three JGs in conflict) make a floating-point sum depend on its
+    # order; dyadic shares (0, 1, 1/2, 3/4...) add up exactly in any order. For queries
+    # with a non-dyadic share, add them up as trec_eval does, pair by pair in order.
+    scaled = pl.col("share") * 1048576.0
     mixed = (
-        by_pair.filter((pl.col("fav") > 0) & (pl.col("fav") < pl.col("tot")))
-        .select("user")
-        .unique()
+        by_pair.filter((pl.col("area") < 2) & (scaled != scaled.round())).select("user").unique()
     )
     if mixed.height:
-        e = ec.join(mixed, on="user", how="semi")
-        pairs = (
+        # single pairs met: (x over y) with x retrieved and ranked above y, share 1
+        e = (
+            dedup.join(mixed, on="user", how="semi")
+            .join(multi.with_columns(pl.lit(True).alias("m")), on=["user", "d"], how="left")
+            .with_columns(pl.col("m").fill_null(False))
+        )
+        singles_met = (
             e.lazy()
             .join(
-                e.lazy().select("g", pl.col("lvl").alias("lvl_y"), pl.col("d").alias("d_y")),
+                e.lazy().select(
+                    "g",
+                    pl.col("lvl").alias("lvl_y"),
+                    pl.col("d").alias("d_y"),
+                    pl.col("m").alias("m_y"),
+                ),
                 on="g",
             )
-            .filter(pl.col("lvl") > pl.col("lvl_y"))
-            .select("user", "d", "d_y", "njr")
+            .filter(
+                (pl.col("lvl") > pl.col("lvl_y"))
+                & (pl.col("d") < pl.col("d_y"))
+                & (pl.col("d") < pl.col("njr"))
+                & ~(pl.col("m") & pl.col("m_y"))
+            )
+            .select(
+                "user",
+                pl.col("d").alias("lo"),
+                pl.col("d_y").alias("hi"),
+                (pl.col("d_y") < pl.col("njr")).alias("area0"),
+                pl.lit(1.0).alias("share"),
+            )
             .collect()
         )
-        pa = pa_edges.join(mixed, on="user", how="semi").select("user", "d", "d_y", "njr")
-        share = pl.col("share")
-        exact = (
-            _by_pair(pl.concat([pairs, pa]))
-            .sort("user", "area", "lo", "hi")
-            .group_by("user", maintain_order=True)
-            .agg(
-                share.filter(pl.col("area") == 0).cum_sum().last().alias("x0"),
-                share.filter(pl.col("area") < 2).cum_sum().last().alias("x01"),
+        shared_met = by_pair.join(mixed, on="user", how="semi").filter(
+            (pl.col("area") < 2) & (pl.col("fav") > 0)
+        )
+        exact = _ordered_share_sums(
+            pl.concat(
+                [
+                    singles_met,
+                    shared_met.select(
+                        "user", "lo", "hi", (pl.col("area") == 0).alias("area0"), "share"
+                    ),
+                ]
             )
         )
         table = (
@@ -1522,6 +1555,38 @@ def _pair_values(
     )
 
 
+def _ordered_share_sums(met: pl.DataFrame) -> pl.DataFrame:
+    """Per query, the pair shares added up in trec_eval's order (x0: area 0, x01: 0 and 1).
+
+    ``met``: one row per doc pair with a share > 0 (``user, lo, hi, area0, share``).
+    trec_eval adds the shares pair by pair, by internal rank of the better doc then of
+    the other, area 0 first; floating-point addition depends on that order (adding the
+    zero shares changes nothing).
+    """
+    queries = met.select("user").unique().with_row_index("q")
+    ordered = (
+        met.join(queries, on="user")
+        .select("q", "area0", "lo", "hi", "share")
+        .sort("q", "area0", "lo", "hi", descending=[False, True, False, False])
+    )
+    x0 = (
+        ordered.filter(pl.col("area0"))
+        .with_columns(pl.col("share").cum_sum().over("q").alias("x0"))
+        .group_by("q")
+        .agg(pl.col("x0").last())
+    )
+    x01 = (
+        ordered.with_columns(pl.col("share").cum_sum().over("q").alias("x01"))
+        .group_by("q")
+        .agg(pl.col("x01").last())
+    )
+    return (
+        queries.join(x0, on="q", how="left")
+        .join(x01, on="q", how="left")
+        .select("user", pl.col("x0").fill_null(0.0), pl.col("x01").fill_null(0.0))
+    )
+
+
 def _by_pair(pairs: pl.DataFrame) -> pl.DataFrame:
     """Preferences (d over d_y) grouped by unordered doc pair (lo, hi) of a query.
 
@@ -1553,9 +1618,9 @@ def _by_pair(pairs: pl.DataFrame) -> pl.DataFrame:
 def _pa_rel_levels(pa_rows: pl.DataFrame, failures: list[_Failure]) -> pl.DataFrame:
     """Final rel_level of each doc of a preference-array JG; check 0 vs non-0 clashes."""
     ordered = pa_rows.sort(
-        pl.col("user").cast(pl.Binary),
-        pl.col("jg").cast(pl.Binary),
-        pl.col("jsg").cast(pl.Binary),
+        pl.col("user"),
+        pl.col("jg"),
+        pl.col("jsg"),
         pl.col("lvl"),
         pl.col("d"),
         descending=[False, False, False, True, False],
