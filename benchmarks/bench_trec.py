@@ -1,18 +1,17 @@
-"""trec_eval from files: polars_rankeval beside pytrec_eval and ranx.
+"""trec_eval from files: ``polars-rankeval trec-eval`` beside the real trec_eval and pytrec_eval.
 
-Generates a TREC run (default 10k queries x 1,000 documents = 10M lines, tied scores
-included) and graded qrels into a temporary directory (removed afterwards), then times
-end to end (parsing + evaluation):
+Generates a TREC run (default 1,000 queries x 1,000 documents = 1M lines, tied scores
+included) and graded qrels into a temporary directory (removed afterwards), then runs,
+each as its own process so that time and peak memory (``ru_maxrss`` from ``wait4``) are
+measured the same way, in interleaved rounds:
 
-* ``polars_rankeval.trec_eval.trec_eval(qrels, run, ["all_trec"])``;
-* pytrec_eval: ``parse_qrel`` / ``parse_run`` + ``RelevanceEvaluator`` over the same
-  measures + per-query means;
-* ranx: ``Qrels.from_file`` / ``Run.from_file`` + ``evaluate`` on the measures it has.
+* trec_eval 10.0-rc3 (built from ``shared/tools``) ``-m all_trec`` and ``-q -m all_trec``;
+* ``polars-rankeval trec-eval`` with the same arguments (its output is checked to be
+  byte-identical to trec_eval's);
+* pytrec_eval: ``parse_qrel`` / ``parse_run`` + ``RelevanceEvaluator`` over every measure
+  it supports + per-query values (its ``-q`` equivalent) and their means.
 
-and checks that the numbers agree. Results are printed and, with ``--record``, written
-to ``benchmarks/RESULTS_TREC.md``.
-
-Usage: ``python benchmarks/bench_trec.py [--queries 10000] [--docs 1000] [--record]``.
+Usage: ``python benchmarks/bench_trec.py [--queries 1000] [--docs 1000] [--rounds 3] [--record]``.
 """
 
 from __future__ import annotations
@@ -22,25 +21,30 @@ import os
 import platform
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import polars as pl
 
-from polars_rankeval.trec_eval import trec_eval
-
 HERE = Path(__file__).parent
-COMMON = {  # trec_eval name -> ranx name
-    "map": "map",
-    "P_10": "precision@10",
-    "recall_100": "recall@100",
-    "ndcg_cut_10": "ndcg@10",
-    "recip_rank": "mrr",
-}
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+
+PYTREC = """
+import sys, pytrec_eval
+with open(sys.argv[1]) as f:
+    q = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f:
+    r = pytrec_eval.parse_run(f)
+per_query = pytrec_eval.RelevanceEvaluator(q, pytrec_eval.supported_measures).evaluate(r)
+names = next(iter(per_query.values())).keys()
+means = {m: sum(v[m] for v in per_query.values()) / len(per_query) for m in names}
+print(len(per_query), len(means))
+"""
 
 
 def generate(tmp: Path, queries: int, docs: int, seed: int = 0) -> tuple[Path, Path]:
@@ -71,106 +75,105 @@ def generate(tmp: Path, queries: int, docs: int, seed: int = 0) -> tuple[Path, P
     return qrels_path, run_path
 
 
-def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+def measure(cmd: list[str], out: Path) -> tuple[float, float]:
+    """Run ``cmd`` with stdout to ``out``; return (seconds, peak RSS in MB).
 
-
-def run_prk(qrels: Path, run: Path) -> dict[str, float]:
-    result = trec_eval(qrels, run, ["all_trec"])
-    return {m: v for m, q, v, _ in result.iter_rows() if q == "all" and v is not None}
-
-
-def run_pytrec(qrels: Path, run: Path) -> dict[str, float]:
-    import pytrec_eval
-
-    with qrels.open() as fq:
-        q = pytrec_eval.parse_qrel(fq)
-    with run.open() as fr:
-        r = pytrec_eval.parse_run(fr)
-    evaluator = pytrec_eval.RelevanceEvaluator(q, pytrec_eval.supported_measures)
-    per_query = evaluator.evaluate(r)
-    names = next(iter(per_query.values())).keys()
-    means = {m: float(np.mean([v[m] for v in per_query.values()])) for m in names}
-    # pytrec_eval's per-query gm_* values are logs: their mean is the log of the mean.
-    return {m: float(np.exp(v)) if m.startswith("gm_") else v for m, v in means.items()}
-
-
-def run_ranx(qrels: Path, run: Path) -> dict[str, float]:
-    from ranx import Qrels, Run, evaluate
-
-    q = Qrels.from_file(str(qrels), kind="trec")
-    r = Run.from_file(str(run), kind="trec")
-    scores = evaluate(q, r, list(COMMON.values()))
-    return {trec: float(scores[name]) for trec, name in COMMON.items()}
+    The peak RSS comes from GNU time when installed (a child forked from this big Python
+    process would otherwise report the parent's pages), else from ``wait4``.
+    """
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    gnu_time = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
+    report = out.with_suffix(".time")
+    full = [gnu_time, "-f", "%M", "-o", str(report), *cmd] if gnu_time else cmd
+    start = time.perf_counter()
+    with out.open("wb") as sink:
+        proc = subprocess.Popen(full, stdout=sink, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        raise RuntimeError(f"{cmd[0]} failed: {err}")
+    if gnu_time:
+        return seconds, int(report.read_text().split()[-1]) / 1024
+    return seconds, usage.ru_maxrss / 1024
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=1_000)
     parser.add_argument("--docs", type=int, default=1_000)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--record", action="store_true")
-    parser.add_argument("--no-competitors", action="store_true")
     args = parser.parse_args()
 
+    from tests.trec_diff import reference_binary
+
+    binary, reason = reference_binary()
     tmp = Path(tempfile.mkdtemp(prefix="prk-bench-trec-"))
     try:
-        start = time.perf_counter()
         qrels, run = generate(tmp, args.queries, args.docs)
         lines = sum(1 for _ in run.open())
-        print(f"generated {lines:,} run lines in {time.perf_counter() - start:.1f} s")
-        rows: list[tuple[str, float]] = []
-        t_prk, prk = timed(lambda: run_prk(qrels, run), args.repeats)
-        rows.append(("polars_rankeval trec_eval all_trec (files -> numbers)", t_prk))
-        checks: list[str] = []
-        if not args.no_competitors:
-            for label, fn in (
-                ("pytrec_eval all measures (parse + evaluate + means)", run_pytrec),
-                ("ranx 5 measures (from_file + evaluate)", run_ranx),
-            ):
-                try:
-                    seconds, theirs = timed(lambda fn=fn: fn(qrels, run), 1)  # type: ignore[misc]
-                except ImportError as exc:
-                    print(f"skipped {label}: {exc}")
-                    continue
-                rows.append((label, seconds))
-                # Means only: trec_eval sums the counts (num_*) in its "all" line.
-                shared = [m for m in theirs if m in prk and not m.startswith("num_")]
-                diffs = {m: abs(prk[m] - theirs[m]) for m in shared}
-                worst = sorted(diffs, key=diffs.__getitem__, reverse=True)[:3]
-                checks.append(
-                    f"{label.split()[0]}: {len(shared)} shared averaged measures, max abs "
-                    f"difference of means {max(diffs.values(), default=float('nan')):.1e} "
-                    f"(largest: {', '.join(f'{m} {diffs[m]:.1e}' for m in worst)})"
-                )
-        table = ["| what | median s | prk speed-up |", "|---|---|---|"]
-        for label, seconds in rows:
-            table.append(f"| {label} | {seconds:.2f} | {seconds / t_prk:.1f}x |")
+        print(f"{lines:,} run lines, {sum(1 for _ in qrels.open()):,} qrels lines")
+        ours = [sys.executable, "-m", "polars_rankeval", "trec-eval"]
+        tools: dict[str, list[str]] = {}
+        for flags, name in (([], "summary"), (["-q"], "-q")):
+            files = [*flags, "-m", "all_trec", str(qrels), str(run)]
+            if binary:
+                tools[f"trec_eval {name}"] = [binary, *files]
+            tools[f"polars-rankeval {name}"] = [*ours, *files]
+        try:
+            import pytrec_eval  # noqa: F401
+
+            tools["pytrec_eval (per query + means)"] = [
+                sys.executable, "-c", PYTREC, str(qrels), str(run),
+            ]  # fmt: skip
+        except ImportError:
+            print("pytrec_eval not installed: skipped")
+        samples: dict[str, list[tuple[float, float]]] = {k: [] for k in tools}
+        for _ in range(args.rounds):  # interleaved: every tool once per round
+            for label, cmd in tools.items():
+                samples[label].append(measure(cmd, tmp / f"{label.replace(' ', '_')}.out"))
+        same = {}
+        if binary:
+            for name in ("summary", "-q"):
+                a = (tmp / f"trec_eval_{name}.out").read_bytes()
+                b = (tmp / f"polars-rankeval_{name}.out").read_bytes()
+                same[name] = a == b
+        reference = {
+            name: statistics.median(t for t, _ in samples[f"trec_eval {name}"])
+            for name in ("summary", "-q")
+            if binary
+        }
+        table = [
+            "| tool | median s | peak MB | time / trec_eval's |",
+            "|---|---|---|---|",
+        ]
+        for label, values in samples.items():
+            t = statistics.median(v[0] for v in values)
+            mb = max(v[1] for v in values)
+            ref = reference.get("-q" if label.endswith("-q") or "pytrec" in label else "summary")
+            ratio = f"{t / ref:.2f}" if ref else "n/a"
+            table.append(f"| {label} | {t:.2f} | {mb:.0f} | {ratio} |")
         text = "\n".join(table)
         print(text)
-        print("\n".join(checks))
+        print(f"outputs identical to trec_eval's: {same}" if binary else f"no trec_eval: {reason}")
         if args.record:
+            load = os.getloadavg()[0]
             header = (
                 "# trec_eval benchmark\n\nGenerated by `python benchmarks/bench_trec.py "
                 "--record`.\n\n"
                 f"- {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-                f"polars {pl.__version__}\n"
-                f"- {lines:,} run lines ({args.queries:,} queries x {args.docs:,} docs, "
-                "tied scores), graded qrels (20% of each list judged)\n"
-                "- end to end: parsing the files and evaluating; ranx is ties-unaware and "
-                "computes 5 measures only; the targets: >= 5x faster than pytrec_eval\n\n"
+                f"polars {pl.__version__}, load average {load:.1f} when recorded\n"
+                f"- {lines:,} run lines ({args.queries:,} queries x {args.docs:,} docs, tied "
+                "scores), graded qrels (20% of each list judged); `-m all_trec`\n"
+                "- each tool a separate process (time includes start-up and reading the "
+                f"files), {args.rounds} interleaved rounds, median time, peak RSS\n"
+                f"- polars-rankeval's output byte-identical to trec_eval's: {same}\n\n"
             )
             target = HERE / "RESULTS_TREC.md"
-            # Keep the hand-written notes across re-recordings.
             previous = target.read_text() if target.exists() else ""
             notes = previous[previous.find("## Notes") :] if "## Notes" in previous else ""
-            body = header + text + "\n\n" + "\n".join(f"- {c}" for c in checks) + "\n"
-            target.write_text(body + ("\n" + notes if notes else ""))
+            target.write_text(header + text + "\n" + ("\n" + notes if notes else ""))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

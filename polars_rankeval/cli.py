@@ -240,38 +240,15 @@ def build_parser() -> argparse.ArgumentParser:
         "trec-eval",
         help="trec_eval on TREC qrels and run files, with trec_eval's output",
         description=(
-            "Evaluate a TREC run against TREC qrels and print exactly what trec_eval "
-            "prints (same measures, order and number format)."
+            "A drop-in trec_eval 10.0-rc3: trec_eval's options (-q -m -c -l -n -D -J -N -M "
+            "-R -T -Z -v and the long names, '-' for a run on standard input), measures and "
+            "output, byte for byte. Example: polars-rankeval trec-eval -q -m all_trec "
+            "qrels run. This help comes from polars-rankeval; the options are parsed as "
+            "trec_eval parses them (see the README's trec_eval section)."
         ),
     )
     te.add_argument("qrels", type=Path, help="TREC qrels file (qid iter docno rel)")
-    te.add_argument("run", type=Path, help="TREC run file (qid Q0 docno rank score tag)")
-    te.add_argument("-q", dest="per_query", action="store_true", help="per-query values too")
-    te.add_argument(
-        "-c",
-        dest="complete",
-        action="store_true",
-        help="average over all queries of the qrels (missing queries score 0)",
-    )
-    te.add_argument("-M", dest="max_docs", type=int, metavar="N", help="at most N docs a query")
-    te.add_argument(
-        "-l",
-        dest="rel_level",
-        type=int,
-        default=1,
-        metavar="N",
-        help="minimum relevance that counts as relevant (default 1)",
-    )
-    te.add_argument(
-        "-J", dest="judged_only", action="store_true", help="drop unjudged retrieved docs"
-    )
-    te.add_argument(
-        "-m",
-        dest="measures",
-        action="append",
-        metavar="MEASURE",
-        help="measure, e.g. all_trec, official (default), P.5,10, ndcg.1=0,2=3; repeatable",
-    )
+    te.add_argument("run", help="TREC run file (qid Q0 docno rank score tag), or - for stdin")
     te.set_defaults(handler=_run_trec_eval)
     _add_compare(sub)
     _add_plot_parser(sub)
@@ -640,29 +617,10 @@ def _progress(message: str) -> None:
 
 
 def _run_trec_eval(args: argparse.Namespace) -> int:
-    import time
+    """Reached only through argparse (``trec-eval`` is normally parsed by trec_eval's rules)."""
+    from polars_rankeval.trec_eval import command_line
 
-    from polars_rankeval.trec_eval import format_trec, trec_eval
-
-    for path in (args.qrels, args.run):
-        if not path.is_file():
-            msg = f"no such file: {str(path)!r}"
-            raise FileNotFoundError(msg)
-    start = time.perf_counter()
-    _progress(f"reading {args.qrels} and {args.run}, evaluating ...")
-    result = trec_eval(
-        args.qrels,
-        args.run,
-        args.measures or ["official"],
-        per_query=args.per_query,
-        complete=args.complete,
-        max_docs=args.max_docs,
-        rel_level=args.rel_level,
-        judged_only=args.judged_only,
-    )
-    _progress(f"done in {time.perf_counter() - start:.1f} s")
-    sys.stdout.write(format_trec(result))
-    return 0
+    return command_line([str(args.qrels), str(args.run)])
 
 
 def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
@@ -948,8 +906,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     0.3015...,0.2666...,3,3,3,0
     0
     """
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if raw[:1] == ["trec-eval"] and not set(raw[1:2]) & {"-h", "--help"}:
+        from polars_rankeval.trec_eval import command_line
+
+        try:
+            return command_line(raw[1:])
+        except KeyboardInterrupt:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            return INTERRUPTED_EXIT
     parser = build_parser()
-    raw = sys.argv[1:] if argv is None else argv
     try:
         args = parser.parse_args(_with_default_command(raw))
     except SystemExit as exit_:  # argparse has printed usage or help already

@@ -25,6 +25,7 @@ shape: (2, 6)
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -240,3 +241,225 @@ def write_qrels(
 
 def _write_lines(frame: pl.DataFrame, path: str | Path) -> None:
     frame.write_csv(path, separator=" ", include_header=False, quote_style="never")
+
+
+# --------------------------------------------------------------------------- trec_eval's reader
+# trec_eval (10.0-rc3, get_trec_results.c / get_qrels.c) reads its files byte by byte with
+# C's isspace() (space, \t, \n, \v, \f, \r) as the only separators, atof() for scores and
+# atol() for relevance. The functions below reproduce that reading with Polars string
+# expressions (no Python loop over lines).
+_C_SPACE = " \t\n\x0b\x0c\r"
+_FIELD = r"[^ \t\n\x0b\x0c\r]+"
+# The longest prefix C's strtod reads (decimal and inf/nan; hexadecimal floats are not read).
+_ATOF = (
+    r"^([+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    r"|(?i:inf(?:inity)?)|(?i:nan)))"
+)
+_ATOL = r"^([+-]?[0-9]+)"
+
+
+_HEX = r"^([+-]?)0[xX]([0-9a-fA-F]+)(?:[^0-9a-fA-F.pP]|$)"
+
+
+def c_atof(expr: pl.Expr) -> pl.Expr:
+    """C's ``atof`` on a String expression: the number its prefix spells, else 0.0.
+
+    Decimal numbers, ``inf``/``infinity``/``nan`` (any case) and hexadecimal integers
+    (``0x1F``) are read; hexadecimal fractions and binary exponents (``0x1.8p3``) are not.
+    """
+    hexa = expr.str.extract(_HEX, 2).str.to_integer(base=16, strict=False).cast(pl.Float64)
+    sign = pl.when(expr.str.extract(_HEX, 1) == "-").then(-1.0).otherwise(1.0)
+    decimal = expr.str.extract(_ATOF, 1).cast(pl.Float64, strict=False).fill_null(0.0)
+    return pl.when(hexa.is_not_null()).then(sign * hexa).otherwise(decimal)
+
+
+def c_atol(expr: pl.Expr) -> pl.Expr:
+    """C's ``atol`` on a String expression: the integer its prefix spells, else 0."""
+    return expr.str.extract(_ATOL, 1).cast(pl.Int64, strict=False).fill_null(0)
+
+
+def atol(text: str) -> int:
+    """C's ``atol`` on one string (option values such as ``-l 2.5`` or ``-M +3``)."""
+    match = re.match(r"[ \t\n\x0b\x0c\r]*([+-]?[0-9]+)", text)
+    return int(match.group(1)) if match else 0
+
+
+def atof(text: str) -> float:
+    """C's ``atof`` on one string (measure parameters such as ``set_F.0.5``)."""
+    match = re.match(r"[ \t\n\x0b\x0c\r]*" + _ATOF[1:], text)
+    return float(match.group(1)) if match else 0.0
+
+
+def _fast_fields(data: bytes, width: int) -> pl.DataFrame | None:
+    """The common, clean file: one space (or one tab) between exactly ``width`` fields.
+
+    Returns ``None`` (use the general reader) unless every line has exactly ``width``
+    non-empty fields with no other white space, no comment and no blank line.
+    """
+    for separator in (" ", "\t"):
+        try:
+            frame = pl.read_csv(
+                data, separator=separator, has_header=False, quote_char=None,
+                infer_schema=False, truncate_ragged_lines=False,
+            )  # fmt: skip
+        except (pl.exceptions.PolarsError, ValueError):
+            continue
+        if frame.width != width or frame.height == 0:
+            continue
+        frame.columns = [f"column_{i + 1}" for i in range(width)]
+        cols = [pl.col(c) for c in frame.columns]
+        bad = frame.select(
+            pl.any_horizontal(
+                [
+                    c.is_null() | (c == "") | c.str.contains_any([" ", "\t", "\r", "\x0b", "\x0c"])
+                    for c in cols
+                ]
+            ).any()
+            | pl.col(frame.columns[0]).str.starts_with("#").any()
+        ).item()
+        if not bad:
+            return frame
+    return None
+
+
+def _atof_column(frame: pl.DataFrame, name: str) -> pl.Series:
+    """``c_atof`` of a column, with a plain cast when that reads every value the same."""
+    col = frame[name]
+    plain = col.cast(pl.Float64, strict=False)
+    if plain.null_count() == 0 and not col.str.contains_any(["x", "X"]).any():
+        return plain
+    return frame.select(c_atof(pl.col(name))).to_series()
+
+
+def _atol_column(frame: pl.DataFrame, name: str) -> pl.Series:
+    plain = frame[name].cast(pl.Int64, strict=False)
+    if plain.null_count() == 0:
+        return plain
+    return frame.select(c_atol(pl.col(name))).to_series()
+
+
+def _lines(data: bytes) -> pl.DataFrame:
+    """The lines of a file (``line`` String, ``lineno`` 1-based), as trec_eval splits them."""
+    text = data.decode("utf-8", errors="replace")
+    if text.endswith("\n"):
+        text = text[:-1]
+    return (
+        pl.DataFrame({"line": [text]})
+        .select(pl.col("line").str.split("\n"))
+        .explode("line")
+        .with_row_index("lineno", offset=1)
+    )
+
+
+def _read_bytes(source: str | Path | bytes, what: str) -> bytes:
+    data = source if isinstance(source, bytes) else Path(source).read_bytes()
+    if not data:
+        msg = f"{what} file {str(source)!r} is empty"
+        raise ValueError(msg)
+    return data
+
+
+def _malformed(frame: pl.DataFrame, source: object, what: str, expected: str) -> None:
+    if frame.height:
+        lineno, text = frame.row(0)
+        name = "<stdin>" if isinstance(source, bytes) else str(source)
+        msg = f"{name}:{lineno}: malformed {what} line {text.strip()!r}; expected {expected}"
+        raise ValueError(msg)
+
+
+def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
+    r"""Read a run file exactly as trec_eval does; return ``(qid, docno, sim)`` and the run id.
+
+    Leading white space, blank lines and lines whose first non-blank character is ``#``
+    are skipped; a line needs at least six white-space separated fields
+    (``qid iter docno rank sim run_id``), anything after the sixth is ignored; the rank
+    field is not read; ``sim`` is read as C's ``atof`` does (``1e-3``, ``+1``, ``inf``,
+    ``nan``, ``1.5abc`` -> 1.5). The run id trec_eval prints is the tag of the last line.
+
+    Parameters
+    ----------
+    source
+        A path, or the file's bytes (e.g. standard input).
+
+    Returns
+    -------
+    tuple[polars.DataFrame, str]
+        Columns ``qid``, ``docno`` (String) and ``sim`` (Float64), in file order, and the
+        run id.
+
+    Examples
+    --------
+    >>> frame, runid = read_trec_eval_run(b"# a run\n q1 Q0 d1 1 1e-3 tagA extra\n")
+    >>> frame.rows(), runid
+    ([('q1', 'd1', 0.001)], 'tagA')
+    """
+    data = _read_bytes(source, "run")
+    fast = _fast_fields(data, 6)
+    if fast is not None:
+        frame = fast.select(
+            pl.col("column_1").alias("qid"),
+            pl.col("column_3").alias("docno"),
+            _atof_column(fast, "column_5").alias("sim"),
+        )
+        return frame, fast["column_6"][-1]
+    lines = _lines(data)
+    body = pl.col("line").str.strip_chars_start(_C_SPACE)
+    lines = lines.filter((body != "") & ~body.str.starts_with("#"))
+    fields = lines.with_columns(pl.col("line").str.extract_all(_FIELD).alias("f"))
+    _malformed(
+        fields.filter(pl.col("f").list.len() < 6).select("lineno", "line"),
+        source,
+        "run",
+        "at least 6 white-space separated fields (qid iter docno rank sim run_id)",
+    )
+    if fields.height == 0:
+        msg = "run file has no result lines"
+        raise ValueError(msg)
+    f = pl.col("f")
+    frame = fields.select(
+        f.list.get(0).alias("qid"),
+        f.list.get(2).alias("docno"),
+        c_atof(f.list.get(4)).alias("sim"),
+    )
+    runid = fields.select(f.list.get(5).last()).item()
+    return frame, runid
+
+
+def read_trec_eval_qrels(source: str | Path | bytes) -> pl.DataFrame:
+    r"""Read a qrels file exactly as trec_eval does: ``(qid, docno, rel)``.
+
+    A line is exactly four white-space separated fields ``qid iter docno rel`` (leading
+    and trailing white space allowed, blank lines are errors); ``rel`` is read as C's
+    ``atol`` (``1.0`` -> 1, ``+2`` -> 2, ``-1`` stays -1: judged, "in the pool but not
+    judged" for infAP). A line starting with ``#`` is a comment, except the line right
+    after a comment, which trec_eval always reads as data.
+
+    Examples
+    --------
+    >>> read_trec_eval_qrels(b"q1 0 d1 1.0\n# note\nq1\t0 d2 -1 \n").rows()
+    [('q1', 'd1', 1), ('q1', 'd2', -1)]
+    """
+    data = _read_bytes(source, "qrels")
+    fast = _fast_fields(data, 4)
+    if fast is not None:
+        return fast.select(
+            pl.col("column_1").alias("qid"),
+            pl.col("column_3").alias("docno"),
+            _atol_column(fast, "column_4").alias("rel"),
+        )
+    lines = _lines(data)
+    hashed = pl.col("line").str.starts_with("#")
+    block = (hashed != hashed.shift(1, fill_value=False)).cum_sum()
+    position = pl.int_range(pl.len()).over(block)
+    lines = lines.filter(~(hashed & (position % 2 == 0)))
+    fields = lines.with_columns(pl.col("line").str.extract_all(_FIELD).alias("f"))
+    _malformed(
+        fields.filter(pl.col("f").list.len() != 4).select("lineno", "line"),
+        source,
+        "qrels",
+        "4 white-space separated fields (qid iter docno rel)",
+    )
+    f = pl.col("f")
+    return fields.select(
+        f.list.get(0).alias("qid"), f.list.get(2).alias("docno"), c_atol(f.list.get(3)).alias("rel")
+    )

@@ -1,172 +1,1176 @@
-"""trec_eval, reproduced on the project's own metrics.
+"""trec_eval 10.0-rc3, reproduced in Polars: same measures, same numbers, same output.
 
-Every trec_eval measure maps to a registered metric (with trec_eval's parameters) or
-to an aggregation of one (``gm_map`` is the geometric mean of ``map``). The whole
-measure set is computed in one :func:`polars_rankeval.evaluate` plan with trec_eval's
-tie rule (score descending, then docno descending: ``ties="item_desc"`` on String
-doc ids), and the output follows trec_eval's format line for line.
+The C source of trec_eval is the specification. Each query's ranked list is built as
+``form_res_rels.c`` builds it (score descending, then docno descending by byte order;
+``-M`` cuts it, then ``-J`` drops unjudged documents; relevance -1 for a document not in
+the qrels and -2 for a negative judgment), and every measure is a Polars expression over
+that list: running counts and sums (``cum_sum`` keeps C's left-to-right summation, so the
+printed digits agree on ``.xxxx5`` boundaries), values at cutoffs, and small joins for the
+measures that read the ideal ranking (``ndcg``, ``Rndcg``, ``G`` ...). The summary is the
+sum over queries in qrels order divided by the number of queries, as trec_eval does, and
+numbers are printed as C's ``printf("%6.4f")`` prints them.
+
+Where trec_eval's behaviour is accidental (reads of uninitialised memory, the 10.0-rc3
+exit on a qrels query without results) the documented intent is followed; the README's
+trec_eval section lists each such deviation.
+
+Examples
+--------
+>>> import polars_rankeval as prk
+>>> from polars_rankeval.trec_eval import format_trec, trec_eval
+>>> qrels, run = prk.datasets.example_paths()
+>>> print(format_trec(trec_eval(qrels, run, ["P.5,10", "map"])), end="")
+map                   	all	0.1785
+P_5                   	all	0.2667
+P_10                  	all	0.3000
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-import re
-from collections.abc import Callable, Iterable, Sequence
+import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import polars as pl
 
-from polars_rankeval._validate import to_lazy
-from polars_rankeval.evaluate import evaluate, join
-from polars_rankeval.registry import parse_metric
-from polars_rankeval.trec import read_qrels, read_run
+from polars_rankeval.trec import atof, atol, read_trec_eval_qrels, read_trec_eval_run
 
-Summary = Literal["mean", "sum", "gm"]
-Format = Literal["float", "long"]
 MIN_GEO_MEAN = 1e-5
+INFAP_EPSILON = 1e-5
+MISSING_ZSCORE = -1000000.0
+BOGUS_DOCNO = "ceci_nest_pas_un_docno"
+VERSION = "10.0-rc3"
 
-_CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
-_RECALL_LEVELS = tuple(f"{i / 10:.2f}" for i in range(11))
-_RPREC_MULTS = tuple(f"{i / 10:.2f}" for i in range(2, 21, 2))
+Kind = Literal[
+    "runid", "num_q", "long", "double", "gm", "cut_long", "cut_double", "p_double", "pairs",
+    "relstring", "prefs",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
-class TrecMeasure:
-    """One trec_eval measure: how to compute it per query and summarise it."""
+class Measure:
+    """One entry of trec_eval's measure table (``measures.c``), in print order."""
 
     name: str
-    metric: Callable[[str, int], str]  # (parameter, relevance level) -> metric string
-    params: tuple[str, ...] = ()
-    summary: Summary = "mean"
-    fmt: Format = "float"
-    per_query: bool = True
+    kind: Kind
+    default: tuple[float, ...] = ()
+    summary: Literal["mean", "sum", "gm", "count", "none"] = "mean"
 
-    def label(self, param: str) -> str:
-        """The printed name: ``P_5``, ``map``, ``iprec_at_recall_0.10`` ..."""
-        return f"{self.name}_{param}" if param else self.name
-
-
-def _rel(level: int) -> str:
-    return f"rel={level}"
+    @property
+    def integer(self) -> bool:
+        """Printed with ``%ld`` (num_ret, num_rel, ...)."""
+        return self.kind in ("long", "num_q")
 
 
-def _simple(name: str, *, binary: bool = True, extra: str = "") -> Callable[[str, int], str]:
-    def build(param: str, level: int) -> str:
-        options = [o for o in (extra, _rel(level) if binary else "") if o]
-        text = name + (f"({','.join(options)})" if options else "")
-        return text + (f"@{param}" if param else "")
-
-    return build
-
-
-def _with_option(name: str, option: str, *, binary: bool = True) -> Callable[[str, int], str]:
-    def build(param: str, level: int) -> str:
-        options = [f"{option}={param}", *([_rel(level)] if binary else [])]
-        return f"{name}({','.join(options)})"
-
-    return build
-
-
-# The measures of trec_eval -m all_trec, in trec_eval's print order. runid, num_q and
-# relstring are handled by the engine itself.
-ALL_TREC: tuple[TrecMeasure, ...] = (
-    TrecMeasure("num_ret", _simple("num_ret", binary=False), summary="sum", fmt="long"),
-    TrecMeasure("num_rel", _simple("num_rel"), summary="sum", fmt="long"),
-    TrecMeasure("num_rel_ret", _simple("num_rel_ret"), summary="sum", fmt="long"),
-    TrecMeasure("map", _simple("map")),
-    TrecMeasure("gm_map", _simple("map"), summary="gm", per_query=False),
-    TrecMeasure("Rprec", _simple("r_precision")),
-    TrecMeasure("bpref", _simple("bpref")),
-    TrecMeasure("recip_rank", _simple("mrr")),
-    TrecMeasure("iprec_at_recall", _with_option("iprec_at_recall", "level"), params=_RECALL_LEVELS),
-    TrecMeasure("P", _simple("precision"), params=_CUTOFFS),
-    TrecMeasure("recall", _simple("recall"), params=_CUTOFFS),
-    TrecMeasure("infAP", _simple("inf_ap")),
-    TrecMeasure("gm_bpref", _simple("bpref"), summary="gm", per_query=False),
-    TrecMeasure("Rprec_mult", _with_option("r_precision", "mult"), params=_RPREC_MULTS),
-    TrecMeasure("utility", _simple("utility")),
-    TrecMeasure("11pt_avg", _simple("iprec_11pt")),
-    TrecMeasure("binG", _simple("bin_g")),
-    TrecMeasure("G", _simple("g", binary=False)),
-    TrecMeasure("ndcg", _simple("ndcg", binary=False)),
-    TrecMeasure("ndcg_rel", _simple("ndcg_rel", binary=False)),
-    TrecMeasure("Rndcg", _simple("rndcg", binary=False)),
-    TrecMeasure("ndcg_cut", _simple("ndcg", binary=False), params=_CUTOFFS),
-    TrecMeasure("map_cut", _simple("map"), params=_CUTOFFS),
-    TrecMeasure("relative_P", _simple("relative_precision"), params=_CUTOFFS),
-    TrecMeasure("success", _simple("hit_rate"), params=("1", "5", "10")),
-    TrecMeasure("set_P", _simple("precision")),
-    TrecMeasure("set_relative_P", _simple("relative_precision")),
-    TrecMeasure("set_recall", _simple("recall")),
-    TrecMeasure("set_map", _simple("set_map")),
-    TrecMeasure("set_F", _simple("f1")),
-    TrecMeasure(
-        "num_nonrel_judged_ret",
-        _simple("num_nonrel_judged_ret"),
-        summary="sum",
-        fmt="long",
-    ),
-    TrecMeasure("rbp", _simple("rbp", binary=False)),
-    TrecMeasure("rbp_resid", _simple("rbp_resid", binary=False)),
-    TrecMeasure("unj", _simple("unjudged", binary=False), params=("5", "10", "20")),
-)
-_BY_NAME = {m.name: m for m in ALL_TREC}
-OFFICIAL = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-    "bpref", "recip_rank", "iprec_at_recall", "P",
+_CUTS = (5.0, 10.0, 15.0, 20.0, 30.0, 100.0, 200.0, 500.0, 1000.0)
+_LEVELS = tuple(i / 10 for i in range(11))
+_PREFS = (
+    "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp",
+    "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
+    "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp",
+    "prefs_avgjg_imp", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg",
 )  # fmt: skip
-# runid, num_q (summary only) and relstring (per query only) are the engine's own.
-_ENGINE = ("runid", "num_q", "relstring")
-_ORDER = ("runid", "num_q", *(m.name for m in ALL_TREC))
-_ORDER = (*_ORDER[: _ORDER.index("P") + 1], "relstring", *_ORDER[_ORDER.index("P") + 1 :])
+
+MEASURES: tuple[Measure, ...] = (
+    Measure("runid", "runid", summary="none"),
+    Measure("num_q", "num_q", summary="count"),
+    Measure("num_ret", "long", summary="sum"),
+    Measure("num_rel", "long", summary="sum"),
+    Measure("num_rel_ret", "long", summary="sum"),
+    Measure("map", "double"),
+    Measure("gm_map", "gm", summary="gm"),
+    Measure("Rprec", "double"),
+    Measure("bpref", "double"),
+    Measure("recip_rank", "double"),
+    Measure("iprec_at_recall", "cut_double", _LEVELS),
+    Measure("P", "cut_long", _CUTS),
+    Measure("relstring", "relstring", (10.0,), summary="none"),
+    Measure("recall", "cut_long", _CUTS),
+    Measure("infAP", "double"),
+    Measure("gm_bpref", "gm", summary="gm"),
+    Measure("Rprec_mult", "cut_double", tuple(i / 10 for i in range(2, 21, 2))),
+    Measure("utility", "p_double", (1.0, -1.0, 0.0, 0.0)),
+    Measure("11pt_avg", "p_double", _LEVELS),
+    Measure("binG", "double"),
+    Measure("G", "pairs"),
+    Measure("dcg", "pairs"),
+    Measure("ideal_dcg", "pairs"),
+    Measure("ndcg", "pairs"),
+    Measure("ndcg_rel", "pairs"),
+    Measure("Rndcg", "pairs"),
+    Measure("ndcg_cut", "cut_long", _CUTS),
+    Measure("map_cut", "cut_long", _CUTS),
+    Measure("relative_P", "cut_long", _CUTS),
+    Measure("success", "cut_long", (1.0, 5.0, 10.0)),
+    Measure("set_P", "double"),
+    Measure("set_relative_P", "double"),
+    Measure("set_recall", "double"),
+    Measure("set_map", "double"),
+    Measure("set_F", "p_double", (1.0,)),
+    Measure("num_nonrel_judged_ret", "long", summary="sum"),
+    *(Measure(name, "prefs") for name in _PREFS),
+    Measure("yaap", "double"),
+    Measure("rbp", "pairs"),
+    Measure("rbp_resid", "pairs"),
+    Measure("unj", "cut_long", (5.0, 10.0, 20.0)),
+)
+_BY_NAME = {m.name: m for m in MEASURES}
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+        "bpref", "recip_rank", "iprec_at_recall", "P",
+    ),
+    "set": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+        "set_recall", "set_relative_P", "set_map", "set_F",
+    ),
+    "all_trec": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+        "bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp",
+        "rbp_resid", "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P",
+        "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G",
+        "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
+    ),
+    "all_prefs": ("runid", "num_q", *_PREFS[:14]),
+    "prefs": ("runid", "num_q", *_PREFS[:6]),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+}  # fmt: skip
+
+
+RelFormat = Literal["qrels", "qrels_jg", "prefs", "qrels_prefs"]
+REL_FORMATS: tuple[str, ...] = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
+
+
+class TrecEvalError(ValueError):
+    """A condition on which trec_eval itself stops with an error (``status`` is its exit code)."""
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# --------------------------------------------------------------------------- measures and labels
 
 
 @dataclass(frozen=True)
-class _Request:
+class Request:
+    """A requested measure with its parameters (``None``: the measure's defaults)."""
+
     measure: str
-    params: tuple[str, ...]
+    params: str | None = None
 
 
-def parse_measures(specs: Iterable[str]) -> list[_Request]:
-    """Parse trec_eval ``-m`` arguments: ``all_trec``, ``official``, ``P.5,10`` ...
+def parse_measures(specs: Iterable[str]) -> list[Request]:
+    """Parse ``-m`` arguments as trec_eval does; return the measures in print order.
 
-    Returns the requested measures in trec_eval's print order (a measure named twice
-    takes the last parameters, as trec_eval does).
+    ``name.params`` gives parameters; nicknames (``official``, ``all_trec``, ``set``,
+    ``prefs``, ``all_prefs``, ``qrels_jg``) add their measures. A measure named twice is
+    computed once, with the parameters of its first occurrence that has parameters
+    (trec_eval's rule). Measures that take no parameters ignore them (``map.5`` is map).
+
+    Examples
+    --------
+    >>> [(r.measure, r.params) for r in parse_measures(["P.5,10", "map", "P.20", "runid"])]
+    [('runid', None), ('map', None), ('P', '5,10')]
     """
-    chosen: dict[str, tuple[str, ...]] = {}
+    marked: set[str] = set()
+    params: dict[str, str] = {}
     for spec in specs:
-        name, _, params = spec.partition(".")
-        if name == "all_trec":
-            for m in _ORDER:
-                chosen[m] = _BY_NAME[m].params if m in _BY_NAME else ()
-            continue
-        if name == "official":
-            for m in OFFICIAL:
-                chosen[m] = _BY_NAME[m].params if m in _BY_NAME else ()
-            continue
-        if name not in _ORDER:
-            msg = f"unknown trec_eval measure {name!r}; known: {', '.join(_ORDER)}"
-            raise ValueError(msg)
-        measure = _BY_NAME.get(name)
-        if params and (measure is None or (not measure.params and name != "ndcg")):
-            msg = f"trec_eval measure {name!r} takes no parameters, got {params!r}"
-            raise ValueError(msg)
-        default = measure.params if measure is not None else ()
-        chosen[name] = tuple(p for p in params.split(",") if p) if params else default
-    return [_Request(m, chosen[m]) for m in _ORDER if m in chosen]
+        name, dot, param = spec.partition(".")
+        if dot:
+            if not param:
+                msg = f"illegal measure {spec!r}: empty parameter list"
+                raise TrecEvalError(msg, 1)
+            params.setdefault(name, param)
+        if name in NICKNAMES:
+            marked.update(NICKNAMES[name])
+        elif name in _BY_NAME:
+            marked.add(name)
+        else:
+            msg = (
+                f"illegal measure {spec!r}; known: {', '.join(_BY_NAME)} and {', '.join(NICKNAMES)}"
+            )
+            raise TrecEvalError(msg, 1)
+    return [Request(m.name, params.get(m.name)) for m in MEASURES if m.name in marked]
 
 
-def _gain_map(params: tuple[str, ...]) -> dict[int, float]:
-    gains: dict[int, float] = {}
-    for pair in params:
-        level, eq, gain = pair.partition("=")
-        if not eq or not re.fullmatch(r"-?\d+", level.strip()):
-            msg = f"ndcg gain map entries look like level=gain, got {pair!r}"
-            raise ValueError(msg)
-        gains[int(level)] = float(gain)
-    return gains
+@dataclass(frozen=True)
+class _Column:
+    """One printed value of a measure: its label and what to compute."""
+
+    label: str
+    measure: Measure
+    param: float = 0.0  # the cutoff / level of an array measure
+    raw: str | None = None  # the parameter string the measure computes with
+
+
+def _sorted_cutoffs(measure: Measure, raw: str | None, *, integer: bool) -> list[float]:
+    if raw is None:
+        return list(measure.default)
+    values = sorted(float(atol(p)) if integer else atof(p) for p in raw.split(","))
+    if integer and values[0] <= 0:
+        msg = f"cannot initialize measure {measure.name!r}: cutoffs must be positive, got {raw!r}"
+        raise TrecEvalError(msg, 2)
+    if any(a == b for a, b in itertools.pairwise(values)):
+        msg = f"cannot initialize measure {measure.name!r}: duplicate cutoffs in {raw!r}"
+        raise TrecEvalError(msg, 2)
+    return values
+
+
+def _pairs(measure: Measure, raw: str | None) -> list[tuple[str, float]]:
+    """``get_param_pairs``: ``name=value`` entries separated by commas."""
+    if raw is None:
+        return []
+    last = ","
+    for char in raw:
+        if char == ",":
+            if last == ",":
+                break
+            last = ","
+        elif char == "=":
+            if last == "=":
+                last = ","
+                break
+            last = "="
+    if last != "=":
+        msg = (
+            f"cannot initialize measure {measure.name!r}: parameters must be name=value "
+            f"pairs, got {raw!r}"
+        )
+        raise TrecEvalError(msg, 2)
+    out = []
+    for item in raw.split(","):
+        name, _, value = item.partition("=")
+        out.append((name, atof(value)))
+    return out
+
+
+def _valid_int(text: str) -> bool:
+    body = text[1:] if text[:1] in "+-" else text
+    return body.isascii() and body.isdigit()
+
+
+# dcg, ideal_dcg and ndcg share one parameter block in trec_eval (m_ndcg.c): the last of
+# them initialised with parameters sets the gains of all three, and each label shows the
+# parameters set when it was initialised.
+_SHARED_GAINS = ("dcg", "ideal_dcg", "ndcg")
+
+
+def _columns(requests: list[Request]) -> list[_Column]:
+    columns: list[_Column] = []
+    shared = [r.params for r in requests if r.measure in _SHARED_GAINS and r.params is not None]
+    shared_final = shared[-1] if shared else None
+    shared_now: str | None = None
+    for request in requests:
+        measure = _BY_NAME[request.measure]
+        raw = request.params
+        if measure.kind == "cut_long":
+            for cut in _sorted_cutoffs(measure, raw, integer=True):
+                columns.append(_Column(f"{measure.name}_{int(cut)}", measure, cut, raw))
+        elif measure.kind == "cut_double":
+            for cut in _sorted_cutoffs(measure, raw, integer=False):
+                columns.append(_Column(f"{measure.name}_{cut:3.2f}", measure, cut, raw))
+        elif measure.name in _SHARED_GAINS:
+            if raw is not None:
+                _pairs(measure, raw)
+                shared_now = raw
+            label = measure.name if shared_now is None else f"{measure.name}_{shared_now}"
+            columns.append(_Column(label, measure, 0.0, shared_final))
+        elif measure.kind in ("p_double", "pairs", "relstring"):
+            if measure.kind == "pairs":
+                _pairs(measure, raw)
+            label = measure.name if raw is None else f"{measure.name}_{raw}"
+            columns.append(_Column(label, measure, 0.0, raw))
+        else:
+            columns.append(_Column(measure.name, measure))
+    return columns
+
+
+# --------------------------------------------------------------------------- C arithmetic
+
+_LOG2_CACHE: list[np.ndarray] = []
+
+
+def _log2_int(n_max: int) -> np.ndarray:
+    """``log2(k)`` for k = 0..n_max exactly as C's libm computes it (``math.log2``)."""
+    have = _LOG2_CACHE[0] if _LOG2_CACHE else np.zeros(0)
+    if have.size <= n_max:
+        size = max(n_max + 1, 2 * have.size, 1024)
+        table = np.fromiter(map(math.log2, range(1, size)), dtype=np.float64, count=size - 1)
+        have = np.concatenate([[-np.inf], table])
+        _LOG2_CACHE[:] = [have]
+    return have
+
+
+def _with_log2(frame: pl.DataFrame, source: str, target: str) -> pl.DataFrame:
+    """Add ``target = log2(source)`` computed as C's ``log2`` (exact for integer arguments)."""
+    col = frame[source]
+    if col.len() == 0:
+        return frame.with_columns(pl.lit(None, pl.Float64).alias(target))
+    finite = col.filter(col.is_finite())
+    integral = finite.len() == 0 or bool((finite == finite.floor()).all())
+    big = float(finite.max()) if finite.len() else 0.0  # type: ignore[arg-type]
+    if integral and (finite.min() or 0) >= 0 and big < 50_000_000:  # type: ignore[operator]
+        table = pl.Series(_log2_int(int(big) + 1))
+        return frame.with_columns(
+            table.gather(col.fill_nan(0).clip(0).cast(pl.Int64)).alias(target)
+        )
+    uniques = col.unique()
+    values = np.fromiter(map(math.log2, uniques.to_list()), dtype=np.float64, count=uniques.len())
+    mapping = pl.DataFrame({source: uniques, target: values})
+    return frame.join(mapping, on=source, how="left", nulls_equal=True, maintain_order="left")
+
+
+def _lround(x: pl.Expr) -> pl.Expr:
+    """C's ``lround``: nearest integer, halves away from zero."""
+    mag = x.abs()
+    base = mag.floor()
+    up = (mag - base) >= 0.5
+    return (pl.when(up).then(base + 1).otherwise(base) * x.sign()).cast(pl.Int64)
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@dataclass(frozen=True)
+class _Options:
+    level: int
+    max_docs: int | None
+    judged_only: bool
+    num_docs: int
+    complete: bool
+    checks: bool = True  # trec_eval checks duplicates only when a measure reads the rankings
+
+
+def _ranked(
+    run: pl.DataFrame, qrels: pl.DataFrame, opts: _Options, names: pl.Series
+) -> pl.DataFrame:
+    """Each query's ranked list: ``qid, i`` (0-based rank), ``rel``.
+
+    ``rel`` is the judgment, -1 for a document not in the qrels, -2 for a negative one.
+    """
+    # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
+    # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
+    # Ties: docno descending in byte order, through its dense rank (an integer).
+    docnos = run.select(pl.col("docno").unique()).sort("docno").with_row_index("__dc")
+    ranked = run.join(docnos, on="docno", how="left", maintain_order="left").with_columns(
+        (pl.col("sim") + 0.0).fill_nan(None).rank("dense", descending=True).alias("__sr")
+    )
+    n_sr = int(ranked["__sr"].max() or 0) + 1  # type: ignore[arg-type]
+    ranked = ranked.with_columns(pl.col("__sr").fill_null(n_sr))
+    n_q = int(ranked["qid"].max() or 0) + 1  # type: ignore[arg-type]
+    n_dc = docnos.height
+    bits = [max(int(n).bit_length(), 1) for n in (n_q, n_sr + 1, n_dc)]
+    if sum(bits) <= 63:
+        # one UInt64 key (query, score rank, reversed docno rank): a single radix sort
+        key = (
+            pl.col("qid").cast(pl.UInt64) * pl.lit(2 ** (bits[1] + bits[2]), pl.UInt64)
+            + pl.col("__sr").cast(pl.UInt64) * pl.lit(2 ** bits[2], pl.UInt64)
+            + (n_dc - 1 - pl.col("__dc").cast(pl.Int64)).cast(pl.UInt64)
+        )
+        ranked = ranked.sort(key)
+    else:
+        ranked = ranked.sort(["qid", "__sr", "__dc"], descending=[False, False, True])
+    ranked = ranked.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i"))
+    if opts.max_docs is not None:
+        ranked = ranked.filter(pl.col("i") < opts.max_docs)
+    pair = ranked["qid"].cast(pl.UInt64) * 2**32 + ranked["__dc"].cast(pl.UInt64)
+    if opts.checks and pair.n_unique() != ranked.height:
+        dup = ranked.filter(pl.struct("qid", "docno").is_duplicated())
+        code, docno = dup.row(0)[:2]
+        msg = f"duplicate docno {docno!r} in the results of query {names[code]!r}"
+        raise TrecEvalError(msg, 4)
+    ranked = ranked.join(
+        qrels, on=["qid", "docno"], how="left", maintain_order="left"
+    ).with_columns(
+        pl.when(pl.col("rel").is_null())
+        .then(-1)
+        .when(pl.col("rel") < 0)
+        .then(-2)
+        .otherwise(pl.col("rel"))
+        .alias("rel")
+    )
+    if opts.judged_only:
+        ranked = ranked.filter(pl.col("rel") >= 0).with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i")
+        )
+    return ranked.select("qid", "i", "rel").sort(["qid", "i"])
+
+
+def _query_stats(
+    ranked: pl.DataFrame, qrels: pl.DataFrame, queries: pl.DataFrame, opts: _Options
+) -> pl.DataFrame:
+    """Per query: num_ret, num_rel, num_rel_ret, num_nonpool, num_unjudged, num_nonrel_judged."""
+    level = opts.level
+    rel = pl.col("rel")
+    ret = ranked.group_by("qid").agg(
+        pl.len().alias("num_ret"),
+        ((rel >= 0) & (rel >= level)).sum().alias("num_rel_ret"),
+        (rel == -1).sum().alias("num_nonpool"),
+        (rel == -2).sum().alias("num_unjudged"),
+        (rel >= level).sum().alias("R_all"),
+    )
+    judged = (
+        qrels.join(queries, on="qid", how="semi")
+        .group_by("qid")
+        .agg(
+            (rel >= max(level, 0)).sum().alias("num_rel"),
+            ((rel >= 0) & (rel < level)).sum().alias("num_nonrel"),
+            (pl.when(rel >= 0).then(rel).max() + 1).fill_null(0).alias("num_rel_levels"),
+        )
+    )
+    return (
+        queries.join(ret, on="qid", how="left", maintain_order="left")
+        .join(judged, on="qid", how="left", maintain_order="left")
+        .with_columns(pl.exclude("qid").fill_null(0).cast(pl.Int64))
+    )
+
+
+def _at(expr: pl.Expr, k: float | pl.Expr) -> pl.Expr:
+    """The last value of a running column among the first ``k`` ranks (null if none)."""
+    return expr.filter(pl.col("i") < k).last()
+
+
+def _gain_expr(pairs: list[tuple[str, float]]) -> pl.Expr:
+    """trec_eval's get_gain: the gain map's value for a level, else the level (0 if negative)."""
+    gains = {atol(name): value for name, value in reversed(pairs) if _valid_int(name)}
+    rel = pl.col("rel")
+    default = pl.when(rel >= 0).then(rel.cast(pl.Float64)).otherwise(0.0)
+    if not gains:
+        return default
+    return rel.replace_strict(
+        list(gains), list(gains.values()), default=default, return_dtype=pl.Float64
+    )
+
+
+def _compute(
+    ranked: pl.DataFrame,
+    qrels: pl.DataFrame,
+    stats: pl.DataFrame,
+    columns: list[_Column],
+    opts: _Options,
+) -> pl.DataFrame:
+    """The per-query value of every column (wide: one row per query, one column per label)."""
+    level = opts.level
+    rel, i = pl.col("rel"), pl.col("i")
+    isrel = rel >= level
+    # a query's code is its row in ``stats`` (sorted): per-query values by gather, no join
+    stats = stats.sort("qid")
+    codes = ranked["qid"]
+    needed = ("num_ret", "num_rel", "num_nonrel", "num_rel_ret", "R_all")
+    rows = ranked.with_columns([stats[c].gather(codes).alias(c) for c in needed]).with_columns(
+        isrel.alias("isrel"),
+        isrel.cast(pl.Int64).cum_sum().over("qid").alias("Rc"),
+        (rel < 0).cast(pl.Int64).cum_sum().over("qid").alias("unj_c"),
+        ((rel >= 0) & (rel < level)).cast(pl.Int64).cum_sum().over("qid").alias("nonrel_c"),
+        (rel == -2).cast(pl.Int64).cum_sum().over("qid").alias("unjudged_c"),
+        ((rel >= 0) & (rel >= level)).cast(pl.Int64).cum_sum().over("qid").alias("bprel_c"),
+    )
+    rc = pl.col("Rc")
+    rows = rows.with_columns(
+        pl.when("isrel").then(rc / (i + 1)).otherwise(0.0).cum_sum().over("qid").alias("ap_c"),
+        (3 + i - rc).alias("bing_arg"),
+        (i + 2).alias("disc_arg"),
+    )
+    rows = _with_log2(rows, "bing_arg", "bing_log")
+    rows = _with_log2(rows, "disc_arg", "disc")
+    names = {c.measure.name for c in columns}
+    extra_frames: list[pl.DataFrame] = []
+    wide_exprs: dict[str, pl.Expr] = {}
+    n_ret, n_rel = pl.col("num_ret"), pl.col("num_rel")
+    n_rr = pl.col("num_rel_ret")
+    judged_rel = (rel >= 0) & (rel >= level)
+    # Running sums over each query's ranks (C's left-to-right sums), read at a rank below.
+    running: dict[str, pl.Expr] = {}
+    if names & {"binG"}:
+        term = pl.when("isrel").then(1.0 / pl.col("bing_log")).otherwise(0.0)
+        running["bing_c"] = term
+    if names & {"bpref", "gm_bpref"}:
+        nonrel_b = pl.col("nonrel_c")
+        denom = pl.min_horizontal(pl.col("num_nonrel"), n_rel).cast(pl.Float64)
+        running["bpref_c"] = (
+            pl.when(judged_rel)
+            .then(
+                pl.when(nonrel_b > 0)
+                .then(1.0 - pl.min_horizontal(nonrel_b, n_rel).cast(pl.Float64) / denom)
+                .otherwise(1.0)
+            )
+            .otherwise(0.0)
+        )
+    if "infAP" in names:
+        fj = i.cast(pl.Float64)
+        rs1 = pl.col("bprel_c") - 1
+        nonrel_b, unj_b = pl.col("nonrel_c"), pl.col("unjudged_c")
+        inner = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+            (rs1 + nonrel_b + unj_b).cast(pl.Float64) / fj
+        ) * (
+            (rs1.cast(pl.Float64) + INFAP_EPSILON)
+            / ((rs1 + nonrel_b).cast(pl.Float64) + 2 * INFAP_EPSILON)
+        )
+        running["infap_c"] = (
+            pl.when(judged_rel).then(pl.when(i == 0).then(1.0).otherwise(inner)).otherwise(0.0)
+        )
+    if running:
+        rows = rows.with_columns(
+            [expr.cum_sum().over("qid").alias(name) for name, expr in running.items()]
+        )
+    # rows are sorted by (query, rank) and hold num_ret rows per query: the value of a
+    # running column after rank k of a query is at row start + min(k, num_ret) - 1.
+    wide = stats.sort("qid").with_columns(
+        (pl.col("num_ret").cum_sum() - pl.col("num_ret")).alias("__start")
+    )
+    gathered: dict[tuple[str, str], pl.Series] = {}
+
+    def at(label: str, source: str, k: pl.Expr) -> None:
+        key = (source, str(k))
+        if key not in gathered:
+            kq = pl.min_horizontal(k, n_ret)
+            index = wide.select(
+                pl.when(kq >= 1).then(pl.col("__start") + kq - 1).cast(pl.Int64).alias("ix")
+            )["ix"]
+            gathered[key] = rows[source].gather(index)
+        extra_columns[label] = gathered[key]
+
+    extra_columns: dict[str, pl.Series] = {}
+    for column in columns:
+        m, label, k = column.measure, column.label, column.param
+        name = m.name
+        kl = pl.lit(k)
+        if name in ("map", "gm_map"):
+            at(label, "ap_c", n_ret)
+        elif name == "Rprec":
+            at(label, "Rc", pl.min_horizontal(n_ret, n_rel))
+        elif name == "recip_rank":
+            first = rows.filter(pl.col("isrel") & (rc == 1)).select(
+                "qid", (1.0 / (i + 1)).alias(label)
+            )
+            extra_frames.append(first)
+        elif name in ("P", "recall", "relative_P", "success"):
+            at(label, "Rc", kl)
+        elif name == "map_cut":
+            at(label, "ap_c", kl)
+        elif name == "unj":
+            at(label, "unj_c", kl)
+        elif name == "binG":
+            at(label, "bing_c", n_ret)
+        elif name in ("bpref", "gm_bpref"):
+            at(label, "bpref_c", n_ret)
+        elif name == "infAP":
+            at(label, "infap_c", n_ret)
+        elif name == "relstring":
+            length = max(int(_params_double(column, m)[0]), 0)
+            char = (
+                pl.when(rel > 9).then(pl.lit(">"))
+                .when(rel >= 0).then(rel.cast(pl.String))
+                .when(rel == -1).then(pl.lit("-"))
+                .when(rel == -2).then(pl.lit("."))
+                .otherwise(pl.lit("<"))
+            )  # fmt: skip
+            strings = rows.filter(i < length).group_by("qid").agg(char.str.join("").alias(label))
+            extra_frames.append(strings)
+        elif name == "Rprec_mult":
+            cut = (kl * n_rel.cast(pl.Float64) + 0.9).cast(pl.Int64)
+            extra_columns[label + "\x00c"] = wide.select(cut.alias("c"))["c"]
+            at(label, "Rc", cut)
+    wide = wide.with_columns(
+        pl.lit(0).alias("__n"), *[series.alias(lb) for lb, series in extra_columns.items()]
+    )
+    for extra in extra_frames:
+        wide = wide.join(extra, on="qid", how="left", maintain_order="left")
+    # Polars divides by a scalar as a multiplication by its reciprocal; C does not:
+    # divide by a column of the constant instead (``one * k``).
+    wide = wide.with_columns(
+        pl.col("__n").fill_null(0), (pl.col("num_ret") * 0 + 1).cast(pl.Float64).alias("__one")
+    )
+    one = pl.col("__one")
+
+    def f(x: pl.Expr | str) -> pl.Expr:
+        return (pl.col(x) if isinstance(x, str) else x).cast(pl.Float64)
+
+    nrel_f, nret_f, nrr_f = f(n_rel), f(n_ret), f(n_rr)
+    for column in columns:
+        m, label, k = column.measure, column.label, column.param
+        name = m.name
+        got = pl.col(label)
+        if name == "num_q":
+            wide_exprs[label] = pl.lit(1.0)
+        elif name == "num_ret":
+            wide_exprs[label] = nret_f
+        elif name == "num_rel":
+            wide_exprs[label] = nrel_f
+        elif name == "num_rel_ret":
+            wide_exprs[label] = nrr_f
+        elif name == "map":
+            wide_exprs[label] = pl.when(pl.col("R_all") > 0).then(f(got) / nrel_f).otherwise(0.0)
+        elif name == "gm_map":
+            ap = pl.when(pl.col("R_all") > 0).then(f(got) / nrel_f).otherwise(f(got).fill_null(0.0))
+            wide_exprs[label] = (
+                pl.when((ap > MIN_GEO_MEAN) & ~ap.is_nan()).then(ap).otherwise(MIN_GEO_MEAN).log()
+            )
+        elif name == "Rprec":
+            wide_exprs[label] = (
+                pl.when(pl.min_horizontal(n_ret, n_rel) > 0).then(f(got) / nrel_f).otherwise(0.0)
+            )
+        elif name == "recip_rank":
+            wide_exprs[label] = f(got).fill_null(0.0)
+        elif name == "P":
+            wide_exprs[label] = f(got).fill_null(0.0) / (one * k)
+        elif name == "recall":
+            wide_exprs[label] = (
+                pl.when(n_rel > 0).then(f(got).fill_null(0.0) / nrel_f).otherwise(0.0)
+            )
+        elif name == "relative_P":
+            wide_exprs[label] = (
+                pl.when(n_rel > 0)
+                .then(f(got).fill_null(0.0) / pl.min_horizontal(pl.lit(k), nrel_f))
+                .otherwise(0.0)
+            )
+        elif name == "success":
+            wide_exprs[label] = pl.when(f(got).fill_null(0.0) > 0).then(1.0).otherwise(0.0)
+        elif name == "map_cut":
+            wide_exprs[label] = (
+                pl.when(n_rel > 0).then(f(got).fill_null(0.0) / nrel_f).otherwise(0.0)
+            )
+        elif name == "unj":
+            wide_exprs[label] = f(got).fill_null(0.0) / (one * k)
+        elif name == "binG":
+            wide_exprs[label] = pl.when(pl.col("R_all") > 0).then(f(got) / nrel_f).otherwise(0.0)
+        elif name in ("bpref", "gm_bpref"):
+            value = f(got).fill_null(0.0)
+            value = pl.when(n_rel > 0).then(value / nrel_f).otherwise(value)
+            if name == "gm_bpref":
+                value = (
+                    pl.when((value > MIN_GEO_MEAN) & ~value.is_nan())
+                    .then(value)
+                    .otherwise(MIN_GEO_MEAN)
+                    .log()
+                )
+            wide_exprs[label] = value
+        elif name == "infAP":
+            value = f(got).fill_null(0.0)
+            wide_exprs[label] = pl.when(n_rel > 0).then(value / nrel_f).otherwise(value)
+        elif name == "Rprec_mult":
+            cut = pl.col(label + "\x00c").fill_null((k * nrel_f + 0.9).cast(pl.Int64))
+            # trec_eval's counter at rank cut: R(cut) - (R_all - num_rel_ret), see above
+            counter = f(got).fill_null(0.0) - f(pl.col("R_all") - n_rr)
+            wide_exprs[label] = (
+                pl.when(cut > n_ret)
+                .then(nrr_f / f(cut))
+                .when((cut > 0) & (counter > 0))
+                .then(counter / f(cut))
+                .otherwise(0.0)
+            )
+        elif name == "utility":
+            params = _params_double(column, m)
+            if len(params) != 4:
+                msg = (
+                    f"cannot calculate measure 'utility': it takes 4 parameters, got {len(params)}"
+                )
+                raise TrecEvalError(msg, 4)
+            a, b, c, d = params
+            wide_exprs[label] = (
+                a * nrr_f
+                + b * f(n_ret - n_rr)
+                + c * f(n_rel - n_rr)
+                + d * f(opts.num_docs + n_rr - n_ret - n_rel)
+            )
+        elif name == "set_P":
+            wide_exprs[label] = pl.when(n_ret > 0).then(nrr_f / nret_f).otherwise(0.0)
+        elif name == "set_relative_P":
+            wide_exprs[label] = (
+                pl.when((n_ret > 0) & (n_rel > 0))
+                .then(nrr_f / f(pl.min_horizontal(n_ret, n_rel)))
+                .otherwise(0.0)
+            )
+        elif name == "set_recall":
+            wide_exprs[label] = pl.when(n_rel > 0).then(nrr_f / nrel_f).otherwise(0.0)
+        elif name == "set_map":
+            wide_exprs[label] = (
+                pl.when((n_ret > 0) & (n_rel > 0))
+                .then((nrr_f * nrr_f) / (nret_f * nrel_f))
+                .otherwise(0.0)
+            )
+        elif name == "set_F":
+            x = _params_double(column, m)[0]
+            p_, r_ = nrr_f / nret_f, nrr_f / nrel_f
+            wide_exprs[label] = (
+                pl.when(n_rr > 0).then((x + 1.0) * p_ * r_ / (x * p_ + r_)).otherwise(0.0)
+            )
+        elif name == "num_nonrel_judged_ret":
+            wide_exprs[label] = f(n_ret - pl.col("num_nonpool") - pl.col("num_unjudged") - n_rr)
+        elif name == "yaap":
+            s = pl.col("__yaap").fill_null(0.0)
+            wide_exprs[label] = ((1.0 + s) / ((1.0 + nrel_f) - s)).log()
+        elif name == "relstring":
+            wide_exprs[label] = pl.col(label).fill_null("")
+    if "yaap" in names:
+        yaap = rows.group_by("qid").agg(pl.col("ap_c").last().alias("__yaap"))
+        wide = wide.join(yaap, on="qid", how="left", maintain_order="left")
+    interp = [c for c in columns if c.measure.name in ("iprec_at_recall", "11pt_avg")]
+    if interp:
+        wide = _interpolated(rows, wide, interp)
+        for column in interp:
+            wide_exprs[column.label] = pl.col(column.label)
+    gain_cols = [c for c in columns if c.measure.kind == "pairs" or c.measure.name == "ndcg_cut"]
+    if gain_cols:
+        wide = _gain_measures(rows, qrels, wide, gain_cols)
+        for column in gain_cols:
+            wide_exprs[column.label] = pl.col(column.label)
+    out = wide.select("qid", *[expr.alias(label) for label, expr in wide_exprs.items()])
+    return out
+
+
+def _params_double(column: _Column, measure: Measure) -> list[float]:
+    if column.raw is None:
+        return list(measure.default)
+    return [atof(p) for p in column.raw.split(",")]
+
+
+def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]) -> pl.DataFrame:
+    """iprec_at_recall and 11pt_avg: interpolated precision at recall levels."""
+    # trec_eval walks up from the last rank with a counter that starts at num_rel_ret
+    # (judged relevant) and drops at every document with rel >= level; below -l 0 the
+    # two differ by D = the unjudged documents counted as relevant.
+    shift = pl.col("R_all") - pl.col("num_rel_ret")
+    prec = (pl.col("Rc") - shift).cast(pl.Float64) / (pl.col("i") + 1).cast(pl.Float64)
+    # the relevant rows in (query, rank) order; a query's k-th one is at rel_start + k - 1
+    smax = rows.with_columns(prec.reverse().cum_max().reverse().over("qid").alias("smax")).filter(
+        "isrel"
+    )["smax"]
+    wide = wide.sort("qid").with_columns(
+        (pl.col("R_all").cum_sum() - pl.col("R_all")).alias("__rstart")
+    )
+    n_rel = pl.col("num_rel").cast(pl.Float64)
+    r_all = pl.col("num_rel_ret")
+    final = pl.col("num_rel_ret").cast(pl.Float64) / pl.col("num_ret").cast(pl.Float64)
+    for column in columns:
+        levels = (
+            [column.param]
+            if column.measure.name == "iprec_at_recall"
+            else _params_double(column, column.measure)
+        )
+        # trec_eval's pass over the levels from the last one: levels above num_rel_ret
+        # at the end are skipped (0), each next level is reached when the counter falls
+        # to it; one it cannot reach (above the last one reached, or <= 0) stops the pass
+        # and it and all before it take the final interpolated precision. For increasing
+        # levels this is each level's own value.
+        wide = wide.with_columns(
+            pl.col("num_rel_ret").alias("__limit"),
+            pl.lit(True).alias("__skip"),
+            pl.lit(False).alias("__blocked"),
+        )
+        one_index = wide.select(
+            pl.when(r_all >= 1).then(pl.col("__rstart") + 1 + shift - 1).cast(pl.Int64).alias("ix")
+        )["ix"]
+        wide = wide.with_columns(
+            pl.when(r_all >= 1).then(smax.gather(one_index)).otherwise(final).alias("__final")
+        )
+        parts: list[str] = []
+        for j in reversed(range(len(levels))):
+            key = f"__lev{j}"
+            k = _lround(pl.lit(levels[j]) * n_rel)
+            zero = pl.col("__skip") & (k > r_all)
+            matched = ~zero & ~pl.col("__blocked") & (k >= 1) & (k <= pl.col("__limit"))
+            index = wide.select(
+                pl.when(matched).then(pl.col("__rstart") + k + shift - 1).cast(pl.Int64).alias("ix")
+            )["ix"]
+            wide = wide.with_columns(smax.gather(index).alias(key))
+            wide = wide.with_columns(
+                pl.when(zero).then(0.0).when(matched).then(pl.col(key)).otherwise(pl.col("__final"))
+                .alias(key),
+                (pl.col("__skip") & zero).alias("__skip"),
+                pl.when(matched).then(k).otherwise(pl.col("__limit")).alias("__limit"),
+                (pl.col("__blocked") | (~zero & ~matched)).alias("__blocked"),
+            )  # fmt: skip
+            parts.insert(0, key)
+        wide = wide.drop("__limit", "__skip", "__blocked", "__final")
+        if column.measure.name == "iprec_at_recall":
+            wide = wide.rename({parts[0]: column.label})
+        else:
+            total: pl.Expr = pl.lit(0.0)
+            for key in reversed(parts):
+                added = pl.when(pl.col(key).is_null()).then(0.0).otherwise(pl.col(key))
+                total = total + added
+            # trec_eval adds only the levels reached; a level above R_all adds nothing.
+            wide = wide.with_columns(
+                (total / (pl.col("__one") * float(len(parts)))).alias(column.label)
+            ).drop(parts)
+    return wide
+
+
+def _gain_measures(
+    rows: pl.DataFrame, qrels: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
+) -> pl.DataFrame:
+    """G, dcg, ideal_dcg, ndcg, ndcg_rel, Rndcg, rbp, rbp_resid and ndcg_cut."""
+    queries = wide.select("qid", "num_ret", "num_rel", "num_rel_levels")
+    judged = qrels.join(queries.select("qid"), on="qid", how="semi").filter(pl.col("rel") >= 0)
+    cuts = [c for c in columns if c.measure.name == "ndcg_cut"]
+    if cuts:
+        wide = _ndcg_cut(rows, judged, wide, cuts)
+    cache: dict[str | None, tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = {}
+    for column in columns:
+        name = column.measure.name
+        if name == "ndcg_cut":
+            continue
+        pairs = _pairs(column.measure, column.raw)
+        if name in ("rbp", "rbp_resid"):
+            wide = _rbp(rows, wide, column, pairs)
+            continue
+        if column.raw in cache:
+            res, ideal, base = cache[column.raw]
+        else:
+            res, ideal, base = _gain_frames(rows, judged, wide, pairs)
+            cache[column.raw] = (res, ideal, base)
+        if name == "dcg":
+            value = base.select("qid", pl.col("dcg").alias(column.label))
+        elif name == "ideal_dcg":
+            value = base.select("qid", pl.col("idcg").alias(column.label))
+        elif name == "ndcg":
+            value = base.select(
+                "qid",
+                pl.when(pl.col("idcg") > 0)
+                .then(pl.col("dcg") / pl.col("idcg"))
+                .otherwise(0.0)
+                .alias(column.label),
+            )
+        elif name == "ndcg_rel":
+            value = _ndcg_rel(res, ideal, base, column.label)
+        elif name == "Rndcg":
+            value = _rndcg(res, ideal, base, column.label)
+        else:  # G
+            value = _g(res, ideal, base, column.label)
+        wide = wide.join(value, on="qid", how="left", maintain_order="left")
+    return wide
+
+
+def _gain_frames(
+    rows: pl.DataFrame, judged: pl.DataFrame, wide: pl.DataFrame, pairs: list[tuple[str, float]]
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The retrieved gains with running DCG, the ideal ranking with running ideal DCG, totals."""
+    gain = _gain_expr(pairs)
+    res = rows.select("qid", "i", "disc", gain.alias("g"))
+    res = res.with_columns(
+        pl.when(pl.col("g") != 0).then(pl.col("g") / pl.col("disc")).otherwise(0.0)
+        .cum_sum().over("qid").alias("dcg_c")
+    )  # fmt: skip
+    ideal = (
+        judged.with_columns(gain.alias("g"))
+        .filter(pl.col("g") > 0)
+        .sort(["qid", "g"], descending=[False, True])
+        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("p"))
+        .with_columns((pl.col("p") + 2).alias("disc_arg"))
+    )
+    ideal = _with_log2(ideal, "disc_arg", "disc")
+    ideal = ideal.with_columns((pl.col("g") / pl.col("disc")).cum_sum().over("qid").alias("idcg_c"))
+    full = (
+        res.group_by("qid")
+        .agg(pl.col("dcg_c").last().alias("dcg"), (pl.col("g") > 0).sum().alias("npos"))
+        .join(
+            ideal.group_by("qid").agg(pl.col("idcg_c").last().alias("idcg"), pl.len().alias("L")),
+            on="qid",
+            how="full",
+            coalesce=True,
+        )
+    )
+    base = wide.select("qid", "num_ret", "num_rel").join(
+        full, on="qid", how="left", maintain_order="left"
+    )
+    base = base.with_columns(pl.col("dcg", "idcg").fill_null(0.0), pl.col("L", "npos").fill_null(0))
+    return res, ideal, base
+
+
+def _ndcg_rel(
+    res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str
+) -> pl.DataFrame:
+    # ideal dcg after min(i + 1, L) ideal ranks, for each retrieved rank i with a positive gain
+    pos = res.filter(pl.col("g") > 0).select("qid", "i", "dcg_c")
+    pos = pos.join(
+        base.select("qid", "L", "idcg"), on="qid", how="left", maintain_order="left"
+    ).with_columns((pl.min_horizontal(pl.col("i") + 1, pl.col("L")) - 1).alias("p"))
+    pos = pos.join(
+        ideal.select("qid", "p", "idcg_c"), on=["qid", "p"], how="left", maintain_order="left"
+    ).with_columns(pl.col("idcg_c").fill_null(0.0))
+    sums = (
+        pos.sort("qid", "i")
+        .group_by("qid")
+        .agg((pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s"))
+    )
+    out = base.join(sums, on="qid", how="left", maintain_order="left").with_columns(
+        pl.col("s").fill_null(0.0)
+    )
+    s = pl.col("s") + (pl.col("L") - pl.col("npos")).cast(pl.Float64) * pl.col("dcg") / pl.col(
+        "idcg"
+    )
+    return out.select(
+        "qid",
+        pl.when((s > 0) & ~s.is_nan())
+        .then(s / pl.col("L").cast(pl.Float64))
+        .otherwise(0.0)
+        .alias(label),
+    )
+
+
+def _rndcg(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -> pl.DataFrame:
+    # Boundaries p in 1..L where the ideal gain changes (p = L: the ideal runs out).
+    bounds = (
+        ideal.select("qid", "p", "g", "idcg_c")
+        .with_columns(
+            pl.col("g").shift(-1).over("qid").alias("g_next"),
+            (pl.col("p") + 1).alias("b"),
+        )
+        .filter(pl.col("g_next").is_null() | (pl.col("g_next") != pl.col("g")))
+    )
+    # dcg after min(b, num_ret) ranks: res holds num_ret rows per query in code order
+    base = base.sort("qid")
+    start = base["num_ret"].cum_sum() - base["num_ret"]
+    kk = pl.min_horizontal(pl.col("b"), pl.col("n"))
+    index = pl.DataFrame(
+        {
+            "s": start.gather(bounds["qid"]),
+            "n": base["num_ret"].gather(bounds["qid"]),
+            "b": bounds["b"],
+        }
+    ).select(pl.when(kk >= 1).then(pl.col("s") + kk - 1).alias("ix"))["ix"]
+    bounds = bounds.with_columns(res["dcg_c"].gather(index).fill_null(0.0).alias("dcg_c"))
+    sums = (
+        bounds.sort("qid", "b")
+        .group_by("qid")
+        .agg((pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s"), pl.len().alias("nb"))
+    )
+    out = base.join(sums, on="qid", how="left", maintain_order="left").with_columns(
+        pl.col("s").fill_null(0.0), pl.col("nb").fill_null(0)
+    )
+    final = (pl.col("L") >= 1) & (pl.col("L") + 1 < pl.col("num_ret"))
+    s = pl.when(final).then(pl.col("s") + pl.col("dcg") / pl.col("idcg")).otherwise(pl.col("s"))
+    nb = pl.col("nb") + final.cast(pl.Int64)
+    value = pl.when(pl.col("num_rel") == 0).then(0.0).otherwise(s / nb.cast(pl.Float64))
+    return out.select("qid", value.alias(label))
+
+
+def _g(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -> pl.DataFrame:
+    # the ideal gain at each retrieved rank: ideal holds L slots per query in code order
+    base = base.sort("qid")
+    length = base["L"]
+    istart = length.cum_sum() - length
+    codes = res["qid"]
+    index = pl.DataFrame(
+        {"s": istart.gather(codes), "L": length.gather(codes), "i": res["i"]}
+    ).select(pl.when(pl.col("i") < pl.col("L")).then(pl.col("s") + pl.col("i")).alias("ix"))["ix"]
+    rows = res.with_columns(ideal["g"].gather(index).alias("ig")).with_columns(
+        pl.when(pl.col("ig") >= 1.0).then(pl.col("ig")).otherwise(1.0).alias("cost")
+    )
+    rows = rows.with_columns(
+        pl.col("cost").cum_sum().over("qid").alias("cost_c"),
+        pl.col("g").cum_sum().over("qid").alias("got_c"),
+    ).with_columns(((2 + pl.col("cost_c")) - pl.col("got_c")).alias("g_arg"))
+    rows = _with_log2(rows, "g_arg", "g_log")
+    sums = rows.group_by("qid").agg(
+        pl.when(pl.col("g") != 0).then(pl.col("g") / pl.col("g_log")).otherwise(0.0)
+        .cum_sum().last().alias("rg")
+    )  # fmt: skip
+    ideal_sum = ideal.group_by("qid").agg(pl.col("g").cum_sum().last().alias("si"))
+    out = base.join(sums, on="qid", how="left", maintain_order="left").join(
+        ideal_sum, on="qid", how="left", maintain_order="left"
+    )
+    value = pl.when(pl.col("si") > 0).then(pl.col("rg") / pl.col("si")).otherwise(0.0)
+    return out.select("qid", value.fill_null(0.0).alias(label))
+
+
+def _rbp(
+    rows: pl.DataFrame, wide: pl.DataFrame, column: _Column, pairs: list[tuple[str, float]]
+) -> pl.DataFrame:
+    p = 0.9
+    for name, value in pairs:
+        if name == "p":
+            p = value
+    rel = pl.col("rel")
+    base = (
+        rows.select("qid", "i", "rel")
+        .with_columns(pl.lit(p, pl.Float64).alias("__p"))
+        .with_columns(pl.col("__p").cum_prod().over("qid").alias("__pp"))
+    )
+    base = base.with_columns(pl.col("__pp").shift(1, fill_value=1.0).over("qid").alias("cur_p"))
+    if column.measure.name == "rbp_resid":
+        agg = base.group_by("qid").agg(
+            pl.when(rel < 0).then(pl.col("cur_p")).otherwise(0.0).cum_sum().last().alias("s"),
+            (rel < 0).sum().alias("nu"),
+            pl.col("__pp").last().alias("pN"),
+        )
+        out = wide.select("qid").join(agg, on="qid", how="left", maintain_order="left")
+        resid = pl.when(pl.col("nu") > 0).then(pl.col("pN") + (1 - p) * pl.col("s")).otherwise(0.0)
+        return wide.join(
+            out.select("qid", resid.fill_null(0.0).alias(column.label)), on="qid", how="left"
+        )
+    # gains with trec_eval's rescaling into [0, 1] (min and max over the gain list)
+    gains = {atol(n): v for n, v in reversed(pairs) if _valid_int(n)}
+    levels = wide.select("qid", "num_rel_levels")
+    table = []
+    for nrl in sorted(set(levels["num_rel_levels"].to_list())):
+        values = list(gains.values()) + [float(lv) for lv in range(nrl) if lv not in gains]
+        lo, hi = (min(values), max(values)) if values else (0.0, 0.0)
+        table.append((nrl, lo, hi))
+    scale = pl.DataFrame(
+        table, schema={"num_rel_levels": pl.Int64, "lo": pl.Float64, "hi": pl.Float64}, orient="row"
+    )
+    raw = _gain_expr(pairs)
+    listed = rel.is_in(list(gains)) | ((rel >= 0) & (rel < pl.col("num_rel_levels")))
+    g = (
+        pl.when(~listed)
+        .then(0.0)
+        .when((pl.col("lo") < 0) | (pl.col("hi") > 1))
+        .then((raw - pl.col("lo")) / (pl.col("hi") - pl.col("lo")))
+        .otherwise(raw)
+    )
+    base = base.join(levels, on="qid", how="left", maintain_order="left").join(
+        scale, on="num_rel_levels", how="left", maintain_order="left"
+    )
+    agg = base.with_columns(g.alias("gg")).group_by("qid").agg(
+        pl.when(pl.col("gg") != 0).then(pl.col("gg") * pl.col("cur_p")).otherwise(0.0)
+        .cum_sum().last().alias("s")
+    )  # fmt: skip
+    out = wide.select("qid").join(agg, on="qid", how="left", maintain_order="left")
+    return wide.join(
+        out.select("qid", ((1.0 - p) * pl.col("s").fill_null(0.0)).alias(column.label)),
+        on="qid",
+        how="left",
+    )
+
+
+def _ndcg_cut(
+    rows: pl.DataFrame, judged: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
+) -> pl.DataFrame:
+    """ndcg_cut at every requested cutoff: gains are the relevance levels, no gain map."""
+    rel = pl.col("rel")
+    res = rows.select("qid", "i", "disc", "rel").with_columns(
+        pl.when(rel > 0).then(rel.cast(pl.Float64) / pl.col("disc")).otherwise(0.0)
+        .cum_sum().over("qid").alias("dcg_c")
+    )  # fmt: skip
+    ideal = (
+        judged.filter(pl.col("rel") > 0)
+        .sort(["qid", "rel"], descending=[False, True])
+        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i"))
+        .with_columns((pl.col("i") + 2).alias("disc_arg"))
+    )
+    ideal = _with_log2(ideal, "disc_arg", "disc")
+    ideal = ideal.with_columns(
+        (pl.col("rel").cast(pl.Float64) / pl.col("disc")).cum_sum().over("qid").alias("idcg_c")
+    )
+    ks = {c.label: c.param for c in columns}
+    dcg = res.group_by("qid").agg(
+        [_at(pl.col("dcg_c"), k).alias(f"d{j}") for j, k in enumerate(ks.values())]
+    )
+    idcg = ideal.group_by("qid").agg(
+        [_at(pl.col("idcg_c"), k).alias(f"i{j}") for j, k in enumerate(ks.values())]
+    )
+    out = (
+        wide.select("qid")
+        .join(dcg, on="qid", how="left", maintain_order="left")
+        .join(idcg, on="qid", how="left", maintain_order="left")
+    )
+    values = []
+    for j, label in enumerate(ks):
+        d, idv = pl.col(f"d{j}").fill_null(0.0), pl.col(f"i{j}").fill_null(0.0)
+        values.append(pl.when(idv > 0).then(d / idv).otherwise(d).alias(label))
+    return wide.join(out.select("qid", *values), on="qid", how="left", maintain_order="left")
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def _fmt_double(values: pl.Expr) -> pl.Expr:
+    """C's ``printf("%6.4f")``: correctly rounded (half to even on exact ties), width 6."""
+    v = values
+    a = v.abs()
+    p = a * 10000.0
+    # Dekker's exact product: a * 10000 == p + err exactly (10000 needs no split).
+    c = a * 134217729.0
+    a_hi = c - (c - a)
+    a_lo = a - a_hi
+    err = (a_hi * 10000.0 - p) + a_lo * 10000.0
+    f = p.floor()
+    d = ((p - f) - 0.5) + err
+    n = (
+        pl.when(d > 0)
+        .then(f + 1)
+        .when(d < 0)
+        .then(f)
+        .otherwise(pl.when((f % 2) == 0).then(f).otherwise(f + 1))
+    ).cast(pl.Int64, strict=False)
+    negative = (v < 0) | ((v == 0) & ((1.0 / v) < 0))
+    digits = pl.concat_str(
+        [
+            pl.when(negative).then(pl.lit("-")).otherwise(pl.lit("")),
+            (n // 10000).cast(pl.String),
+            pl.lit("."),
+            (n % 10000).cast(pl.String).str.zfill(4),
+        ]
+    )
+    special = (
+        pl.when(v.is_nan())
+        .then(pl.lit("-nan"))
+        .when(v == float("inf"))
+        .then(pl.lit("inf"))
+        .when(v == float("-inf"))
+        .then(pl.lit("-inf"))
+    )
+    text = pl.when(~v.is_finite() | v.is_nan()).then(special).otherwise(digits)
+    return text.str.pad_start(6)
+
+
+def format_doubles(values: pl.Series) -> pl.Series:
+    """:func:`_fmt_double` on a Series, each intermediate column computed once."""
+    frame = pl.DataFrame({"v": values.cast(pl.Float64)})
+    frame = frame.with_columns(a=pl.col("v").abs())
+    frame = frame.with_columns(p=pl.col("a") * 10000.0, c=pl.col("a") * 134217729.0)
+    frame = frame.with_columns(
+        a_hi=pl.col("c") - (pl.col("c") - pl.col("a")), f=pl.col("p").floor()
+    )
+    frame = frame.with_columns(
+        err=(pl.col("a_hi") * 10000.0 - pl.col("p")) + (pl.col("a") - pl.col("a_hi")) * 10000.0
+    )
+    frame = frame.with_columns(d=((pl.col("p") - pl.col("f")) - 0.5) + pl.col("err"))
+    f = pl.col("f")
+    frame = frame.with_columns(
+        n=pl.when(pl.col("d") > 0)
+        .then(f + 1)
+        .when(pl.col("d") < 0)
+        .then(f)
+        .otherwise(pl.when((f % 2) == 0).then(f).otherwise(f + 1))
+        .cast(pl.Int64, strict=False)
+    )
+    v, n = pl.col("v"), pl.col("n")
+    negative = (v < 0) | ((v == 0) & ((1.0 / v) < 0))
+    text = (
+        pl.when(v.is_nan())
+        .then(pl.lit("-nan"))
+        .when(v == float("inf"))
+        .then(pl.lit("inf"))
+        .when(v == float("-inf"))
+        .then(pl.lit("-inf"))
+        .otherwise(
+            pl.concat_str(
+                [
+                    pl.when(negative).then(pl.lit("-")).otherwise(pl.lit("")),
+                    (n // 10000).cast(pl.String),
+                    pl.lit("."),
+                    (n % 10000).cast(pl.String).str.zfill(4),
+                ]
+            )
+        )
+    )
+    return frame.select(text.str.pad_start(6).alias(values.name))[values.name]
+
+
+def _fmt_long(values: pl.Expr) -> pl.Expr:
+    return values.cast(pl.Int64, strict=False).fill_null(-(2**63)).cast(pl.String)
+
+
+# --------------------------------------------------------------------------- public API
 
 
 def trec_eval(
@@ -179,224 +1183,657 @@ def trec_eval(
     max_docs: int | None = None,
     rel_level: int = 1,
     judged_only: bool = False,
+    num_docs: int = 0,
+    summary: bool = True,
+    query: str | None = None,
+    zscores: Any = None,
     runid: str | None = None,
+    rel_format: RelFormat = "qrels",
 ) -> pl.DataFrame:
-    """Evaluate a TREC run against qrels as trec_eval does.
+    """Evaluate a TREC run against qrels exactly as trec_eval 10.0-rc3 does.
 
     Parameters
     ----------
     qrels, run
-        Paths of TREC files, or frames with columns ``user, item, relevance`` and
-        ``user, item, score`` (``tag`` optional) with String ids.
+        Paths of TREC files (read as trec_eval reads them), the files' bytes, or frames:
+        qrels with ``qid, docno, rel`` (or ``user, item, relevance``), a run with
+        ``qid, docno, sim`` (or ``user, item, score``; ``tag``/``run_id`` optional).
     measures
-        trec_eval ``-m`` arguments: ``"official"`` (the default set), ``"all_trec"``,
-        or measure names with parameters (``"P.5,10"``, ``"ndcg_cut.10"``,
-        ``"ndcg.1=0,2=3"``).
+        ``-m`` arguments: ``"official"`` (default), ``"all_trec"``, ``"set"``, or
+        measures with parameters (``"P.5,10"``, ``"ndcg.1=0,2=3"``, ``"set_F.0.5"``).
     per_query
-        ``-q``: also one value per query.
+        ``-q``: one value per query too.
     complete
-        ``-c``: average over every query of the qrels (missing ones count as 0).
+        ``-c``: evaluate every qrels query; one without results gets trec_eval's
+        placeholder ranking (one unjudged document) and the mean covers all of them.
     max_docs
-        ``-M``: at most this many documents per query (in trec_eval's order).
+        ``-M``: only the first ``max_docs`` documents of each ranking (0: none).
     rel_level
-        ``-l``: minimum relevance that counts as relevant.
+        ``-l``: the lowest relevance that counts as relevant (0 allowed).
     judged_only
-        ``-J``: drop retrieved documents without a judgment first.
+        ``-J``: drop unjudged retrieved documents (after ``-M``).
+    num_docs
+        ``-N``: the number of documents in the collection (only ``utility`` reads it).
+    summary
+        ``False`` is ``-n``: no summary lines.
+    query
+        ``-D 0.<qid>``: evaluate only this query.
+    zscores
+        ``-Z``: a file of ``qid measure mean stddev`` lines; values become z scores.
     runid
-        The run tag to print; read from the run's ``tag`` column when omitted.
+        The run id to print; by default the tag of the run's last line (trec_eval's).
+    rel_format
+        ``-R``: ``"qrels"`` (default), or ``"qrels_jg"``, ``"prefs"``, ``"qrels_prefs"``
+        for the preference (``prefs_*``) and ``*_avgjg`` measures
+        (:mod:`polars_rankeval.trec_prefs`); with those only ``runid``, ``num_q`` and
+        these measures can be computed, as in trec_eval.
 
     Returns
     -------
     polars.DataFrame
-        Columns ``measure``, ``query`` (``"all"`` for the summary), ``value``
-        (Float64, null for text measures) and ``text`` (the value as trec_eval
-        prints it), in trec_eval's order.
+        ``measure`` (label), ``query`` (``"all"`` for the summary), ``value`` (Float64,
+        null for runid and relstring), ``text`` (the value as trec_eval prints it) and
+        ``zscore`` (Boolean: printed with trec_eval's ``Z`` prefix), in print order.
+
+    Raises
+    ------
+    ValueError
+        A malformed file, an illegal measure or parameter, duplicate documents, or no
+        query with both results and judgments (:class:`TrecEvalError`, with trec_eval's
+        exit status in ``status``).
     """
-    if rel_level < 1:
-        msg = f"rel_level must be a positive integer, got {rel_level!r}"
-        raise ValueError(msg)
-    if max_docs is not None and max_docs < 1:
-        msg = f"max_docs must be a positive integer, got {max_docs!r}"
-        raise ValueError(msg)
-    # Parse each file once; everything below reads the frames in memory.
-    qrels_lf = read_qrels(qrels).lazy() if isinstance(qrels, str | Path) else to_lazy(qrels)[0]
-    run_lf = read_run(run).lazy() if isinstance(run, str | Path) else to_lazy(run, "run")[0]
-    if runid is None:
-        tags = run_lf.select(pl.col("tag").first()) if "tag" in run_lf.collect_schema() else None
-        runid = (tags.collect().item() if tags is not None else None) or "unknown"
     requests = parse_measures(measures)
+    if rel_format not in REL_FORMATS:
+        msg = f"illegal rel_format {rel_format!r}; expected one of {', '.join(REL_FORMATS)}"
+        raise TrecEvalError(msg, 2)
+    if rel_format != "qrels" or any(_BY_NAME[r.measure].kind == "prefs" for r in requests):
+        return _relation_eval(
+            qrels, run, requests, rel_format=rel_format, per_query=per_query,
+            complete=complete, max_docs=max_docs, rel_level=rel_level,
+            judged_only=judged_only, summary=summary, query=query, runid=runid,
+            zscores=zscores,
+        )  # fmt: skip
+    columns = _columns(requests)
+    qrels_df = _as_qrels(qrels)
+    run_df, tag = _as_run(run)
+    if runid is None:
+        runid = tag
+    checks = any(r.measure not in ("runid", "num_q") for r in requests)
+    opts = _Options(rel_level, max_docs, judged_only, num_docs, complete, checks)
+    qids = qrels_df.select(pl.col("qid").unique().sort())
+    n_qrels_queries = qids.height
+    if query is not None:
+        qids = qids.filter(pl.col("qid") == query)
+    run_qids = run_df.select(pl.col("qid").unique())
+    missing = qids.join(run_qids, on="qid", how="anti")
+    if complete and missing.height:
+        bogus = missing.select("qid", pl.lit(BOGUS_DOCNO).alias("docno"), pl.lit(1.0).alias("sim"))
+        run_df = pl.concat([run_df, bogus])
+    elif missing.height:
+        print(
+            f"trec_eval: note: {missing.height} qrels query(ies) without results not "
+            "evaluated (use -c to count them)",
+            file=sys.stderr,
+        )
+        qids = qids.join(run_qids, on="qid", how="semi")
+    if qids.height == 0:
+        msg = "no queries with both results and relevance info"
+        raise TrecEvalError(msg, 7)
+    # From here on a query is its position in trec_eval's order (an integer code):
+    # sorting and grouping by integers is much cheaper than by strings.
+    codes = qids.with_row_index("__code")
 
-    run_lf = run_lf.select(
-        pl.col("user").cast(pl.String),
-        pl.col("item").cast(pl.String),
-        pl.col("score").cast(pl.Float64),
+    def encode(frame: pl.DataFrame) -> pl.DataFrame:
+        return (
+            frame.join(codes, on="qid", how="inner")
+            .drop("qid")
+            .rename({"__code": "qid"})
+            .select("qid", pl.exclude("qid"))
+        )
+
+    run_df = encode(run_df)
+    qrels_eval = encode(qrels_df)
+    if (
+        opts.checks
+        and qrels_eval.select(pl.struct("qid", "docno").n_unique()).item() != qrels_eval.height
+    ):
+        dup = qrels_eval.filter(pl.struct("qid", "docno").is_duplicated())
+        code, docno = dup.row(0)[:2]
+        msg = f"duplicate docno {docno!r} in the qrels of query {codes['qid'][code]!r}"
+        raise TrecEvalError(msg, 4)
+    ranked = _ranked(run_df, qrels_eval, opts, codes["qid"])
+    queries = codes.select(pl.col("__code").alias("qid"))
+    stats = _query_stats(ranked, qrels_eval, queries, opts)
+    wide = _compute(ranked, qrels_eval, stats, columns, opts)
+    valued = [c for c in columns if c.measure.kind not in ("runid",)]
+    if complete and missing.height:
+        bogus_rows = pl.col("qid").is_in(encode(missing.select("qid"))["qid"].implode())
+        # trec_eval's clean-up of the placeholder ranking matches these exact labels
+        # (``unj`` by prefix): ``utility_1,-1,0,0`` or ``relstring_20`` keep their values.
+        zeroed = [
+            c.label for c in valued
+            if c.label in ("num_ret", "utility", "rbp_resid") or c.label.startswith("unj")
+        ]  # fmt: skip
+        wide = wide.with_columns(
+            *[pl.when(bogus_rows).then(0.0).otherwise(pl.col(lb)).alias(lb) for lb in zeroed],
+            *[
+                pl.when(bogus_rows).then(pl.lit("")).otherwise(pl.col(c.label)).alias(c.label)
+                for c in valued if c.label == "relstring"
+            ],
+        )  # fmt: skip
+    wide = wide.sort("qid")
+    wide = wide.with_columns(codes["qid"].gather(wide["qid"]).alias("qid"))
+    z = zscores is not None
+    if z:
+        wide = _apply_zscores(wide, valued, zscores)
+    return _assemble(
+        wide, columns, qrels_df, runid, per_query, summary, complete, n_qrels_queries, z
     )
-    qrels_lf = qrels_lf.select(
-        pl.col("user").cast(pl.String),
-        pl.col("item").cast(pl.String),
-        pl.col("relevance").cast(pl.Int64),
-    )
-    if judged_only:
-        run_lf = run_lf.join(qrels_lf.select("user", "item"), on=["user", "item"], how="semi")
-    if max_docs is not None:
-        order = pl.struct(pl.col("score"), pl.col("item")).rank("ordinal", descending=True)
-        run_lf = run_lf.filter(order.over("user") <= max_docs)
-    queries = (
-        run_lf.select("user").unique().join(qrels_lf.select("user").unique(), on="user", how="semi")
-    )
-    long = join(run_lf, qrels_lf)
-    assert isinstance(long, pl.LazyFrame)
-    long = long.join(queries, on="user", how="semi")
-
-    plan = _plan(requests, rel_level)
-    per_user = _per_query_values(long, plan, requests)
-    n_qrels = qrels_lf.select(pl.col("user").n_unique()).collect().item()
-    return _assemble(per_user, plan, requests, runid, per_query, complete, n_qrels)
 
 
-@dataclass(frozen=True)
-class _Column:
-    label: str  # printed name
-    metric: str  # metric string or "" for engine measures
-    measure: TrecMeasure | None
-    gains: dict[int, float] | None = None
-
-
-def _plan(requests: list[_Request], level: int) -> list[_Column]:
-    columns: list[_Column] = []
-    for request in requests:
-        measure = _BY_NAME.get(request.measure)
-        if measure is None:
-            columns.append(_Column(request.measure, "", None))
-            continue
-        if measure.name == "ndcg" and request.params:
-            gains = _gain_map(request.params)
-            metric = parse_metric(measure.metric("", level)).name
-            columns.append(_Column("ndcg", metric, measure, gains))
-            continue
-        for param in request.params or ("",):
-            metric = parse_metric(measure.metric(param, level)).name
-            columns.append(_Column(measure.label(param), metric, measure))
-    return columns
-
-
-def _per_query_values(
-    long: pl.LazyFrame, plan: list[_Column], requests: list[_Request]
+def _relation_eval(
+    qrels: Any,
+    run: Any,
+    requests: list[Request],
+    *,
+    rel_format: str,
+    per_query: bool,
+    complete: bool,
+    max_docs: int | None,
+    rel_level: int,
+    judged_only: bool,
+    summary: bool,
+    query: str | None,
+    runid: str | None,
+    zscores: Any,
 ) -> pl.DataFrame:
-    plain = sorted({c.metric for c in plan if c.metric and c.gains is None})
-    frames = []
-    if plain:
-        frames.append(_evaluate(long, plain))
-    for column in plan:
-        if column.gains is not None:
-            mapped = long.with_columns(
-                pl.col("relevance")
-                .replace_strict(
-                    column.gains,
-                    default=pl.col("relevance").cast(pl.Float64),
-                    return_dtype=pl.Float64,
-                )
-                .clip(lower_bound=0.0)
+    """``-R qrels_jg / prefs / qrels_prefs`` and the preference measures (trec_prefs)."""
+    from polars_rankeval import trec_prefs
+
+    prefs = [r for r in requests if _BY_NAME[r.measure].kind == "prefs"]
+    common = [r for r in requests if _BY_NAME[r.measure].kind != "prefs"]
+    pairs = [(r.measure, tuple(r.params.split(",")) if r.params else ()) for r in prefs]
+    schema = {
+        "measure": pl.String,
+        "query": pl.String,
+        "value": pl.Float64,
+        "text": pl.String,
+        "zscore": pl.Boolean,
+    }
+    try:
+        if rel_format == "qrels":
+            trec_prefs.relation_measures(None, None, pl.DataFrame(), pairs, relation_format="qrels")
+        for r in common:
+            if r.measure not in ("runid", "num_q"):
+                raise trec_prefs.incompatible_format_error(r.measure)
+        if zscores is not None:
+            msg = "-Z with -R qrels_jg, prefs or qrels_prefs is not supported"
+            raise TrecEvalError(msg, 2)
+        relations = trec_prefs.read_relations(
+            qrels if isinstance(qrels, pl.DataFrame) else Path(qrels),  # type: ignore[arg-type]
+            rel_format,  # type: ignore[arg-type]
+        )
+        if query is not None:
+            n_all = relations.select(pl.col("user").n_unique()).item()
+            relations = relations.filter(pl.col("user") == query)
+        else:
+            n_all = relations.select(pl.col("user").n_unique()).item()
+        run_df, tag = _as_run(run)
+        values = trec_prefs.relation_measures(
+            relations,
+            None,
+            run_df.select(
+                pl.col("qid").alias("user"),
+                pl.col("docno").alias("item"),
+                pl.col("sim").alias("score"),
+            ),
+            pairs,
+            relation_format=rel_format,
+            rel_level=rel_level,
+            max_docs_per_query=max_docs,
+            judged_docs_only=judged_only,
+            complete=complete,
+        )
+    except trec_prefs.TrecEvalError as exc:
+        raise TrecEvalError(exc.message.removeprefix("trec_eval: "), exc.exit_code) from None
+    queries = run_df.select(pl.col("qid").unique()).join(
+        relations.select(pl.col("user").alias("qid").unique()), on="qid", how="semi"
+    )
+    n_eval = values["query"].n_unique() if values.height else queries.height
+    if complete:
+        n_eval = relations.select(pl.col("user").n_unique()).item()
+    if n_eval == 0:
+        raise TrecEvalError("no queries with both results and relevance info", 7)
+    integer = pl.col("measure").is_in(list(trec_prefs.INTEGER_MEASURES))
+    parts: list[pl.DataFrame] = []
+    if per_query and values.height:
+        parts.append(
+            values.select(
+                "measure",
+                "query",
+                "value",
+                pl.when(integer)
+                .then(_fmt_long(pl.col("value")))
+                .otherwise(_fmt_double(pl.col("value")))
+                .alias("text"),
+                pl.lit(False).alias("zscore"),
             )
-            frames.append(_evaluate(mapped, [column.metric]).rename({column.metric: "ndcg[gains]"}))
-    if any(r.measure == "relstring" for r in requests):
-        frames.append(_relstrings(long))
-    out = frames[0]
-    for frame in frames[1:]:
-        out = out.join(frame, on="user", how="full", coalesce=True)
-    return out.sort("user")
+        )
+    if summary:
+        denominator = n_all if complete else n_eval
+        rows: list[tuple[str, str, float | None, str, bool]] = []
+        names = [r.measure for r in common]
+        if "runid" in names:
+            rows.append(("runid", "all", None, runid if runid is not None else tag, False))
+        if "num_q" in names:
+            rows.append(("num_q", "all", float(denominator), str(denominator), False))
+        head = pl.DataFrame(rows, schema=schema, orient="row")
+        labels = values.select("measure", "summary").unique(maintain_order=True)
+        totals = []
+        for label, rule in labels.iter_rows():
+            total = float(
+                values.filter(pl.col("measure") == label)
+                .select(pl.col("value").cum_sum().last())
+                .item()
+            )
+            totals.append(total if rule == "sum" else total / denominator)
+        tail = pl.DataFrame(
+            {"measure": labels["measure"], "value": totals},
+            schema={"measure": pl.String, "value": pl.Float64},
+        )
+        tail = tail.select(
+            "measure",
+            pl.lit("all").alias("query"),
+            "value",
+            pl.when(integer)
+            .then(_fmt_long(pl.col("value")))
+            .otherwise(_fmt_double(pl.col("value")))
+            .alias("text"),
+            pl.lit(False).alias("zscore"),
+        )
+        parts += [head, tail]
+    if not parts:
+        return pl.DataFrame(schema=schema)
+    return pl.concat([p.select(list(schema)).cast(schema) for p in parts])  # type: ignore[arg-type]
 
 
-def _evaluate(long: pl.LazyFrame, metrics: list[str]) -> pl.DataFrame:
-    result = evaluate(long, metrics, ties="item_desc", per_user=True, users="all", empty="zero")
-    assert isinstance(result, pl.LazyFrame)
-    return result.collect()
-
-
-def _relstrings(long: pl.LazyFrame, length: int = 10) -> pl.DataFrame:
-    rel = pl.col("relevance")
-    char = (
-        pl.when(rel.is_null()).then(pl.lit("-"))
-        .when(rel > 9).then(pl.lit(">"))
-        .when(rel >= 0).then(rel.cast(pl.String))
-        .otherwise(pl.lit("<"))
-    )  # fmt: skip
-    # Only the first `length` documents of each query matter: rank, keep those, then sort
-    # the few rows left rather than the whole run.
-    position = pl.struct(pl.col("score"), pl.col("item")).rank("ordinal", descending=True)
-    return (
-        long.filter(pl.col("score").is_not_null())
-        .filter(position.over("user") <= length)
-        .sort(["user", "score", "item"], descending=[False, True, True])
-        .group_by("user", maintain_order=True)
-        .agg(char.str.join("").alias("__relstring"))
-        .collect()
+def _as_qrels(qrels: Any) -> pl.DataFrame:
+    if isinstance(qrels, str | Path | bytes):
+        return read_trec_eval_qrels(qrels)
+    frame = qrels.collect() if isinstance(qrels, pl.LazyFrame) else pl.DataFrame(qrels)
+    names = {"user": "qid", "item": "docno", "relevance": "rel"}
+    frame = frame.rename({k: v for k, v in names.items() if k in frame.columns})
+    return frame.select(
+        pl.col("qid").cast(pl.String), pl.col("docno").cast(pl.String), pl.col("rel").cast(pl.Int64)
     )
 
 
-def _fmt(value: float, fmt: Format) -> str:
-    return f"{int(value)}" if fmt == "long" else f"{value:6.4f}"
+def _as_run(run: Any) -> tuple[pl.DataFrame, str]:
+    if isinstance(run, str | Path | bytes):
+        return read_trec_eval_run(run)
+    frame = run.collect() if isinstance(run, pl.LazyFrame) else pl.DataFrame(run)
+    names = {"user": "qid", "item": "docno", "score": "sim", "tag": "run_id"}
+    frame = frame.rename({k: v for k, v in names.items() if k in frame.columns})
+    tag = str(frame["run_id"][-1]) if "run_id" in frame.columns and frame.height else "unknown"
+    out = frame.select(
+        pl.col("qid").cast(pl.String),
+        pl.col("docno").cast(pl.String),
+        pl.col("sim").cast(pl.Float64),
+    )
+    return out, tag
+
+
+def read_zscores(source: str | Path | bytes) -> pl.DataFrame:
+    """Read a ``-Z`` file: ``qid measure mean stddev`` lines (``atof`` numbers)."""
+    from polars_rankeval.trec import _FIELD, _lines, _malformed, _read_bytes, c_atof
+
+    lines = _lines(_read_bytes(source, "zscores"))
+    fields = lines.with_columns(pl.col("line").str.extract_all(_FIELD).alias("f"))
+    _malformed(
+        fields.filter(pl.col("f").list.len() != 4).select("lineno", "line"),
+        source,
+        "zscores",
+        "4 white-space separated fields (qid measure mean stddev)",
+    )
+    f = pl.col("f")
+    return fields.select(
+        f.list.get(0).alias("qid"),
+        f.list.get(1).alias("measure"),
+        c_atof(f.list.get(2)).alias("mean"),
+        c_atof(f.list.get(3)).alias("sd"),
+    ).unique(["qid", "measure"], keep="first", maintain_order=True)
+
+
+def _apply_zscores(wide: pl.DataFrame, columns: list[_Column], zscores: Any) -> pl.DataFrame:
+    table = zscores if isinstance(zscores, pl.DataFrame) else read_zscores(zscores)
+    numeric = [c.label for c in columns if c.measure.kind != "relstring"]
+    known = table.select(pl.col("qid").unique())
+    long = wide.select("qid", *numeric).unpivot(
+        index="qid", variable_name="measure", value_name="v"
+    )
+    long = long.join(table, on=["qid", "measure"], how="left", maintain_order="left")
+    z = (
+        pl.when(~pl.col("qid").is_in(known["qid"].implode()) | pl.col("mean").is_null())
+        .then(MISSING_ZSCORE)
+        .when(pl.col("sd") != 0)
+        .then((pl.col("v") - pl.col("mean")) / pl.col("sd"))
+        .when(pl.col("v") == pl.col("mean"))
+        .then(0.0)
+        .otherwise(MISSING_ZSCORE)
+    )
+    back = long.with_columns(z.alias("v")).pivot("measure", index="qid", values="v")
+    return wide.drop(numeric).join(back, on="qid", how="left", maintain_order="left")
 
 
 def _assemble(
-    per_user: pl.DataFrame,
-    plan: list[_Column],
-    requests: list[_Request],
+    wide: pl.DataFrame,
+    columns: list[_Column],
+    qrels: pl.DataFrame,
     runid: str,
     per_query: bool,
+    summary: bool,
     complete: bool,
-    n_qrels: int,
+    n_qrels_queries: int,
+    z: bool,
 ) -> pl.DataFrame:
-    rows: list[tuple[str, str, float | None, str]] = []
-    n_eval = per_user.height
-    users = per_user["user"].to_list()
-
-    def column_values(column: _Column) -> list[float]:
-        name = "ndcg[gains]" if column.gains is not None else column.metric
-        return [float(v) for v in per_user[name].fill_null(0.0).to_list()]
-
+    schema = {
+        "measure": pl.String,
+        "query": pl.String,
+        "value": pl.Float64,
+        "text": pl.String,
+        "zscore": pl.Boolean,
+    }
+    parts: list[pl.DataFrame] = []
+    wide = wide.sort("qid")
+    n_eval = wide.height
     if per_query:
-        for i, user in enumerate(users):
-            for column in plan:
-                if column.measure is None:
-                    if column.label == "relstring":
-                        text = per_user["__relstring"][i] or ""
-                        rows.append(("relstring", user, None, f"'{text}'"))
-                    continue
-                if not column.measure.per_query:
-                    continue
-                value = column_values(column)[i]
-                rows.append((column.label, user, value, _fmt(value, column.measure.fmt)))
-    denominator = n_qrels if complete else n_eval
-    for column in plan:
-        if column.measure is None:
-            if column.label == "runid":
-                rows.append(("runid", "all", None, runid))
-            elif column.label == "num_q":
-                count = float(denominator)
-                rows.append(("num_q", "all", count, str(int(count))))
-            continue
-        values = column_values(column)
-        summary = column.measure.summary
-        if summary == "sum":
-            value = float(sum(values))
-        elif summary == "gm":
-            logs = sum(math.log(max(v, MIN_GEO_MEAN)) for v in values)
-            logs += (denominator - n_eval) * math.log(MIN_GEO_MEAN)
-            value = math.exp(logs / denominator) if denominator else 0.0
-        else:
-            value = sum(values) / denominator if denominator else 0.0
-        rows.append((column.label, "all", value, _fmt(value, column.measure.fmt)))
-    return pl.DataFrame(
-        rows,
-        schema={"measure": pl.String, "query": pl.String, "value": pl.Float64, "text": pl.String},
-        orient="row",
-    )
+        printed = [c for c in columns if c.measure.kind not in ("runid", "num_q", "gm")]
+        if printed:
+            # One list per query in print order, exploded: query-major order, no sort.
+            n_q, n_m = wide.height, len(printed)
+            is_str = [c.measure.kind == "relstring" for c in printed]
+            lists = wide.select(
+                pl.concat_list(
+                    [
+                        pl.lit(None, pl.Float64) if st else pl.col(c.label).cast(pl.Float64)
+                        for c, st in zip(printed, is_str, strict=True)
+                    ]
+                ).alias("value"),
+                pl.concat_list(
+                    [
+                        pl.col(c.label).cast(pl.String) if st else pl.lit(None, pl.String)
+                        for c, st in zip(printed, is_str, strict=True)
+                    ]
+                ).alias("__s"),
+            ).explode("value", "__s")
+            m_index = pl.Series(np.tile(np.arange(n_m, dtype=np.int64), n_q))
+            q_index = pl.Series(np.repeat(np.arange(n_q, dtype=np.int64), n_m))
+            pq = pl.DataFrame(
+                {
+                    "measure": pl.Series([c.label for c in printed], dtype=pl.String).gather(
+                        m_index
+                    ),
+                    "query": wide["qid"].gather(q_index),
+                    "value": lists["value"],
+                    "__s": lists["__s"],
+                    "__long": pl.Series([c.measure.integer and not z for c in printed]).gather(
+                        m_index
+                    ),
+                }
+            )
+            doubles = format_doubles(pq["value"])
+            pq = pq.with_columns(doubles.alias("__d")).select(
+                "measure",
+                "query",
+                "value",
+                pl.when(pl.col("__s").is_not_null())
+                .then(pl.concat_str([pl.lit("'"), pl.col("__s"), pl.lit("'")]))
+                .when(pl.col("__long"))
+                .then(_fmt_long(pl.col("value")))
+                .otherwise(pl.col("__d"))
+                .alias("text"),
+                (pl.lit(z) & pl.col("__s").is_null()).alias("zscore"),
+            )
+            parts.append(pq)
+    if summary:
+        denominator = n_qrels_queries if complete else n_eval
+        labels: list[str] = []
+        values: list[float | None] = []
+        texts_long: list[bool] = []
+        for column in columns:
+            kind = column.measure.kind
+            label = column.label
+            if kind in ("runid", "relstring"):
+                labels.append(label)
+                values.append(None)
+                texts_long.append(kind == "runid")
+                continue
+            # trec_eval's accumulation: a left-to-right sum over queries in qrels order,
+            # then one division (done on Python floats: IEEE doubles, as in C).
+            total = float(
+                wide.select(pl.col(label).cast(pl.Float64).cum_sum().last()).item() or 0.0
+            )
+            if kind == "num_q":
+                value = float(denominator)
+            elif column.measure.name == "num_rel" and complete:
+                value = float(qrels.filter(pl.col("rel") > 0).height)
+            elif column.measure.summary == "sum":
+                value = total
+            elif column.measure.summary == "gm":
+                value = math.exp(
+                    (total + (denominator - n_eval) * math.log(MIN_GEO_MEAN)) / denominator
+                )
+            else:
+                value = total / denominator
+            labels.append(label)
+            values.append(value)
+            texts_long.append(column.measure.integer and not z)
+        frame = pl.DataFrame(
+            {"measure": labels, "value": values, "long": texts_long},
+            schema={"measure": pl.String, "value": pl.Float64, "long": pl.Boolean},
+        )
+        kinds = [c.measure.kind for c in columns]
+        frame = frame.with_columns(pl.Series("kind", kinds))
+        frame = frame.filter(pl.col("kind") != "relstring").select(
+            "measure",
+            pl.lit("all").alias("query"),
+            "value",
+            pl.when(pl.col("kind") == "runid")
+            .then(pl.lit(runid))
+            .when(pl.col("long"))
+            .then(_fmt_long(pl.col("value")))
+            .otherwise(_fmt_double(pl.col("value")))
+            .alias("text"),
+            (pl.lit(z) & (pl.col("kind") != "runid")).alias("zscore"),
+        )
+        parts.append(frame)
+    if not parts:
+        return pl.DataFrame(schema=schema)
+    return pl.concat([p.cast(schema) for p in parts])  # type: ignore[arg-type]
 
 
 def format_trec(result: pl.DataFrame) -> str:
-    """The lines trec_eval prints: name padded to 22 columns, query, value; tab-separated."""
-    return "".join(
-        f"{measure:<22}\t{query}\t{text}\n"
-        for measure, query, text in result.select("measure", "query", "text").iter_rows()
+    r"""The lines trec_eval prints: ``%-22s\\t%s\\t%s`` (a ``Z`` before z-scored names)."""
+    if result.height == 0:
+        return ""
+    z = pl.col("zscore") if "zscore" in result.columns else pl.lit(False)
+    lines = result.select(
+        pl.concat_str(
+            [
+                pl.when(z).then(pl.lit("Z")).otherwise(pl.lit("")),
+                pl.col("measure").str.pad_end(22),
+                pl.lit("\t"),
+                pl.col("query"),
+                pl.lit("\t"),
+                pl.col("text"),
+            ]
+        ).alias("line")
     )
+    return "\n".join(lines["line"].to_list()) + "\n"
+
+
+# --------------------------------------------------------------------------- command line
+
+_SHORT = "hvqm:cl:nD:JN:M:R:T:oZ:"
+_LONG = {
+    "help": "h", "version": "v", "query_eval_wanted": "q", "measure": "m",
+    "complete_rel_info_wanted": "c", "level_for_rel": "l", "nosummary": "n",
+    "Debug_level": "D", "Judged_docs_only": "J", "Number_docs_in_coll": "N",
+    "Max_retrieved_per_topic": "M", "Rel_info_format": "R", "Results_format": "T",
+    "Output_old_results_format": "o", "Zscore": "Z",
+}  # fmt: skip
+_TAKES_ARG = {c for i, c in enumerate(_SHORT) if i + 1 < len(_SHORT) and _SHORT[i + 1] == ":"}
+_TAKES_ARG |= {"o"}  # the obsolete --Output_old_results_format takes an argument
+USAGE = (
+    "Usage: trec_eval [-h] [-q] {-m measure}* trec_rel_file trec_top_file\n"
+    "   -h: Give full help information, including other options\n"
+    "   -q: In addition to summary evaluation, give evaluation for each query\n"
+    "   -m: calculate and print measures indicated by 'measure'\n"
+    "       ('-m all_qrels' prints all qrels measures, '-m official' is default)\n"
+)
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _getopt(argv: Sequence[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """GNU ``getopt_long`` with trec_eval's options: permutes, bundles, abbreviates."""
+    options: list[tuple[str, str]] = []
+    positional: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "--":
+            positional += argv[i:]
+            break
+        if arg.startswith("--"):
+            name, eq, value = arg[2:].partition("=")
+            matches = [n for n in _LONG if n == name] or [n for n in _LONG if n.startswith(name)]
+            if len(matches) != 1:
+                raise _UsageError(f"unrecognized or ambiguous option {arg!r}")
+            short = _LONG[matches[0]]
+            if short in _TAKES_ARG:
+                if not eq:
+                    if i >= len(argv):
+                        raise _UsageError(f"option {arg!r} requires an argument")
+                    value = argv[i]
+                    i += 1
+            elif eq:
+                raise _UsageError(f"option {arg!r} doesn't allow an argument")
+            options.append((short, value))
+            continue
+        if arg.startswith("-") and arg != "-":
+            j = 1
+            while j < len(arg):
+                c = arg[j]
+                if c not in _SHORT.replace(":", ""):
+                    raise _UsageError(f"invalid option -- {c!r}")
+                if c in _TAKES_ARG and c != "o":
+                    value = arg[j + 1 :]
+                    if not value:
+                        if i >= len(argv):
+                            raise _UsageError(f"option requires an argument -- {c!r}")
+                        value = argv[i]
+                        i += 1
+                    options.append((c, value))
+                    break
+                options.append((c, ""))
+                j += 1
+            continue
+        positional.append(arg)
+    return options, positional
+
+
+def command_line(argv: Sequence[str]) -> int:
+    """``polars-rankeval trec-eval``: trec_eval's command line, options and output.
+
+    Options are trec_eval's (``-q -m -c -l -n -D -J -N -M -R -T -Z -v -h`` and their
+    long names, ``-`` reads the run from standard input); the output is byte for byte
+    trec_eval's. Returns trec_eval's exit status (0, or 1 for a usage error or an
+    illegal measure, 2 for unreadable input, 4 for duplicate documents, 7 when no query
+    has both results and judgments).
+    """
+    try:
+        options, positional = _getopt(argv)
+    except _UsageError as exc:
+        print(f"trec_eval: {exc}", file=sys.stderr)
+        sys.stderr.write(USAGE)
+        return 1
+    measures: list[str] = []
+    kwargs: dict[str, Any] = {}
+    help_wanted = False
+    zfile: str | None = None
+    rel_format, results_format = "qrels", "trec_results"
+    for opt, value in options:
+        if opt == "h":
+            help_wanted = True
+        elif opt == "v":
+            print(f"trec_eval version {VERSION}", file=sys.stderr)
+            return 0
+        elif opt == "q":
+            kwargs["per_query"] = True
+        elif opt == "m":
+            try:
+                parse_measures([value])
+            except TrecEvalError:
+                print(f"trec_eval: illegal measure '{value}'", file=sys.stderr)
+                return 1
+            measures.append(value)
+        elif opt == "c":
+            kwargs["complete"] = True
+        elif opt == "l":
+            kwargs["rel_level"] = atol(value)
+        elif opt == "n":
+            kwargs["summary"] = False
+        elif opt == "D":
+            level, dot, qid = value.partition(".")
+            if dot:
+                kwargs["query"] = qid
+            if atol(level) > 0:
+                print("trec_eval: note: debug output (-D > 0) is not reproduced", file=sys.stderr)
+        elif opt == "J":
+            kwargs["judged_only"] = True
+        elif opt == "N":
+            kwargs["num_docs"] = atol(value)
+        elif opt == "M":
+            kwargs["max_docs"] = max(atol(value), 0)
+        elif opt == "R":
+            rel_format = value
+        elif opt == "T":
+            results_format = value
+        elif opt == "Z":
+            zfile = value
+    if help_wanted:
+        sys.stdout.write(USAGE)
+        return 0
+    if len(positional) != 2:
+        sys.stderr.write(USAGE)
+        return 1
+    if rel_format not in REL_FORMATS:
+        print(f"trec_eval: Illegal rel_format '{rel_format}'", file=sys.stderr)
+        return 2
+    kwargs["rel_format"] = rel_format
+    if results_format != "trec_results":
+        print(f"trec_eval: Illegal retrieval results format '{results_format}'", file=sys.stderr)
+        return 2
+    qrels_path, run_path = positional
+    try:
+        run_source: Any = sys.stdin.buffer.read() if run_path == "-" else Path(run_path)
+        if run_path != "-" and not Path(run_path).is_file():
+            raise TrecEvalError(f"cannot read results file {run_path!r}", 2)
+        if not Path(qrels_path).is_file():
+            raise TrecEvalError(f"cannot read qrels file {qrels_path!r}", 2)
+        zscores = read_zscores(zfile) if zfile is not None else None
+        result = trec_eval(
+            Path(qrels_path), run_source, measures or ["official"], zscores=zscores, **kwargs
+        )
+    except TrecEvalError as exc:
+        print(f"trec_eval: {exc}", file=sys.stderr)
+        return exc.status
+    except (ValueError, OSError, pl.exceptions.PolarsError) as exc:
+        print(f"trec_eval: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(format_trec(result))
+    return 0
