@@ -407,15 +407,17 @@ def _ranked(
         raise TrecEvalError(msg, 4)
     pair_key = pl.col("qid").cast(pl.UInt64) * 2**32 + pl.col("__dc").cast(pl.UInt64)
     judged = qrels.join(docnos, on="docno", how="inner").select(pair_key.alias("__pair"), "rel")
-    ranked = ranked.with_columns(pair.alias("__pair")).join(
-        judged, on="__pair", how="left", maintain_order="left"
-    ).with_columns(
-        pl.when(pl.col("rel").is_null())
-        .then(-1)
-        .when(pl.col("rel") < 0)
-        .then(-2)
-        .otherwise(pl.col("rel"))
-        .alias("rel")
+    ranked = (
+        ranked.with_columns(pair.alias("__pair"))
+        .join(judged, on="__pair", how="left", maintain_order="left")
+        .with_columns(
+            pl.when(pl.col("rel").is_null())
+            .then(-1)
+            .when(pl.col("rel") < 0)
+            .then(-2)
+            .otherwise(pl.col("rel"))
+            .alias("rel")
+        )
     )
     if opts.judged_only:
         ranked = ranked.filter(pl.col("rel") >= 0).with_columns(
