@@ -19,7 +19,6 @@ from typing import Any, Literal, TextIO
 import polars as pl
 
 from polars_rankeval import __version__
-from polars_rankeval._plan import long_summary
 from polars_rankeval._types import (
     AGGREGATIONS,
     EMPTY_POLICIES,
@@ -28,8 +27,6 @@ from polars_rankeval._types import (
     TIE_POLICIES,
     USER_UNIVERSES,
 )
-from polars_rankeval.evaluate import evaluate, join, parse_metrics, summarize
-from polars_rankeval.registry import list_metrics
 
 PROG = "polars-rankeval"
 INTERRUPTED_EXIT = 128 + signal.SIGINT
@@ -423,6 +420,8 @@ def load_data(args: argparse.Namespace) -> pl.LazyFrame:
     polars.LazyFrame
         Columns by, user, item, score (or rank) and relevance.
     """
+    from polars_rankeval.evaluate import join
+
     if args.data is not None:
         if args.recs is not None or args.truth is not None:
             msg = "--data cannot be combined with --recs/--truth"
@@ -537,6 +536,9 @@ def write_frame(frame: pl.DataFrame, fmt: str, out: TextIO, *, bare: bool = Fals
 
 # --------------------------------------------------------------------------- commands
 def _run_evaluate(args: argparse.Namespace) -> int:
+    from polars_rankeval._plan import long_summary
+    from polars_rankeval.evaluate import evaluate, parse_metrics, summarize
+
     metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
     _progress("reading ...")
     data = load_data(args)
@@ -599,6 +601,8 @@ def _write_per_user(frame: pl.DataFrame, path: Path) -> None:
 
 
 def _run_metrics(args: argparse.Namespace) -> int:
+    from polars_rankeval.registry import list_metrics
+
     table = list_metrics().select(
         "name",
         pl.when(pl.col("cutoff")).then(pl.lit("yes")).otherwise(pl.lit("no")).alias("@k"),
@@ -625,6 +629,8 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
 
 def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
     """The long frame with a system column from --data, --recs/--truth, --run/--qrels."""
+    from polars_rankeval.evaluate import join
+
     given = [
         name
         for name, value in (("--data", args.data), ("--recs", args.recs), ("--run", args.runs))
@@ -689,6 +695,7 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
 
 def _run_compare(args: argparse.Namespace) -> int:
     from polars_rankeval.compare import compare
+    from polars_rankeval.evaluate import parse_metrics
     from polars_rankeval.report import report
 
     metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
@@ -794,6 +801,7 @@ def _add_plot_parser(sub: Any) -> None:
 
 def _run_plot(args: argparse.Namespace) -> int:
     from polars_rankeval import curves, plot
+    from polars_rankeval.evaluate import evaluate
 
     if args.data is None and args.recs is None and args.truth is None:
         from polars_rankeval.datasets import load_systems

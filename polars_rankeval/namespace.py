@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import polars as pl
 
-from polars_rankeval.evaluate import MetricsArg, evaluate
+if TYPE_CHECKING:
+    from polars_rankeval.evaluate import MetricsArg
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
@@ -17,14 +18,20 @@ class _RankEval(Generic[FrameT]):
 
     def evaluate(self, metrics: MetricsArg, **options: Any) -> FrameT:
         """Summary of ``metrics`` over users; see :func:`polars_rankeval.evaluate`."""
+        from polars_rankeval.evaluate import evaluate
+
         return evaluate(self._frame, metrics, **options)  # type: ignore[return-value]
 
     def per_user(self, metrics: MetricsArg, **options: Any) -> FrameT:
         """One row per user with one column per metric (``evaluate(per_user=True)``)."""
+        from polars_rankeval.evaluate import evaluate
+
         return evaluate(self._frame, metrics, per_user=True, **options)  # type: ignore[return-value]
 
     def per_item(self, metrics: MetricsArg, **options: Any) -> FrameT:
         """One row per item for item metrics (``evaluate(per_item=True)``)."""
+        from polars_rankeval.evaluate import evaluate
+
         return evaluate(self._frame, metrics, per_item=True, **options)  # type: ignore[return-value]
 
     def compare(self, metrics: MetricsArg, **options: Any) -> pl.DataFrame:

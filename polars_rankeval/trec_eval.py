@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
 import polars as pl
 
 from polars_rankeval.trec import atof, atol, read_trec_eval_qrels, read_trec_eval_run
@@ -293,16 +292,15 @@ def _columns(requests: list[Request]) -> list[_Column]:
 
 # --------------------------------------------------------------------------- C arithmetic
 
-_LOG2_CACHE: list[np.ndarray] = []
+_LOG2_CACHE: list[pl.Series] = []
 
 
-def _log2_int(n_max: int) -> np.ndarray:
+def _log2_int(n_max: int) -> pl.Series:
     """``log2(k)`` for k = 0..n_max exactly as C's libm computes it (``math.log2``)."""
-    have = _LOG2_CACHE[0] if _LOG2_CACHE else np.zeros(0)
-    if have.size <= n_max:
-        size = max(n_max + 1, 2 * have.size, 1024)
-        table = np.fromiter(map(math.log2, range(1, size)), dtype=np.float64, count=size - 1)
-        have = np.concatenate([[-np.inf], table])
+    have = _LOG2_CACHE[0] if _LOG2_CACHE else pl.Series(dtype=pl.Float64)
+    if have.len() <= n_max:
+        size = max(n_max + 1, 2 * have.len(), 1024)
+        have = pl.Series([-math.inf, *map(math.log2, range(1, size))], dtype=pl.Float64)
         _LOG2_CACHE[:] = [have]
     return have
 
@@ -316,12 +314,12 @@ def _with_log2(frame: pl.DataFrame, source: str, target: str) -> pl.DataFrame:
     integral = finite.len() == 0 or bool((finite == finite.floor()).all())
     big = float(finite.max()) if finite.len() else 0.0  # type: ignore[arg-type]
     if integral and (finite.min() or 0) >= 0 and big < 50_000_000:  # type: ignore[operator]
-        table = pl.Series(_log2_int(int(big) + 1))
+        table = _log2_int(int(big) + 1)
         return frame.with_columns(
             table.gather(col.fill_nan(0).clip(0).cast(pl.Int64)).alias(target)
         )
     uniques = col.unique()
-    values = np.fromiter(map(math.log2, uniques.to_list()), dtype=np.float64, count=uniques.len())
+    values = pl.Series(list(map(math.log2, uniques.to_list())), dtype=pl.Float64)
     mapping = pl.DataFrame({source: uniques, target: values})
     return frame.join(mapping, on=source, how="left", nulls_equal=True, maintain_order="left")
 
@@ -1590,8 +1588,8 @@ def _assemble(
                     ]
                 ).alias("__s"),
             ).explode("value", "__s")
-            m_index = pl.Series(np.tile(np.arange(n_m, dtype=np.int64), n_q))
-            q_index = pl.Series(np.repeat(np.arange(n_q, dtype=np.int64), n_m))
+            cell = pl.int_range(n_m * n_q, dtype=pl.Int64, eager=True)
+            m_index, q_index = cell % n_m, cell // n_m
             pq = pl.DataFrame(
                 {
                     "measure": pl.Series([c.label for c in printed], dtype=pl.String).gather(
