@@ -290,6 +290,9 @@ def atof(text: str) -> float:
     return float(match.group(1)) if match else 0.0
 
 
+_OTHER_SPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
+
+
 def _fast_fields(data: bytes, width: int) -> pl.DataFrame | None:
     """The common, clean file: one space (or one tab) between exactly ``width`` fields.
 
@@ -308,14 +311,16 @@ def _fast_fields(data: bytes, width: int) -> pl.DataFrame | None:
             continue
         frame.columns = [f"column_{i + 1}" for i in range(width)]
         cols = [pl.col(c) for c in frame.columns]
+        if separator == " " and not any(c in data for c in _OTHER_SPACE):
+            # no other white space byte in the file: no field can hold any (cheap check)
+            blank = [c.is_null() | (c == "") for c in cols]
+        else:
+            blank = [
+                c.is_null() | (c == "") | c.str.contains_any([" ", "\t", "\r", "\x0b", "\x0c"])
+                for c in cols
+            ]
         bad = frame.select(
-            pl.any_horizontal(
-                [
-                    c.is_null() | (c == "") | c.str.contains_any([" ", "\t", "\r", "\x0b", "\x0c"])
-                    for c in cols
-                ]
-            ).any()
-            | pl.col(frame.columns[0]).str.starts_with("#").any()
+            pl.any_horizontal(blank).any() | pl.col(frame.columns[0]).str.starts_with("#").any()
         ).item()
         if not bad:
             return frame

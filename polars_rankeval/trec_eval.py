@@ -356,15 +356,17 @@ def _ranked(
     # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
     # Ties: docno descending in byte order, through its dense rank (an integer).
     docnos = run.select(pl.col("docno").unique()).sort("docno").with_row_index("__dc")
-    # The score's dense rank (0 = highest) by a binary search in the sorted distinct
-    # scores: much cheaper than ``rank("dense")``; NaN ranks last.
+    # The score's dense rank (0 = highest) by a lookup in the sorted distinct scores:
+    # much cheaper than ``rank("dense")``; NaN ranks last.
     sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
     distinct = sim.filter(sim.is_not_nan()).unique().sort(descending=True)
     n_sr = distinct.len()
-    found = distinct.search_sorted(sim, side="left", descending=True)
-    score_rank = pl.select(
-        pl.when(sim.is_nan()).then(pl.lit(n_sr, pl.UInt32)).otherwise(found.cast(pl.UInt32))
-    ).to_series()
+    score_rank = sim.replace_strict(
+        distinct,
+        pl.int_range(n_sr, dtype=pl.UInt32, eager=True),
+        default=pl.lit(n_sr, pl.UInt32),
+        return_dtype=pl.UInt32,
+    )
     # From here on a document is its code (``__dc``, its rank in byte order among the
     # run's docnos): the strings are dropped before sorting and joining.
     ranked = run.join(docnos, on="docno", how="left", maintain_order="left").select(
