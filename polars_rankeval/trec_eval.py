@@ -423,7 +423,7 @@ def _ranked(
         ranked = ranked.filter(pl.col("rel") >= 0).with_columns(
             pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i")
         )
-    return ranked.select("qid", "i", "rel")  # already in (qid, i) order
+    return ranked.select(pl.col("qid").set_sorted(), "i", "rel")  # in (qid, i) order
 
 
 def _query_stats(
