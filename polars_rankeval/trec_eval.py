@@ -1323,6 +1323,7 @@ def trec_eval(
         msg = f"duplicate docno {docno!r} in the qrels of query {codes['qid'][code]!r}"
         raise TrecEvalError(msg, 4)
     ranked = _ranked(run_df, qrels_eval, opts, codes["qid"])
+    del run_df  # its strings are no longer needed: free them before the measures
     queries = codes.select(pl.col("__code").alias("qid"))
     stats = _query_stats(ranked, qrels_eval, queries, opts)
     wide = _compute(ranked, qrels_eval, stats, columns, opts)
