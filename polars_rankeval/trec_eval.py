@@ -570,8 +570,10 @@ def _compute(
         elif name == "Rprec":
             at(label, "Rc", pl.min_horizontal(n_ret, n_rel))
         elif name == "recip_rank":
-            first = rows.filter(pl.col("isrel") & (rc == 1)).select(
-                "qid", (1.0 / (i + 1)).alias(label)
+            first = (
+                rows.select("qid", "i", "isrel", "Rc")
+                .filter(pl.col("isrel") & (rc == 1))
+                .select("qid", (1.0 / (i + 1)).alias(label))
             )
             extra_frames.append(first)
         elif name in ("P", "recall", "relative_P", "success"):
@@ -595,7 +597,12 @@ def _compute(
                 .when(rel == -2).then(pl.lit("."))
                 .otherwise(pl.lit("<"))
             )  # fmt: skip
-            strings = rows.filter(i < length).group_by("qid").agg(char.str.join("").alias(label))
+            strings = (
+                rows.select("qid", "i", "rel")
+                .filter(i < length)
+                .group_by("qid")
+                .agg(char.str.join("").alias(label))
+            )
             extra_frames.append(strings)
         elif name == "Rprec_mult":
             cut = (kl * n_rel.cast(pl.Float64) + 0.9).cast(pl.Int64)
@@ -763,9 +770,9 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
     shift = pl.col("R_all") - pl.col("num_rel_ret")
     prec = (pl.col("Rc") - shift).cast(pl.Float64) / (pl.col("i") + 1).cast(pl.Float64)
     # the relevant rows in (query, rank) order; a query's k-th one is at rel_start + k - 1
-    smax = rows.with_columns(prec.reverse().cum_max().reverse().over("qid").alias("smax")).filter(
-        "isrel"
-    )["smax"]
+    smax = rows.select(
+        pl.col("qid"), prec.cum_max(reverse=True).over("qid").alias("smax"), pl.col("isrel")
+    ).filter("isrel")["smax"]
     wide = wide.sort("qid").with_columns(
         (pl.col("R_all").cum_sum() - pl.col("R_all")).alias("__rstart")
     )
