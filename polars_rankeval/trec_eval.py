@@ -1057,9 +1057,14 @@ def _rbp(
         .then((raw - pl.col("lo")) / (pl.col("hi") - pl.col("lo")))
         .otherwise(raw)
     )
-    base = base.join(levels, on="qid", how="left", maintain_order="left").join(
-        scale, on="num_rel_levels", how="left", maintain_order="left"
+    # per query (a query's code is its row once sorted), then onto the rows by gather
+    per_query = (
+        levels.sort("qid")
+        .join(scale, on="num_rel_levels", how="left", maintain_order="left")
+        .select("num_rel_levels", "lo", "hi")
     )
+    codes = base["qid"]
+    base = base.with_columns([per_query[c].gather(codes) for c in per_query.columns])
     agg = base.with_columns(g.alias("gg")).group_by("qid").agg(
         pl.when(pl.col("gg") != 0).then(pl.col("gg") * pl.col("cur_p")).otherwise(0.0)
         .cum_sum().last().alias("s")
