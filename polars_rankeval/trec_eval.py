@@ -844,13 +844,14 @@ def _gain_measures(
     if cuts:
         wide = _ndcg_cut(rows, judged, wide, cuts)
     cache: dict[str | None, tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = {}
+    rbp_bases: dict[str, pl.DataFrame] = {}
     for column in columns:
         name = column.measure.name
         if name == "ndcg_cut":
             continue
         pairs = _pairs(column.measure, column.raw)
         if name in ("rbp", "rbp_resid"):
-            wide = _rbp(rows, wide, column, pairs)
+            wide = _rbp(rows, wide, column, pairs, rbp_bases)
             continue
         if column.raw in cache:
             res, ideal, base = cache[column.raw]
@@ -1013,19 +1014,27 @@ def _g(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -
 
 
 def _rbp(
-    rows: pl.DataFrame, wide: pl.DataFrame, column: _Column, pairs: list[tuple[str, float]]
+    rows: pl.DataFrame,
+    wide: pl.DataFrame,
+    column: _Column,
+    pairs: list[tuple[str, float]],
+    bases: dict[str, pl.DataFrame],
 ) -> pl.DataFrame:
     p = 0.9
     for name, value in pairs:
         if name == "p":
             p = value
     rel = pl.col("rel")
-    base = (
-        rows.select("qid", "i", "rel")
-        .with_columns(pl.lit(p, pl.Float64).alias("__p"))
-        .with_columns(pl.col("__p").cum_prod().over("qid").alias("__pp"))
-    )
-    base = base.with_columns(pl.col("__pp").shift(1, fill_value=1.0).over("qid").alias("cur_p"))
+    if repr(p) not in bases:  # rbp and rbp_resid with the same p share the products
+        base = (
+            rows.select("qid", "i", "rel")
+            .with_columns(pl.lit(p, pl.Float64).alias("__p"))
+            .with_columns(pl.col("__p").cum_prod().over("qid").alias("__pp"))
+        )
+        bases[repr(p)] = base.with_columns(
+            pl.col("__pp").shift(1, fill_value=1.0).over("qid").alias("cur_p")
+        )
+    base = bases[repr(p)]
     if column.measure.name == "rbp_resid":
         agg = base.group_by("qid").agg(
             pl.when(rel < 0).then(pl.col("cur_p")).otherwise(0.0).cum_sum().last().alias("s"),
