@@ -8,14 +8,19 @@ run and its relevance judgments); ``--recs`` and ``--truth`` evaluate your own f
 from __future__ import annotations
 
 import argparse
+import contextlib
+import glob
+import logging
 import sys
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 import polars as pl
 
 from polars_rankeval import __version__
+from polars_rankeval._overlap import OverlapWarning
 from polars_rankeval._types import (
     AGGREGATIONS,
     EMPTY_POLICIES,
@@ -39,6 +44,9 @@ DEFAULT_METRICS: tuple[str, ...] = (
 FORMATS: tuple[str, ...] = ("table", "csv", "json", "markdown")
 SUBCOMMANDS: tuple[str, ...] = ("evaluate", "metrics", "trec-eval")
 FLOAT_PRECISION = 4
+SYSTEM_COLUMN = "system"
+"""The column naming the system of each ``--recs`` file when several are given."""
+ID_TYPES: tuple[str, ...] = ("infer", "string")
 
 _SCANNERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
     ".parquet": pl.scan_parquet,
@@ -131,9 +139,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--recs",
-        type=Path,
+        action="append",
         metavar="PATH",
-        help="recommendations (user, item, score): .parquet, .csv, .tsv, .ndjson or .run",
+        help=(
+            "recommendations (user, item, score): .parquet, .csv, .tsv, .ndjson or .run; "
+            "repeatable and globs ('runs/*.run', quoted) for several systems, each file one "
+            f"system named by its file stem in a {SYSTEM_COLUMN!r} column"
+        ),
+    )
+    ev.add_argument(
+        "--system",
+        action="append",
+        metavar="NAME",
+        help=(
+            "name of the system of each --recs file, in order (default: the file stem); "
+            "repeatable"
+        ),
+    )
+    ev.add_argument(
+        "--id-type",
+        choices=ID_TYPES,
+        default="infer",
+        help=(
+            "infer (default): ids keep the dtype each file gives them, and must be of one "
+            "kind (integers or strings) in --recs and --truth; string: read the user and "
+            "item ids of every file as text (keeps leading zeros: '007' is not 7)"
+        ),
     )
     ev.add_argument(
         "--truth",
@@ -160,9 +191,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--relevance",
-        default="relevance",
+        default=None,
         metavar="COL",
-        help="relevance column of the truth (default: relevance; absent = all relevant)",
+        help=(
+            "relevance column of the truth (default: relevance; a truth without that "
+            "column marks every row relevant); a column named here must exist"
+        ),
     )
     ev.add_argument(
         "--by",
@@ -308,23 +342,112 @@ def read_table(path: Path, fmt: str | None = None) -> pl.LazyFrame:
     return scan(path)
 
 
-def _align_id_dtypes(
-    recs: pl.LazyFrame, truth: pl.LazyFrame, columns: Sequence[str]
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Cast id columns to String where the two files inferred different dtypes."""
-    recs_schema, truth_schema = recs.collect_schema(), truth.collect_schema()
-    mismatched = [
-        c
-        for c in columns
-        if c in recs_schema and c in truth_schema and recs_schema[c] != truth_schema[c]
+def _as_text_ids(frame: pl.LazyFrame, columns: Sequence[str]) -> pl.LazyFrame:
+    """Cast the id columns present in ``frame`` to String (``--id-type string``)."""
+    schema = frame.collect_schema()
+    return frame.with_columns(pl.col(c).cast(pl.String) for c in columns if c in schema)
+
+
+def recs_paths(patterns: Sequence[str]) -> list[Path]:
+    """Expand the ``--recs`` arguments: each a path or a glob (``*``, ``?``, ``[...]``).
+
+    Raises
+    ------
+    FileNotFoundError
+        If a glob matches no file (a plain path is checked by :func:`read_table`).
+    """
+    paths: list[Path] = []
+    for pattern in patterns:
+        if any(ch in pattern for ch in "*?["):
+            matches = sorted(Path(p) for p in glob.glob(pattern, recursive=True))
+            matches = [p for p in matches if p.is_file()]
+            if not matches:
+                msg = f"--recs {pattern!r} matches no file"
+                raise FileNotFoundError(msg)
+            paths.extend(matches)
+        else:
+            paths.append(Path(pattern))
+    seen: set[Path] = set()
+    for path in paths:
+        if path in seen:
+            msg = f"--recs names the file {str(path)!r} twice"
+            raise UsageError(msg)
+        seen.add(path)
+    return paths
+
+
+def system_names(paths: Sequence[Path], labels: Sequence[str] | None) -> list[str]:
+    """The system name of each run file: ``--system`` labels in order, else the file stems."""
+    if labels:
+        if len(labels) != len(paths):
+            files = ", ".join(str(p) for p in paths)
+            msg = (
+                f"--system is given {len(labels)} time(s) but --recs names {len(paths)} "
+                f"file(s) ({files}); give one --system per file, in order"
+            )
+            raise UsageError(msg)
+        names = list(labels)
+    else:
+        names = [p.stem for p in paths]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        msg = (
+            f"several --recs files have the system name {', '.join(map(repr, repeated))}; "
+            "name them with --system, one per file"
+        )
+        raise UsageError(msg)
+    return names
+
+
+def read_recs(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
+    """The ``--recs`` files as one frame, and the ``by`` columns to evaluate with.
+
+    One file without ``--system``: the file as it is. Several files (or ``--system``):
+    one system each, stacked with a ``system`` column (the ``--system`` labels in order,
+    else the file stems), which becomes the first ``by`` column.
+    """
+    paths = recs_paths(args.recs)
+    by = list(args.by or [])
+    frames = [read_table(p, args.recs_format) for p in paths]
+    if args.id_type == "string":
+        frames = [_as_text_ids(f, [args.user, args.item]) for f in frames]
+    if len(paths) == 1 and not args.system:
+        return frames[0], by
+    names = system_names(paths, args.system)
+    if SYSTEM_COLUMN in by:
+        msg = f"--by {SYSTEM_COLUMN} is implied by several --recs files (or --system)"
+        raise UsageError(msg)
+    first = frames[0].collect_schema()
+    for path, frame in zip(paths[1:], frames[1:], strict=True):
+        schema = frame.collect_schema()
+        if SYSTEM_COLUMN in schema:
+            msg = (
+                f"{str(path)!r} already has a {SYSTEM_COLUMN!r} column; with several "
+                f"--recs files, each file is one system"
+            )
+            raise UsageError(msg)
+        for column in (args.user, args.item):
+            if column in first and column in schema and first[column] != schema[column]:
+                msg = (
+                    f"column {column!r} has dtype {first[column]} in {str(paths[0])!r} but "
+                    f"{schema[column]} in {str(path)!r}; pass --id-type string to read the "
+                    "ids of every file as text"
+                )
+                raise TypeError(msg)
+    if SYSTEM_COLUMN in first:
+        msg = (
+            f"{str(paths[0])!r} already has a {SYSTEM_COLUMN!r} column; with several "
+            "--recs files (or --system), each file is one system"
+        )
+        raise UsageError(msg)
+    labelled = [
+        f.with_columns(pl.lit(n).alias(SYSTEM_COLUMN)) for f, n in zip(frames, names, strict=True)
     ]
-    if not mismatched:
-        return recs, truth
-    cast = [pl.col(c).cast(pl.String) for c in mismatched]
-    return recs.with_columns(cast), truth.with_columns(cast)
+    stacked = pl.concat(labelled, how="diagonal_relaxed")
+    return stacked, [SYSTEM_COLUMN, *by]
 
 
-def load_data(args: argparse.Namespace) -> pl.LazyFrame:
+def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
     """Build the long evaluation frame from ``--recs``/``--truth`` or the bundled example.
 
     Parameters
@@ -334,14 +457,19 @@ def load_data(args: argparse.Namespace) -> pl.LazyFrame:
 
     Returns
     -------
-    polars.LazyFrame
-        Columns by, user, item, score (or rank) and relevance.
+    tuple of polars.LazyFrame and list of str
+        Columns by, user, item, score (or rank) and relevance; and the ``by`` columns
+        (``system`` first when several ``--recs`` files are given).
     """
+    by = list(args.by or [])
     if args.data is not None:
-        if args.recs is not None or args.truth is not None:
-            msg = "--data cannot be combined with --recs/--truth"
+        if args.recs is not None or args.truth is not None or args.system:
+            msg = "--data cannot be combined with --recs/--truth/--system"
             raise UsageError(msg)
-        return read_table(args.data)
+        data = read_table(args.data)
+        if args.id_type == "string":
+            data = _as_text_ids(data, [args.user, args.item])
+        return data, by
     if args.recs is None and args.truth is None:
         from polars_rankeval.datasets import load_example
 
@@ -350,24 +478,35 @@ def load_data(args: argparse.Namespace) -> pl.LazyFrame:
             "(trec_eval's test run: 3 queries)",
             file=sys.stderr,
         )
-        return load_example().lazy()
+        return load_example().lazy(), by
     if args.recs is None or args.truth is None:
         msg = "--recs and --truth must be given together"
         raise UsageError(msg)
-    recs = read_table(args.recs, args.recs_format)
+    recs, by = read_recs(args)
     truth = read_table(args.truth, args.truth_format)
-    recs, truth = _align_id_dtypes(recs, truth, [args.user, args.item])
-    joined = join(recs, truth, **_column_options(args), by=args.by)
+    if args.id_type == "string":
+        truth = _as_text_ids(truth, [args.user, args.item])
+    try:
+        joined = join(recs, truth, **_column_options(args), by=by, check_overlap=True)
+    except TypeError as exc:
+        if args.id_type == "string" or "has dtype" not in str(exc):
+            raise
+        msg = f"{exc}; on the command line, pass --id-type string to compare ids as text"
+        raise TypeError(msg) from None
     assert isinstance(joined, pl.LazyFrame)  # both inputs are lazy
-    return joined
+    return joined, by
 
 
-def _column_options(args: argparse.Namespace) -> dict[str, Any]:
+def _column_options(args: argparse.Namespace, *, joined: bool = False) -> dict[str, Any]:
+    """Column options for ``join`` (``relevance`` may be None) or, joined, ``evaluate``."""
+    relevance = args.relevance
+    if joined and relevance is None:
+        relevance = "relevance"
     return {
         "user": args.user,
         "item": args.item,
         "score": args.score,
-        "relevance": args.relevance,
+        "relevance": relevance,
         "rank": args.rank,
     }
 
@@ -453,14 +592,14 @@ def write_frame(frame: pl.DataFrame, fmt: str, out: TextIO, *, bare: bool = Fals
 def _run_evaluate(args: argparse.Namespace) -> int:
     metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
     _progress("reading ...")
-    data = load_data(args)
+    data, by = load_data(args)
     _progress(f"evaluating {len(metrics)} metric(s) ...")
     result = evaluate(
         data,
         metrics,
-        **_column_options(args),
+        **_column_options(args, joined=True),
         ties=args.ties,
-        by=args.by,
+        by=by or None,
         per_user=args.per_user is not None,
         users=args.users,
         empty=args.empty,
@@ -477,7 +616,6 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         return 0
     _write_per_user(result, Path(args.per_user))
     names = [m.name for m in metrics]
-    by = list(args.by or [])
     summary = summarize(result.lazy(), names, by, aggregate=args.aggregate or "mean")
     write_frame(summary.collect(), args.format, sys.stdout)
     return 0
@@ -585,8 +723,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # argparse has printed usage or help already
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 2)
+    with warnings.catch_warnings(), _overlap_log():
+        # Warnings (e.g. OverlapWarning: ids that barely match) are one line on stderr.
+        warnings.simplefilter("always", OverlapWarning)
+        warnings.showwarning = _show_warning
+        try:
+            return int(args.handler(args))
+        except (ValueError, TypeError, OSError, pl.exceptions.PolarsError) as exc:
+            print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+            return 2
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    print(f"{PROG}: warning: {_one_line(Exception(str(message)))}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def _overlap_log() -> Iterator[None]:
+    """On a terminal, show join's overlap line (users, items, rows matched) on stderr."""
+    logger = logging.getLogger("polars_rankeval")
+    if not sys.stderr.isatty():
+        yield
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{PROG}: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
     try:
-        return int(args.handler(args))
-    except (ValueError, TypeError, OSError, pl.exceptions.PolarsError) as exc:
-        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
