@@ -60,6 +60,7 @@ _SCANNERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
 # TREC files: a run (qid Q0 docno rank score tag) or qrels (qid iter docno rel).
 _TREC_SUFFIXES = {".run": "trec-run", ".qrels": "trec-qrels"}
 INPUT_FORMATS: tuple[str, ...] = ("parquet", "csv", "tsv", "ndjson", "trec-run", "trec-qrels")
+_TEXT_SUFFIXES = (".csv", ".tsv", ".tab")
 _FORMAT_SUFFIX = {"parquet": ".parquet", "csv": ".csv", "tsv": ".tsv", "ndjson": ".ndjson"}
 
 
@@ -296,7 +297,9 @@ def _with_default_command(argv: Sequence[str]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- input
-def read_table(path: Path, fmt: str | None = None) -> pl.LazyFrame:
+def read_table(
+    path: Path, fmt: str | None = None, *, text_ids: Sequence[str] = ()
+) -> pl.LazyFrame:
     """Scan a Parquet, CSV, TSV, NDJSON or TREC file lazily.
 
     Parameters
@@ -306,6 +309,9 @@ def read_table(path: Path, fmt: str | None = None) -> pl.LazyFrame:
         ``.csv``, ``.tsv``, ``.ndjson``/``.jsonl``, ``.run`` (TREC run) or ``.qrels``.
     fmt
         One of :data:`INPUT_FORMATS` to override the suffix.
+    text_ids
+        Columns read as text (``--id-type string``): a CSV or TSV file's values are
+        taken as written (``"007"`` stays ``"007"``), other formats are cast to String.
 
     Returns
     -------
@@ -331,7 +337,12 @@ def read_table(path: Path, fmt: str | None = None) -> pl.LazyFrame:
         from polars_rankeval.trec import scan_qrels
 
         return scan_qrels(path).select("user", "item", "relevance")
-    scan = _SCANNERS.get(_FORMAT_SUFFIX[kind] if kind else path.suffix.lower())
+    suffix = _FORMAT_SUFFIX[kind] if kind else path.suffix.lower()
+    if text_ids and suffix in _TEXT_SUFFIXES:
+        overrides = dict.fromkeys(text_ids, pl.String)
+        separator = "," if suffix == ".csv" else "\t"
+        return pl.scan_csv(path, separator=separator, schema_overrides=overrides)
+    scan = _SCANNERS.get(suffix)
     if scan is None:
         known = ", ".join([*sorted(_SCANNERS), *_TREC_SUFFIXES])
         msg = (
@@ -339,13 +350,18 @@ def read_table(path: Path, fmt: str | None = None) -> pl.LazyFrame:
             f"{known}, or --recs-format/--truth-format"
         )
         raise ValueError(msg)
-    return scan(path)
+    frame = scan(path)
+    return _as_text_ids(frame, text_ids) if text_ids else frame
 
 
 def _as_text_ids(frame: pl.LazyFrame, columns: Sequence[str]) -> pl.LazyFrame:
     """Cast the id columns present in ``frame`` to String (``--id-type string``)."""
     schema = frame.collect_schema()
     return frame.with_columns(pl.col(c).cast(pl.String) for c in columns if c in schema)
+
+
+def _text_ids(args: argparse.Namespace) -> list[str]:
+    return [args.user, args.item] if args.id_type == "string" else []
 
 
 def recs_paths(patterns: Sequence[str]) -> list[Path]:
@@ -408,9 +424,7 @@ def read_recs(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
     """
     paths = recs_paths(args.recs)
     by = list(args.by or [])
-    frames = [read_table(p, args.recs_format) for p in paths]
-    if args.id_type == "string":
-        frames = [_as_text_ids(f, [args.user, args.item]) for f in frames]
+    frames = [read_table(p, args.recs_format, text_ids=_text_ids(args)) for p in paths]
     if len(paths) == 1 and not args.system:
         return frames[0], by
     names = system_names(paths, args.system)
@@ -466,10 +480,7 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         if args.recs is not None or args.truth is not None or args.system:
             msg = "--data cannot be combined with --recs/--truth/--system"
             raise UsageError(msg)
-        data = read_table(args.data)
-        if args.id_type == "string":
-            data = _as_text_ids(data, [args.user, args.item])
-        return data, by
+        return read_table(args.data, text_ids=_text_ids(args)), by
     if args.recs is None and args.truth is None:
         from polars_rankeval.datasets import load_example
 
@@ -483,9 +494,7 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         msg = "--recs and --truth must be given together"
         raise UsageError(msg)
     recs, by = read_recs(args)
-    truth = read_table(args.truth, args.truth_format)
-    if args.id_type == "string":
-        truth = _as_text_ids(truth, [args.user, args.item])
+    truth = read_table(args.truth, args.truth_format, text_ids=_text_ids(args))
     try:
         joined = join(recs, truth, **_column_options(args), by=by, check_overlap=True)
     except TypeError as exc:
