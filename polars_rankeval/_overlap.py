@@ -138,13 +138,15 @@ def overlap_query(
         pl.len().alias("recs_rows"),
         pl.col(flag_r).fill_null(False).sum().alias("rows_matched"),
     ]
-    per_group = flagged.group_by(by).agg(aggs).sort(by) if by else flagged.select(aggs)
+    per_group = flagged.group_by(by).agg(aggs) if by else flagged.select(aggs)
     totals = keys.select(
         pl.col(user).n_unique().alias("truth_users"),
         pl.col(item).n_unique().alias("truth_items"),
         pl.len().alias("truth_rows"),
     )
     out = per_group.join(totals, how="cross")
+    if by:  # a cross join does not keep the row order
+        out = out.sort(by)
     return out.select(*by, *(pl.col(c).cast(pl.Int64) for c in OVERLAP_COLUMNS))
 
 
