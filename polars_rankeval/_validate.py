@@ -205,10 +205,7 @@ MAX_BY_SUGGESTION = 1000
 def _duplicates(lf: pl.LazyFrame, cols: Columns, by: list[str]) -> str:
     """Real duplicate pairs (up to 3 keys, each with its rows) and a ``by=`` hint."""
     keys = [*by, cols.user, cols.item]
-    taken = set(lf.collect_schema().names())
-    count = "__prk_n"
-    while count in taken:
-        count += "_"
+    count = _free_name("__prk_n", lf.collect_schema().names())
     dup_keys = (
         lf.group_by(keys)
         .agg(pl.len().alias(count))
@@ -217,42 +214,72 @@ def _duplicates(lf: pl.LazyFrame, cols: Columns, by: list[str]) -> str:
         .head(3)
         .collect()
     )
-    shown = []
+    examples = []
     for key in dup_keys.iter_rows(named=True):
         n = key.pop(count)
         rows = lf.filter(pl.all_horizontal(pl.col(c) == v for c, v in key.items())).head(3)
-        label = ", ".join(f"{c}={v!r}" for c, v in key.items())
-        shown.append(f"({label}) appears {n} times: {rows.collect().rows(named=True)}")
-    text = "; e.g. " + "; ".join(shown)
-    hint = _by_hint(lf, cols, by, keys)
-    return text + hint
+        examples.append((key, n, rows.collect().rows(named=True)))
+    candidates = by_candidates(lf.collect_schema(), cols, by)
+    stats: dict[str, int] = {}
+    if candidates:
+        stats = (
+            lf.select(
+                pl.len().alias("rows"),
+                *(pl.struct([*keys, c]).n_unique().alias(f"key:{c}") for c in candidates),
+                *(pl.col(c).n_unique().alias(f"values:{c}") for c in candidates),
+            )
+            .collect()
+            .row(0, named=True)
+        )
+    return format_duplicates(examples) + format_by_hint(stats, candidates, by)
 
 
-def _by_hint(lf: pl.LazyFrame, cols: Columns, by: list[str], keys: list[str]) -> str:
-    """Suggest ``by=`` columns that make every (by, user, item) key unique."""
-    schema = lf.collect_schema()
+def _free_name(name: str, taken: list[str]) -> str:
+    while name in taken:
+        name += "_"
+    return name
+
+
+def by_candidates(schema: pl.Schema, cols: Columns, by: list[str]) -> list[str]:
+    """Columns that could name systems or segments (integer, boolean or text; 20 at most)."""
     own = {cols.user, cols.item, cols.order, cols.relevance, *by}
-    candidates = [
+    return [
         c
         for c, dtype in schema.items()
         if c not in own
         and (dtype.is_integer() or dtype == pl.Boolean or isinstance(dtype, _TEXT_IDS))
     ][:20]
+
+
+def format_duplicates(examples: list[tuple[dict[str, Any], int, list[dict[str, Any]]]]) -> str:
+    """``; e.g. (user=1, item=2) appears 2 times: [rows]; ...`` for (key, count, rows).
+
+    Shared by the Polars checks and :mod:`polars_rankeval.spark`; the rows of a key are
+    shown sorted (by their text), so both engines print the same message.
+    """
+    shown = []
+    for key, n, rows in examples:
+        label = ", ".join(f"{c}={v!r}" for c, v in key.items())
+        shown.append(f"({label}) appears {n} times: {sorted(rows, key=repr)}")
+    return "; e.g. " + "; ".join(shown)
+
+
+def format_by_hint(stats: dict[str, int], candidates: list[str], by: list[str]) -> str:
+    """Suggest a ``by=`` column that makes every (by, user, item) key unique.
+
+    ``stats``: ``rows`` (the number of rows), ``key:<c>`` (distinct (by, user, item, c))
+    and ``values:<c>`` (distinct values of c, null included) for each candidate c.
+    """
     if not candidates:
         return ""
-    stats = lf.select(
-        pl.len().alias("__rows"),
-        *(pl.struct([*keys, c]).n_unique().alias(f"key:{c}") for c in candidates),
-        *(pl.col(c).n_unique().alias(f"values:{c}") for c in candidates),
-    ).collect().row(0, named=True)
     # A system or segment column has few values: at most MAX_BY_SUGGESTION and at most
     # half the rows (a timestamp or a row id also makes rows unique, but is no grouping).
-    limit = min(MAX_BY_SUGGESTION, stats["__rows"] // 2)
+    limit = min(MAX_BY_SUGGESTION, stats["rows"] // 2)
     fits = sorted(
         (
             c
             for c in candidates
-            if stats[f"key:{c}"] == stats["__rows"] and stats[f"values:{c}"] <= limit
+            if stats[f"key:{c}"] == stats["rows"] and stats[f"values:{c}"] <= limit
         ),
         key=lambda c: stats[f"values:{c}"],
     )

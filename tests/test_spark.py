@@ -432,6 +432,9 @@ def test_validation_matches_polars(spark: SparkSession, modify: Modify) -> None:
     polars_message, _, polars_rows = str(polars_error.value).partition("; e.g. ")
     spark_message, _, spark_rows = str(spark_error.value).partition("; e.g. ")
     assert spark_message == polars_message
+    if "rows share" in polars_message:  # duplicate pairs, each with its rows sorted
+        assert str(spark_error.value) == str(polars_error.value)
+        return
     assert rows(spark_rows) == rows(polars_rows)
 
 
