@@ -11,7 +11,9 @@ import argparse
 import contextlib
 import glob
 import logging
+import shutil
 import sys
+import textwrap
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -29,7 +31,7 @@ from polars_rankeval._types import (
     USER_UNIVERSES,
 )
 from polars_rankeval.evaluate import evaluate, join, parse_metrics, summarize
-from polars_rankeval.registry import list_metrics
+from polars_rankeval.registry import MetricSpec, get_spec, list_metrics, parse_metric
 
 PROG = "polars-rankeval"
 DEFAULT_METRICS: tuple[str, ...] = (
@@ -153,8 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="NAME",
         help=(
-            "name of the system of each --recs file, in order (default: the file stem); "
-            "repeatable"
+            "name of the system of each --recs file, in order (default: the file stem); repeatable"
         ),
     )
     ev.add_argument(
@@ -240,11 +241,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     mt = sub.add_parser(
         "metrics",
-        help="list the registered metrics",
-        description="List every registered metric with its options.",
+        help="list the registered metrics, or show one",
+        description=(
+            "List every registered metric (sorted by name) with its options, fitted to "
+            "the terminal; 'metrics NAME' shows one metric in full: definition, options "
+            "with defaults and choices, aliases and examples."
+        ),
+    )
+    mt.add_argument(
+        "name",
+        nargs="?",
+        metavar="NAME",
+        help="a metric name, alias or full metric string (e.g. ndcg, P, 'ndcg(gain=exp)@10')",
     )
     mt.add_argument(
         "--format", choices=FORMATS, default="table", help="output format (default: table)"
+    )
+    mt.add_argument(
+        "--width",
+        type=int,
+        metavar="N",
+        help="width of the table in characters (default: the terminal's width)",
     )
     mt.set_defaults(handler=_run_metrics)
 
@@ -297,9 +314,7 @@ def _with_default_command(argv: Sequence[str]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- input
-def read_table(
-    path: Path, fmt: str | None = None, *, text_ids: Sequence[str] = ()
-) -> pl.LazyFrame:
+def read_table(path: Path, fmt: str | None = None, *, text_ids: Sequence[str] = ()) -> pl.LazyFrame:
     """Scan a Parquet, CSV, TSV, NDJSON or TREC file lazily.
 
     Parameters
@@ -654,15 +669,179 @@ def _write_per_user(frame: pl.DataFrame, path: Path) -> None:
 
 
 def _run_metrics(args: argparse.Namespace) -> int:
-    table = list_metrics().select(
-        "name",
-        pl.when(pl.col("cutoff")).then(pl.lit("yes")).otherwise(pl.lit("no")).alias("@k"),
-        "aliases",
-        "options",
-        "summary",
-    )
-    write_frame(table, args.format, sys.stdout, bare=True)
+    width = args.width if args.width is not None else shutil.get_terminal_size().columns
+    if width < 1:
+        msg = f"--width must be a positive number of characters, got {width}"
+        raise UsageError(msg)
+    table = list_metrics().sort("name")
+    if args.name is not None:
+        spec = _metric_spec(args.name)
+        if args.format != "table":
+            write_frame(table.filter(pl.col("name") == spec.name), args.format, sys.stdout)
+            return 0
+        sys.stdout.write(describe_metric(spec, width))
+        return 0
+    if args.format != "table":  # machine-readable formats: every field, in full
+        write_frame(table, args.format, sys.stdout)
+        return 0
+    rows = [
+        [
+            row["name"],
+            "yes" if row["cutoff"] else "no",
+            row["aliases"] or "-",
+            row["options"] or "-",
+            row["summary"],
+        ]
+        for row in table.iter_rows(named=True)
+    ]
+    header = ["name", "@k", "aliases", "options (default)", "definition"]
+    sys.stdout.write(fit_table(header, rows, width, shrink=(2, 3, 4)))
+    closing = f"{len(rows)} metrics; '{PROG} metrics NAME' shows one in full."
+    sys.stdout.write("\n" + "\n".join(textwrap.wrap(closing, max(width, 20))) + "\n")
     return 0
+
+
+def _metric_spec(name: str) -> MetricSpec:
+    """The spec of a metric given by name, alias or full metric string (``ndcg@10``)."""
+    try:
+        return get_spec(name)
+    except ValueError:
+        return parse_metric(name).spec  # "ndcg(gain=exp)@10"; else the parse error
+
+
+def fit_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], width: int, *, shrink: Sequence[int]
+) -> str:
+    """A plain-text table at most ``width`` characters wide, cells wrapped to fit.
+
+    Columns not in ``shrink`` keep their natural width; the ``shrink`` columns share
+    what is left, the last one taking the rest, and their cells are wrapped on word
+    boundaries. When even that cannot fit (a very narrow terminal), each shrink column
+    keeps at least 8 characters and lines may be longer than ``width``.
+
+    Examples
+    --------
+    >>> print(fit_table(["a", "b"], [["x", "one two three"]], 12, shrink=[1]), end="")
+    a  b
+    -  ---------
+    x  one two
+       three
+    """
+    sep = "  "
+    natural = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
+    widths = list(natural)
+    fixed = sum(w for i, w in enumerate(widths) if i not in shrink) + len(sep) * (len(header) - 1)
+    left = width - fixed
+    if sum(natural[i] for i in shrink) > left:
+        floor = min(8, max(1, left // len(shrink)))
+        share = dict.fromkeys(shrink, floor)
+        spare = max(0, left - floor * len(shrink))
+        for i in shrink[:-1]:  # the earlier columns get their share, the last the rest
+            extra = max(0, min(natural[i] - floor, spare // len(shrink)))
+            share[i] += extra
+            spare -= extra
+        share[shrink[-1]] += spare
+        for i in shrink:
+            widths[i] = min(natural[i], share[i])
+
+    def render(row: Sequence[str]) -> list[str]:
+        cells = [
+            textwrap.wrap(cell, w, break_on_hyphens=False) or [""] if i in shrink else [cell]
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        return [
+            sep.join(
+                (c[n] if n < len(c) else "").ljust(w) for c, w in zip(cells, widths, strict=True)
+            ).rstrip()
+            for n in range(max(len(c) for c in cells))
+        ]
+
+    lines = [*render(header), sep.join("-" * w for w in widths)]
+    for row in rows:
+        lines.extend(render(row))
+    return "\n".join(lines) + "\n"
+
+
+def metric_examples(spec: MetricSpec) -> list[str]:
+    """Metric strings that use ``spec``: plain, and with a non-default option if it has one."""
+    suffix = "@10" if spec.takes_k else ""
+    examples = [spec.name + suffix]
+    for param in spec.params.values():
+        if param.choices:
+            other = next(c for c in param.choices if c != param.default)
+            examples.append(f"{spec.name}({param.name}={other}){suffix}")
+            break
+    return examples
+
+
+def describe_metric(spec: MetricSpec, width: int) -> str:
+    """One metric in full: summary, definition, options, tie policies, aliases, examples."""
+    wrap = max(width - 2, 20)
+
+    def para(text: str) -> list[str]:
+        return ["  " + line for line in textwrap.wrap(text, wrap, break_on_hyphens=False)]
+
+    scope = {
+        "user": "a value per user, averaged over users",
+        "global": "one value per by group",
+        "item": "a value per item (evaluate with per_item=True)",
+    }.get(spec.scope, spec.scope)
+    lines = textwrap.wrap(f"{spec.name}: {spec.summary}", max(width, 20))
+    lines += [
+        "",
+        *para(f"family: {spec.family}; @k: {'yes' if spec.takes_k else 'no'}; {scope}"),
+        *para(f"aliases: {', '.join(spec.aliases) or '-'}"),
+        "",
+        "definition:",
+        *para(spec.definition),
+        "",
+    ]
+    if spec.params:
+        lines.append("options (name, default, values):")
+        name_w = max(len(p.name) for p in spec.params.values())
+        default_w = max(len(_fmt_option(p.default)) for p in spec.params.values())
+        for p in spec.params.values():
+            values = (
+                " | ".join(p.choices)
+                if p.choices
+                else {
+                    "int": "an integer",
+                    "float": "a number",
+                    "bool": "true | false",
+                }.get(p.kind, "a column name" if p.kind == "str" else p.kind)
+            )
+            if p.optional and not p.choices:
+                values += " (or none)"
+            lines.append(
+                f"  {p.name.ljust(name_w)}  {_fmt_option(p.default).ljust(default_w)}  {values}"
+            )
+    else:
+        lines.append("options: none")
+    ties = spec.tie_policies
+    lines += [
+        "",
+        f"tie policies (--ties): {'all' if set(ties) == set(TIE_POLICIES) else ', '.join(ties)}",
+        "",
+        "examples:",
+    ]
+    examples = metric_examples(spec)
+    if spec.scope == "item":
+        lines.append("  (the command line evaluates no item metrics: use Python)")
+    else:
+        lines.append(f"  {PROG} {' '.join(f'-m {e!r}' for e in examples)}")
+    per_item = ", per_item=True" if spec.scope == "item" else ""
+    lines.append(f"  prk.evaluate(df, {examples!r}{per_item})")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt_option(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _progress(message: str) -> None:

@@ -109,10 +109,11 @@ def test_metrics_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
     for name in prk.list_metrics()["name"]:
         assert name in out
     assert "ndcg" in out
+    code, out, _ = run(capsys, "metrics", "--width", "250")
     assert "idcg=cut" in out
     code, out, _ = run(capsys, "metrics", "--format", "csv")
     names = [row["name"] for row in read_csv(out)]
-    assert names == prk.list_metrics()["name"].to_list()
+    assert names == sorted(prk.list_metrics()["name"].to_list())
 
 
 def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
