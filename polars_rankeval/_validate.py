@@ -134,6 +134,36 @@ def check_values(lf: pl.LazyFrame, cols: Columns, by: list[str]) -> None:
     raise_on_problems(lf, cols, by, found, dup)
 
 
+def checked_on_collect(
+    result: pl.LazyFrame, lf: pl.LazyFrame, cols: Columns, by: list[str]
+) -> pl.LazyFrame:
+    """``result`` with the value checks of ``lf`` in its plan: they raise at collect time.
+
+    The checks (:func:`value_checks`) become a branch of the result's query: a
+    ``map_batches`` over their one-row counts raises the first problem (as
+    :func:`check_values` would) or returns no rows, and is concatenated before the
+    result. Both branches read ``lf``; Polars evaluates them in one query, so a
+    scanned source is read once (common subplan elimination), and nothing is read
+    before ``collect``. The Python callback sees only the one-row counts.
+    """
+    stats, dups = value_checks(lf, cols, by)
+    schema = result.collect_schema()
+
+    def check(found: pl.DataFrame) -> pl.DataFrame:
+        raise_on_problems(lf, cols, by, found, found.select("dup"))
+        return pl.DataFrame(schema=schema)
+
+    guard = stats.join(dups, how="cross").map_batches(
+        check,
+        schema=schema,
+        predicate_pushdown=False,
+        projection_pushdown=False,
+        slice_pushdown=False,
+    )
+    # The guard comes first: a slice of the result (head) still runs the checks.
+    return pl.concat([guard, result], how="vertical")
+
+
 def value_checks(
     lf: pl.LazyFrame, cols: Columns, by: list[str]
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:

@@ -37,7 +37,7 @@ from polars_rankeval._types import (
     check_choice,
     make_columns,
 )
-from polars_rankeval._validate import align_ids, check_values, to_lazy
+from polars_rankeval._validate import align_ids, check_values, checked_on_collect, to_lazy
 
 __all__ = [
     "RESERVED",
@@ -178,7 +178,7 @@ def evaluate(
         What an undefined value becomes (a user without relevant items, ...):
         ``"skip"`` (default: the user is left out of the aggregates and counted in
         ``n_skipped``), ``"zero"`` (counts as 0), ``"error"`` (raise ``ValueError``
-        naming the users; this collects the per-user result once).
+        naming the users; for a LazyFrame when the result is collected).
     aggregate
         How the summary aggregates per-user values: ``"mean"`` (default), ``"gmean"``,
         ``"hmean"``, ``"qmean"``, ``"median"``, ``"std"``, or a list of them; see
@@ -196,9 +196,16 @@ def evaluate(
         ``(low, high)`` of the rating scale for range-normalised errors (``nmae``);
         default: the minimum and maximum relevance over the judged rows.
     validate
-        Check the input values first (null ids, NaN/inf scores, negative or NaN
-        relevance, duplicate (user, item) rows). This scans the data once (bucket by
-        bucket when bucketed); pass ``False`` to skip it in a trusted pipeline.
+        Check the input values (null ids, NaN/inf scores, negative or NaN
+        relevance, duplicate (user, item) rows) and raise ``ValueError`` on the first
+        problem. In-memory input: at the call. A LazyFrame evaluated in memory: when
+        the result is collected -- the checks are part of the returned plan, read the
+        source in the same query as the evaluation and raise from ``collect`` (nothing
+        is read at the call with ``strategy="memory"``; ``"auto"`` only counts the
+        rows). Bucketed runs: bucket by bucket, during the call. Costs one hash
+        aggregation over (user, item) (about 30% of a three-metric evaluation, see
+        ``benchmarks/RESULTS_LAZY.md``); pass ``False`` to skip it in a trusted
+        pipeline.
     strategy
         ``"auto"`` (default): in memory if the estimated working memory (rows x bytes
         per row) fits ``memory_limit``, else bucketed. ``"memory"``: one plan, never
@@ -316,10 +323,14 @@ def evaluate(
     )
     job.compute_statistics(lf, n_items, rating_range)
     if mode == "memory":
-        if validate:
+        if validate and eager:
             check_values(lf, cols, job.by)
         per_user_lf, partials = job.build(lf)
         result = job.finish(per_user_lf, {name: [p] for name, p in partials.items()})
+        if validate and not eager:
+            # Lazy in, lazy out: the checks run when the result is collected, in the
+            # same query as the evaluation (one read of a scanned source).
+            result = checked_on_collect(result, lf, cols, job.by)
         return result.collect() if eager else result
     show = progress if progress is not None else sys.stderr.isatty()
     frame = run_bucketed(
