@@ -117,35 +117,65 @@ def overlap_query(
     recs: pl.LazyFrame, truth: pl.LazyFrame, user: str, item: str, by: list[str]
 ) -> pl.LazyFrame:
     """The lazy query of :func:`overlap` (ids already aligned, columns checked)."""
-    taken = {user, item, *by}
-    flag_u, flag_i, flag_r = (_free(name, taken) for name in ("in_u", "in_i", "in_r"))
-    keys = truth.select(user, item)
-    flagged = (
-        recs.select(*by, user, item)
-        .join(
-            keys.select(user).unique().with_columns(pl.lit(True).alias(flag_u)), on=user, how="left"
-        )
-        .join(
-            keys.select(item).unique().with_columns(pl.lit(True).alias(flag_i)), on=item, how="left"
-        )
-        .join(keys.unique().with_columns(pl.lit(True).alias(flag_r)), on=[user, item], how="left")
+    in_recs, in_truth = flag_names({user, item, *by})
+    flagged = flagged_join(
+        recs.select(*by, user, item), truth.select(user, item), user, item, by, in_recs, in_truth
     )
-    aggs = [
-        pl.col(user).n_unique().alias("recs_users"),
-        pl.col(user).filter(pl.col(flag_u)).n_unique().alias("users_matched"),
-        pl.col(item).n_unique().alias("recs_items"),
-        pl.col(item).filter(pl.col(flag_i)).n_unique().alias("items_matched"),
-        pl.len().alias("recs_rows"),
-        pl.col(flag_r).fill_null(False).sum().alias("rows_matched"),
-    ]
-    per_group = flagged.group_by(by).agg(aggs) if by else flagged.select(aggs)
-    totals = keys.select(
-        pl.col(user).n_unique().alias("truth_users"),
-        pl.col(item).n_unique().alias("truth_items"),
-        pl.len().alias("truth_rows"),
-    )
-    out = per_group.join(totals, how="cross")
-    if by:  # a cross join does not keep the row order
+    return overlap_from_joined(flagged, user, item, by, in_recs, in_truth)
+
+
+def flag_names(taken: set[str]) -> tuple[str, str]:
+    """Two internal column names (row from the recs, row from the truth), not in ``taken``."""
+    return _free("in_recs", taken), _free("in_truth", taken)
+
+
+def flagged_join(
+    recs: pl.LazyFrame,
+    truth: pl.LazyFrame,
+    user: str,
+    item: str,
+    by: list[str],
+    in_recs: str,
+    in_truth: str,
+) -> pl.LazyFrame:
+    """The full outer join of :func:`polars_rankeval.join`, with a flag for each side."""
+    recs = recs.with_columns(pl.lit(True).alias(in_recs))
+    truth = truth.with_columns(pl.lit(True).alias(in_truth))
+    keys = [user, item]
+    if by:
+        truth = recs.select(by).unique().join(truth, how="cross")
+        keys = [*by, *keys]
+    return recs.join(truth, on=keys, how="full", coalesce=True, nulls_equal=False)
+
+
+def overlap_from_joined(
+    joined: pl.LazyFrame, user: str, item: str, by: list[str], in_recs: str, in_truth: str
+) -> pl.LazyFrame:
+    """The counts of :func:`overlap` from the flagged join (no other pass over the data).
+
+    One aggregation per user and one per item (is it in the recs, in the truth), then
+    sums; a user (item) is matched when it is on both sides.
+    """
+    r = pl.col(in_recs).fill_null(False)
+    t = pl.col(in_truth).fill_null(False)
+    rows = joined.group_by(by).agg(
+        t.sum().alias("truth_rows"), r.sum().alias("recs_rows"), (r & t).sum().alias("rows_matched")
+    ) if by else joined.select(
+        t.sum().alias("truth_rows"), r.sum().alias("recs_rows"), (r & t).sum().alias("rows_matched")
+    )  # fmt: skip
+    parts = [rows]
+    for column, kind in ((user, "users"), (item, "items")):
+        sides = joined.group_by([*by, column]).agg(r.any().alias("r"), t.any().alias("t"))
+        counts = [
+            pl.col("t").sum().alias(f"truth_{kind}"),
+            pl.col("r").sum().alias(f"recs_{kind}"),
+            (pl.col("r") & pl.col("t")).sum().alias(f"{kind}_matched"),
+        ]
+        parts.append(sides.group_by(by).agg(counts) if by else sides.select(counts))
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.join(part, on=by, how="left") if by else pl.concat([out, part], how="horizontal")
+    if by:
         out = out.sort(by)
     return out.select(*by, *(pl.col(c).cast(pl.Int64) for c in OVERLAP_COLUMNS))
 

@@ -17,7 +17,13 @@ from polars_rankeval._outofcore import (
     parse_memory,
     run_bucketed,
 )
-from polars_rankeval._overlap import OverlapWarning, overlap_query, report_overlap
+from polars_rankeval._overlap import (
+    OverlapWarning,
+    flag_names,
+    flagged_join,
+    overlap_from_joined,
+    report_overlap,
+)
 from polars_rankeval._plan import (
     RESERVED,
     Job,
@@ -325,12 +331,14 @@ def evaluate(
     if mode == "memory":
         if validate and eager:
             check_values(lf, cols, job.by)
-        per_user_lf, partials = job.build(lf)
+        deferred = validate and not eager
+        # Lazy in, lazy out: the checks run when the result is collected, in the same
+        # query as the evaluation; an explicit cache makes both read the source once.
+        source = lf.cache() if deferred else lf
+        per_user_lf, partials = job.build(source)
         result = job.finish(per_user_lf, {name: [p] for name, p in partials.items()})
-        if validate and not eager:
-            # Lazy in, lazy out: the checks run when the result is collected, in the
-            # same query as the evaluation (one read of a scanned source).
-            result = checked_on_collect(result, lf, cols, job.by)
+        if deferred:
+            result = checked_on_collect(result, source, cols, job.by)
         return result.collect() if eager else result
     show = progress if progress is not None else sys.stderr.isatty()
     frame = run_bucketed(
@@ -539,13 +547,37 @@ def join(
         )
     recs_sel = recs_lf.select(*by_cols, cols.user, cols.item, cols.order)
     eager = recs_eager and truth_eager
-    if check_overlap or (check_overlap is None and eager):
-        summary = overlap_query(recs_sel, truth_sel, cols.user, cols.item, by_cols).collect()
+    keys = [*by_cols, cols.user, cols.item]
+    output = [*keys, cols.order, cols.relevance]
+    in_recs, in_truth = flag_names(set(output))
+    flagged = flagged_join(recs_sel, truth_sel, cols.user, cols.item, by_cols, in_recs, in_truth)
+    if not (check_overlap or (check_overlap is None and eager)):
+        joined = flagged.select(output)  # the flags are projected away
+        return joined.collect() if eager else joined
+
+    def counts(frame: pl.LazyFrame) -> pl.DataFrame:
+        return overlap_from_joined(
+            frame, cols.user, cols.item, by_cols, in_recs, in_truth
+        ).collect()
+
+    if eager:  # the join is computed anyway: count on its result
+        done = flagged.collect()
+        report_overlap(counts(done.lazy()), by_cols)
+        return done.select(output)
+    report_overlap(counts(flagged), by_cols)
+    return flagged.select(output)
+    in_recs, in_truth = flag_names(set(output))
+    flagged = flagged_join(recs_sel, truth_sel, cols.user, cols.item, by_cols, in_recs, in_truth)
+    if eager:  # the join is computed anyway: count on its result
+        frame = flagged.collect()
+        summary = overlap_from_joined(
+            frame.lazy(), cols.user, cols.item, by_cols, in_recs, in_truth
+        ).collect()
         report_overlap(summary, by_cols)
-    keys = [cols.user, cols.item]
-    if by_cols:
-        truth_sel = recs_sel.select(by_cols).unique().join(truth_sel, how="cross")
-        keys = [*by_cols, *keys]
-    joined = recs_sel.join(truth_sel, on=keys, how="full", coalesce=True, nulls_equal=False)
-    joined = joined.select(*keys, cols.order, cols.relevance)
+        return frame.select(output)
+    summary = overlap_from_joined(
+        flagged, cols.user, cols.item, by_cols, in_recs, in_truth
+    ).collect()
+    report_overlap(summary, by_cols)
+    joined = flagged.select(output)
     return joined.collect() if eager else joined
