@@ -472,9 +472,10 @@ def join(
         ``"polars_rankeval"`` logger) and warn with :class:`OverlapWarning` when the
         overlap of any ``by`` group is empty or tiny (no user, item or row in common,
         or fewer than 1% of the truth's users or items recommended). ``None``
-        (default): only when both inputs are in memory, where the check is cheap;
-        a LazyFrame is never read by ``join`` unless ``check_overlap=True``, which
-        reads the inputs once at the call. ``False``: never.
+        (default): only when both inputs are in memory (two aggregations over the
+        joined rows: about the cost of the join itself); a LazyFrame is never read
+        by ``join`` unless ``check_overlap=True``, which reads the inputs once at the
+        call. ``False``: never.
 
     Returns
     -------
@@ -556,9 +557,9 @@ def join(
         return joined.collect() if eager else joined
 
     def counts(frame: pl.LazyFrame) -> pl.DataFrame:
-        return overlap_from_joined(
-            frame, cols.user, cols.item, by_cols, in_recs, in_truth
-        ).collect()
+        query = overlap_from_joined(frame, cols.user, cols.item, by_cols, in_recs, in_truth)
+        # Lazy sources may be larger than memory: stream the count (joins and group_bys).
+        return query.collect(engine="auto" if eager else "streaming")
 
     if eager:  # the join is computed anyway: count on its result
         done = flagged.collect()
