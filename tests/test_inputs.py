@@ -447,3 +447,30 @@ def test_empty_error_is_checked_at_collect() -> None:
         prk.evaluate(LONG, ["mrr"], empty="error")
     fine = prk.evaluate(LONG.filter(pl.col("user") == 1).lazy(), ["mrr"], empty="error")
     assert fine.collect()["mrr"].item() == 1.0
+
+
+def test_cli_several_recs_files_refuse_a_system_column(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    paths, _ = _write_runs(tmp_path)
+    with_system = tmp_path / "with_system.csv"
+    RECS.with_columns(system=pl.lit("x")).write_csv(with_system)
+    code, _, err = run(
+        capsys,
+        "--recs",
+        paths[0],
+        "--recs",
+        str(with_system),
+        "--truth",
+        str(tmp_path / "truth.csv"),
+    )
+    assert code == 2
+    assert "already has a 'system' column" in err
+    # One file with its own system column is evaluated as before, with --by system.
+    code, out, err = run(
+        capsys,
+        *["--recs", str(with_system), "--truth", str(tmp_path / "truth.csv"), "--by", "system"],
+        *["--relevance", "grade", "-m", "mrr", "--format", "csv"],
+    )
+    assert code == 0, err
+    assert out.splitlines()[1].startswith("x,")
