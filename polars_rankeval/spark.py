@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from polars_rankeval import _args
 from polars_rankeval._features import Features
 from polars_rankeval._plan import wanted_users
 from polars_rankeval._types import (
@@ -212,6 +213,19 @@ def evaluate(
     if not isinstance(data, DataFrame):
         msg = f"data must be a pyspark DataFrame, got {type(data).__name__}"
         raise TypeError(msg)
+    # The types of the arguments, as polars_rankeval.evaluate checks them.
+    _args.metrics(metrics)
+    _args.columns(
+        user=user, item=item, score=score, relevance=relevance, rank=rank, relevance_optional=False
+    )
+    _args.choice("ties", ties)
+    _args.choice("empty", empty)
+    _args.by(by)
+    _args.flag("per_user", per_user)
+    _args.flag("validate", validate)
+    _args.count("n_partitions", n_partitions)
+    if not isinstance(users, DataFrame):
+        _args.users(users)
     plan = Plan.create(
         data,
         metrics,

@@ -422,6 +422,10 @@ def test_errors_match_polars(
         ({"n_partitions": 0}, ValueError, "n_partitions must be a positive integer, got 0"),
         ({"n_partitions": 2.5}, TypeError, "n_partitions must be a positive integer"),
         ({"colour": "red"}, TypeError, "unexpected keyword argument 'colour'"),
+        ({"by": 5}, TypeError, r"^by must be a column name \(str\) or a list of them.*got int 5$"),
+        ({"users": pl.LazyFrame({"user": [1]})}, TypeError, r"^users must be .*LazyFrame"),
+        ({"validate": "no"}, TypeError, r"^validate must be True or False, got str 'no'$"),
+        ({"relevance": None}, TypeError, r"^relevance must be a column name \(str\)"),
     ],
 )
 def test_spark_only_errors(
