@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import glob
 import logging
+import os
 import shutil
 import sys
 import textwrap
@@ -736,8 +737,8 @@ def fit_table(
         floor = min(8, max(1, left // len(shrink)))
         share = dict.fromkeys(shrink, floor)
         spare = max(0, left - floor * len(shrink))
-        for i in shrink[:-1]:  # the earlier columns get their share, the last the rest
-            extra = max(0, min(natural[i] - floor, spare // len(shrink)))
+        for i in shrink[:-1]:  # the earlier columns get a share, the last one the rest
+            extra = max(0, min(natural[i] - floor, spare // (len(shrink) + 1)))
             share[i] += extra
             spare -= extra
         share[shrink[-1]] += spare
@@ -917,9 +918,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = _show_warning
         try:
             return int(args.handler(args))
+        except BrokenPipeError:  # e.g. `polars-rankeval metrics | head`: stop quietly
+            _silence_stdout()
+            return 0
         except (ValueError, TypeError, OSError, pl.exceptions.PolarsError) as exc:
             print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
             return 2
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the final flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (e.g. captured)
+        pass
 
 
 def _show_warning(

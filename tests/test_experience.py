@@ -124,3 +124,18 @@ def test_every_metric_description_has_valid_examples(name: str) -> None:
         assert len(line) <= 80 or line.startswith(("  polars-rankeval -m", "  prk.evaluate")), line
     for param in spec.params:
         assert f"\n  {param}" in text
+
+
+def test_broken_pipe_exits_quietly(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`polars-rankeval metrics | head`: the reader went away; no error line."""
+    import polars_rankeval.cli as cli
+
+    def closed(_: object) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli, "_run_metrics", closed)
+    code, _, err = run(capsys, "metrics")
+    assert code == 0
+    assert err == ""
