@@ -36,10 +36,64 @@ REL = "__prk_rel"
 JUDGED = "__prk_judged"
 
 PosFn = Callable[[pl.Expr], pl.Expr]
+TIE_ORDER = {
+    "item_desc": "score descending, then item id descending (trec_eval)",
+    "item_asc": "score descending, then item id ascending",
+    "optimistic": (
+        "score descending, then relevance descending, then judged rows before unjudged "
+        "ones, then item id ascending"
+    ),
+    "pessimistic": (
+        "score descending, then relevance ascending, then judged rows before unjudged "
+        "ones, then item id ascending"
+    ),
+}
+"""The total order of each deterministic tie policy: row order never matters."""
+# Integer dtypes whose every value is exact as a Float64 (|v| <= 2^53).
+_EXACT_IN_F64 = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32, pl.Boolean)
+# Below every Int64 / UInt64 value (and every negated one) held in an Int128.
+_INT128_BOTTOM = -(2**126)
 
 
 def _f64(expr: pl.Expr) -> pl.Expr:
     return expr.cast(pl.Float64)
+
+
+def order_kind(dtype: pl.DataType | None) -> str:
+    """How the score/rank column is ordered exactly: ``"f64"``, ``"i128"`` or ``"dense"``.
+
+    Floats and integers of at most 32 bits are exact as Float64 (the fast path).
+    ``Int64``/``UInt64`` values beyond 2^53 are not: they are ordered as ``Int128``.
+    ``Decimal``, ``Int128``, ``UInt128`` and an unknown dtype (the inline provider)
+    are ordered by their dense rank within the user. Casting any of these to Float64
+    before ranking would turn distinct scores into ties.
+    """
+    if dtype is not None and (dtype.is_float() or dtype in _EXACT_IN_F64):
+        return "f64"
+    if dtype in (pl.Int64, pl.UInt64):
+        return "i128"
+    return "dense"
+
+
+def exact_score(cols: Columns, dtype: pl.DataType | None) -> pl.Expr:
+    """The score, or minus the rank, as a value ordered exactly (higher is better).
+
+    Comparable across users (unlike :attr:`Features.key` for some dtypes); nulls stay
+    null. ``-0.0`` is read as ``0.0``, so grouping and ranking see one value.
+    """
+    col = pl.col(cols.order)
+    kind = order_kind(dtype)
+    wide = kind == "i128" or dtype in (pl.Int128, pl.UInt128)
+    if kind == "f64":
+        value = _f64(col)
+    elif wide:
+        value = col.cast(pl.Int128)
+    else:
+        value = col
+    if cols.rank is not None:
+        # Int128 has no unary minus in Polars.
+        value = pl.lit(0, dtype=pl.Int128) - value if wide else -value
+    return value + 0.0 if kind == "f64" else value
 
 
 class Features:
@@ -58,6 +112,12 @@ class Features:
         The catalog size N, for metrics over the whole catalog (true negatives).
     rating_range
         ``(low, high)`` of the true ratings, for range-normalised errors.
+    order_dtype
+        The dtype of the score/rank column, to rank it exactly (see
+        :func:`order_kind`); ``None`` (unknown) ranks by the dense rank.
+    columns
+        The user's column name -> its name in the rows (``evaluate`` renames the input
+        columns, see :func:`polars_rankeval._plan.internal_names`); default: as is.
     """
 
     def __init__(
@@ -68,8 +128,12 @@ class Features:
         *,
         n_items: int | None = None,
         rating_range: tuple[float, float] | None = None,
+        order_dtype: pl.DataType | None = None,
+        columns: dict[str, str] | None = None,
     ) -> None:
         self.cols = cols
+        self.order_dtype = order_dtype
+        self._columns = dict(columns or {})
         self.ties = ties
         self._n_items = n_items
         self._rating_range = rating_range
@@ -107,7 +171,16 @@ class Features:
         in the plan and can report a missing one by name.
         """
         self.extra.setdefault(name, None)
-        return pl.col(name)
+        return pl.col(self._columns.get(name, name))
+
+    def column_name(self, name: str) -> str:
+        """The name in the rows of a column read with :meth:`column`."""
+        return self._columns.get(name, name)
+
+    def label(self, name: str) -> str:
+        """The user's name of a column of the rows (for error messages)."""
+        back = {inner: outer for outer, inner in self._columns.items()}
+        return back.get(name, name)
 
     @property
     def rating_range(self) -> tuple[float, float]:
@@ -183,10 +256,30 @@ class Features:
     # ------------------------------------------------------------------ base rows
     @property
     def key(self) -> pl.Expr:
-        """Ordering key, higher is better; not-recommended rows get ``-inf``."""
-        c = self.cols
-        raw = -_f64(pl.col(c.rank)) if c.rank is not None else _f64(pl.col(c.order))
-        return self._reg(0, KEY, raw.fill_null(float("-inf")))
+        """Ordering key, higher is better; not-recommended rows come last.
+
+        Exact for every numeric dtype (see :func:`order_kind`): equal keys are equal
+        scores, never two scores that only a cast to Float64 made equal.
+        """
+        kind = order_kind(self.order_dtype)
+        if kind == "f64":
+            raw = exact_score(self.cols, self.order_dtype).fill_null(float("-inf"))
+        elif kind == "i128":
+            bottom = pl.lit(_INT128_BOTTOM, dtype=pl.Int128)
+            raw = exact_score(self.cols, self.order_dtype).fill_null(bottom)
+        else:
+            col = pl.col(self.cols.order)
+            dense = col.rank("dense", descending=self.cols.rank is not None)
+            raw = _f64(self._user(dense)).fill_null(float("-inf"))
+        return self._reg(0, KEY, raw)
+
+    @property
+    def score(self) -> pl.Expr:
+        """The exact ordering value of recommended rows (higher is better), else null.
+
+        Equal within a user exactly when the scores (or ranks) are equal.
+        """
+        return pl.when(self.ret).then(self.key)
 
     @property
     def ret(self) -> pl.Expr:
@@ -212,24 +305,36 @@ class Features:
     def o(self) -> pl.Expr:
         """A distinct 1-based position for every row of the user.
 
-        Deterministic policies: the position after tie-breaking. ``"expected"``: an
-        arbitrary order inside each tie group (only used through tie-group-symmetric
+        Deterministic policies: the position after tie-breaking, a total order that
+        never depends on the row order of the input (:data:`TIE_ORDER`). ``"expected"``:
+        an arbitrary order inside each tie group (only used through tie-group-symmetric
         sums).
         """
         key, ties = self.key, self.ties
+        # Struct fields named apart (inline, several would be named after one column).
+        item = pl.col(self.cols.item).alias("i")
         if ties == "expected":
             if self.window:
                 return self.a + self.j
             raw = key.rank("ordinal", descending=True)
         elif ties == "item_desc":
-            raw = pl.struct(key, pl.col(self.cols.item)).rank("ordinal", descending=True)
+            raw = pl.struct(key.alias("k"), item).rank("ordinal", descending=True)
         elif ties == "item_asc":
-            raw = pl.struct(-key, pl.col(self.cols.item)).rank("ordinal")
-        elif ties == "optimistic":
-            raw = pl.struct(key, self.rel).rank("ordinal", descending=True)
-        else:  # pessimistic
-            raw = pl.struct(-key, self.rel).rank("ordinal")
+            raw = pl.struct(self._key_ascending.alias("k"), item).rank("ordinal")
+        else:
+            # Score descending; relevance descending (optimistic) or ascending
+            # (pessimistic); judged rows before unjudged ones; item id ascending.
+            rel = -self.rel if ties == "optimistic" else self.rel
+            fields = [self._key_ascending.alias("k"), rel.alias("r"), (~self.judged).alias("j")]
+            raw = pl.struct(*fields, item).rank("ordinal")
         return self._reg(1, "__prk_o", self._user(raw).cast(pl.Int64))
+
+    @property
+    def _key_ascending(self) -> pl.Expr:
+        """Minus the key: ascending order is best first (Int128 has no unary minus)."""
+        if order_kind(self.order_dtype) == "i128":
+            return pl.lit(0, dtype=pl.Int128) - self.key
+        return -self.key
 
     @property
     def a(self) -> pl.Expr:

@@ -18,18 +18,27 @@ Two ways to read a bucket:
     temporary directory; then each bucket is read on its own. Best for large ``k``.
 
 The hash (``Expr.hash``) is only used within one run, never stored across runs.
+
+Temporary files are removed however the run ends (see :func:`temporary_directory`):
+on success, on an error, on Ctrl-C (also pressed repeatedly) and on SIGTERM.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import math
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any, TextIO
 
 import polars as pl
@@ -45,6 +54,8 @@ _SEED = 0x5EED_2026
 # suite; the estimate adds a margin and a share per metric.
 BYTES_PER_ROW = 200
 BYTES_PER_METRIC_ROW = 16
+MAX_BUCKETS = 100_000
+"""More buckets than this is never useful (each is at least one pass or one file)."""
 MemoryArg = int | str | None
 _UNITS = {
     "": 1,
@@ -124,12 +135,25 @@ def choose(
     ):
         msg = f"n_buckets must be a positive integer, got {n_buckets!r}"
         raise ValueError(msg)
+    if n_buckets is not None and n_buckets > MAX_BUCKETS:
+        msg = (
+            f"n_buckets must be at most {MAX_BUCKETS:,} (one pass or one file per bucket), "
+            f"got {n_buckets:,}"
+        )
+        raise ValueError(msg)
     if strategy == "memory":
         return "memory", 1
     if n_buckets is None:
         per_row = BYTES_PER_ROW + BYTES_PER_METRIC_ROW * n_metrics
         need = (n_rows or 0) * per_row
-        n_buckets = max(1, math.ceil(need / memory_limit))
+        # At most one bucket per row (a bucket holds whole users: at least one row).
+        n_buckets = max(1, min(math.ceil(need / memory_limit), n_rows or 1))
+        if n_buckets > MAX_BUCKETS:
+            msg = (
+                f"memory_limit={memory_limit:,} bytes would need {n_buckets:,} buckets for "
+                f"{n_rows:,} rows (at most {MAX_BUCKETS:,}); raise memory_limit"
+            )
+            raise ValueError(msg)
     if strategy == "auto":
         if n_buckets == 1:
             return "memory", 1
@@ -197,6 +221,105 @@ class Progress:
             self._bar.close()
 
 
+# ---------------------------------------------------------------------- temporary files
+_PENDING: set[Path] = set()
+"""Work directories not removed yet: the last resort removes them at exit."""
+SIGTERM_EXIT = 128 + signal.SIGTERM
+"""The exit status after SIGTERM (143), as a shell reports a process killed by it."""
+
+
+def _remove_pending() -> None:
+    for path in list(_PENDING):
+        shutil.rmtree(path, ignore_errors=True)
+        _PENDING.discard(path)
+
+
+atexit.register(_remove_pending)
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def _deferred_signals() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back while the block runs, then deliver them once.
+
+    Only the main thread can set signal handlers; elsewhere the block runs as is
+    (Python runs signal handlers in the main thread anyway).
+    """
+    if not _in_main_thread():
+        yield
+        return
+    received: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+
+    previous: dict[int, Any] = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            # None: a handler set outside Python, which could not be restored.
+            if signal.getsignal(sig) is not None:
+                previous[sig] = signal.signal(sig, hold)
+        yield
+    finally:
+        for held, handler in previous.items():
+            signal.signal(held, handler)
+        if received:
+            # Through the restored handler: KeyboardInterrupt for SIGINT by default.
+            signal.raise_signal(received[0])
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(SIGTERM_EXIT)
+
+
+@contextlib.contextmanager
+def temporary_directory(temp_dir: str | os.PathLike[str] | None) -> Iterator[Path]:
+    """A work directory removed at the end, whatever ends the run.
+
+    * an error or Ctrl-C (``KeyboardInterrupt``) runs the clean-up in ``finally``;
+    * further SIGINT/SIGTERM signals are held back during the clean-up and delivered
+      after it, so a second Ctrl-C cannot stop it half-way; if one still lands before
+      the deferral is in place, the clean-up is retried, then the interrupt re-raised;
+    * SIGTERM, whose default action kills the process without running ``finally``,
+      raises ``SystemExit(143)`` instead while the directory exists (only when no
+      handler of the caller's is installed, and only in the main thread);
+    * and as a last resort the directory is registered with :mod:`atexit`.
+    """
+    work = Path(tempfile.mkdtemp(prefix="polars-rankeval-", dir=temp_dir))
+    _PENDING.add(work)
+    own_sigterm = _in_main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    if own_sigterm:
+        signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield work
+    finally:
+        _clean_up(work, restore_sigterm=own_sigterm)
+
+
+def _clean_up(work: Path, *, restore_sigterm: bool) -> None:
+    """Remove ``work``; an interrupt is re-raised only once the directory is gone."""
+    interrupted: BaseException | None = None
+    for _ in range(100):
+        try:
+            with _deferred_signals():
+                shutil.rmtree(work, ignore_errors=True)
+                _PENDING.discard(work)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            # Held back and delivered after the removal, or (rarely) landed before
+            # the handlers were in place: then retry.
+            interrupted = interrupted or exc
+            if work in _PENDING:
+                continue
+        break
+    if restore_sigterm and signal.getsignal(signal.SIGTERM) is _terminate:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if interrupted is not None:
+        raise interrupted
+
+
 def _clock(seconds: float) -> str:
     minutes, secs = divmod(int(seconds + 0.5), 60)
     hours, minutes = divmod(minutes, 60)
@@ -213,51 +336,77 @@ def run_bucketed(
     validate: bool,
     progress: bool,
 ) -> pl.DataFrame:
-    """Run ``job`` bucket by bucket; the result equals the in-memory one."""
+    """Run ``job`` bucket by bucket; the result equals the in-memory one.
+
+    ``k`` is capped by the number of distinct users (one pass over the user column):
+    more buckets than users only adds empty passes.
+    """
     cols = job.cols
     source = lf.select(job.columns(lf.collect_schema()))
     schema = source.collect_schema()
-    bucket = pl.col(cols.user).hash(seed=_SEED) % k
-    wanted = None
+    if k > 1:
+        n_users = source.select(pl.col(cols.user).n_unique()).collect(engine="streaming").item()
+        k = max(1, min(k, int(n_users)))
+    wanted = groups = None
     if not isinstance(job.users, str):
         wanted = wanted_users(job.users, cols.user, schema[cols.user]).to_frame()
-    work = Path(tempfile.mkdtemp(prefix="polars-rankeval-", dir=temp_dir))
-    report = Progress(k, progress)
-    try:
-        if mode == "partition":
-            report.message(f"writing the input in {k} buckets to {work}")
-            source.sink_parquet(
-                pl.PartitionBy(work / "input", key={_BUCKET: bucket}, include_key=False),
-                mkdir=True,
-            )
-        report.message(f"evaluating {k} buckets")
-        partials: dict[str, list[pl.LazyFrame]] = {name: [] for name in job.partial_names}
-        for b in range(k):
-            part = _bucket_source(source, schema, work, b, bucket, mode)
-            checks = list(value_checks(part, cols, job.by)) if validate else []
-            users: UsersArg | None = None
-            if wanted is not None:
-                users = wanted.filter(bucket == b)
-            per_user, bucket_partials = job.build(part, users)
-            names = list(bucket_partials)
-            # One collect_all: the checks, the plan and the row count share the scan.
-            frames = pl.collect_all(
-                [*checks, per_user, *bucket_partials.values(), part.select(pl.len())]
-            )
-            if validate:
-                raise_on_problems(part, cols, job.by, frames[0], frames[1])
-                frames = frames[2:]
-            frames[0].write_parquet(work / f"per_user_{b:05d}.parquet")
-            for name, frame in zip(names, frames[1:-1], strict=True):
-                path = work / f"partial_{len(partials[name]):05d}_{b:05d}_{_safe(name)}.parquet"
-                frame.write_parquet(path)
-                partials[name].append(pl.scan_parquet(path))
-            report.step(int(frames[-1].item()))
-        per_user_all = pl.scan_parquet(work / "per_user_*.parquet")
-        return job.finish(per_user_all, partials).collect()
-    finally:
-        report.close()
-        shutil.rmtree(work, ignore_errors=True)
+        if job.by:
+            # An explicit list is crossed with every by value of the input, not only
+            # with those present in a bucket (one pass reading the by columns).
+            groups = source.select(job.by).unique().collect(engine="streaming").lazy()
+    with temporary_directory(temp_dir) as work:
+        report = Progress(k, progress)
+        try:
+            return _run_buckets(job, source, work, report, k, mode, wanted, groups, validate)
+        finally:
+            report.close()
+
+
+def _run_buckets(
+    job: Job,
+    source: pl.LazyFrame,
+    work: Path,
+    report: Progress,
+    k: int,
+    mode: Strategy,
+    wanted: pl.DataFrame | None,
+    groups: pl.LazyFrame | None,
+    validate: bool,
+) -> pl.DataFrame:
+    cols = job.cols
+    schema = source.collect_schema()
+    bucket = pl.col(cols.user).hash(seed=_SEED) % k
+    if mode == "partition":
+        report.message(f"writing the input in {k} buckets to {work}")
+        source.sink_parquet(
+            pl.PartitionBy(work / "input", key={_BUCKET: bucket}, include_key=False),
+            mkdir=True,
+        )
+    report.message(f"evaluating {k} buckets")
+    partials: dict[str, list[pl.LazyFrame]] = {name: [] for name in job.partial_names}
+    for b in range(k):
+        part = _bucket_source(source, schema, work, b, bucket, mode)
+        checks = list(value_checks(part, cols, job.by)) if validate else []
+        users: UsersArg | None = None
+        if wanted is not None:
+            users = wanted.filter(bucket == b)
+        per_user, bucket_partials = job.build(part, users, groups)
+        names = list(bucket_partials)
+        # One collect_all: the checks, the plan and the row count share the scan.
+        frames = pl.collect_all(
+            [*checks, per_user, *bucket_partials.values(), part.select(pl.len())]
+        )
+        if validate:
+            raise_on_problems(part, cols, job.by, frames[0], frames[1])
+            frames = frames[2:]
+        frames[0].write_parquet(work / f"per_user_{b:05d}.parquet")
+        for name, frame in zip(names, frames[1:-1], strict=True):
+            path = work / f"partial_{len(partials[name]):05d}_{b:05d}_{_safe(name)}.parquet"
+            frame.write_parquet(path)
+            partials[name].append(pl.scan_parquet(path))
+        report.step(int(frames[-1].item()))
+    per_user_all = pl.scan_parquet(work / "per_user_*.parquet")
+    return job.finish(per_user_all, partials).collect()
 
 
 def _bucket_source(

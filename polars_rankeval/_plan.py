@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -22,11 +22,13 @@ from polars_rankeval._features import Features
 from polars_rankeval._types import (
     AGGREGATIONS,
     EMPTY_POLICIES,
+    SUMMARY_FORMS,
     TIE_POLICIES,
     USER_UNIVERSES,
     Aggregation,
     Columns,
     EmptyPolicy,
+    SummaryForm,
     TiePolicy,
     UserUniverse,
     check_choice,
@@ -37,8 +39,18 @@ from polars_rankeval.registry import FramePlan, GlobalPlan, Metric, parse_metric
 _HAS_TRUTH = "__prk_has_truth"
 _HAS_RECS = "__prk_has_recs"
 RESERVED = ("n_users", "n_skipped")
+MAX_EXP_RELEVANCE = 512
+"""gain=exp refuses relevance from this value on: 2^rel - 1 is infinite in float64 from
+1024, and sums of 2^32 such gains from 992 (then ndcg would be inf / inf = NaN)."""
+LONG_COLUMNS = ("metric", "aggregation", "value", "n_users", "n_skipped")
+"""Columns of ``summary="long"`` after the by-columns."""
+GLOBAL_AGGREGATION = "global"
+"""The ``aggregation`` of a global metric's row in the long summary (its one value)."""
 GMEAN_FLOOR = 1e-5
 """Values below this are raised to it before a geometric mean (trec_eval's gm_map)."""
+
+INTERNAL = "__prk@"
+"""Prefix of the names the plan gives the input columns (see :func:`internal_names`)."""
 
 MetricsArg = str | Metric | Iterable[str | Metric]
 UsersArg = UserUniverse | Sequence[Any] | pl.Series | pl.DataFrame
@@ -80,6 +92,11 @@ def summary_name(aggregation: str, metric: str) -> str:
     return metric if aggregation == "mean" else f"{aggregation}({metric})"
 
 
+def count_name(metric: str) -> str:
+    """Column name of the number of users a per-user metric's aggregates cover."""
+    return f"n_users({metric})"
+
+
 @dataclass
 class Job:
     """Everything decided before the data is read; see the module docstring."""
@@ -98,6 +115,9 @@ class Job:
     items: pl.LazyFrame | None = None
     per_item: bool = False
     extra: list[str] = field(default_factory=list)
+    order_dtype: pl.DataType | None = None
+    names: dict[str, str] = field(default_factory=dict)
+    summary: SummaryForm = "wide"
 
     @classmethod
     def create(
@@ -114,11 +134,13 @@ class Job:
         per_user: bool,
         per_item: bool = False,
         items: pl.DataFrame | pl.LazyFrame | None = None,
+        summary: SummaryForm = "wide",
     ) -> Job:
         """Check the options against the schema and classify the metrics."""
         parsed = parse_metrics(metrics)
         check_choice("ties", ties, TIE_POLICIES)
         check_choice("empty", empty, EMPTY_POLICIES)
+        check_choice("summary", summary, SUMMARY_FORMS)
         if isinstance(users, str):
             check_choice("users", users, USER_UNIVERSES)
         by_cols = [by] if isinstance(by, str) else list(by or [])
@@ -126,17 +148,34 @@ class Job:
         job = cls(cols, by_cols, parsed, ties, users, empty, aggregations(aggregate), per_user)
         job.items = _side_table(items, schema, cols.item)
         job.per_item = per_item
+        job.summary = summary
+        if summary == "long":
+            check_long_names(by_cols)
         if per_user and per_item:
             msg = "per_user and per_item cannot both be True"
             raise ValueError(msg)
         names = {summary_name(a, m.name) for a in job.aggregate for m in parsed}
+        names |= {count_name(m.name) for m in parsed}
+        taken = [*job.keys, cols.item] if per_item else job.keys
         for name in sorted(names | {m.name for m in parsed}):
-            if name in (*job.keys, *RESERVED):
-                msg = f"metric name {name!r} collides with an output column"
+            if name in (*taken, *RESERVED):
+                msg = (
+                    f"metric name {name!r} collides with the output column {name!r} "
+                    "(a by, user or item column, or n_users / n_skipped); rename that column"
+                )
+                raise ValueError(msg)
+        for column in by_cols if not per_user else []:
+            if column in RESERVED:
+                msg = (
+                    f"by column {column!r} collides with the summary's {column!r} column; rename it"
+                )
                 raise ValueError(msg)
         # Classify the metrics by what their kernels return (a dry run on a provider
         # with placeholder statistics: kernels only build expressions here).
-        probe = Features(cols, ties, job.keys, n_items=1, rating_range=(0.0, 1.0))
+        job.order_dtype = schema[cols.order]
+        probe = Features(
+            cols, ties, job.keys, n_items=1, rating_range=(0.0, 1.0), order_dtype=job.order_dtype
+        )
         for metric in parsed:
             out = metric.plan(probe)
             job.kinds[metric.name] = (
@@ -148,6 +187,7 @@ class Job:
             )
         side = job.items.collect_schema() if job.items is not None else pl.Schema()
         job.extra = list(probe.extra)
+        job.names = internal_names(cols, by_cols, job.extra)
         for name in probe.extra:
             if name not in schema and name not in side:
                 where = "the data" + (" or the items= table" if job.items is not None else "")
@@ -181,6 +221,37 @@ class Job:
         return [*self.by, self.cols.user]
 
     @property
+    def icols(self) -> Columns:
+        """The column names inside the plan (:func:`internal_names`)."""
+        c, n = self.cols, self.names
+        return Columns(
+            user=n[c.user],
+            item=n[c.item],
+            score=n[c.order] if c.score is not None else None,
+            relevance=n[c.relevance],
+            rank=n[c.order] if c.rank is not None else None,
+        )
+
+    @property
+    def iby(self) -> list[str]:
+        return [self.names[b] for b in self.by]
+
+    @property
+    def ikeys(self) -> list[str]:
+        return [*self.iby, self.names[self.cols.user]]
+
+    def outer(self, lf: pl.LazyFrame) -> pl.LazyFrame:
+        """``lf`` with the plan's column names turned back into the user's."""
+        present = set(lf.collect_schema().names())
+        back = {inner: outer for outer, inner in self.names.items() if inner in present}
+        return lf.rename(back)
+
+    def inner(self, lf: pl.LazyFrame) -> pl.LazyFrame:
+        """``lf`` (user names, e.g. partials of :func:`global_partials`) with plan names."""
+        present = set(lf.collect_schema().names())
+        return lf.rename({o: i for o, i in self.names.items() if o in present})
+
+    @property
     def user_names(self) -> list[str]:
         return [m.name for m in self.metrics if self.kinds[m.name] in ("expr", "frame")]
 
@@ -210,7 +281,13 @@ class Job:
     def features(self) -> Features:
         """The window feature provider, with the data-wide statistics filled in."""
         return Features(
-            self.cols, self.ties, self.keys, n_items=self.n_items, rating_range=self.rating_range
+            self.icols,
+            self.ties,
+            self.ikeys,
+            n_items=self.n_items,
+            rating_range=self.rating_range,
+            order_dtype=self.order_dtype,
+            columns=self.names,
         )
 
     # ------------------------------------------------------------------ statistics
@@ -243,9 +320,20 @@ class Job:
         if "rating_range" in needs and self.rating_range is None:
             rel = pl.col(self.cols.relevance).cast(pl.Float64)
             wanted["low"], wanted["high"] = rel.min(), rel.max()
+        exp_gain = [m.name for m in self.metrics if dict(m.options).get("gain") == "exp"]
+        if exp_gain:
+            wanted["max_rel"] = pl.col(self.cols.relevance).cast(pl.Float64).max()
         if not wanted:
             return
         found = lf.select(**wanted).collect(engine="streaming").row(0, named=True)
+        top = found.get("max_rel")
+        if top is not None and top >= MAX_EXP_RELEVANCE:
+            msg = (
+                f"relevance column {self.cols.relevance!r} holds {top!r}: gain=exp (2^rel - 1) "
+                f"takes relevance below {MAX_EXP_RELEVANCE} (beyond, sums of gains overflow "
+                f"float64) in {', '.join(exp_gain)}; use gain=linear or rescale the relevance"
+            )
+            raise ValueError(msg)
         if "n_items" in found:
             self.n_items = int(found["n_items"])
         if "low" in found:
@@ -260,22 +348,31 @@ class Job:
 
     # ------------------------------------------------------------------ the plan
     def build(
-        self, lf: pl.LazyFrame, users: UsersArg | None = None
+        self,
+        lf: pl.LazyFrame,
+        users: UsersArg | None = None,
+        groups: pl.LazyFrame | None = None,
     ) -> tuple[pl.LazyFrame, dict[str, pl.LazyFrame]]:
         """Per-user values (keys + user-level metrics) and the global partials.
 
         ``lf`` holds whole users (all rows of every user in it). ``users`` overrides
         the job's user universe (the bucketed engine passes each bucket's share of an
-        explicit list).
+        explicit list). ``groups``: the distinct by values of the *whole* input, which
+        an explicit user list is crossed with (default: those of ``lf``; a bucket
+        holds only some of them).
         """
         features = self.features()
         plans = {m.name: m.plan(features) for m in self.metrics}
-        cols, keys = self.cols, self.keys
+        cols, keys, names = self.icols, self.ikeys, self.names
         schema = lf.collect_schema()
-        base = lf.select(self.columns(schema))
+        # The plan renames the input columns (internal_names): its own columns (ranks,
+        # counts, partial sums, "value", "len", ...) can never collide with them.
+        base = lf.select([pl.col(c).alias(names[c]) for c in self.columns(schema)])
         side = [c for c in features.extra if c not in schema]
         if side and self.items is not None:
-            base = base.join(self.items.select(cols.item, *side), on=cols.item, how="left")
+            side_cols = [pl.col(c).alias(names[c]) for c in side]
+            table = self.items.select(pl.col(self.cols.item).alias(cols.item), *side_cols)
+            base = base.join(table, on=cols.item, how="left")
         rows = features.apply(base)
         if any(not isinstance(p, pl.Expr) for p in plans.values()):
             # Sub-plans read the same rows as the group_by: compute the features once.
@@ -291,7 +388,12 @@ class Job:
                 value = plan.build(rows).select(*keys, pl.col("value").cast(pl.Float64).alias(name))
                 per_user = per_user.join(value, on=keys, how="left", nulls_equal=True)
         universe = self.users if users is None else users
-        per_user = _restrict_users(per_user, universe, keys, self.by)
+        if not isinstance(universe, str):
+            ids = wanted_users(universe, self.cols.user, schema[self.cols.user])
+            universe = ids.rename(cols.user)
+        if groups is not None:
+            groups = groups.select([pl.col(b).alias(names[b]) for b in self.by])
+        per_user = _restrict_users(per_user, universe, keys, self.iby, groups)
         per_user = per_user.select(*keys, *self.user_names)
         partials: dict[str, pl.LazyFrame] = {}
         global_plans = {n: p for n, p in plans.items() if isinstance(p, GlobalPlan)}
@@ -303,15 +405,21 @@ class Job:
     def finish(
         self, per_user: pl.LazyFrame, partials: dict[str, list[pl.LazyFrame]]
     ) -> pl.LazyFrame:
-        """The result from per-user values and the (unmerged) partials of the globals."""
+        """The result from per-user values and the (unmerged) partials of the globals.
+
+        ``empty=`` is applied here: ``zero`` fills, ``error`` raises, ``skip`` and
+        ``skip_row`` are :func:`summarize`'s rules (the in-memory and bucketed engines
+        end here; Spark runs the same :func:`summarize` per by group).
+        """
         names = self.user_names
-        per_user = per_user.sort(self.keys)
+        by, keys = self.iby, self.ikeys
+        per_user = per_user.sort(keys)
         if self.empty == "zero":
             per_user = per_user.with_columns(pl.col(names).fill_null(0.0))
         elif self.empty == "error":
             # Checked when the result is collected (lazy in, lazy out): the callback
             # sees the per-user values, raises on an undefined one, else passes them on.
-            keys, schema = self.keys, per_user.collect_schema()
+            schema = per_user.collect_schema()
 
             def check(frame: pl.DataFrame) -> pl.DataFrame:
                 _raise_on_undefined(frame, names, keys)
@@ -325,45 +433,55 @@ class Job:
                 slice_pushdown=False,
             )
         if self.per_user:
-            return per_user
+            return self.outer(per_user)
         if self.per_item:
-            on = [*self.by, self.cols.item]
-            return self.finalize_globals(partials, self.item_names, on).sort(on)
-        summary = summarize(per_user, names, self.by, aggregate=self.aggregate)
+            on = [*by, self.icols.item]
+            return self.outer(self._finalize(partials, self.item_names, on).sort(on))
+        empty: Literal["skip", "skip_row"] = "skip_row" if self.empty == "skip_row" else "skip"
+        summary = summarize(per_user, names, by, aggregate=self.aggregate, empty=empty)
         if self.global_names:
-            values = self.finalize_globals(partials, self.global_names, self.by)
-            if self.by:
-                summary = summary.join(values, on=self.by, how="full", coalesce=True)
-                summary = summary.sort(self.by)
+            values = self._finalize(partials, self.global_names, by)
+            if by:
+                summary = summary.join(values, on=by, how="full", coalesce=True)
+                summary = summary.sort(by)
             else:
                 summary = pl.concat([summary, values], how="horizontal")
-        columns = [
-            *self.by,
-            *[
-                summary_name(agg, m.name) if self.kinds[m.name] != "global" else m.name
-                for m in self.metrics
-                for agg in (self.aggregate if self.kinds[m.name] != "global" else ["mean"])
-            ],
-            *RESERVED,
-        ]
-        out = summary.select(columns)
+        out = summary.select(summary_columns(self.metrics, self.kinds, by, self.aggregate))
         if self.global_names:
-            out = out.with_columns(pl.col(list(RESERVED)).fill_null(0))
-        return out
+            counts = [count_name(n) for n in names]
+            out = out.with_columns(pl.col([*counts, *RESERVED]).fill_null(0))
+        if self.summary == "long":
+            out = long_summary(out, by, names, self.aggregate, self.global_names)
+        return self.outer(out)
 
-    def finalize_globals(
+    @property
+    def summary_columns(self) -> list[str]:
+        """The columns of the wide summary, in order (the user's names)."""
+        return summary_columns(self.metrics, self.kinds, self.by, self.aggregate)
+
+    def user_partials(self, lf: pl.LazyFrame) -> dict[str, pl.LazyFrame]:
+        """The global partials of :meth:`build`, with the user's column names."""
+        return {name: self.outer(part) for name, part in self.build(lf)[1].items()}
+
+    def finalize_globals(self, partials: dict[str, list[pl.LazyFrame]]) -> pl.LazyFrame:
+        """Merge partials of :meth:`user_partials` and finalize the global metrics.
+
+        Returns the by-columns and one column per global metric (the user's names).
+        """
+        inner = {name: [self.inner(p) for p in parts] for name, parts in partials.items()}
+        return self.outer(self._finalize(inner, self.global_names, self.iby))
+
+    def _finalize(
         self,
         partials: dict[str, list[pl.LazyFrame]],
-        names: list[str] | None = None,
-        on: list[str] | None = None,
+        names: list[str],
+        on: list[str],
     ) -> pl.LazyFrame:
         """Merge the partials of global (or item) metrics and finalize them.
 
-        Returns the ``on`` columns (default: the by-columns) and one column per metric.
+        Returns the ``on`` columns (plan names) and one column per metric.
         """
         features = self.features()
-        names = self.global_names if names is None else names
-        on = self.by if on is None else on
         values: pl.LazyFrame | None = None
         for name in names:
             metric = next(m for m in self.metrics if m.name == name)
@@ -371,7 +489,7 @@ class Job:
             if not isinstance(plan, GlobalPlan):  # pragma: no cover - classified in create
                 msg = f"metric {name!r} is not a global metric"
                 raise TypeError(msg)
-            group = [*self.by, *plan.group]
+            group = [*self.iby, *plan.group]
             merged_input = pl.concat(partials.get(name, []), how="vertical_relaxed")
             combine = {
                 "sum": lambda c: pl.col(c).sum(),
@@ -380,7 +498,7 @@ class Job:
             }
             aggs = [combine[how](part).alias(part) for part, how in plan.combine.items()]
             merged = merged_input.group_by(group).agg(aggs) if group else merged_input.select(aggs)
-            value = plan.finalize(merged, list(self.by)).select(
+            value = plan.finalize(merged, list(self.iby)).select(
                 *on, pl.col("value").cast(pl.Float64).alias(name)
             )
             if self.empty == "zero":
@@ -408,6 +526,29 @@ class Job:
         return values
 
 
+def internal_names(cols: Columns, by: list[str], extra: list[str]) -> dict[str, str]:
+    """The name each input column gets inside the plan: ``user name -> plan name``.
+
+    Every column the plan reads is renamed to a name with the prefix
+    :data:`INTERNAL`, which no other column of the plan has (ranks, counts, partial
+    sums, ``"value"``, ``"len"``...): whatever the user's columns are called (even
+    ``__prk_key`` or ``value``), they never collide with the engine's own. The
+    columns of a role are distinct (checked by :func:`check_schema`); an extra
+    column read by a metric (e.g. ``predicted=score``) may be one of them.
+    """
+    names = {
+        cols.user: f"{INTERNAL}user",
+        cols.item: f"{INTERNAL}item",
+        cols.order: f"{INTERNAL}order",
+        cols.relevance: f"{INTERNAL}relevance",
+    }
+    for i, column in enumerate(by):
+        names[column] = f"{INTERNAL}by{i}"
+    for i, column in enumerate(extra):
+        names.setdefault(column, f"{INTERNAL}extra{i}")
+    return names
+
+
 def _side_table(
     items: pl.DataFrame | pl.LazyFrame | None, schema: pl.Schema, item: str
 ) -> pl.LazyFrame | None:
@@ -428,7 +569,8 @@ def _side_table(
             f"{schema[item]} in the data; cast one of them"
         )
         raise TypeError(msg)
-    dups = side.group_by(item).len().filter(pl.col("len") > 1).collect()
+    count = f"{INTERNAL}count"
+    dups = side.group_by(item).agg(pl.len().alias(count)).filter(pl.col(count) > 1).collect()
     if dups.height:
         msg = (
             f"the items= table has {dups.height} item(s) on more than one row, e.g. "
@@ -487,33 +629,158 @@ def summarize(
     by: list[str],
     *,
     aggregate: Aggregation | Sequence[Aggregation] = "mean",
+    empty: Literal["skip", "skip_row", "zero"] = "skip",
 ) -> pl.LazyFrame:
-    """Aggregate per-user values per by-group, with ``n_users`` and ``n_skipped``.
+    """Aggregate per-user values per by-group, with the user counts.
 
-    A user with any undefined (null) value is skipped from every aggregate of the row,
-    so all the values of one summary row are over the same ``n_users - n_skipped``
-    users. Aggregations: ``mean`` (named by the metric itself), ``gmean`` (geometric;
-    values below ``1e-5`` are raised to ``1e-5`` first, as trec_eval's gm_map does;
-    null if a value is negative), ``hmean`` (harmonic; 0 if a value is 0, null if one
-    is negative), ``qmean`` (quadratic, the root mean square), ``median`` and ``std``
-    (the sample standard deviation, ddof=1); all but the mean are named
-    ``"<aggregation>(<metric>)"``, e.g. ``gmean(map)``.
+    Each metric's aggregates cover the users for which that metric is defined
+    (non-null), counted in ``n_users(<metric>)``: a metric's value does not depend on
+    the other metrics of the call. ``n_users`` counts the users of the group and
+    ``n_skipped`` those left out of at least one metric's aggregates (an undefined
+    value for at least one of ``names``).
+
+    Parameters
+    ----------
+    per_user
+        One row per (by, user) with one column per metric in ``names``.
+    names
+        The per-user metrics to aggregate.
+    by
+        The by-columns (one summary row per group).
+    aggregate
+        ``mean`` (named by the metric itself), ``gmean`` (geometric; values below
+        ``1e-5`` are raised to ``1e-5`` first, as trec_eval's gm_map does; null if a
+        value is negative), ``hmean`` (harmonic; 0 if a value is 0, null if one is
+        negative), ``qmean`` (quadratic, the root mean square), ``median`` and
+        ``std`` (the sample standard deviation, ddof=1), or a list of them; all but
+        the mean are named ``"<aggregation>(<metric>)"``, e.g. ``gmean(map)``.
+    empty
+        ``"skip"`` (default): a metric's aggregates leave out the users for which it
+        is undefined. ``"skip_row"``: a user undefined for any metric of ``names`` is
+        left out of every aggregate, so all of them cover ``n_users - n_skipped``
+        users (the former default). ``"zero"``: an undefined value counts as 0.
+
+    Returns
+    -------
+    polars.LazyFrame
+        The by-columns, one column per metric and aggregation, ``n_users(<metric>)``
+        per metric, ``n_users`` and ``n_skipped`` (Int64).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval.evaluate import summarize
+    >>> per_user = pl.LazyFrame({"ndcg": [1.0, 0.5, None], "tau": [None, 0.2, 0.4]})
+    >>> summarize(per_user, ["ndcg", "tau"], []).collect()
+    shape: (1, 6)
+    ┌──────┬─────┬───────────────┬──────────────┬─────────┬───────────┐
+    │ ndcg ┆ tau ┆ n_users(ndcg) ┆ n_users(tau) ┆ n_users ┆ n_skipped │
+    │ ---  ┆ --- ┆ ---           ┆ ---          ┆ ---     ┆ ---       │
+    │ f64  ┆ f64 ┆ i64           ┆ i64          ┆ i64     ┆ i64       │
+    ╞══════╪═════╪═══════════════╪══════════════╪═════════╪═══════════╡
+    │ 0.75 ┆ 0.3 ┆ 2             ┆ 2            ┆ 3       ┆ 2         │
+    └──────┴─────┴───────────────┴──────────────┴─────────┴───────────┘
+    >>> summarize(per_user, ["ndcg", "tau"], [], empty="skip_row").collect()
+    shape: (1, 6)
+    ┌──────┬─────┬───────────────┬──────────────┬─────────┬───────────┐
+    │ ndcg ┆ tau ┆ n_users(ndcg) ┆ n_users(tau) ┆ n_users ┆ n_skipped │
+    │ ---  ┆ --- ┆ ---           ┆ ---          ┆ ---     ┆ ---       │
+    │ f64  ┆ f64 ┆ i64           ┆ i64          ┆ i64     ┆ i64       │
+    ╞══════╪═════╪═══════════════╪══════════════╪═════════╪═══════════╡
+    │ 0.5  ┆ 0.2 ┆ 1             ┆ 1            ┆ 3       ┆ 2         │
+    └──────┴─────┴───────────────┴──────────────┴─────────┴───────────┘
     """
     aggs_wanted = aggregations(aggregate)
+    check_choice("empty", empty, ("skip", "skip_row", "zero"))
+    if empty == "zero":
+        per_user = per_user.with_columns(pl.col(names).fill_null(0.0))
     # Without per-user metrics (only global ones requested) every user counts as defined.
-    defined = pl.all_horizontal([pl.col(n).is_not_null() for n in names]) if names else pl.lit(True)
+    every = pl.all_horizontal([pl.col(n).is_not_null() for n in names]) if names else pl.lit(True)
+
+    def defined(name: str) -> pl.Expr:
+        return every if empty == "skip_row" else pl.col(name).is_not_null()
+
     aggs = [
-        _aggregate(agg, pl.col(n).filter(defined)).alias(summary_name(agg, n))
+        _aggregate(agg, pl.col(n).filter(defined(n))).alias(summary_name(agg, n))
         for n in names
         for agg in aggs_wanted
     ]
+    aggs += [defined(n).sum().cast(pl.Int64).alias(count_name(n)) for n in names]
     aggs += [
         pl.len().cast(pl.Int64).alias("n_users"),
-        (~defined).sum().cast(pl.Int64).alias("n_skipped"),
+        (~every).sum().cast(pl.Int64).alias("n_skipped"),
     ]
     if by:
         return per_user.group_by(by).agg(aggs).sort(by)
     return per_user.select(aggs)
+
+
+def summary_columns(
+    metrics: Sequence[Metric], kinds: dict[str, str], by: list[str], aggregate: list[Aggregation]
+) -> list[str]:
+    """The columns of the wide summary: by, metrics x aggregations, counts."""
+    values = [
+        summary_name(agg, m.name) if kinds[m.name] != "global" else m.name
+        for m in metrics
+        for agg in (aggregate if kinds[m.name] != "global" else ["mean"])
+    ]
+    counts = [count_name(m.name) for m in metrics if kinds[m.name] in ("expr", "frame")]
+    return [*by, *values, *counts, *RESERVED]
+
+
+def check_long_names(by: Sequence[str]) -> None:
+    """A by-column may not be named like a column of the long summary."""
+    clash = [b for b in by if b in LONG_COLUMNS]
+    if clash:
+        msg = (
+            f"by column {clash[0]!r} collides with a column of summary='long' "
+            f"({', '.join(LONG_COLUMNS)}); rename it or use summary='wide'"
+        )
+        raise ValueError(msg)
+
+
+def long_summary(
+    wide: pl.LazyFrame,
+    by: list[str],
+    names: list[str],
+    aggregate: Sequence[Aggregation],
+    global_names: Sequence[str] = (),
+) -> pl.LazyFrame:
+    """The wide summary as one row per (by, metric, aggregation).
+
+    Columns: the by-columns, ``metric``, ``aggregation`` (``"global"`` for a global
+    metric's one value), ``value``, ``n_users`` (the users the value covers) and
+    ``n_skipped`` (the users of the group it leaves out: undefined for that metric, or
+    under ``empty="skip_row"`` for any per-user metric; 0 for global metrics).
+    Rows are ordered by the by-columns, then as the metrics and aggregations were
+    requested.
+    """
+    parts = []
+    for name in names:
+        for agg in aggregate:
+            parts.append(
+                wide.select(
+                    *by,
+                    pl.lit(name, pl.String).alias("metric"),
+                    pl.lit(agg, pl.String).alias("aggregation"),
+                    pl.col(summary_name(agg, name)).cast(pl.Float64).alias("value"),
+                    pl.col(count_name(name)).alias("n_users"),
+                    (pl.col("n_users") - pl.col(count_name(name))).alias("n_skipped"),
+                )
+            )
+    for name in global_names:
+        parts.append(
+            wide.select(
+                *by,
+                pl.lit(name, pl.String).alias("metric"),
+                pl.lit(GLOBAL_AGGREGATION, pl.String).alias("aggregation"),
+                pl.col(name).cast(pl.Float64).alias("value"),
+                pl.col("n_users"),
+                pl.lit(0, pl.Int64).alias("n_skipped"),
+            )
+        )
+    out = pl.concat(parts, how="vertical")
+    return out.sort(by, maintain_order=True) if by else out
 
 
 def _aggregate(aggregation: str, x: pl.Expr) -> pl.Expr:
@@ -541,7 +808,8 @@ def _user_rows(rows: pl.LazyFrame, users: UsersArg, keys: list[str], cols: Colum
     """
     if isinstance(users, str):
         truth = pl.col(cols.relevance).is_not_null().any().over(keys)
-        recs = pl.col(cols.order).is_not_null().any().over(keys)
+        # recs: recommended to in any by group (see universe_filter).
+        recs = pl.col(cols.order).is_not_null().any().over(keys[-1])
         keep = {"truth": truth, "recs": recs, "both": truth & recs}.get(users)
         return rows if keep is None else rows.filter(keep)
     user = keys[-1]
@@ -550,14 +818,23 @@ def _user_rows(rows: pl.LazyFrame, users: UsersArg, keys: list[str], cols: Colum
 
 
 def _restrict_users(
-    lf: pl.LazyFrame, users: UsersArg, keys: list[str], by: list[str]
+    lf: pl.LazyFrame,
+    users: UsersArg,
+    keys: list[str],
+    by: list[str],
+    groups: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     if isinstance(users, str):
         check_choice("users", users, USER_UNIVERSES)
+        # "recs" is decided over the whole by: a user recommended to by any system is
+        # evaluated for every system whose rows hold it (its truth rows, in a frame
+        # from join(by=)), so that systems are compared on the same users. Buckets and
+        # Spark partitions hold whole users, so the window sees all of a user's groups.
+        recs = pl.col(_HAS_RECS).any().over(keys[-1]) if by else pl.col(_HAS_RECS)
         keep = {
             "truth": pl.col(_HAS_TRUTH),
-            "recs": pl.col(_HAS_RECS),
-            "both": pl.col(_HAS_TRUTH) & pl.col(_HAS_RECS),
+            "recs": recs,
+            "both": pl.col(_HAS_TRUTH) & recs,
             "all": pl.lit(True),
         }[users]
         return lf.filter(keep)
@@ -565,7 +842,8 @@ def _restrict_users(
     wanted = wanted_users(users, user, lf.collect_schema()[user])
     universe = wanted.to_frame().lazy()
     if by:
-        universe = lf.select(by).unique().join(universe, how="cross")
+        every_group = lf.select(by).unique() if groups is None else groups.select(by)
+        universe = every_group.join(universe, how="cross")
     return universe.join(lf, on=keys, how="left", nulls_equal=True)
 
 
@@ -576,8 +854,16 @@ def wanted_users(users: Any, user: str, dtype: pl.DataType) -> pl.Series:
             msg = f"users frame must have a {user!r} column, got columns {users.columns}"
             raise ValueError(msg)
         wanted = users.get_column(user)
+    elif isinstance(users, pl.Series):
+        wanted = users
     else:
         wanted = pl.Series(user, list(users))
+    if wanted.null_count():
+        msg = (
+            f"users= holds {wanted.null_count()} null id(s); list user ids only (a null "
+            "would be evaluated as a user of its own)"
+        )
+        raise ValueError(msg)
     return _cast_ids(wanted.rename(user), dtype).unique()
 
 
@@ -605,8 +891,13 @@ def _raise_on_undefined(frame: pl.DataFrame, names: list[str], keys: list[str]) 
         bad = frame.filter(pl.col(name).is_null())
         if bad.height:
             example = bad.select(keys).head(5).rows()
-            msg = (
-                f"metric {name!r} is undefined for {bad.height} user(s) (e.g. no relevant "
-                f"item), first {example}; pass empty='skip' or empty='zero'"
-            )
-            raise ValueError(msg)
+            raise ValueError(undefined_message(name, bad.height, example))
+
+
+def undefined_message(name: str, count: int, example: list[tuple[Any, ...]]) -> str:
+    """The ``empty="error"`` message (shared by the Polars and the Spark engines)."""
+    return (
+        f"metric {name!r} is undefined for {count} user(s) (e.g. no relevant "
+        f"item), first {example}; pass empty='skip' (each metric's mean over the users "
+        "it is defined for), empty='skip_row' or empty='zero'"
+    )

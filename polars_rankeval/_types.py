@@ -21,10 +21,31 @@ TiePolicy = Literal["expected", "item_desc", "item_asc", "optimistic", "pessimis
     The most relevant item first within a tie (an upper bound).
 ``"pessimistic"``
     The least relevant item first within a tie (a lower bound).
+
+Every deterministic policy is a total order, so row order never matters: within equal
+score and equal relevance, ``optimistic`` and ``pessimistic`` put judged rows before
+unjudged ones, then order by item id ascending (see
+:data:`polars_rankeval._features.TIE_ORDER`).
 """
 
-EmptyPolicy = Literal["skip", "zero", "error"]
-"""What an undefined per-user value (e.g. a user with no relevant item) becomes."""
+EmptyPolicy = Literal["skip", "skip_row", "zero", "error"]
+"""What an undefined per-user value (e.g. a user with no relevant item) becomes.
+
+``"skip"``
+    The user is left out of the aggregates of that metric only: each metric's mean
+    covers the users for which it is defined (``n_users(<metric>)`` in the summary).
+``"skip_row"``
+    The user is left out of every aggregate of the summary row when any requested
+    per-user metric is undefined for it (the former default; all the means of a
+    row then cover the same ``n_users - n_skipped`` users).
+``"zero"``
+    The value counts as 0.
+``"error"``
+    Raise a ``ValueError`` naming the users.
+"""
+
+SummaryForm = Literal["wide", "long"]
+"""The shape of the summary: one row per by group, or one row per (by, metric, aggregation)."""
 
 UserUniverse = Literal["truth", "recs", "both", "all"]
 """Which users are evaluated (a sequence of user ids is also accepted)."""
@@ -39,6 +60,7 @@ TIE_POLICIES: tuple[str, ...] = get_args(TiePolicy)
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 EMPTY_POLICIES: tuple[str, ...] = get_args(EmptyPolicy)
+SUMMARY_FORMS: tuple[str, ...] = get_args(SummaryForm)
 USER_UNIVERSES: tuple[str, ...] = get_args(UserUniverse)
 
 FrameLike = pl.DataFrame | pl.LazyFrame

@@ -97,7 +97,26 @@ def align_ids(
 
 
 def check_schema(schema: pl.Schema, cols: Columns, by: list[str]) -> None:
-    """Check that every named column exists and has a usable dtype."""
+    """Check that every named column exists and has a usable dtype.
+
+    The user, item, score/rank and relevance columns must be four different columns,
+    and by-columns none of them.
+    """
+    roles = {
+        "user": cols.user,
+        "item": cols.item,
+        "rank" if cols.rank is not None else "score": cols.order,
+        "relevance": cols.relevance,
+    }
+    seen: dict[str, str] = {}
+    for role, column in roles.items():
+        if column in seen:
+            msg = (
+                f"the {seen[column]} and {role} columns are both {column!r}; each role "
+                "needs a column of its own"
+            )
+            raise ValueError(msg)
+        seen[column] = role
     for column in by:
         if column in (cols.user, cols.item, cols.order, cols.relevance):
             msg = (
@@ -179,6 +198,7 @@ def value_checks(
         "null_item": pl.col(cols.item).null_count(),
         "bad_order": (order.is_nan() | order.is_infinite()).sum() if is_float else pl.lit(0),
         "nan_rel": rel.is_nan().sum(),
+        "inf_rel": rel.is_infinite().sum(),
         "neg_rel": (rel < 0).sum(),
         "n_rows": pl.len(),
     }
@@ -187,8 +207,12 @@ def value_checks(
     if cols.rank is not None:
         checks["bad_rank"] = (order < 1).sum()
     # A hash group_by finds duplicate keys about 3x faster than is_duplicated on a struct.
-    key_counts = lf.group_by([*by, cols.user, cols.item]).agg(pl.len())
-    dups = key_counts.select(pl.col("len").filter(pl.col("len") > 1).sum().alias("dup"))
+    # Named apart from the key columns (one of them may be called "len").
+    count = "__prk_count"
+    while count in (*by, cols.user, cols.item):
+        count += "_"
+    key_counts = lf.group_by([*by, cols.user, cols.item]).agg(pl.len().alias(count))
+    dups = key_counts.select(pl.col(count).filter(pl.col(count) > 1).sum().alias("dup"))
     return lf.select(**checks), dups
 
 
@@ -204,6 +228,7 @@ def problem_templates(cols: Columns, by: list[str]) -> list[tuple[str, str]]:
         ("null_item", f"item column {cols.item!r} has {{n}} null value(s)"),
         ("bad_order", f"{role} column {cols.order!r} has {{n}} NaN or infinite value(s)"),
         ("nan_rel", f"relevance column {cols.relevance!r} has {{n}} NaN value(s)"),
+        ("inf_rel", f"relevance column {cols.relevance!r} has {{n}} infinite value(s)"),
         ("neg_rel", f"relevance column {cols.relevance!r} has {{n}} negative value(s)"),
         ("bad_rank", f"rank column {cols.order!r} has {{n}} value(s) below 1"),
         (
@@ -336,6 +361,7 @@ def _example(lf: pl.LazyFrame, cols: Columns, by: list[str], key: str) -> str:
         "null_item": pl.col(cols.item).is_null(),
         "bad_order": order.cast(pl.Float64).is_nan() | order.cast(pl.Float64).is_infinite(),
         "nan_rel": rel.is_nan(),
+        "inf_rel": rel.is_infinite(),
         "neg_rel": rel < 0,
         "bad_rank": order < 1,
     }.get(key)

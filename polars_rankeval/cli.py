@@ -13,21 +13,25 @@ import glob
 import logging
 import os
 import shutil
+import signal
 import sys
 import textwrap
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 import polars as pl
 
 from polars_rankeval import __version__
 from polars_rankeval._overlap import OverlapWarning
+from polars_rankeval._plan import long_summary
 from polars_rankeval._types import (
     AGGREGATIONS,
     EMPTY_POLICIES,
     STRATEGIES,
+    SUMMARY_FORMS,
     TIE_POLICIES,
     USER_UNIVERSES,
 )
@@ -35,6 +39,10 @@ from polars_rankeval.evaluate import evaluate, join, parse_metrics, summarize
 from polars_rankeval.registry import MetricSpec, get_spec, list_metrics, parse_metric
 
 PROG = "polars-rankeval"
+INTERRUPTED_EXIT = 128 + signal.SIGINT
+"""Exit status after Ctrl-C (130)."""
+TERMINATED_EXIT = 128 + signal.SIGTERM
+"""Exit status after SIGTERM (143)."""
 DEFAULT_METRICS: tuple[str, ...] = (
     "ndcg@10",
     "map@10",
@@ -125,7 +133,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--empty",
         choices=EMPTY_POLICIES,
         default="skip",
-        help="what an undefined per-user value becomes (default: skip)",
+        help=(
+            "what an undefined per-user value becomes: skip (default; each metric's mean "
+            "over the users it is defined for, counted in n_users(METRIC)), skip_row (a "
+            "user undefined for any metric is left out of every mean), zero, error"
+        ),
+    )
+    ev.add_argument(
+        "--summary",
+        choices=SUMMARY_FORMS,
+        default="wide",
+        help=(
+            "wide (default: one row per --by group) or long (one row per group, metric "
+            "and aggregation: metric, aggregation, value, n_users, n_skipped)"
+        ),
     )
     ev.add_argument(
         "--per-user",
@@ -629,6 +650,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         users=args.users,
         empty=args.empty,
         aggregate=args.aggregate or "mean",
+        summary=args.summary,
         n_items=args.n_items,
         strategy=args.strategy,
         memory_limit=args.memory_limit,
@@ -641,7 +663,12 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         return 0
     _write_per_user(result, Path(args.per_user))
     names = [m.name for m in metrics]
-    summary = summarize(result.lazy(), names, by, aggregate=args.aggregate or "mean")
+    aggregate = args.aggregate or ["mean"]
+    # zero and error were applied to the per-user values already.
+    empty: Literal["skip", "skip_row"] = "skip_row" if args.empty == "skip_row" else "skip"
+    summary = summarize(result.lazy(), names, by, aggregate=aggregate, empty=empty)
+    if args.summary == "long":
+        summary = long_summary(summary, by, names, aggregate)
     write_frame(summary.collect(), args.format, sys.stdout)
     return 0
 
@@ -882,6 +909,30 @@ def _one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(TERMINATED_EXIT)
+
+
+@contextlib.contextmanager
+def _sigterm_exits() -> Iterator[None]:
+    """SIGTERM raises ``SystemExit(143)``, so that clean-ups in ``finally`` run.
+
+    Its default action kills the process at once. Only in the main thread (where
+    handlers can be set) and when no other handler is installed; restored after.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line.
 
@@ -894,15 +945,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         The exit status: 0 on success, 2 on a usage error (bad option, unknown metric,
-        missing file, invalid data), reported as one line on standard error.
+        missing file, invalid data), reported as one line on standard error; 130 after
+        Ctrl-C and 143 after SIGTERM (128 + the signal number, as shells report it),
+        without a traceback, once the temporary files of a bucketed run are removed.
 
     Examples
     --------
     Aliases are accepted and the output columns use the canonical names:
 
     >>> main(["-m", "ndcg@10", "-m", "P@5", "--format", "csv"])
-    ndcg@10,precision@5,n_users,n_skipped
-    0.3015...,0.2666...,3,0
+    ndcg@10,precision@5,n_users(ndcg@10),n_users(precision@5),n_users,n_skipped
+    0.3015...,0.2666...,3,3,3,0
     0
     """
     parser = build_parser()
@@ -917,7 +970,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.simplefilter("always", OverlapWarning)
         warnings.showwarning = _show_warning
         try:
-            return int(args.handler(args))
+            with _sigterm_exits():
+                return int(args.handler(args))
+        except KeyboardInterrupt:
+            # Ctrl-C: temporary files are already removed; exit quietly, as shells expect.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a further Ctrl-C: no traceback
+            return INTERRUPTED_EXIT
         except BrokenPipeError:  # e.g. `polars-rankeval metrics | head`: stop quietly
             _silence_stdout()
             return 0

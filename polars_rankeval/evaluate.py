@@ -39,6 +39,7 @@ from polars_rankeval._types import (
     Aggregation,
     EmptyPolicy,
     Strategy,
+    SummaryForm,
     TiePolicy,
     check_choice,
     make_columns,
@@ -76,6 +77,7 @@ def evaluate(
     users: UsersArg = ...,
     empty: EmptyPolicy = ...,
     aggregate: Aggregation | Sequence[Aggregation] = ...,
+    summary: SummaryForm = ...,
     n_items: NItemsArg = ...,
     items: pl.DataFrame | pl.LazyFrame | None = ...,
     rating_range: tuple[float, float] | None = ...,
@@ -103,6 +105,7 @@ def evaluate(
     users: UsersArg = ...,
     empty: EmptyPolicy = ...,
     aggregate: Aggregation | Sequence[Aggregation] = ...,
+    summary: SummaryForm = ...,
     n_items: NItemsArg = ...,
     items: pl.DataFrame | pl.LazyFrame | None = ...,
     rating_range: tuple[float, float] | None = ...,
@@ -131,6 +134,7 @@ def evaluate(
     users: UsersArg = "truth",
     empty: EmptyPolicy = "skip",
     aggregate: Aggregation | Sequence[Aggregation] = "mean",
+    summary: SummaryForm = "wide",
     n_items: NItemsArg = None,
     items: pl.DataFrame | pl.LazyFrame | None = None,
     rating_range: tuple[float, float] | None = None,
@@ -179,17 +183,34 @@ def evaluate(
         row, i.e. a non-null relevance), ``"recs"`` (users with a recommendation),
         ``"both"``, ``"all"`` (every user in the data), or an explicit list of user ids
         (users absent from the data are included, without relevant items). Global
-        metrics aggregate over the rows of these users.
+        metrics aggregate over the rows of these users. With ``by``, ``"recs"`` (and
+        the recommendation half of ``"both"``) is decided over all the by groups: a
+        user recommended to in one group is evaluated in every group holding rows of
+        it, so that systems are compared on the same users (in a frame from
+        :func:`join` a system that recommended nothing to that user scores it as an
+        empty list over its truth rows).
     empty
         What an undefined value becomes (a user without relevant items, ...):
-        ``"skip"`` (default: the user is left out of the aggregates and counted in
-        ``n_skipped``), ``"zero"`` (counts as 0), ``"error"`` (raise ``ValueError``
-        naming the users; for a LazyFrame when the result is collected).
+        ``"skip"`` (default): the user is left out of that metric's aggregates only,
+        so each metric's value covers the users it is defined for (counted in
+        ``n_users(<metric>)``) and does not depend on the other metrics requested.
+        ``"skip_row"``: a user undefined for any requested per-user metric is left
+        out of every aggregate of the row (all cover ``n_users - n_skipped`` users;
+        the former default). ``"zero"``: counts as 0. ``"error"``: raise
+        ``ValueError`` naming the users (for a LazyFrame when the result is
+        collected).
     aggregate
         How the summary aggregates per-user values: ``"mean"`` (default), ``"gmean"``,
         ``"hmean"``, ``"qmean"``, ``"median"``, ``"std"``, or a list of them; see
-        :func:`summarize` for the definitions and the column names. Global metrics
-        (one value per by group, e.g. ``global_auc``) are not aggregated.
+        :func:`summarize` for the definitions and the column names. Every aggregation
+        of a metric covers the same users as its mean. Global metrics (one value per
+        by group, e.g. ``global_auc``) are not aggregated.
+    summary
+        ``"wide"`` (default): one row per by group, one column per metric and
+        aggregation. ``"long"``: one row per (by, metric, aggregation) with the
+        columns ``metric``, ``aggregation`` (``"global"`` for a global metric),
+        ``value``, ``n_users`` (the users the value covers) and ``n_skipped`` (the
+        users of the group it leaves out), for plotting and comparing runs.
     n_items
         Catalog size for the metrics that count true negatives over the catalog
         (``fallout``, ``mcc``, ...): an int, or a frame/series of catalog items (every
@@ -238,10 +259,11 @@ def evaluate(
         LazyFrame in, LazyFrame out; anything else in, DataFrame out. A bucketed run
         is executed by the call (its LazyFrame wraps the computed result). The
         summary has the by-columns, one column per metric and aggregation (the mean
-        named by the metric's canonical string), ``n_users`` (users evaluated) and
-        ``n_skipped`` (users with an undefined value for at least one requested
-        per-user metric: ``empty="skip"`` leaves them out of every aggregate of the
-        row, so all are over the same ``n_users - n_skipped`` users).
+        named by the metric's canonical string), then ``n_users(<metric>)`` per
+        per-user metric (the users its aggregates cover), ``n_users`` (the users
+        evaluated) and ``n_skipped`` (the users left out of at least one metric's
+        aggregates: undefined for at least one requested per-user metric; under
+        ``empty="skip_row"`` they are left out of all of them).
 
     Examples
     --------
@@ -253,35 +275,51 @@ def evaluate(
     ...     "score": [10.0, 8.0, 6.0, 2.0, None, 0.5, 0.5, 1.0],
     ...     "relevance": [1, 0, 1, 0, 1, 0, 1, 0],
     ... })
-    >>> prk.evaluate(df, ["precision@2", "ndcg@2", "mrr"])
-    shape: (1, 5)
-    ┌─────────────┬──────────┬───────┬─────────┬───────────┐
-    │ precision@2 ┆ ndcg@2   ┆ mrr   ┆ n_users ┆ n_skipped │
-    │ ---         ┆ ---      ┆ ---   ┆ ---     ┆ ---       │
-    │ f64         ┆ f64      ┆ f64   ┆ i64     ┆ i64       │
-    ╞═════════════╪══════════╪═══════╪═════════╪═══════════╡
-    │ 0.5         ┆ 0.714306 ┆ 0.875 ┆ 3       ┆ 1         │
-    └─────────────┴──────────┴───────┴─────────┴───────────┘
-    >>> prk.evaluate(df, ["precision@2", "mrr"], per_user=True)
+    >>> prk.evaluate(df, ["ndcg@2", "mrr"])
+    shape: (1, 6)
+    ┌──────────┬───────┬─────────────────┬──────────────┬─────────┬───────────┐
+    │ ndcg@2   ┆ mrr   ┆ n_users(ndcg@2) ┆ n_users(mrr) ┆ n_users ┆ n_skipped │
+    │ ---      ┆ ---   ┆ ---             ┆ ---          ┆ ---     ┆ ---       │
+    │ f64      ┆ f64   ┆ i64             ┆ i64          ┆ i64     ┆ i64       │
+    ╞══════════╪═══════╪═════════════════╪══════════════╪═════════╪═══════════╡
+    │ 0.714306 ┆ 0.875 ┆ 2               ┆ 2            ┆ 3       ┆ 1         │
+    └──────────┴───────┴─────────────────┴──────────────┴─────────┴───────────┘
+
+    User 3 has no relevant item: ndcg and mrr are undefined for it. Kendall's tau is
+    also undefined for user 2 (a constant score); each metric's mean covers its own
+    users, so mrr stays 0.875 beside it (``empty="skip_row"`` would give 1.0, user 1
+    alone):
+
+    >>> prk.evaluate(df, ["mrr", "kendall_tau"], per_user=True)
     shape: (3, 3)
-    ┌──────┬─────────────┬──────┐
-    │ user ┆ precision@2 ┆ mrr  │
-    │ ---  ┆ ---         ┆ ---  │
-    │ i64  ┆ f64         ┆ f64  │
-    ╞══════╪═════════════╪══════╡
-    │ 1    ┆ 0.5         ┆ 1.0  │
-    │ 2    ┆ 0.5         ┆ 0.75 │
-    │ 3    ┆ null        ┆ null │
-    └──────┴─────────────┴──────┘
+    ┌──────┬──────┬─────────────┐
+    │ user ┆ mrr  ┆ kendall_tau │
+    │ ---  ┆ ---  ┆ ---         │
+    │ i64  ┆ f64  ┆ f64         │
+    ╞══════╪══════╪═════════════╡
+    │ 1    ┆ 1.0  ┆ 0.408248    │
+    │ 2    ┆ 0.75 ┆ null        │
+    │ 3    ┆ null ┆ null        │
+    └──────┴──────┴─────────────┘
+    >>> prk.evaluate(df, ["mrr", "kendall_tau"], summary="long")
+    shape: (2, 5)
+    ┌─────────────┬─────────────┬──────────┬─────────┬───────────┐
+    │ metric      ┆ aggregation ┆ value    ┆ n_users ┆ n_skipped │
+    │ ---         ┆ ---         ┆ ---      ┆ ---     ┆ ---       │
+    │ str         ┆ str         ┆ f64      ┆ i64     ┆ i64       │
+    ╞═════════════╪═════════════╪══════════╪═════════╪═══════════╡
+    │ mrr         ┆ mean        ┆ 0.875    ┆ 2       ┆ 1         │
+    │ kendall_tau ┆ mean        ┆ 0.408248 ┆ 1       ┆ 2         │
+    └─────────────┴─────────────┴──────────┴─────────┴───────────┘
     >>> prk.evaluate(df, "mrr", aggregate=["mean", "median"], n_buckets=2)
-    shape: (1, 4)
-    ┌───────┬─────────────┬─────────┬───────────┐
-    │ mrr   ┆ median(mrr) ┆ n_users ┆ n_skipped │
-    │ ---   ┆ ---         ┆ ---     ┆ ---       │
-    │ f64   ┆ f64         ┆ i64     ┆ i64       │
-    ╞═══════╪═════════════╪═════════╪═══════════╡
-    │ 0.875 ┆ 0.875       ┆ 3       ┆ 1         │
-    └───────┴─────────────┴─────────┴───────────┘
+    shape: (1, 5)
+    ┌───────┬─────────────┬──────────────┬─────────┬───────────┐
+    │ mrr   ┆ median(mrr) ┆ n_users(mrr) ┆ n_users ┆ n_skipped │
+    │ ---   ┆ ---         ┆ ---          ┆ ---     ┆ ---       │
+    │ f64   ┆ f64         ┆ i64          ┆ i64     ┆ i64       │
+    ╞═══════╪═════════════╪══════════════╪═════════╪═══════════╡
+    │ 0.875 ┆ 0.875       ┆ 2            ┆ 3       ┆ 1         │
+    └───────┴─────────────┴──────────────┴─────────┴───────────┘
     """
     lf, eager = to_lazy(data)
     _args.metrics(metrics)
@@ -313,6 +351,7 @@ def evaluate(
         per_user=per_user,
         per_item=per_item,
         items=items,
+        summary=summary,
     )
     check_choice("strategy", strategy, STRATEGIES)
     limit = parse_memory(memory_limit) if memory_limit is not None else None
@@ -373,7 +412,7 @@ def global_partials(
     job = _global_job(lf.collect_schema(), metrics, user, item, score, relevance, rank, ties, by)
     job.users = users
     job.n_items, job.rating_range = n_items, rating_range
-    return job.build(lf)[1]
+    return job.user_partials(lf)
 
 
 def finalize_globals(
@@ -522,6 +561,21 @@ def join(
     )
     by_cols = [by] if isinstance(by, str) else list(by or [])
     recs_schema, truth_schema = recs_lf.collect_schema(), truth_lf.collect_schema()
+    roles = {cols.user, cols.item, cols.order, cols.relevance}
+    for column in by_cols:
+        if column in roles:
+            msg = (
+                f"by column {column!r} is also the user, item, score/rank or relevance "
+                "column; by= names extra columns of recs such as 'system'"
+            )
+            raise ValueError(msg)
+    if len({cols.user, cols.item, cols.order}) < 3 or cols.relevance in (cols.user, cols.item):
+        msg = (
+            f"user, item, score/rank and relevance must be different columns, got "
+            f"user={cols.user!r}, item={cols.item!r}, order={cols.order!r}, "
+            f"relevance={cols.relevance!r}"
+        )
+        raise ValueError(msg)
     truth_needed = [cols.user, cols.item, *([cols.relevance] if explicit_relevance else [])]
     for frame, schema, needed in (
         ("recs", recs_schema, [*by_cols, cols.user, cols.item, cols.order]),
@@ -567,18 +621,3 @@ def join(
         return done.select(output)
     report_overlap(counts(flagged), by_cols)
     return flagged.select(output)
-    in_recs, in_truth = flag_names(set(output))
-    flagged = flagged_join(recs_sel, truth_sel, cols.user, cols.item, by_cols, in_recs, in_truth)
-    if eager:  # the join is computed anyway: count on its result
-        frame = flagged.collect()
-        summary = overlap_from_joined(
-            frame.lazy(), cols.user, cols.item, by_cols, in_recs, in_truth
-        ).collect()
-        report_overlap(summary, by_cols)
-        return frame.select(output)
-    summary = overlap_from_joined(
-        flagged, cols.user, cols.item, by_cols, in_recs, in_truth
-    ).collect()
-    report_overlap(summary, by_cols)
-    joined = flagged.select(output)
-    return joined.collect() if eager else joined

@@ -25,6 +25,10 @@ if typing.TYPE_CHECKING:
     from polars_rankeval._features import Features
 
 ParamKind = Literal["int", "float", "str", "bool"]
+MAX_INT_OPTION = 2**32
+"""Largest cutoff ``@k`` (and integer option): longer than any list Polars indexes."""
+MAX_FLOAT_OPTION = 1e100
+"""Largest magnitude of a float option: beyond it products and squares overflow."""
 Combine = Literal["sum", "min", "max"]
 
 
@@ -67,6 +71,21 @@ Scope = Literal["user", "global", "item"]
 # all rows, so that they do not change when the data is split into buckets):
 # "n_items" the catalog size, "rating_range" the (min, max) of the relevance column.
 Need = Literal["n_items", "rating_range"]
+Definedness = Literal["always", "truth", "ranking"]
+"""When a per-user metric can be undefined (null).
+
+``"always"``
+    Never undefined (e.g. ``dcg``, ``num_ret``).
+``"truth"``
+    Whether it is defined depends only on the user's judged rows (and on the catalog
+    size, one number per call): e.g. ``ndcg``, ``recall`` and ``map`` are undefined
+    exactly when the user has no relevant item, whatever was recommended. Every
+    system evaluated on the same truth is then averaged over the same users.
+``"ranking"``
+    May also depend on the recommendations or the scores (``kendall_tau`` is
+    undefined for a constant score, ``novelty`` for an empty list, ``auc`` without
+    ``@k`` when every candidate is relevant).
+"""
 
 
 @dataclass(frozen=True)
@@ -110,6 +129,9 @@ class Param:
             if isinstance(value, bool) or not math.isfinite(out):
                 msg = f"{where} must be a finite number, got {value!r}"
                 raise ValueError(msg)
+            if abs(out) > MAX_FLOAT_OPTION:
+                msg = f"{where} must lie within +-{MAX_FLOAT_OPTION:g}, got {value!r}"
+                raise ValueError(msg)
             return out
         return str(value)
 
@@ -118,14 +140,20 @@ def _to_int(where: str, value: Any) -> int:
     if isinstance(value, bool):
         msg = f"{where} must be an integer, got {value!r}"
         raise TypeError(msg)
+    integral = (isinstance(value, float) and value.is_integer()) or (
+        isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip())
+    )
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-        return int(value)
-    msg = f"{where} must be an integer, got {value!r}"
-    raise TypeError(msg)
+        out = value
+    elif integral:
+        out = int(value)
+    else:
+        msg = f"{where} must be an integer, got {value!r}"
+        raise TypeError(msg)
+    if abs(out) > MAX_INT_OPTION:
+        msg = f"{where} must lie within +-2^32 = {MAX_INT_OPTION}, got {value!r}"
+        raise ValueError(msg)
+    return out
 
 
 @dataclass(frozen=True)
@@ -144,6 +172,12 @@ class MetricSpec:
     tie_policies: tuple[str, ...] = TIE_POLICIES
     scope: Scope = "user"
     needs: tuple[Need, ...] = ()
+    defined: Definedness = "ranking"
+
+    @property
+    def truth_defined(self) -> bool:
+        """Whether the users it is defined for depend only on the truth (or on nothing)."""
+        return self.defined in ("always", "truth")
 
 
 @dataclass(frozen=True)
@@ -226,6 +260,7 @@ def register(
     tie_policies: tuple[str, ...] = TIE_POLICIES,
     scope: Scope = "user",
     needs: Iterable[Need] = (),
+    defined: Definedness = "ranking",
 ) -> Callable[[Kernel], Kernel]:
     """Register a metric kernel ``kernel(features, k, *, options...)``.
 
@@ -240,7 +275,9 @@ def register(
     ``needs`` names the data-wide statistics the kernel reads from the features
     (``features.n_items``, ``features.rating_range``). ``scope`` documents whether
     the metric has a value per user; a kernel may return a :class:`GlobalPlan` for
-    some option values only (e.g. ``average="global"``).
+    some option values only (e.g. ``average="global"``). ``defined`` declares when a
+    per-user value can be undefined (:data:`Definedness`; the default ``"ranking"``
+    claims nothing); ``tests/test_empty_policy.py`` checks every declaration.
     """
 
     def decorate(kernel: Kernel) -> Kernel:
@@ -263,6 +300,7 @@ def register(
             tuple(tie_policies),
             scope,
             tuple(needs),
+            defined,
         )
         if name in _REGISTRY or name in _ALIASES:
             msg = f"metric {name!r} is already registered"
@@ -281,7 +319,8 @@ def _fmt(value: Any) -> str:
     if value is None:
         return "none"
     if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else repr(value)
+        # Integers as such (rel=2), but 1e+100 rather than a 101-digit number.
+        return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
     return str(value)
 
 
@@ -397,7 +436,7 @@ def parse_metric(text: str | Metric) -> Metric:
         if not re.fullmatch(r"[+-]?\d+", raw):
             msg = f"cutoff in {text!r} must be a positive integer, got {raw!r}"
             raise ValueError(msg)
-        k = int(raw)
+        k = _to_int(f"cutoff k of metric {spec.name!r}", raw)
     options: dict[str, str] = {}
     if match["params"] is not None and match["params"].strip():
         for part in match["params"].split(","):
@@ -436,6 +475,7 @@ def list_metrics() -> pl.DataFrame:
                 "cutoff": spec.takes_k,
                 "options": options,
                 "aliases": ", ".join(spec.aliases),
+                "defined": spec.defined if spec.scope == "user" else None,
                 "summary": spec.summary,
                 "definition": spec.definition,
             }

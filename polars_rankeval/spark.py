@@ -41,12 +41,21 @@ import pyarrow as pa
 
 from polars_rankeval import _args
 from polars_rankeval._features import Features
-from polars_rankeval._plan import wanted_users
+from polars_rankeval._plan import (
+    GLOBAL_AGGREGATION,
+    check_long_names,
+    count_name,
+    summary_name,
+    undefined_message,
+    wanted_users,
+)
 from polars_rankeval._types import (
     EMPTY_POLICIES,
+    SUMMARY_FORMS,
     TIE_POLICIES,
     Columns,
     EmptyPolicy,
+    SummaryForm,
     TiePolicy,
     check_choice,
     make_columns,
@@ -95,6 +104,7 @@ _OWN = frozenset(
         "per_user",
         "users",
         "empty",
+        "summary",
         "validate",
     }
 )
@@ -134,6 +144,7 @@ def evaluate(
     per_user: bool = False,
     users: UsersArg | SparkDataFrame = "truth",
     empty: EmptyPolicy = "skip",
+    summary: SummaryForm = "wide",
     validate: bool = True,
     n_partitions: int | None = None,
     **options: Any,
@@ -152,8 +163,9 @@ def evaluate(
     metrics
         Metric names in the grammar ``name[(key=value,...)][@k]``, e.g.
         ``["ndcg@10", "precision(rel=2)@5"]``.
-    user, item, score, relevance, rank, ties, by, per_user, empty
-        As in :func:`polars_rankeval.evaluate`.
+    user, item, score, relevance, rank, ties, by, per_user, empty, summary
+        As in :func:`polars_rankeval.evaluate` (``empty="skip"``: each metric's mean
+        over the users it is defined for, counted in ``n_users(<metric>)``).
     users
         As in :func:`polars_rankeval.evaluate`. An explicit list of ids (a sequence,
         a Polars Series or DataFrame, or a Spark DataFrame with a column named like
@@ -201,11 +213,11 @@ def evaluate(
     ...     "user long, item long, score double, relevance long",
     ... )  # doctest: +SKIP
     >>> prk_spark.evaluate(df, ["ndcg@2", "mrr"]).show()  # doctest: +SKIP
-    +------+---+-------+---------+
-    |ndcg@2|mrr|n_users|n_skipped|
-    +------+---+-------+---------+
-    |   1.0|1.0|      2|        0|
-    +------+---+-------+---------+
+    +------+---+---------------+------------+-------+---------+
+    |ndcg@2|mrr|n_users(ndcg@2)|n_users(mrr)|n_users|n_skipped|
+    +------+---+---------------+------------+-------+---------+
+    |   1.0|1.0|              2|           2|      2|        0|
+    +------+---+---------------+------------+-------+---------+
     """
     _require_pyspark()
     from pyspark.sql import DataFrame
@@ -239,6 +251,7 @@ def evaluate(
         per_user=per_user,
         users=users,
         empty=empty,
+        summary=summary,
         n_partitions=n_partitions,
         options=options,
     )
@@ -262,14 +275,16 @@ def evaluate(
         _raise_on_undefined(values, plan)
     if per_user:
         return values
-    summary = summary_values(values, plan)
+    result = summary_values(values, plan)
     if plan.global_names:
         with worker_errors():
             globals_ = global_values(plan.input_rows(data), plan)
-        summary = plan.join_globals(summary, globals_)
+        result = plan.join_globals(result, globals_)
+    if plan.summary == "long":
+        return long_summary(result, plan)
     if plan.by:
-        summary = summary.orderBy(*[_col(b) for b in plan.by])
-    return summary
+        result = result.orderBy(*[_col(b) for b in plan.by])
+    return result
 
 
 @contextlib.contextmanager
@@ -322,6 +337,7 @@ class Plan:
     by: list[str]
     users: UsersArg | SparkDataFrame
     empty: EmptyPolicy
+    summary: SummaryForm
     n_partitions: int
     kernel_options: dict[str, Any]  # to every Polars evaluate call
     summary_options: dict[str, Any]  # to summarize
@@ -349,6 +365,7 @@ class Plan:
         empty: EmptyPolicy,
         n_partitions: int | None,
         options: dict[str, Any],
+        summary: SummaryForm = "wide",
     ) -> Plan:
         """Check everything on the driver with a dry run of the Polars evaluate.
 
@@ -362,11 +379,14 @@ class Plan:
         parsed = parse_metrics(metrics)
         check_choice("ties", ties, TIE_POLICIES)
         check_choice("empty", empty, EMPTY_POLICIES)
+        check_choice("summary", summary, SUMMARY_FORMS)
+        by_cols = [by] if isinstance(by, str) else list(by or [])
+        if summary == "long":
+            check_long_names(by_cols)
         session = data.sparkSession
         partitions = _partitions(session, n_partitions)
         spark_schema = data.schema
         polars_schema = polars_schema_of(spark_schema)
-        by_cols = [by] if isinstance(by, str) else list(by or [])
         kernel_options, summary_options, statistics = _split_options(options)
         if kernel_options.get("per_item"):
             msg = (
@@ -434,6 +454,7 @@ class Plan:
             by=by_cols,
             users=users,
             empty=empty,
+            summary=summary,
             n_partitions=partitions,
             kernel_options=kernel_options,
             summary_options=summary_options,
@@ -467,6 +488,16 @@ class Plan:
     @property
     def global_names(self) -> list[str]:
         return list(self.global_plans)
+
+    @property
+    def wide_columns(self) -> list[str]:
+        """The columns of the wide summary (the driver's dry run is always wide)."""
+        return self.result_schema.names()
+
+    @property
+    def aggregations(self) -> list[str]:
+        aggregate = self.summary_options.get("aggregate", "mean")
+        return [aggregate] if isinstance(aggregate, str) else list(aggregate)
 
     @property
     def needed(self) -> list[str]:
@@ -628,11 +659,10 @@ class Plan:
         else:
             joined = summary.crossJoin(extra)
             by_cols = []
+        counts = {"n_users", "n_skipped", *[count_name(n) for n in self.user_names]}
         rest = [
-            sf.coalesce(_col(n), sf.lit(0).cast("long")).alias(n)
-            if n in ("n_users", "n_skipped")
-            else _col(n)
-            for n in self.result_schema.names()
+            sf.coalesce(_col(n), sf.lit(0).cast("long")).alias(n) if n in counts else _col(n)
+            for n in self.wide_columns
             if n not in self.by
         ]
         return joined.select(*by_cols, *rest)
@@ -904,11 +934,14 @@ def summary_values(values: SparkDataFrame, plan: Plan) -> SparkDataFrame:
         )
         grouped = real.unionByName(sentinel).groupBy(_GROUP)
     empty_values = pl.LazyFrame(schema={n: plan.per_user_schema[n] for n in columns})
-    schema = summarize(
-        empty_values, plan.user_names, plan.by, **plan.summary_options
-    ).collect_schema()
+    # zero and error were applied to the per-user values already.
+    summary_options = {
+        **plan.summary_options,
+        "empty": "skip_row" if plan.empty == "skip_row" else "skip",
+    }
+    schema = summarize(empty_values, plan.user_names, plan.by, **summary_options).collect_schema()
     outputs = tuple((n, None if n in plan.by else _arrow_type(schema[n])) for n in schema)
-    options = {"by": plan.by, **plan.summary_options}
+    options = {"by": plan.by, **summary_options}
     call = _Call(tuple(columns), tuple(plan.user_names), tuple(options.items()), outputs)
     fields = [plan.field(n) if n in plan.by else _spark_field(n, schema[n]) for n in schema]
     return grouped.applyInArrow(_summary_kernel(call), _struct(fields))
@@ -985,11 +1018,46 @@ def _raise_on_undefined(values: SparkDataFrame, plan: Plan) -> None:
             keys = [_col(k) for k in plan.keys]
             bad = values.filter(_col(name).isNull()).select(*keys).orderBy(*keys).limit(5)
             example = [tuple(row) for row in bad.collect()]
-            msg = (
-                f"metric {name!r} is undefined for {count} user(s) (e.g. no relevant "
-                f"item), first {example}; pass empty='skip' or empty='zero'"
+            raise ValueError(undefined_message(name, count, example))
+
+
+def long_summary(wide: SparkDataFrame, plan: Plan) -> SparkDataFrame:
+    """``summary="long"``: the wide summary unpivoted as :func:`polars_rankeval._plan.long_summary`.
+
+    One row per (by, metric, aggregation), in the order of the Polars engine: by,
+    then the metrics and aggregations as requested (a position column sorts them).
+    """
+    from pyspark.sql import functions as sf
+
+    rows: list[Column] = []
+    for name in plan.user_names:
+        for agg in plan.aggregations:
+            rows.append(
+                sf.struct(
+                    sf.lit(len(rows)).alias("__prk_pos"),
+                    sf.lit(name).alias("metric"),
+                    sf.lit(agg).alias("aggregation"),
+                    _col(summary_name(agg, name)).cast("double").alias("value"),
+                    _col(count_name(name)).alias("n_users"),
+                    (_col("n_users") - _col(count_name(name))).alias("n_skipped"),
+                )
             )
-            raise ValueError(msg)
+    for name in plan.global_names:
+        rows.append(
+            sf.struct(
+                sf.lit(len(rows)).alias("__prk_pos"),
+                sf.lit(name).alias("metric"),
+                sf.lit(GLOBAL_AGGREGATION).alias("aggregation"),
+                _col(name).cast("double").alias("value"),
+                _col("n_users").alias("n_users"),
+                sf.lit(0).cast("long").alias("n_skipped"),
+            )
+        )
+    by = [_col(b) for b in plan.by]
+    exploded = wide.select(*by, sf.explode(sf.array(*rows)).alias("__prk_row"))
+    flat = exploded.select(*by, "__prk_row.*")
+    ordered = flat.orderBy(*by, "__prk_pos")
+    return ordered.select(*by, "metric", "aggregation", "value", "n_users", "n_skipped")
 
 
 # --------------------------------------------------------------------------- validation
@@ -1003,6 +1071,7 @@ def _predicates(plan: Plan) -> dict[str, Column]:
         "null_user": _col(plan.user).isNull(),
         "null_item": _col(str(cols["item"])).isNull(),
         "nan_rel": sf.isnan(rel),
+        "inf_rel": (rel == float("inf")) | (rel == float("-inf")),
         "neg_rel": rel < 0,
     }
     if plan.polars_schema[plan.order].is_float():

@@ -140,9 +140,11 @@ def orderings(rows: list[Row], ties: str) -> list[tuple[list[Row], list[Row]]]:
             return _Desc(r.item)
         if ties == "item_asc":
             return r.item
+        # The documented total order: relevance in the policy's direction, judged rows
+        # before unjudged ones, then the item id ascending.
         if ties == "optimistic":
-            return -r.rel
-        return r.rel
+            return (-r.rel, not r.judged, r.item)
+        return (r.rel, not r.judged, r.item)
 
     ranked = [r for g in groups for r in sorted(g, key=tie_key)]
     return [(ranked, sorted(unret, key=tie_key))]

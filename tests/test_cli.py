@@ -57,7 +57,7 @@ def test_csv_output_has_the_metric_column(capsys: pytest.CaptureFixture[str]) ->
     assert code == 0
     rows = read_csv(out)
     assert len(rows) == 1
-    assert list(rows[0]) == ["ndcg@5", "n_users", "n_skipped"]
+    assert list(rows[0]) == ["ndcg@5", "n_users(ndcg@5)", "n_users", "n_skipped"]
     expected = prk.evaluate(load_example(), ["ndcg@5"])["ndcg@5"].item()
     assert float(rows[0]["ndcg@5"]) == pytest.approx(expected)
     assert rows[0]["n_users"] == "3"
@@ -333,10 +333,10 @@ def test_trec_files_as_input(capsys: pytest.CaptureFixture[str]) -> None:
         == 0
     )
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "precision@10,n_users,n_skipped"
-    value, n_users, n_skipped = out[1].split(",")
+    assert out[0] == "precision@10,n_users(precision@10),n_users,n_skipped"
+    value, n_defined, n_users, n_skipped = out[1].split(",")
     assert float(value) == pytest.approx((0.2 + 0.7 + 0.0) / 3)  # trec_eval P_10 per query
-    assert (n_users, n_skipped) == ("3", "0")
+    assert (n_defined, n_users, n_skipped) == ("3", "3", "0")
 
 
 def test_trec_suffixes_pick_the_reader(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -345,7 +345,7 @@ def test_trec_suffixes_pick_the_reader(tmp_path: Path, capsys: pytest.CaptureFix
     run.write_text("q1 Q0 a 1 0.9 t\nq1 Q0 b 2 0.5 t\n")
     qrels.write_text("q1 0 b 1\n")
     assert main(["--recs", str(run), "--truth", str(qrels), "-m", "mrr", "--format", "csv"]) == 0
-    assert capsys.readouterr().out.splitlines()[1].startswith("0.5,1,0")
+    assert capsys.readouterr().out.splitlines()[1].startswith("0.5,1,1,0")
 
 
 def test_per_user_file_is_written_and_means_printed(
@@ -354,7 +354,7 @@ def test_per_user_file_is_written_and_means_printed(
     target = tmp_path / "per_user.csv"
     assert main(["-m", "ndcg@10", "--per-user", str(target), "--format", "csv"]) == 0
     summary = capsys.readouterr().out.splitlines()
-    assert summary[0] == "ndcg@10,n_users,n_skipped"
+    assert summary[0] == "ndcg@10,n_users(ndcg@10),n_users,n_skipped"
     per_user = pl.read_csv(target)
     assert per_user.columns == ["user", "ndcg@10"]
     assert per_user.height == 3
@@ -407,7 +407,7 @@ def test_long_parquet_bucketed_with_aggregations(
     )
     assert code == 0
     row, base = read_csv(out)[0], read_csv(plain)[0]
-    assert list(row) == ["map", "gmean(map)", "n_users", "n_skipped"]
+    assert list(row) == ["map", "gmean(map)", "n_users(map)", "n_users", "n_skipped"]
     assert float(row["map"]) == pytest.approx(float(base["map"]), rel=1e-12)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.parquet"]  # temp files gone
 

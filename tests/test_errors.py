@@ -472,7 +472,8 @@ ERROR_CASES = [
     pytest.param(
         ev(with_values("relevance", [0, 0, 0, 0]), metrics=["recall@2", "mrr"], empty="error"),
         ValueError,
-        r"metric 'recall@2' is undefined for 2 user\(s\).*empty='skip' or empty='zero'",
+        r"metric 'recall@2' is undefined for 2 user\(s\).*empty='skip'.*empty='skip_row'"
+        r" or empty='zero'",
         id="empty-error-two-users",
     ),
     # ----------------------------------------------------------------- direct functions
@@ -579,18 +580,22 @@ def test_empty_frame_gives_one_summary_row_with_null_metrics() -> None:
             "ndcg@10": pl.Float64,
             "recall@5": pl.Float64,
             "mrr": pl.Float64,
+            "n_users(ndcg@10)": pl.Int64,
+            "n_users(recall@5)": pl.Int64,
+            "n_users(mrr)": pl.Int64,
             "n_users": pl.Int64,
             "n_skipped": pl.Int64,
         }
     )
+    counts = dict.fromkeys(["n_users(ndcg@10)", "n_users(recall@5)", "n_users(mrr)"], 0)
     assert out.rows(named=True) == [
-        {"ndcg@10": None, "recall@5": None, "mrr": None, "n_users": 0, "n_skipped": 0}
+        {"ndcg@10": None, "recall@5": None, "mrr": None, **counts, "n_users": 0, "n_skipped": 0}
     ]
 
 
 def test_empty_lazyframe_gives_one_summary_row() -> None:
     out = prk.evaluate(pl.LazyFrame(schema=EMPTY_SCHEMA), ["ndcg@10"]).collect()
-    assert out.rows() == [(None, 0, 0)]
+    assert out.rows() == [(None, 0, 0, 0)]
 
 
 def test_empty_frame_per_user_is_empty_with_the_right_schema() -> None:

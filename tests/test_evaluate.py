@@ -125,6 +125,8 @@ def test_empty_skip_means_over_defined_users() -> None:
     assert out == {
         "recall@2": pytest.approx((1 / 2 + 0) / 2),  # users 1 and 2; 3 and 4 skipped
         "mrr": pytest.approx((1 + 0) / 2),
+        "n_users(recall@2)": 2,
+        "n_users(mrr)": 2,
         "n_users": 4,
         "n_skipped": 2,
     }
@@ -135,6 +137,8 @@ def test_empty_zero_counts_undefined_as_zero() -> None:
     assert out == {
         "recall@2": pytest.approx((1 / 2 + 0 + 0 + 0) / 4),
         "mrr": pytest.approx((1 + 0 + 0 + 0) / 4),
+        "n_users(recall@2)": 4,
+        "n_users(mrr)": 4,
         "n_users": 4,
         "n_skipped": 0,
     }
@@ -149,7 +153,12 @@ def test_empty_error_raises_naming_the_users() -> None:
 
 def test_empty_error_passes_when_every_value_is_defined() -> None:
     out = prk.evaluate(DATA, ["recall@2"], users=[1, 2], empty="error").row(0, named=True)
-    assert out == {"recall@2": pytest.approx((1 / 2 + 0) / 2), "n_users": 2, "n_skipped": 0}
+    assert out == {
+        "recall@2": pytest.approx((1 / 2 + 0) / 2),
+        "n_users(recall@2)": 2,
+        "n_users": 2,
+        "n_skipped": 0,
+    }
     lazy = prk.evaluate(DATA.lazy(), ["recall@2"], users=[1, 2], empty="error")
     assert isinstance(lazy, pl.LazyFrame)
     assert lazy.collect()["recall@2"].item() == pytest.approx(1 / 4)
@@ -177,22 +186,18 @@ SYSTEMS = pl.DataFrame(
 
 def test_by_gives_one_summary_row_per_system_sorted() -> None:
     out = prk.evaluate(SYSTEMS, ["ndcg@1", "mrr"], by="system")
-    assert out.columns == ["system", "ndcg@1", "mrr", "n_users", "n_skipped"]
+    counts = ["n_users(ndcg@1)", "n_users(mrr)", "n_users", "n_skipped"]
+    assert out.columns == ["system", "ndcg@1", "mrr", *counts]
     assert out.rows(named=True) == [
-        {
-            "system": "a",
-            "ndcg@1": (1 + 0) / 2,
-            "mrr": (1 + 1 / 2) / 2,
-            "n_users": 2,
-            "n_skipped": 0,
-        },
+        {"system": "a", "ndcg@1": (1 + 0) / 2, "mrr": (1 + 1 / 2) / 2, **dict.fromkeys(counts, 2)}
+        | {"n_skipped": 0},
         {
             "system": "b",
             "ndcg@1": (0 + 0) / 2,
             "mrr": (1 / 2 + 1 / 2) / 2,
-            "n_users": 2,
-            "n_skipped": 0,
-        },
+            **dict.fromkeys(counts, 2),
+        }
+        | {"n_skipped": 0},
     ]
 
 
@@ -399,8 +404,8 @@ def test_join_by_replicates_the_truth_per_system() -> None:
     ]
     summary = prk.evaluate(out, ["recall@1", "hit_rate@1"], by="system")
     assert summary.rows() == [
-        ("a", (0 + 0) / 2, (0 + 0) / 2, 2, 0),  # user 1 of "a": rank 1 is item 10
-        ("b", (1 / 2 + 0) / 2, (1 + 0) / 2, 2, 0),  # user 1 of "b": item 12, 1 of 2 relevant
+        ("a", (0 + 0) / 2, (0 + 0) / 2, 2, 2, 2, 0),  # user 1 of "a": rank 1 is item 10
+        ("b", (1 / 2 + 0) / 2, (1 + 0) / 2, 2, 2, 2, 0),  # user 1 of "b": item 12, 1 of 2
     ]
 
 
@@ -462,7 +467,7 @@ def test_dataframe_namespace_evaluate_and_per_user() -> None:
 def test_lazyframe_namespace_returns_a_lazyframe() -> None:
     lazy = DATA.lazy().rankeval.evaluate(["mrr"])
     assert isinstance(lazy, pl.LazyFrame)
-    assert lazy.collect().rows() == [((1 + 0) / 2, 3, 1)]
+    assert lazy.collect().rows() == [((1 + 0) / 2, 2, 3, 1)]
     lazy_pu = DATA.lazy().rankeval.per_user(["mrr"], users="recs")
     assert isinstance(lazy_pu, pl.LazyFrame)
     assert lazy_pu.collect().rows() == [(1, 1.0), (3, None), (4, None)]
@@ -483,21 +488,22 @@ def test_lazyframe_namespace_returns_a_lazyframe() -> None:
 )
 def test_output_columns_are_canonical_metric_names(requested: str, column: str) -> None:
     out = prk.evaluate(DATA, [requested])
-    assert out.columns == [column, "n_users", "n_skipped"]
+    assert out.columns == [column, f"n_users({column})", "n_users", "n_skipped"]
     assert prk.evaluate(DATA, [requested], per_user=True).columns == ["user", column]
 
 
 def test_metric_objects_and_strings_mix() -> None:
     out = prk.evaluate(DATA, [prk.parse_metric("mrr"), "recall@2", prk.bind("ndcg", 2)])
-    assert out.columns == ["mrr", "recall@2", "ndcg@2", "n_users", "n_skipped"]
+    counts = ["n_users(mrr)", "n_users(recall@2)", "n_users(ndcg@2)", "n_users", "n_skipped"]
+    assert out.columns == ["mrr", "recall@2", "ndcg@2", *counts]
     assert out.row(0)[:3] == pytest.approx([(1 + 0) / 2, (1 / 2 + 0) / 2, USER1["ndcg@2"] / 2])
 
 
 def test_a_single_metric_string_is_accepted() -> None:
-    assert prk.evaluate(DATA, "mrr").columns == ["mrr", "n_users", "n_skipped"]
+    assert prk.evaluate(DATA, "mrr").columns == ["mrr", "n_users(mrr)", "n_users", "n_skipped"]
 
 
-def test_skip_uses_one_user_set_for_every_mean_of_a_row() -> None:
+def test_skip_row_uses_one_user_set_for_every_mean_of_a_row() -> None:
     # User 1: relevant and non-relevant items -> auc and ndcg defined.
     # User 2: only relevant candidates -> auc undefined (no negative), ndcg = 1.
     df = pl.DataFrame(
@@ -511,8 +517,24 @@ def test_skip_uses_one_user_set_for_every_mean_of_a_row() -> None:
     per_user = prk.evaluate(df, ["ndcg@1", "auc"], per_user=True)
     assert per_user["auc"].to_list() == [0.0, None]
     assert per_user["ndcg@1"].to_list() == [0.0, 1.0]
-    summary = prk.evaluate(df, ["ndcg@1", "auc"])
+    summary = prk.evaluate(df, ["ndcg@1", "auc"], empty="skip_row")
     # Only user 1 is defined for both metrics: both means are over user 1 alone.
-    assert summary.row(0, named=True) == {"ndcg@1": 0.0, "auc": 0.0, "n_users": 2, "n_skipped": 1}
-    # Alone, ndcg@1 is defined for both users: (0 + 1) / 2.
+    assert summary.row(0, named=True) == {
+        "ndcg@1": 0.0,
+        "auc": 0.0,
+        "n_users(ndcg@1)": 1,
+        "n_users(auc)": 1,
+        "n_users": 2,
+        "n_skipped": 1,
+    }
+    # The default skip: ndcg@1 is defined for both users, beside auc as alone: (0 + 1) / 2.
+    per_metric = prk.evaluate(df, ["ndcg@1", "auc"]).row(0, named=True)
+    assert per_metric == {
+        "ndcg@1": (0.0 + 1.0) / 2,
+        "auc": 0.0,
+        "n_users(ndcg@1)": 2,
+        "n_users(auc)": 1,
+        "n_users": 2,
+        "n_skipped": 1,
+    }
     assert prk.evaluate(df, ["ndcg@1"])["ndcg@1"].item() == (0.0 + 1.0) / 2

@@ -58,7 +58,8 @@ def test_every_metric_round_trips_with_non_default_options(name: str) -> None:
 def test_output_columns_are_canonical_names() -> None:
     df = pl.DataFrame({"user": [1, 1], "item": [1, 2], "score": [1.0, 0.5], "relevance": [1, 0]})
     out = prk.evaluate(df, ["ndcg(base=2)@1", "P(rel=1.0)@1"])
-    assert out.columns == ["ndcg@1", "precision@1", "n_users", "n_skipped"]
+    counts = ["n_users(ndcg@1)", "n_users(precision@1)", "n_users", "n_skipped"]
+    assert out.columns == ["ndcg@1", "precision@1", *counts]
 
 
 def test_function_and_grammar_build_the_same_expression() -> None:

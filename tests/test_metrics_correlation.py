@@ -228,8 +228,8 @@ def test_undefined_cases(scores: list[float | None], rels: list[int]) -> None:
 def test_skipped_users_follow_the_empty_policy() -> None:
     df = HAND.with_columns(relevance=pl.when(pl.col("user") == 2).then(1).otherwise("relevance"))
     summary = prk.evaluate(df, ["kendall_tau"])
-    assert summary.row(0) == (pytest.approx(0.8), 2, 1)
-    assert prk.evaluate(df, ["kendall_tau"], empty="zero").row(0) == (pytest.approx(0.4), 2, 0)
+    assert summary.row(0) == (pytest.approx(0.8), 1, 2, 1)  # n_users(kendall_tau) = 1
+    assert prk.evaluate(df, ["kendall_tau"], empty="zero").row(0) == (pytest.approx(0.4), 2, 2, 0)
 
 
 # --------------------------------------------------------------------------- plans, errors

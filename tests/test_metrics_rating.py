@@ -51,7 +51,7 @@ def test_per_user_average_by_hand(metric: str, per_user: list[Any], mean: float)
     got = prk.evaluate(DF, [metric], per_user=True)
     assert got[metric].to_list() == pytest.approx(per_user, abs=1e-15)
     summary = prk.evaluate(DF, [metric])
-    assert summary.row(0) == (pytest.approx(mean, abs=1e-15), 3, 1)
+    assert summary.row(0) == (pytest.approx(mean, abs=1e-15), 2, 3, 1)  # 2 of 3 users rated
 
 
 GLOBAL_CASES = [
@@ -152,9 +152,10 @@ def test_global_plan_merges_partials_of_disjoint_users() -> None:
 
 def test_global_average_without_rated_rows() -> None:
     unrated = DF.filter(pl.col("user") == 3)
-    assert prk.evaluate(unrated, ["mae(average=global)", "mae"]).row(0) == (None, None, 1, 1)
+    got = prk.evaluate(unrated, ["mae(average=global)", "mae"])
+    assert got.row(0) == (None, None, 0, 1, 1)  # n_users(mae) = 0
     got = prk.evaluate(unrated, ["mae(average=global)", "mae"], empty="zero")
-    assert got.row(0) == (0.0, 0.0, 1, 0)
+    assert got.row(0) == (0.0, 0.0, 1, 1, 0)
 
 
 # --------------------------------------------------------------------------- errors

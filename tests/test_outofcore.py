@@ -8,6 +8,11 @@ rounding of floating-point sums, whose order follows Polars' chunking and thread
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -33,10 +38,10 @@ def every_metric() -> list[str]:
     return [f"{name}@3" if spec.takes_k else name for name, spec in SPECS.items()]
 
 
-def systems_frame(seed: int = 3) -> pl.DataFrame:
+def systems_frame(seed: int = 3, n_users: int = 40) -> pl.DataFrame:
     """Two systems over the same users, string user ids, heavy ties, empty users."""
-    a = random_frame(seed, n_users=40).with_columns(system=pl.lit("a"))
-    b = random_frame(seed + 1, n_users=40).with_columns(system=pl.lit("b"))
+    a = random_frame(seed, n_users=n_users).with_columns(system=pl.lit("a"))
+    b = random_frame(seed + 1, n_users=n_users).with_columns(system=pl.lit("b"))
     return pl.concat([a, b]).with_columns(pl.format("u{}", "user").alias("user"))
 
 
@@ -75,7 +80,45 @@ def test_buckets_equal_memory_for_every_metric(
     assert_same(got, expected)
 
 
-@pytest.mark.parametrize("users", ["truth", "recs", "both", "all", ["u1", "u5", "nobody"]])
+USER_FORMS = {
+    "truth": "truth",
+    "recs": "recs",
+    "both": "both",
+    "all": "all",
+    "list": ["u1", "u5", "u22", "nobody", "u1"],  # an id absent from the data, a repeat
+    "series": pl.Series("user", ["u3", "u7", "absent"]),
+    "frame": pl.DataFrame({"user": ["u2", "u9", "u11", "missing"]}),
+}
+
+
+@pytest.mark.parametrize("users", list(USER_FORMS))
+@pytest.mark.parametrize("by", [None, "system"])
+@pytest.mark.parametrize("strategy", ["buckets", "partition"])
+def test_every_user_form_equals_memory(users: str, by: str | None, strategy: str) -> None:
+    # 12 buckets for 8 users: most buckets hold one user or none, so only some
+    # by values (the list must still be crossed with every by value of the input).
+    df = systems_frame(11, n_users=8)
+    # System b misses some users, so the buckets holding them see only system a.
+    df = df.filter((pl.col("system") == "a") | ~pl.col("user").is_in(["u1", "u3", "u9", "u2"]))
+    if by is None:
+        df = df.filter(pl.col("system") == "a").drop("system")
+    options = {"by": by, "users": USER_FORMS[users], "n_items": 60}
+    metrics = ["ndcg@5", "map", "mrr@3", "recall@2", "num_rel", "coverage@2", "gini@3"]
+    for per_user in (False, True):
+        wanted = metrics[:5] if per_user else metrics
+        expected = prk.evaluate(df, wanted, per_user=per_user, strategy="memory", **options)
+        got = prk.evaluate(
+            df, wanted, per_user=per_user, strategy=strategy, n_buckets=12, **options
+        )
+        assert_same(got, expected)
+    if not isinstance(USER_FORMS[users], str):
+        listed = USER_FORMS[users]
+        ids = listed.get_column("user") if isinstance(listed, pl.DataFrame) else listed
+        n_listed = len(set(ids))  # ids absent from the data included
+        assert expected.height == n_listed * (2 if by else 1)
+
+
+@pytest.mark.parametrize("users", ["truth", ["u1", "u5", "nobody"]])
 @pytest.mark.parametrize("empty", ["skip", "zero"])
 def test_user_universes_and_empty_policies(users: object, empty: str) -> None:
     df = systems_frame(11)
@@ -226,3 +269,124 @@ def test_temporary_files_are_removed_on_ctrl_c(
         )
     assert len(calls) == 2
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("options", "buckets"),
+    [
+        ({"memory_limit": 1}, 3),  # 3 rows x 216 bytes / 1 byte: 648 buckets before
+        ({"n_buckets": 100_000, "strategy": "buckets"}, 3),
+        ({"n_buckets": 100_000, "strategy": "partition"}, 3),
+        ({"n_buckets": 2, "strategy": "buckets"}, 2),
+    ],
+)
+def test_buckets_are_capped_by_the_number_of_users(
+    options: dict[str, object], buckets: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from polars_rankeval import _outofcore
+
+    calls = []
+    real = _outofcore.value_checks
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_outofcore, "value_checks", counted)
+    df = pl.DataFrame(
+        {"user": [1, 2, 3], "item": [1, 1, 1], "score": [1.0, 1.0, 1.0], "relevance": [1, 0, 1]}
+    )
+    got = prk.evaluate(df, ["mrr"], **options)  # type: ignore[arg-type]
+    assert len(calls) == buckets  # one validation per bucket
+    assert_same(got, prk.evaluate(df, ["mrr"], strategy="memory"))
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"n_buckets": 10**9}, r"n_buckets must be at most 100,000 .*got 1,000,000,000"),
+        ({"n_buckets": 100_001, "strategy": "partition"}, r"n_buckets must be at most 100,000"),
+    ],
+)
+def test_absurd_bucket_counts_are_refused(options: dict[str, object], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        prk.evaluate(random_frame(1), "map", **options)  # type: ignore[arg-type]
+
+
+def test_a_budget_needing_absurdly_many_buckets_is_refused() -> None:
+    # 10^9 rows x (200 + 16 x 5) bytes / 10^4 bytes = 28,000,000 buckets.
+    with pytest.raises(
+        ValueError, match=r"memory_limit=10,000 bytes would need 28,000,000 buckets"
+    ):
+        choose(
+            "auto",
+            n_rows=10**9,
+            n_metrics=5,
+            memory_limit=10**4,
+            n_buckets=None,
+            in_memory_input=False,
+        )
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize(
+    ("signals", "status"),
+    [
+        ((signal.SIGINT, signal.SIGINT), 130),  # Ctrl-C pressed twice in quick succession
+        ((signal.SIGTERM, signal.SIGTERM), 143),
+    ],
+)
+def test_cli_interrupted_mid_run_removes_every_file_and_exits_quietly(
+    tmp_path: Path, signals: tuple[int, ...], status: int
+) -> None:
+    # 600 users in 600 buckets: seconds of work, interrupted once the first buckets'
+    # files exist (a second signal used to stop the clean-up in its `finally`).
+    data = tmp_path / "data.parquet"
+    random_frame(6, n_users=600).write_parquet(data)
+    work = tmp_path / "work"
+    work.mkdir()
+    command = [sys.executable, "-m", "polars_rankeval", "--data", str(data), "-m", "ndcg@3"]
+    command += ["--strategy", "partition", "--buckets", "600", "--temp-dir", str(work)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(work.glob("*/per_user_*.parquet")) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.01)
+        for sig in signals:
+            proc.send_signal(sig)
+            time.sleep(0.002)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == status, err
+    assert "Traceback" not in err
+    assert out == ""
+    assert list(work.iterdir()) == []
+
+
+def test_deferred_signals_hold_a_second_interrupt_until_the_clean_up_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In process: a SIGINT during the removal is held back, the files go, then the
+    # KeyboardInterrupt is raised.
+    from polars_rankeval import _outofcore
+
+    real = shutil.rmtree
+
+    def interrupted_rmtree(path: Path, **kwargs: object) -> None:
+        signal.raise_signal(signal.SIGINT)  # the second Ctrl-C, in the middle of it
+        real(path, **kwargs)  # type: ignore[arg-type]
+
+    def run() -> None:
+        with _outofcore.temporary_directory(tmp_path) as work:
+            (work / "partial.parquet").write_bytes(b"x")
+            raise KeyboardInterrupt  # the first Ctrl-C
+
+    monkeypatch.setattr(_outofcore.shutil, "rmtree", interrupted_rmtree)
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    assert list(tmp_path.iterdir()) == []
+    assert not _outofcore._PENDING
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL

@@ -102,7 +102,9 @@ def test_frame_global_and_extra_columns(n_buckets: int | None) -> None:
     # system b reverses user 1: top 2 {12 rel, 11}; u2 {13 rel, 10}: 2 hits in 5
     row_b = got.filter(pl.col("system") == "b").row(0, named=True)
     assert row_b["t_hits_share@2"] == pytest.approx(2 / 5)
-    assert got.columns == ["system", *metrics, "n_users", "n_skipped"]
+    per_user = [m for m in metrics if m != "t_hits_share@2"]  # the global one has no count
+    counts = [f"n_users({m})" for m in per_user]
+    assert got.columns == ["system", *metrics, *counts, "n_users", "n_skipped"]
 
 
 @pytest.mark.parametrize("n_buckets", [None, 3])

@@ -75,26 +75,88 @@ PROPERTY_SETTINGS = settings(
 )
 
 
-@PROPERTY_SETTINGS
-@given(df=frames(), seed=st.integers(0, 2**31), ties=st.sampled_from(TIE_POLICIES))
+def every_metric(scope: str) -> list[str]:
+    """One instance of every registered metric of ``scope`` (@3 where it takes a cutoff)."""
+    return [
+        f"{name}@3" if spec.takes_k else name for name, spec in SPECS.items() if spec.scope == scope
+    ]
+
+
+def side_table() -> pl.DataFrame:
+    """The items= columns the metrics read by default, for the items of frames()."""
+    items = pl.DataFrame({"item": range(31)})
+    return items.with_columns(
+        popularity=(pl.col("item") % 7 + 1) / 8,
+        features=pl.concat_list((pl.col("item") % 3).cast(pl.Float64), pl.col("item") % 5 - 2.0),
+    )
+
+
+def evaluate_everything(df: pl.DataFrame, ties: str) -> list[pl.DataFrame]:
+    """Every metric supporting ``ties``: per user, the summary (global ones) and per item."""
+    options = {"ties": ties, "users": "all", "rating_range": RATING_RANGE, "items": side_table()}
+    per_user = supporting(every_metric("user"), ties)
+    globals_ = supporting(every_metric("global"), ties)
+    items = supporting(every_metric("item"), ties)
+    out = [prk.evaluate(df, per_user, per_user=True, **options)]  # type: ignore[arg-type]
+    if globals_:
+        out.append(prk.evaluate(df, globals_, **options))  # type: ignore[arg-type]
+    if items:
+        out.append(prk.evaluate(df, items, per_item=True, **options))  # type: ignore[arg-type]
+    return out
+
+
+ROW_ORDER_SETTINGS = settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+# Every registered metric under every tie policy: equal scores with equal relevance (and
+# judged or not) must not fall back to the input position (a total order breaks them).
+@pytest.mark.parametrize("ties", TIE_POLICIES)
+@ROW_ORDER_SETTINGS
+@given(df=frames(), seed=st.integers(0, 2**31))
 def test_row_order_does_not_matter(df: pl.DataFrame, seed: int, ties: str) -> None:
-    a = prk.evaluate(
-        df,
-        supporting(ALL_METRICS, ties),
-        ties=ties,
-        per_user=True,
-        users="all",
-        rating_range=RATING_RANGE,
-    )  # type: ignore[arg-type]
-    b = prk.evaluate(
-        df.sample(fraction=1.0, shuffle=True, seed=seed),
-        supporting(ALL_METRICS, ties),
-        ties=ties,
-        per_user=True,
-        users="all",
-        rating_range=RATING_RANGE,
-    )  # type: ignore[arg-type]
-    assert_frame_equal(a, b, abs_tol=1e-12)
+    shuffled = df.sample(fraction=1.0, shuffle=True, seed=seed)
+    for a, b in zip(
+        evaluate_everything(df, ties), evaluate_everything(shuffled, ties), strict=True
+    ):
+        assert_frame_equal(a, b, abs_tol=1e-12)
+
+
+def test_every_metric_is_covered_by_the_row_order_property() -> None:
+    # Each registered metric supports some tie policy, so it is in some row-order check.
+    covered = {
+        m.split("@")[0]
+        for ties in TIE_POLICIES
+        for scope in ("user", "global", "item")
+        for m in supporting(every_metric(scope), ties)
+    }
+    assert covered == set(SPECS)
+
+
+def test_optimistic_ties_follow_the_documented_total_order() -> None:
+    # One user, four items tied at score 1 with relevance 0: two judged (items 3, 4) and
+    # two unjudged (items 1, 2). Optimistic and pessimistic put judged rows first, then
+    # the item id ascending: ranks 1..4 are items 3, 4, 1, 2 in every row order.
+    df = pl.DataFrame(
+        {
+            "user": [1] * 5,
+            "item": [1, 2, 3, 4, 5],
+            "score": [1.0, 1.0, 1.0, 1.0, None],
+            "relevance": [None, None, 0, 0, 1],
+        },
+        schema_overrides={"relevance": pl.Int64},
+    )
+    for ties in ("optimistic", "pessimistic"):
+        for seed in range(4):
+            rows = df.sample(fraction=1.0, shuffle=True, seed=seed)
+            out = prk.evaluate(
+                rows, ["unjudged@2", "num_nonrel_judged_ret@3", "rbp_resid"], ties=ties
+            )
+            assert out["unjudged@2"].item() == 0.0  # items 3 and 4 fill the top 2
+            assert out["num_nonrel_judged_ret@3"].item() == 2.0  # items 3, 4 (then 1)
+            # p^4 + (1 - p) (p^2 + p^3): the unjudged items 1 and 2 at ranks 3 and 4.
+            assert out["rbp_resid"].item() == pytest.approx(0.9**4 + 0.1 * (0.9**2 + 0.9**3))
 
 
 @PROPERTY_SETTINGS
@@ -110,6 +172,7 @@ def test_values_within_bounds(df: pl.DataFrame, ties: str) -> None:
     )  # type: ignore[arg-type]
     for name in supporting(ALL_METRICS, ties):
         values = out[name].drop_nulls()
+        assert not values.is_nan().any(), name  # undefined is null, never NaN
         if name.split("@")[0] not in SIGNED:
             assert (values >= -1e-12).all(), name
         if name in NORMALIZED:

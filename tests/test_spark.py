@@ -203,6 +203,29 @@ def test_empty_zero(spark: SparkSession) -> None:
     assert_frame_equal(got, expected, **TOL)
 
 
+@pytest.mark.parametrize(("users", "empty"), [("recs", "skip"), ("truth", "skip_row")])
+def test_per_metric_counts_and_long_summary(spark: SparkSession, users: str, empty: str) -> None:
+    """n_users(<metric>), skip_row, summary="long" and users="recs" decided over the by
+    groups: Spark == Polars in memory == Polars bucketed."""
+    df = systems(60)  # users 35..39 only in system a: recommended to in one system only
+    metrics = ["ndcg@3", "kendall_tau", "auc", "mrr", "global_auc"]
+    kwargs: dict[str, Any] = {"by": "system", "users": users, "empty": empty}
+    kwargs["aggregate"] = ["mean", "median"]
+    for summary in ("wide", "long"):
+        got, expected = both(spark, df, metrics, summary=summary, **kwargs)
+        bucketed = prk.evaluate(df, metrics, summary=summary, n_buckets=3, **kwargs)
+        assert_frame_equal(got, expected, **TOL)
+        assert_frame_equal(bucketed, expected, **TOL)
+        if summary == "wide":
+            counts = expected.select("n_users(ndcg@3)", "n_users(kendall_tau)").rows()
+            # skip: the metrics cover different users; skip_row: the same ones.
+            assert any(a != b for a, b in counts) == (empty == "skip")
+    if empty == "skip":  # without by
+        one = df.filter(pl.col("system") == "a").drop("system")
+        got, expected = both(spark, one, metrics[:2], summary="long", users=users)
+        assert_frame_equal(got, expected, **TOL)
+
+
 def test_empty_error_names_users_like_polars(spark: SparkSession) -> None:
     df = systems(41)
     with pytest.raises(ValueError, match="undefined for") as polars_error:

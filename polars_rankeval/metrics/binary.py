@@ -34,6 +34,7 @@ def _list_size(f: Features, k: int | None, denominator: PrecisionDenominator) ->
 # --------------------------------------------------------------------------- kernels
 @register(
     "precision",
+    defined="truth",
     family="binary",
     aliases=("P",),
     summary="Relevant items in the top k over k.",
@@ -52,6 +53,7 @@ def _precision(
 
 @register(
     "recall",
+    defined="truth",
     family="binary",
     summary="Relevant items in the top k over all relevant items.",
     definition=(
@@ -65,6 +67,7 @@ def _recall(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "f1",
+    defined="truth",
     family="binary",
     summary="Harmonic mean of precision@k and recall@k.",
     definition=(
@@ -82,6 +85,7 @@ def _f1(
 
 @register(
     "hit_rate",
+    defined="truth",
     family="binary",
     aliases=("success",),
     summary="1 if any relevant item is in the top k, else 0.",
@@ -104,6 +108,7 @@ def _hit_rate(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "r_precision",
+    defined="truth",
     family="binary",
     aliases=("Rprec",),
     takes_k=False,
@@ -128,6 +133,7 @@ def _r_precision(f: Features, k: None, *, rel: float = 1.0, mult: float = 1.0) -
 
 @register(
     "mrr",
+    defined="truth",
     family="binary",
     aliases=("recip_rank",),
     summary="Reciprocal rank of the first relevant item (0 if none in the top k).",
@@ -160,6 +166,7 @@ def _mrr(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "map",
+    defined="truth",
     family="binary",
     aliases=("ap",),
     summary="Average precision over the relevant items (mean over users: MAP).",

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_rankeval._features import Features, _f64
+from polars_rankeval._features import Features, _f64, exact_score
 from polars_rankeval._types import TIE_POLICIES, TiePolicy, check_choice, make_columns
 from polars_rankeval.metrics._common import defined_if, hits, num_relevant
 from polars_rankeval.registry import GlobalPlan, Need, bind, register
@@ -62,6 +62,7 @@ class _Table:
 # --------------------------------------------------------------------------- kernels
 @register(
     "fallout",
+    defined="truth",
     family=FAMILY,
     normalized=False,
     aliases=("fpr",),
@@ -81,6 +82,7 @@ def _fallout(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "miss_rate",
+    defined="truth",
     family=FAMILY,
     normalized=False,
     aliases=("fnr",),
@@ -115,6 +117,7 @@ def _inverse_precision(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Ex
 
 @register(
     "inverse_recall",
+    defined="truth",
     family=FAMILY,
     aliases=("specificity", "tnr"),
     needs=NEEDS,
@@ -132,6 +135,7 @@ def _inverse_recall(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "fbeta",
+    defined="truth",
     family=FAMILY,
     needs=NEEDS,
     summary="F-beta of precision@k and recall@k; beta=1 is F1.",
@@ -148,7 +152,14 @@ def _fbeta(f: Features, k: int | None, *, beta: float = 1.0, rel: float = 1.0) -
         raise ValueError(msg)
     t = _Table(f, k, rel)
     b2 = beta * beta
-    return t.defined(t.relevant > 0, (1.0 + b2) * t.tp / (b2 * t.relevant + t.size))
+    if b2 >= 1.0:
+        # Divided through by beta^2, so that a huge beta tends to recall, not inf / inf.
+        inv = 1.0 / b2
+        value = (1.0 + inv) * t.tp / (t.relevant + inv * t.size)
+    else:
+        value = (1.0 + b2) * t.tp / (b2 * t.relevant + t.size)
+    # tp > 0 implies size >= 1 and relevant >= 1: the denominator is positive.
+    return t.defined(t.relevant > 0, pl.when(t.tp > 0).then(value).otherwise(0.0))
 
 
 @register(
@@ -171,6 +182,7 @@ def _markedness(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "informedness",
+    defined="truth",
     family=FAMILY,
     normalized=False,
     needs=NEEDS,
@@ -230,6 +242,7 @@ def _boolean_kendall_tau(f: Features, k: int | None, *, rel: float = 1.0) -> pl.
 
 @register(
     "accuracy",
+    defined="always",
     family=FAMILY,
     needs=NEEDS,
     summary="Catalog items classified right: relevant in the top k, irrelevant outside it.",
@@ -245,6 +258,7 @@ def _accuracy(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "lauc",
+    defined="truth",
     family=FAMILY,
     needs=NEEDS,
     summary="Limited AUC (Schröder 5.2): ROC of the top k, then a straight line to (1, 1).",
@@ -295,8 +309,8 @@ def _global_auc(f: Features, k: None, *, rel: float = 1.0) -> GlobalPlan:
     by = f.by
     tie_weight = {"expected": 0.5, "optimistic": 1.0, "pessimistic": 0.0}[f.ties]
     cols = f.cols
-    order = pl.col(cols.order).cast(pl.Float64)
-    score = (-order if cols.rank is not None else order) + 0.0  # + 0.0: -0.0 -> 0.0
+    # Compared across users, so the exact value itself (not a per-user rank).
+    score = exact_score(cols, f.order_dtype)
     label = pl.col(cols.relevance) >= rel
 
     def partial(rows: pl.LazyFrame) -> pl.LazyFrame:

@@ -34,10 +34,11 @@ ScoreTies = Literal["half", "discordant"]
 
 
 def _score(f: Features) -> pl.Expr:
-    """The predicted score, higher is better (minus the rank for ``rank=``)."""
-    order = pl.col(f.cols.order).cast(pl.Float64)
-    # + 0.0 turns -0.0 into 0.0, so that grouping and ranking see one value.
-    return (-order if f.cols.rank is not None else order) + 0.0
+    """The predicted score, higher is better (minus the rank for ``rank=``).
+
+    Ordered exactly (:attr:`Features.score`): never cast to Float64 before ranking.
+    """
+    return f.score
 
 
 def _truth(f: Features) -> pl.Expr:

@@ -12,6 +12,7 @@ from polars_rankeval.registry import register
 
 @register(
     "num_ret",
+    defined="always",
     family="count",
     normalized=False,
     summary="Number of recommended items (at most k).",
@@ -24,6 +25,7 @@ def _num_ret(f: Features, k: int | None) -> pl.Expr:
 
 @register(
     "num_rel",
+    defined="always",
     family="count",
     normalized=False,
     takes_k=False,
@@ -36,6 +38,7 @@ def _num_rel(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "num_rel_ret",
+    defined="always",
     family="count",
     normalized=False,
     summary="Number of relevant items in the top k (expected count under ties).",

@@ -168,7 +168,7 @@ def _ctr(
             safe_pred = pl.when(bad_pred).then(0.0).otherwise(pred)
             parts["bad_pred"] = _f64(bad_pred).sum()
             parts["bad_pred_user"] = user.filter(bad_pred).min()
-            source = predicted if predicted is not None else cols.order
+            source = predicted if predicted is not None else f.label(cols.order)
             checks.append(
                 (
                     "bad_pred",

@@ -56,7 +56,7 @@ Examples
 ... })
 >>> prk.evaluate(
 ...     recs, ["inter_list_diversity@2", "intra_list_diversity@2"], items=items, users="recs"
-... )
+... ).drop("n_users(intra_list_diversity@2)")
 shape: (1, 4)
 ┌────────────────────────┬────────────────────────┬─────────┬───────────┐
 │ inter_list_diversity@2 ┆ intra_list_diversity@2 ┆ n_users ┆ n_skipped │
@@ -264,6 +264,8 @@ def _intra_list_diversity(f: Features, k: int | None, *, features: str = "featur
     keys, item = f.keys, f.cols.item
     p = f.p_in(k)
     f.column(features)
+    source = f.column_name(features)
+    labels = (f.label(item), f.label(keys[-1]))
     straddling = f.expected and k is not None
     if straddling:
         # The tie group straddling the cutoff: s of its n items make the list.
@@ -277,11 +279,11 @@ def _intra_list_diversity(f: Features, k: int | None, *, features: str = "featur
         g, lam = pl.lit(0.0), pl.lit(0.0)
 
     def build(rows: pl.LazyFrame) -> pl.LazyFrame:
-        dtype = rows.collect_schema()[features]
+        dtype = rows.collect_schema()[source]
         top = rows.filter(p > 0).select(
-            *keys, item, p.alias(_P), g.alias(_G), lam.alias(_LAM), pl.col(features).alias(_V)
+            *keys, item, p.alias(_P), g.alias(_G), lam.alias(_LAM), pl.col(source).alias(_V)
         )
-        return _intra_value(top, keys, item, features, dtype, straddling)
+        return _intra_value(top, keys, item, features, dtype, straddling, labels)
 
     return FramePlan(build)
 
@@ -354,7 +356,9 @@ def _intra_value(
     features: str,
     dtype: pl.DataType,
     straddling: bool,
+    labels: tuple[str, str],
 ) -> pl.LazyFrame:
+    """``labels``: the user's names of the item and user columns, for error messages."""
     p, g, lam = pl.col(_P), pl.col(_G), pl.col(_LAM)
     norm2, length, holes, parts = _vector_parts(features, dtype)
     bad = norm2.is_null() | ~norm2.is_finite() | (length == 0) | holes
@@ -384,8 +388,8 @@ def _intra_value(
         pl.col("S2", "SG2").fill_null(0.0),
         mixed=_f64(pl.col("lengths") > 1),
     )
-    out = fail_if(out, "bad", _missing_message(features, item))
-    out = fail_if(out, "mixed", _mixed_message(features, keys[-1]))
+    out = fail_if(out, "bad", _missing_message(features, labels[0]))
+    out = fail_if(out, "mixed", _mixed_message(features, keys[-1], labels[1]))
     m = pl.col("m")
     within = (pl.col("S2") - pl.col("q")) / 2.0
     correction = pl.col("lam") * (pl.col("SG2") - pl.col("qg")) / 2.0
@@ -405,11 +409,13 @@ def _missing_message(features: str, item: str) -> Callable[[pl.DataFrame], str]:
     return build
 
 
-def _mixed_message(features: str, user: str) -> Callable[[pl.DataFrame], str]:
+def _mixed_message(features: str, user: str, label: str) -> Callable[[pl.DataFrame], str]:
+    """``user``: the user column of the rows; ``label``: the user's name for it."""
+
     def build(bad: pl.DataFrame) -> str:
         return (
             f"metric 'intra_list_diversity': the feature vectors (column {features!r}) of "
-            f"the top k of {bad.height} user(s) differ in length, e.g. {user} "
+            f"the top k of {bad.height} user(s) differ in length, e.g. {label} "
             f"{examples(bad.get_column(user))}"
         )
 

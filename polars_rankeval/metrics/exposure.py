@@ -58,14 +58,14 @@ Examples
 >>> popularity = prk.item_popularity(logs)  # share of the 3 users: 2/3, 1/3, 1/3
 >>> metrics = ["coverage@2", "gini@2", "novelty@2"]
 >>> prk.evaluate(recs, metrics, users="recs", n_items=5, items=popularity)
-shape: (1, 5)
-┌────────────┬──────────┬───────────┬─────────┬───────────┐
-│ coverage@2 ┆ gini@2   ┆ novelty@2 ┆ n_users ┆ n_skipped │
-│ ---        ┆ ---      ┆ ---       ┆ ---     ┆ ---       │
-│ f64        ┆ f64      ┆ f64       ┆ i64     ┆ i64       │
-╞════════════╪══════════╪═══════════╪═════════╪═══════════╡
-│ 0.6        ┆ 0.533333 ┆ 1.084963  ┆ 3       ┆ 0         │
-└────────────┴──────────┴───────────┴─────────┴───────────┘
+shape: (1, 6)
+┌────────────┬──────────┬───────────┬────────────────────┬─────────┬───────────┐
+│ coverage@2 ┆ gini@2   ┆ novelty@2 ┆ n_users(novelty@2) ┆ n_users ┆ n_skipped │
+│ ---        ┆ ---      ┆ ---       ┆ ---                ┆ ---     ┆ ---       │
+│ f64        ┆ f64      ┆ f64       ┆ i64                ┆ i64     ┆ i64       │
+╞════════════╪══════════╪═══════════╪════════════════════╪═════════╪═══════════╡
+│ 0.6        ┆ 0.533333 ┆ 1.084963  ┆ 3                  ┆ 3       ┆ 0         │
+└────────────┴──────────┴───────────┴────────────────────┴─────────┴───────────┘
 
 Items 10, 11, 12 of a catalog of 5 are recommended: coverage 3/5. Exposures sorted
 0, 0, 1, 2, 3 (sum 6), weights 2i - N - 1 = -4, -2, 0, 2, 4: Gini (0 * 1 + 2 * 2 +
@@ -141,7 +141,8 @@ def _coverage(f: Features, k: int | None) -> GlobalPlan:
 
     def finalize(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
         covered = pl.when(pl.col("sure") > 0).then(1.0).otherwise(1.0 - pl.col("log_miss").exp())
-        return _per_by(merged, by_cols, covered.sum() / n_items)
+        # An empty input has an empty catalog (N = 0): undefined, not 0 / 0.
+        return _per_by(merged, by_cols, defined_if(n_items > 0, covered.sum() / n_items))
 
     return GlobalPlan(partial, (f.cols.item,), {"sure": "sum", "log_miss": "sum"}, finalize)
 
@@ -244,7 +245,8 @@ def _mean_over_top(
             return (
                 f"metric {metric!r}: {int(rows_bad.get_column('bad').sum())} item(s) in the "
                 f"top k of {rows_bad.height} user(s) have {rule} (column {column!r}, from the "
-                f"data or items=), e.g. {item} {examples(rows_bad.get_column('bad_item'))}"
+                f"data or items=), e.g. {f.label(item)} "
+                f"{examples(rows_bad.get_column('bad_item'))}"
             )
 
         checked = fail_if(per_user, "bad", message)

@@ -52,6 +52,7 @@ def _dcg_sum(
 
 @register(
     "dcg",
+    defined="always",
     family="graded",
     normalized=False,
     summary="Discounted cumulative gain of the top k.",
@@ -71,6 +72,7 @@ def _dcg(
 
 @register(
     "ndcg",
+    defined="truth",
     family="graded",
     summary="DCG@k over the ideal DCG@k.",
     definition=(

@@ -58,6 +58,7 @@ def _iprec_at_levels(f: Features, rel: float, levels: tuple[float, ...]) -> list
 # --------------------------------------------------------------------------- kernels
 @register(
     "iprec_at_recall",
+    defined="truth",
     family="binary",
     takes_k=False,
     tie_policies=DETERMINISTIC,
@@ -77,6 +78,7 @@ def _iprec_at_recall(f: Features, k: None, *, level: float = 0.0, rel: float = 1
 
 @register(
     "iprec_11pt",
+    defined="truth",
     family="binary",
     takes_k=False,
     tie_policies=DETERMINISTIC,
@@ -93,6 +95,7 @@ def _iprec_11pt(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "relative_precision",
+    defined="truth",
     family="binary",
     aliases=("relative_P",),
     summary="Precision at k over the best precision possible at k.",
@@ -110,6 +113,7 @@ def _relative_precision(f: Features, k: int | None, *, rel: float = 1.0) -> pl.E
 
 @register(
     "set_map",
+    defined="truth",
     family="binary",
     takes_k=False,
     summary="Set precision times set recall of the whole recommendation list.",

@@ -16,10 +16,6 @@ from polars_rankeval.metrics._common import defined_if, inline, num_relevant, sa
 from polars_rankeval.registry import register
 
 DETERMINISTIC = ("item_desc", "item_asc", "optimistic", "pessimistic")
-# optimistic / pessimistic order a tie by relevance only, so a judged non-relevant and an
-# unjudged item of equal (0) relevance would keep their input order: measures that count
-# unjudged items at a cutoff would then depend on row order.
-JUDGMENT_ORDER = ("expected", "item_desc", "item_asc")
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 
 
@@ -36,6 +32,7 @@ def _judged_above(f: Features) -> pl.Expr:
 # --------------------------------------------------------------------------- kernels
 @register(
     "bpref",
+    defined="truth",
     family="judged",
     takes_k=False,
     summary="Binary preference: relevant items ranked above judged non-relevant ones.",
@@ -66,6 +63,7 @@ def _bpref(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "inf_ap",
+    defined="truth",
     family="judged",
     takes_k=False,
     normalized=False,
@@ -92,14 +90,13 @@ def _inf_ap(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "num_nonrel_judged_ret",
+    defined="always",
     family="judged",
     normalized=False,
-    tie_policies=JUDGMENT_ORDER,
     summary="Number of judged non-relevant items in the top k (expected count under ties).",
     definition=(
         "#recommended items within the top k with a relevance judgment below rel "
-        "(trec_eval num_nonrel_judged_ret); never undefined. Not for optimistic/pessimistic "
-        "ties, which leave judged and unjudged items of relevance 0 in input order."
+        "(trec_eval num_nonrel_judged_ret); never undefined."
     ),
 )
 def _num_nonrel_judged_ret(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
@@ -108,16 +105,15 @@ def _num_nonrel_judged_ret(f: Features, k: int | None, *, rel: float = 1.0) -> p
 
 @register(
     "unjudged",
+    defined="always",
     family="judged",
     normalized=False,
-    tie_policies=JUDGMENT_ORDER,
     aliases=("unj",),
     summary="Fraction of the top k that is unjudged (null relevance).",
     definition=(
         "#unjudged recommended items within the top k / k, a list shorter than k padded "
         "with judged items (trec_eval unj_k); without @k over #recommended, 0 when nothing "
-        "is recommended; never undefined. Not for optimistic/pessimistic ties, which leave "
-        "judged and unjudged items of relevance 0 in input order."
+        "is recommended; never undefined."
     ),
 )
 def _unjudged(f: Features, k: int | None) -> pl.Expr:
@@ -128,6 +124,7 @@ def _unjudged(f: Features, k: int | None) -> pl.Expr:
 
 @register(
     "utility",
+    defined="always",
     family="judged",
     normalized=False,
     summary="Linear utility of the contingency table (retrieved / relevant).",

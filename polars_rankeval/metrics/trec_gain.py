@@ -23,10 +23,6 @@ from polars_rankeval.metrics.graded import _dcg_sum, _discount, _gain
 from polars_rankeval.registry import register
 
 DETERMINISTIC = ("item_desc", "item_asc", "optimistic", "pessimistic")
-# optimistic / pessimistic order a tie by relevance only, leaving judged non-relevant and
-# unjudged items of relevance 0 in input order: a measure of the unjudged items' ranks
-# would depend on row order.
-JUDGMENT_ORDER = ("expected", "item_desc", "item_asc")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -65,6 +61,7 @@ def _n_positive(f: Features) -> pl.Expr:
 # --------------------------------------------------------------------------- kernels
 @register(
     "rbp",
+    defined="truth",
     family="trec_gain",
     normalized=False,
     takes_k=False,
@@ -87,17 +84,15 @@ def _rbp(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
 
 @register(
     "rbp_resid",
+    defined="always",
     family="trec_gain",
     normalized=False,
     takes_k=False,
-    tie_policies=JUDGMENT_ORDER,
     summary="The RBP residual: what unjudged items and the list's tail could add.",
     definition=(
         "p**#recommended + (1 - p) * sum over unjudged recommended items of "
         "p**(rank - 1) (trec_eval rbp_resid); 0 when no recommended item is unjudged, "
-        "as in trec_eval. Expected ties: the mean of p**(rank - 1) over the tie group. "
-        "Not for optimistic/pessimistic ties, which leave judged and unjudged items of "
-        "relevance 0 in input order."
+        "as in trec_eval. Expected ties: the mean of p**(rank - 1) over the tie group."
     ),
 )
 def _rbp_resid(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
@@ -110,6 +105,7 @@ def _rbp_resid(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
 
 @register(
     "bin_g",
+    defined="truth",
     family="trec_gain",
     aliases=("binG",),
     takes_k=False,
@@ -149,6 +145,7 @@ def _bin_g_expected(f: Features, rel: float) -> pl.Expr:
 
 @register(
     "g",
+    defined="truth",
     family="trec_gain",
     aliases=("G",),
     takes_k=False,
@@ -175,6 +172,7 @@ def _g(f: Features, k: None) -> pl.Expr:
 
 @register(
     "ndcg_rel",
+    defined="truth",
     family="trec_gain",
     takes_k=False,
     tie_policies=DETERMINISTIC,
@@ -201,6 +199,7 @@ def _ndcg_rel(f: Features, k: None) -> pl.Expr:
 
 @register(
     "rndcg",
+    defined="truth",
     family="trec_gain",
     aliases=("Rndcg",),
     takes_k=False,
