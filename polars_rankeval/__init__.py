@@ -17,7 +17,8 @@ from polars_rankeval._types import (
     TiePolicy,
     UserUniverse,
 )
-from polars_rankeval.datasets import load_example
+from polars_rankeval.compare import compare, compare_per_user
+from polars_rankeval.datasets import load_example, load_systems
 from polars_rankeval.evaluate import evaluate, join
 from polars_rankeval.metrics import (
     accuracy,
@@ -68,6 +69,7 @@ from polars_rankeval.metrics import (
 )
 from polars_rankeval.popularity import item_popularity
 from polars_rankeval.registry import Metric, bind, list_metrics, parse_metric
+from polars_rankeval.report import report
 
 __version__ = "0.1.0"
 
@@ -87,6 +89,8 @@ __all__ = [
     "bind",
     "boolean_kendall_tau",
     "bpref",
+    "compare",
+    "compare_per_user",
     "datasets",
     "dcg",
     "evaluate",
@@ -107,6 +111,7 @@ __all__ = [
     "lauc",
     "list_metrics",
     "load_example",
+    "load_systems",
     "mae",
     "map",
     "markedness",
@@ -129,6 +134,7 @@ __all__ = [
     "rbp_resid",
     "recall",
     "relative_precision",
+    "report",
     "rmse",
     "rndcg",
     "set_map",

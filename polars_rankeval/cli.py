@@ -53,7 +53,8 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "auc",
 )
 FORMATS: tuple[str, ...] = ("table", "csv", "json", "markdown")
-SUBCOMMANDS: tuple[str, ...] = ("evaluate", "metrics", "trec-eval")
+SUBCOMMANDS: tuple[str, ...] = ("evaluate", "metrics", "trec-eval", "compare")
+COMPARE_FORMATS: tuple[str, ...] = ("markdown", "latex", "html", "table", "csv", "json")
 FLOAT_PRECISION = 4
 SYSTEM_COLUMN = "system"
 """The column naming the system of each ``--recs`` file when several are given."""
@@ -96,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{evaluate,metrics,trec-eval}")
+    sub = parser.add_subparsers(dest="command", metavar="{evaluate,metrics,trec-eval,compare}")
 
     ev = sub.add_parser(
         "evaluate",
@@ -324,7 +325,92 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure, e.g. all_trec, official (default), P.5,10, ndcg.1=0,2=3; repeatable",
     )
     te.set_defaults(handler=_run_trec_eval)
+    _add_compare(sub)
     return parser
+
+
+def _add_compare(sub: Any) -> None:
+    from polars_rankeval._stats import CI_METHODS, CORRECTIONS, TESTS
+
+    cp = sub.add_parser(
+        "compare",
+        help="paired significance tests between systems, as a report table",
+        description=(
+            "Compare systems on per-user metric values: paired tests, corrections, effect "
+            "sizes and intervals (polars_rankeval.compare). Input: --data (a long table "
+            "with a system column), --recs/--truth with --by, or TREC runs (--run, one "
+            "system per file) with --qrels. Without input, the bundled four-system "
+            "example. --format markdown/latex/html prints the report; table/csv/json the "
+            "full result."
+        ),
+    )
+    cp.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="per-user metric, repeatable (default: ndcg@10)",
+    )
+    cp.add_argument("--data", type=Path, metavar="PATH", help="joined long table with --by")
+    cp.add_argument("--recs", type=Path, metavar="PATH", help="recommendations with --by")
+    cp.add_argument("--truth", type=Path, metavar="PATH", help="ground truth for --recs")
+    cp.add_argument(
+        "--run",
+        action="append",
+        dest="runs",
+        metavar="[NAME=]PATH",
+        help="TREC run file of one system (name: NAME or the file name without its "
+        "extension); repeatable, with --qrels",
+    )
+    cp.add_argument("--qrels", type=Path, metavar="PATH", help="TREC qrels for --run")
+    cp.add_argument("--by", default="system", metavar="COL", help="system column (default: system)")
+    cp.add_argument("--baseline", metavar="NAME", help="compare every system with this one")
+    cp.add_argument("--test", choices=TESTS, default="randomization", help="default: randomization")
+    cp.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default=None,
+        help="default: holm (none for tukey)",
+    )
+    cp.add_argument(
+        "--family",
+        choices=("all", "metric"),
+        default="all",
+        help="comparisons corrected together (default: all)",
+    )
+    cp.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    cp.add_argument(
+        "--n-resamples", type=int, default=10_000, metavar="N", help="resamples (default 10000)"
+    )
+    cp.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
+    cp.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    cp.add_argument("--ci", choices=CI_METHODS, default="auto", help="interval (default: auto)")
+    cp.add_argument(
+        "--ties", choices=TIE_POLICIES, default="expected", help="tie policy (default: expected)"
+    )
+    cp.add_argument(
+        "--users", choices=USER_UNIVERSES, default="truth", help="users evaluated (default: truth)"
+    )
+    cp.add_argument(
+        "--empty",
+        choices=EMPTY_POLICIES,
+        default="skip",
+        help="undefined per-user values (default: skip)",
+    )
+    cp.add_argument(
+        "--format",
+        choices=COMPARE_FORMATS,
+        default="markdown",
+        help="report (markdown, latex, html) or the full result (table, csv, json); "
+        "default: markdown",
+    )
+    cp.add_argument(
+        "--progress",
+        action="store_true",
+        help="report resampling progress on stderr (default: when it is a terminal)",
+    )
+    cp.set_defaults(handler=_run_compare)
 
 
 def _with_default_command(argv: Sequence[str]) -> list[str]:
@@ -901,6 +987,104 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
     )
     _progress(f"done in {time.perf_counter() - start:.1f} s")
     sys.stdout.write(format_trec(result))
+    return 0
+
+
+def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
+    """The long frame with a system column from --data, --recs/--truth, --run/--qrels."""
+    given = [
+        name
+        for name, value in (("--data", args.data), ("--recs", args.recs), ("--run", args.runs))
+        if value
+    ]
+    if len(given) > 1:
+        msg = f"give one input: {' or '.join(given)}, not both"
+        raise UsageError(msg)
+    if args.data is not None:
+        return read_table(args.data)
+    if args.recs is not None or args.truth is not None:
+        if args.recs is None or args.truth is None:
+            msg = "--recs and --truth must be given together"
+            raise UsageError(msg)
+        recs, truth = _align_id_dtypes(
+            read_table(args.recs), read_table(args.truth), ["user", "item"]
+        )
+        joined = join(recs, truth, by=args.by)
+        assert isinstance(joined, pl.LazyFrame)
+        return joined
+    if args.runs:
+        if args.qrels is None:
+            msg = "--run needs --qrels"
+            raise UsageError(msg)
+        from polars_rankeval.trec import scan_qrels, scan_run
+
+        parts, names = [], []
+        for spec in args.runs:
+            name, sep, path_text = spec.partition("=")
+            path = Path(path_text) if sep else Path(spec)
+            name = name if sep else path.name.split(".")[0]
+            if not path.is_file():
+                msg = f"no such file: {str(path)!r}"
+                raise FileNotFoundError(msg)
+            if name in names:
+                msg = f"two runs are named {name!r}; name them with --run NAME=PATH"
+                raise UsageError(msg)
+            names.append(name)
+            run = scan_run(path).select(pl.lit(name).alias(args.by), "user", "item", "score")
+            parts.append(run)
+        if len(names) < 2:
+            msg = f"compare needs at least 2 runs, got {len(names)}"
+            raise UsageError(msg)
+        if not args.qrels.is_file():
+            msg = f"no such file: {str(args.qrels)!r}"
+            raise FileNotFoundError(msg)
+        qrels = scan_qrels(args.qrels).select("user", "item", "relevance")
+        joined = join(pl.concat(parts), qrels, by=args.by)
+        assert isinstance(joined, pl.LazyFrame)
+        return joined
+    if args.qrels is not None:
+        msg = "--qrels needs --run files"
+        raise UsageError(msg)
+    from polars_rankeval.datasets import load_systems
+
+    print(
+        f"{PROG}: no input given; comparing the bundled example (4 systems, 500 users)",
+        file=sys.stderr,
+    )
+    return load_systems().lazy()
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from polars_rankeval.compare import compare
+    from polars_rankeval.report import report
+
+    metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
+    data = _compare_data(args)
+    result = compare(
+        data,
+        metrics,
+        by=args.by,
+        baseline=args.baseline,
+        test=args.test,
+        correction=args.correction,
+        family=args.family,
+        alpha=args.alpha,
+        n_resamples=args.n_resamples,
+        seed=args.seed,
+        confidence=args.confidence,
+        ci=args.ci,
+        progress=True if args.progress else None,
+        ties=args.ties,
+        users=args.users,
+        empty=args.empty,
+    )
+    if args.format in ("table", "csv", "json"):
+        write_frame(result, args.format, sys.stdout)
+    elif args.format == "html":
+        sys.stdout.write(report(result, "html").as_raw_html() + "\n")
+    else:
+        text = report(result, args.format)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
 

@@ -27,6 +27,15 @@ class _RankEval(Generic[FrameT]):
         """One row per item for item metrics (``evaluate(per_item=True)``)."""
         return evaluate(self._frame, metrics, per_item=True, **options)  # type: ignore[return-value]
 
+    def compare(self, metrics: MetricsArg, **options: Any) -> pl.DataFrame:
+        """Paired tests between systems; see :func:`polars_rankeval.compare`.
+
+        Always a DataFrame (a LazyFrame is executed): the tests need the numbers.
+        """
+        from polars_rankeval.compare import compare
+
+        return compare(self._frame, metrics, **options)
+
 
 @pl.api.register_dataframe_namespace("rankeval")
 class DataFrameRankEval(_RankEval[pl.DataFrame]):

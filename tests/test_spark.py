@@ -512,3 +512,17 @@ def test_import_does_not_need_pyspark() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert "pip install 'polars-rankeval[spark]'" in out
+
+
+def test_compare_on_spark_per_user_values_matches_memory(spark: SparkSession) -> None:
+    # Same seed, same per-user values (in another row order) -> same comparison.
+    df = systems(12)
+    metrics = ["ndcg@5", "mrr"]
+    per_user = collect(prk_spark.evaluate(to_spark(spark, df), metrics, by="system", per_user=True))
+    kw = {"baseline": "a", "n_resamples": 400, "seed": 5}
+    on_spark = prk.compare_per_user(
+        per_user.sample(fraction=1.0, shuffle=True, seed=1), metrics, **kw
+    )
+    memory = prk.compare(df, metrics, **kw)
+    assert on_spark["p_value"].to_list() == memory["p_value"].to_list()
+    assert_frame_equal(on_spark.drop("conventions"), memory.drop("conventions"), **TOL)

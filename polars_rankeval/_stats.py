@@ -1,0 +1,525 @@
+"""Paired significance tests, resampling, confidence intervals and p-value corrections.
+
+The numeric kernels behind :func:`polars_rankeval.compare`. Everything works on a
+matrix ``diffs`` of shape ``(n_users, n_pairs)`` (one column per compared pair of a
+metric, rows the paired users in user order) or, for Tukey's HSD, on the matrix of
+per-user values ``(n_users, n_systems)``.
+
+Random numbers
+--------------
+Resamples are drawn in blocks of ``S = max(1, 2**24 // (n_users * width))``
+consecutive resamples (``width`` 1, or the number of systems for Tukey), block ``b``
+from its own PCG64 generator seeded by ``SeedSequence(seed, spawn_key=(h1, h2,
+purpose, b))``, with ``h1, h2`` from a BLAKE2b hash of the metric's name and
+``purpose`` 0 for the test and 1 for a bootstrap interval (see :func:`blocks`). The
+draws therefore depend only on the seed, the metric's name, the number of paired
+users and the block: not on the order of the metrics or systems in the call, on the
+other pairs compared, or on where the per-user values were computed (in memory,
+bucketed or on Spark: they are sorted by user first). All the pairs of one metric
+share the resamples, as in a matched design. Memory is bounded by the block: about
+``S x n_users`` values (128 MB of float64) at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, TextIO
+
+import numpy as np
+
+TestName = Literal["t", "wilcoxon", "sign", "randomization", "bootstrap", "tukey"]
+CorrectionName = Literal["none", "bonferroni", "holm", "hochberg", "bh", "by"]
+CIMethod = Literal["auto", "bca", "percentile", "t", "none"]
+
+TESTS: tuple[str, ...] = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "tukey")
+CORRECTIONS: tuple[str, ...] = ("none", "bonferroni", "holm", "hochberg", "bh", "by")
+CI_METHODS: tuple[str, ...] = ("auto", "bca", "percentile", "t", "none")
+
+#: Values (resamples x users x width) one resampling block holds; fixed, because the
+#: block size is part of the random-number scheme.
+BLOCK_VALUES = 2**24
+
+#: Above this many paired users the bootstrap draws Poisson(1) weights instead of
+#: multinomial counts (Chamandy et al. 2012); see :func:`bootstrap_means`.
+POISSON_ABOVE = 50_000
+
+_PURPOSE = {"test": 0, "ci": 1}
+
+
+def scipy_stats() -> Any:
+    """Import :mod:`scipy.stats`, or explain which extra installs it."""
+    try:
+        import scipy.stats
+    except ImportError as error:  # pragma: no cover - scipy is installed in the tests
+        msg = (
+            "comparing systems needs scipy (t, normal and binomial distributions, the "
+            'Wilcoxon test); install it with: pip install "polars-rankeval[compare]"'
+        )
+        raise ImportError(msg) from error
+    return scipy.stats
+
+
+def _name_key(metric: str) -> tuple[int, int]:
+    digest = hashlib.blake2b(metric.encode(), digest_size=8).digest()
+    return int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:], "little")
+
+
+def blocks(
+    seed: int, metric: str, purpose: Literal["test", "ci"], n_resamples: int, n: int, width: int = 1
+) -> Iterator[tuple[int, int, np.random.Generator]]:
+    """Blocks ``(first resample, size, generator)`` of one metric's resamples.
+
+    ``size = max(1, BLOCK_VALUES // (n * width))``; block ``b`` is drawn from
+    ``PCG64(SeedSequence(seed, spawn_key=(h1, h2, purpose, b)))``, ``h1, h2`` the two
+    32-bit halves of BLAKE2b-64(metric name) and ``purpose`` 0 (test) or 1 (interval).
+    """
+    size = max(1, BLOCK_VALUES // max(1, n * width))
+    key = (*_name_key(metric), _PURPOSE[purpose])
+    for number, start in enumerate(range(0, n_resamples, size)):
+        sequence = np.random.SeedSequence(seed, spawn_key=(*key, number))
+        yield start, min(size, n_resamples - start), np.random.Generator(np.random.PCG64(sequence))
+
+
+# ----------------------------------------------------------------------------- progress
+class Progress:
+    """Resamples done on stderr (``tqdm`` when installed), for long resampling runs."""
+
+    def __init__(self, total: int, enabled: bool, stream: TextIO | None = None) -> None:
+        self.enabled = enabled and total > 0
+        self.total, self.done, self.start = total, 0, time.perf_counter()
+        self.stream = stream or sys.stderr
+        self._bar: Any = None
+        self._last = 0.0
+        if self.enabled:
+            try:
+                from tqdm.auto import tqdm  # type: ignore[import-untyped]
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self._bar = tqdm(total=total, unit="resample", file=self.stream, desc="compare")
+
+    def step(self, n: int, label: str = "") -> None:
+        """Record ``n`` more resamples."""
+        if not self.enabled:
+            return
+        self.done += n
+        if self._bar is not None:
+            if label:
+                self._bar.set_postfix_str(label, refresh=False)
+            self._bar.update(n)
+            return
+        now = time.perf_counter()
+        if now - self._last < 0.5 and self.done < self.total:
+            return
+        self._last = now
+        elapsed = now - self.start
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        left = (self.total - self.done) / rate if rate > 0 else 0.0
+        self.stream.write(
+            f"\rcompare {label}: {self.done:,}/{self.total:,} resamples, "
+            f"{elapsed:.0f}s elapsed, ~{left:.0f}s left"
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the line or the bar."""
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.close()
+        else:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _tolerance(diffs: np.ndarray) -> np.ndarray:
+    """Absolute tolerance on mean differences: ties of resampled and observed means."""
+    scale = np.abs(diffs).mean(axis=0) if diffs.shape[0] else np.zeros(diffs.shape[1])
+    return 1e-9 * np.maximum(scale, 1e-300)
+
+
+# ------------------------------------------------------------------ randomization
+def randomization(
+    diffs: np.ndarray,
+    n_resamples: int,
+    seed: int,
+    metric: str,
+    progress: Progress | None = None,
+) -> tuple[np.ndarray, int, str]:
+    """Two-sided paired randomization (sign-flip) test of the mean difference.
+
+    Only the n users with a non-zero difference in some pair are resampled (a zero
+    difference is the same under either sign; the means still divide by all users).
+    Returns ``(p_values, resamples used, scheme)``. When ``2**n <= n_resamples`` every
+    sign vector is enumerated (``scheme="sign_flip_exact"``) and ``p = #{|T*| >= |T|} /
+    2**n``, equal to ``scipy.stats.permutation_test(permutation_type="samples")``;
+    otherwise (``"sign_flip"``) ``p = (1 + #{|T*| >= |T|}) / (R + 1)`` over R random
+    sign vectors (Phipson & Smyth 2010: never 0). ``T`` is the mean difference; a
+    resampled mean within 1e-9 x mean |d| of ``|T|`` counts as reaching it (ties are
+    common with discrete metrics). Each resample's signs are the bits of
+    ``ceil(n / 64)`` raw 64-bit words; ``sum(s d) = sum(d) - 2 bits @ d`` is one
+    matrix product per block.
+    """
+    n_users, n_pairs = diffs.shape
+    observed = np.abs(diffs.sum(axis=0) / n_users)
+    tol = _tolerance(diffs)
+    # A zero difference is the same under either sign: only the users with a non-zero
+    # difference in some pair are resampled (T* still divides by all n_users).
+    nonzero = np.any(diffs != 0, axis=1)
+    if not nonzero.all():
+        diffs = np.asfortranarray(diffs[nonzero])
+    n = diffs.shape[0]
+    total = diffs.sum(axis=0)
+    if n <= 30 and 2**n <= n_resamples:
+        codes = np.arange(2**n, dtype=np.int64)
+        signs = ((codes[:, None] >> np.arange(n, dtype=np.int64)) & 1).astype(np.float64)
+        flipped = (total - 2.0 * (signs @ diffs)) / n_users
+        count = (np.abs(flipped) >= observed - tol).sum(axis=0)
+        if progress is not None:
+            progress.step(n_resamples, metric)
+        return count / 2**n, 2**n, "sign_flip_exact"
+    words = (n + 63) // 64
+    count = np.zeros(n_pairs, dtype=np.int64)
+    for _, size, rng in blocks(seed, metric, "test", n_resamples, n):
+        raw = rng.bit_generator.random_raw(size * words).astype("<u8", copy=False)
+        bits = np.unpackbits(
+            raw.view(np.uint8).reshape(size, words * 8), axis=1, count=n, bitorder="little"
+        )
+        flipped = (total - 2.0 * (bits.astype(np.float64) @ diffs)) / n_users
+        count += (np.abs(flipped) >= observed - tol).sum(axis=0)
+        if progress is not None:
+            progress.step(size, metric)
+    return (count + 1) / (n_resamples + 1), n_resamples, "sign_flip"
+
+
+# ------------------------------------------------------------------ bootstrap
+#: Byte thresholds of the bootstrap weights above POISSON_ABOVE users: a uniform byte
+#: u gives the weight #{t in _WEIGHT_STEPS: u >= t}, so P(w = 0..5) = (95, 92, 49, 15,
+#: 4, 1) / 256 -- Poisson(1) rounded to 1/256 with mean and variance exactly 1 (third
+#: central moment 0.96 against 1).
+_WEIGHT_STEPS = (95, 187, 236, 251, 255)
+
+
+def _weights(raw: np.ndarray) -> np.ndarray:
+    """Bootstrap weights from uniform bytes (see ``_WEIGHT_STEPS``)."""
+    weights = (raw >= _WEIGHT_STEPS[0]).astype(np.uint8)
+    for step in _WEIGHT_STEPS[1:]:
+        weights += raw >= step
+    return weights
+
+
+def bootstrap_scheme(n: int) -> str:
+    """``"multinomial"`` (the classical bootstrap) up to POISSON_ABOVE users, else ``"poisson"``."""
+    return "multinomial" if n <= POISSON_ABOVE else "poisson"
+
+
+def bootstrap_means(
+    diffs: np.ndarray,
+    n_resamples: int,
+    seed: int,
+    metric: str,
+    purpose: Literal["test", "ci"] = "test",
+    progress: Progress | None = None,
+) -> np.ndarray:
+    """Paired bootstrap: the mean of each column over ``n_resamples`` resamples of users.
+
+    Returns ``(n_resamples, n_pairs)``; every pair of the metric uses the same
+    resamples. Up to ``POISSON_ABOVE`` users it is the classical bootstrap: n user
+    indices drawn uniformly with replacement (``Generator.integers``), the mean of the
+    drawn differences. Above, it is the Poisson bootstrap (Hanley & MacGibbon 2006;
+    Chamandy et al. 2012): each user gets an independent weight w with Poisson(1)'s
+    probabilities rounded to 1/256 (mean and variance exactly 1; from one uniform byte,
+    see ``_WEIGHT_STEPS``), and the resampled mean is ``sum(w d) / sum(w)``: the same
+    large-sample distribution as the multinomial counts, but one matrix product per
+    block instead of a gather per user and pair.
+    """
+    n, n_pairs = diffs.shape
+    out = np.empty((n_resamples, n_pairs), dtype=np.float64)
+    poisson = bootstrap_scheme(n) == "poisson"
+    label = metric if purpose == "test" else f"{metric} (interval)"
+    for start, size, rng in blocks(seed, metric, purpose, n_resamples, n):
+        if poisson:
+            raw = rng.bit_generator.random_raw((size * n + 7) // 8).astype("<u8", copy=False)
+            weights = _weights(raw.view(np.uint8)[: size * n]).astype(np.float64)
+            weights = weights.reshape(size, n)
+            total = weights.sum(axis=1)
+            total[total == 0] = np.nan
+            out[start : start + size] = (weights @ diffs) / total[:, None]
+        else:
+            index = rng.integers(0, n, size=(size, n), dtype=np.int64)
+            for j in range(n_pairs):
+                out[start : start + size, j] = np.take(diffs[:, j], index).mean(axis=1)
+        if progress is not None:
+            progress.step(size, label)
+    return out
+
+
+def bootstrap_p(diffs: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Two-sided bootstrap p-value of a zero mean difference (shift method).
+
+    The bootstrap distribution is centred on the null: ``p = (1 + #{|T*_b - T| >= |T|})
+    / (B + 1)`` (Efron & Tibshirani 1993, 16.4; Sakai 2006).
+    """
+    observed = diffs.mean(axis=0)
+    tol = _tolerance(diffs)
+    count = (np.abs(means - observed) >= np.abs(observed) - tol).sum(axis=0)
+    return (count + 1) / (means.shape[0] + 1)
+
+
+def bootstrap_ci(
+    diffs: np.ndarray, means: np.ndarray, confidence: float, method: Literal["bca", "percentile"]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile or BCa interval of the mean difference from bootstrap means.
+
+    BCa follows Efron & Tibshirani (1993) 14.3 as ``scipy.stats.bootstrap`` does: bias
+    ``z0 = Phi^-1((#{T* < T} + #{T* <= T}) / 2B)`` and acceleration, for the mean,
+    ``a = sum (d - mean)^3 / (6 (sum (d - mean)^2)^1.5)`` (the jackknife formula in
+    closed form); the interval is the quantiles (linear interpolation) of the bootstrap
+    means at the adjusted levels.
+    """
+    st = scipy_stats()
+    alpha = (1.0 - confidence) / 2.0
+    n_pairs = diffs.shape[1]
+    low = np.full(n_pairs, np.nan)
+    high = np.full(n_pairs, np.nan)
+    for j in range(n_pairs):
+        column = means[:, j]
+        if method == "percentile":
+            low[j], high[j] = np.quantile(column, [alpha, 1.0 - alpha])
+            continue
+        theta = diffs[:, j].mean()
+        share = ((column < theta).sum() + (column <= theta).sum()) / (2.0 * column.size)
+        z0 = st.norm.ppf(share)
+        centred = diffs[:, j] - theta
+        den = (centred**2).sum()
+        accel = (centred**3).sum() / (6.0 * den**1.5) if den > 0 else 0.0
+        levels = []
+        for z in (st.norm.ppf(alpha), st.norm.ppf(1.0 - alpha)):
+            num = z0 + z
+            levels.append(st.norm.cdf(z0 + num / (1.0 - accel * num)))
+        if not np.all(np.isfinite(levels)):
+            continue
+        low[j], high[j] = np.quantile(column, levels)
+    return low, high
+
+
+# ------------------------------------------------------------------ tukey
+def tukey_hsd(
+    values: np.ndarray,
+    n_resamples: int,
+    seed: int,
+    metric: str,
+    progress: Progress | None = None,
+) -> np.ndarray:
+    """Randomized Tukey HSD (Carterette 2012): p-values of all pairs of systems.
+
+    Under the null the systems are exchangeable within a user: each resample permutes
+    every user's row of ``values`` (n_users x m systems) at random and records the
+    range (max - min) of the m permuted system means. ``p[i, j] = (1 + #{range* >=
+    |mean_i - mean_j|}) / (R + 1)``: the family-wise error over all pairs is controlled
+    by construction. A permutation is one of the m! (``Generator.integers``) for
+    m <= 7, else the argsort of m uniform keys. Costs O(R n m).
+    """
+    import itertools
+
+    n, m = values.shape
+    table = np.array(list(itertools.permutations(range(m))), dtype=np.intp) if m <= 7 else None
+    means = values.mean(axis=0)
+    observed = np.abs(means[:, None] - means[None, :])
+    tol = 1e-9 * max(float(np.abs(values).mean()), 1e-300)
+    ranges = np.empty(n_resamples, dtype=np.float64)
+    rows = np.arange(n, dtype=np.intp)[None, :, None]
+    for start, size, rng in blocks(seed, metric, "test", n_resamples, n, width=m):
+        if table is not None:
+            columns = table[rng.integers(0, table.shape[0], size=(size, n))]
+        else:
+            columns = np.argsort(rng.random((size, n, m)), axis=2)
+        permuted = values[rows, columns].mean(axis=1)  # (size, m)
+        ranges[start : start + size] = permuted.max(axis=1) - permuted.min(axis=1)
+        if progress is not None:
+            progress.step(size, metric)
+    count = (ranges[:, None, None] >= observed[None] - tol).sum(axis=0)
+    return (count + 1) / (n_resamples + 1)
+
+
+# ------------------------------------------------------------------ analytic tests
+def t_test(diffs: np.ndarray) -> np.ndarray:
+    """Two-sided paired Student t (``scipy.stats.ttest_rel``) for each column."""
+    st = scipy_stats()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = st.ttest_1samp(diffs, 0.0, axis=0)
+    return np.asarray(result.pvalue, dtype=np.float64)
+
+
+def t_interval(diffs: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Student t interval of the mean difference: mean -+ t_{(1+c)/2, n-1} sd / sqrt(n)."""
+    st = scipy_stats()
+    n = diffs.shape[0]
+    mean = diffs.mean(axis=0)
+    if n < 2:
+        nan = np.full(diffs.shape[1], np.nan)
+        return nan, nan.copy()
+    half = st.t.ppf((1.0 + confidence) / 2.0, n - 1) * diffs.std(axis=0, ddof=1) / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def wilcoxon(diffs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``scipy.stats.wilcoxon`` with its defaults, and the matched-pairs rank-biserial r.
+
+    ``r = (R+ - R-) / (R+ + R-)``, with R+ and R- the sums of the ranks of |d| (average
+    ranks for ties) over the positive and negative non-zero differences (Kerby 2014);
+    zero differences are dropped as by ``zero_method="wilcox"``.
+    """
+    st = scipy_stats()
+    p = np.full(diffs.shape[1], np.nan)
+    r = np.full(diffs.shape[1], np.nan)
+    for j in range(diffs.shape[1]):
+        d = diffs[:, j]
+        nonzero = d[d != 0]
+        if nonzero.size == 0:
+            continue
+        p[j] = st.wilcoxon(d).pvalue
+        ranks = st.rankdata(np.abs(nonzero))
+        plus = ranks[nonzero > 0].sum()
+        minus = ranks[nonzero < 0].sum()
+        r[j] = (plus - minus) / (plus + minus)
+    return p, r
+
+
+def sign_test(diffs: np.ndarray) -> np.ndarray:
+    """Two-sided sign test: exact binomial(#positive, #non-zero, 1/2); zeros dropped."""
+    st = scipy_stats()
+    p = np.full(diffs.shape[1], np.nan)
+    for j in range(diffs.shape[1]):
+        positive = int((diffs[:, j] > 0).sum())
+        nonzero = positive + int((diffs[:, j] < 0).sum())
+        if nonzero:
+            p[j] = st.binomtest(positive, nonzero, 0.5).pvalue
+    return p
+
+
+def cohen_d(diffs: np.ndarray) -> np.ndarray:
+    """Paired Cohen's d (d_z): mean difference / sample std (ddof=1) of the differences."""
+    if diffs.shape[0] < 2:
+        return np.full(diffs.shape[1], np.nan)
+    sd = diffs.std(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sd > 0, diffs.mean(axis=0) / np.where(sd > 0, sd, 1.0), np.nan)
+
+
+# ------------------------------------------------------------------ corrections
+def adjust(p: np.ndarray, method: str) -> np.ndarray:
+    """Adjusted p-values of one family (NaN entries stay NaN and are not counted).
+
+    ``bonferroni`` min(1, m p); ``holm`` step-down max_{j<=i} (m - j + 1) p_(j);
+    ``hochberg`` step-up min_{j>=i} (m - j + 1) p_(j); ``bh`` (Benjamini-Hochberg)
+    min_{j>=i} m p_(j) / j; ``by`` (Benjamini-Yekutieli) bh times sum_{k<=m} 1/k; all
+    capped at 1 (statsmodels ``multipletests`` ``bonferroni``, ``holm``,
+    ``simes-hochberg``, ``fdr_bh``, ``fdr_by``).
+    """
+    out = np.full(p.shape, np.nan)
+    keep = np.flatnonzero(~np.isnan(p))
+    m = keep.size
+    if m == 0:
+        return out
+    values = p[keep]
+    if method == "none":
+        adjusted = values.copy()
+    elif method == "bonferroni":
+        adjusted = values * m
+    else:
+        order = np.argsort(values, kind="stable")
+        ranked = values[order]
+        position = np.arange(1, m + 1)
+        if method == "holm":
+            stepped = np.maximum.accumulate((m - position + 1) * ranked)
+        elif method == "hochberg":
+            stepped = np.minimum.accumulate(((m - position + 1) * ranked)[::-1])[::-1]
+        elif method in ("bh", "by"):
+            factor = float(np.sum(1.0 / position)) if method == "by" else 1.0
+            stepped = np.minimum.accumulate((factor * m * ranked / position)[::-1])[::-1]
+        else:  # pragma: no cover - checked by the caller
+            msg = f"correction must be one of {set(CORRECTIONS)!r}, got {method!r}"
+            raise ValueError(msg)
+        adjusted = np.empty(m)
+        adjusted[order] = stepped
+    out[keep] = np.minimum(adjusted, 1.0)
+    return out
+
+
+@dataclass
+class PairStats:
+    """The statistics of the pairs of one metric (arrays over pairs)."""
+
+    p_value: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    effect_size: np.ndarray
+    n_resamples: int | None
+    resampling: str | None
+
+
+def run_tests(
+    values: np.ndarray,
+    pairs: list[tuple[int, int]],
+    *,
+    test: str,
+    ci: str,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+    metric: str,
+    progress: Progress | None,
+) -> PairStats:
+    """Test every (system, baseline) column pair of ``values`` (n_users x m systems)."""
+    # Column-major: every column is contiguous, so its sums (pairwise summation) do not
+    # depend on which other pairs or systems are in the call.
+    values = np.asfortranarray(values)
+    diffs = np.asfortranarray(np.stack([values[:, a] - values[:, b] for a, b in pairs], axis=1))
+    n_pairs = len(pairs)
+    effect = cohen_d(diffs)
+    used: int | None = None
+    scheme: str | None = None
+    boot: np.ndarray | None = None
+    if test == "t":
+        p = t_test(diffs)
+    elif test == "wilcoxon":
+        p, effect = wilcoxon(diffs)
+    elif test == "sign":
+        p = sign_test(diffs)
+    elif test == "randomization":
+        p, used, scheme = randomization(diffs, n_resamples, seed, metric, progress)
+    elif test == "bootstrap":
+        boot = bootstrap_means(diffs, n_resamples, seed, metric, "test", progress)
+        p = bootstrap_p(diffs, boot)
+        used, scheme = n_resamples, bootstrap_scheme(diffs.shape[0])
+    else:  # tukey
+        table = tukey_hsd(values, n_resamples, seed, metric, progress)
+        p = np.array([table[a, b] for a, b in pairs])
+        used, scheme = n_resamples, "permutation"
+    zero = np.all(diffs == 0, axis=0)
+    p = np.where(zero & (diffs.shape[0] > 0), 1.0, p)
+    if ci == "t":
+        low, high = t_interval(diffs, confidence)
+    elif ci in ("bca", "percentile"):
+        if boot is None:
+            boot = bootstrap_means(diffs, n_resamples, seed, metric, "ci", progress)
+        low, high = bootstrap_ci(diffs, boot, confidence, ci)  # type: ignore[arg-type]
+    else:
+        low, high = np.full(n_pairs, np.nan), np.full(n_pairs, np.nan)
+    return PairStats(p, low, high, effect, used, scheme)
+
+
+def resamples_needed(test: str, ci: str, n_users: int, n_resamples: int) -> int:
+    """Resamples one metric will draw (for the progress total)."""
+    total = 0
+    if test in ("randomization", "bootstrap", "tukey"):
+        total += n_resamples
+    if ci in ("bca", "percentile") and test != "bootstrap":
+        total += n_resamples
+    return total
