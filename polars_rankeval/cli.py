@@ -1006,10 +1006,8 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
         if args.recs is None or args.truth is None:
             msg = "--recs and --truth must be given together"
             raise UsageError(msg)
-        recs, truth = _align_id_dtypes(
-            read_table(args.recs), read_table(args.truth), ["user", "item"]
-        )
-        joined = join(recs, truth, by=args.by)
+        # join's rule for the ids (as in evaluate): no silent cast of integers to text.
+        joined = join(read_table(args.recs), read_table(args.truth), by=args.by, check_overlap=True)
         assert isinstance(joined, pl.LazyFrame)
         return joined
     if args.runs:

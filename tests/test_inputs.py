@@ -483,3 +483,27 @@ def test_cli_several_recs_files_refuse_a_system_column(
     )
     assert code == 0, err
     assert out.splitlines()[1].startswith("x,")
+
+
+def test_cli_compare_recs_and_truth_follow_the_id_rule(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    two = pl.concat(
+        [
+            RECS.with_columns(system=pl.lit("a")),
+            RECS.with_columns(system=pl.lit("b"), score=-pl.col("score")),
+        ]
+    )
+    two.write_parquet(tmp_path / "recs.parquet")
+    TRUTH.rename({"grade": "relevance"}).write_parquet(tmp_path / "truth.parquet")
+    argv = ["compare", "--recs", str(tmp_path / "recs.parquet"), "-m", "mrr", "--by", "system"]
+    argv += ["--baseline", "a", "--test", "t"]
+    code, out, err = run(capsys, *argv, "--truth", str(tmp_path / "truth.parquet"))
+    assert code == 0, err
+    assert out
+    TRUTH.rename({"grade": "relevance"}).with_columns(pl.col("user").cast(pl.String)).write_parquet(
+        tmp_path / "truth_text.parquet"
+    )
+    code, _, err = run(capsys, *argv, "--truth", str(tmp_path / "truth_text.parquet"))
+    assert code == 2
+    assert "column 'user' has dtype Int64 in recs but String in truth" in err
