@@ -5,7 +5,7 @@ Every metric is a function returning a ``pl.Expr`` that aggregates one user's ro
 into one lazy plan; ``df.rankeval`` / ``lf.rankeval`` are the dataframe namespaces.
 """
 
-from polars_rankeval import datasets, trec
+from polars_rankeval import datasets, plot, trec
 from polars_rankeval import namespace as _namespace  # registers df.rankeval / lf.rankeval
 from polars_rankeval._overlap import OverlapWarning, overlap
 from polars_rankeval._types import (
@@ -18,6 +18,7 @@ from polars_rankeval._types import (
     UserUniverse,
 )
 from polars_rankeval.compare import compare, compare_per_user
+from polars_rankeval.curves import curve, pr_curve
 from polars_rankeval.datasets import load_example, load_systems
 from polars_rankeval.evaluate import evaluate, join
 from polars_rankeval.metrics import (
@@ -68,7 +69,7 @@ from polars_rankeval.metrics import (
     utility,
 )
 from polars_rankeval.popularity import item_popularity
-from polars_rankeval.registry import Metric, bind, list_metrics, parse_metric
+from polars_rankeval.registry import Metric, bind, expand_metric, list_metrics, parse_metric
 from polars_rankeval.report import report
 
 __version__ = "0.1.0"
@@ -91,9 +92,11 @@ __all__ = [
     "bpref",
     "compare",
     "compare_per_user",
+    "curve",
     "datasets",
     "dcg",
     "evaluate",
+    "expand_metric",
     "f1",
     "fallout",
     "fbeta",
@@ -128,6 +131,8 @@ __all__ = [
     "num_ret",
     "overlap",
     "parse_metric",
+    "plot",
+    "pr_curve",
     "precision",
     "r_precision",
     "rbp",

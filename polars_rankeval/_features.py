@@ -386,6 +386,18 @@ class Features:
         ordered = x.sort_by(self.key, descending=True)
         return self._prefix_range(ordered, self.a, self._b)
 
+    def gmax(self, x: pl.Expr, name: str) -> pl.Expr:
+        """Maximum of the row value ``x`` over the row's tie group (nulls ignored).
+
+        Window provider only (curve kernels, which run in ``evaluate``).
+        """
+        if not self.expected:
+            return x
+        if not self.window:  # pragma: no cover - curve kernels use the window provider
+            msg = "gmax needs the window feature provider"
+            raise NotImplementedError(msg)
+        return self._tie(1, f"__prk_gmax[{name}]", self._group(x.max()), x)
+
     def gmean_pos(self, f: PosFn, k: int | pl.Expr | None, name: str) -> pl.Expr:
         """Mean of ``f(p) * [p <= k]`` over the positions p of the row's tie group."""
 

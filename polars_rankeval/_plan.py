@@ -34,7 +34,7 @@ from polars_rankeval._types import (
     check_choice,
 )
 from polars_rankeval._validate import check_schema
-from polars_rankeval.registry import FramePlan, GlobalPlan, Metric, parse_metric
+from polars_rankeval.registry import CurvePlan, FramePlan, GlobalPlan, Metric, expand_metric
 
 _HAS_TRUTH = "__prk_has_truth"
 _HAS_RECS = "__prk_has_recs"
@@ -58,12 +58,15 @@ NItemsArg = int | pl.DataFrame | pl.LazyFrame | pl.Series | None
 
 
 def parse_metrics(metrics: MetricsArg) -> list[Metric]:
-    """Parse one metric or a list of metrics; reject empty lists and duplicates."""
+    """Parse one metric or a list of metrics; reject empty lists and duplicates.
+
+    A list or range of cutoffs (``ndcg@1..100``) gives one metric per cutoff.
+    """
     items = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
     if not items:
         msg = "metrics must name at least one metric, e.g. ['ndcg@10', 'recall@20']"
         raise ValueError(msg)
-    parsed = [parse_metric(m) for m in items]
+    parsed = [metric for m in items for metric in expand_metric(m)]
     seen: set[str] = set()
     for metric in parsed:
         if metric.name in seen:
@@ -176,9 +179,15 @@ class Job:
         probe = Features(
             cols, ties, job.keys, n_items=1, rating_range=(0.0, 1.0), order_dtype=job.order_dtype
         )
+        # The cutoffs of one list or range share their kind: one dry run for them all.
+        seen: dict[tuple[Any, ...], str] = {}
         for metric in parsed:
+            key = (metric.spec.name, metric.options, metric.cutoffs)
+            if metric.cutoffs and key in seen:
+                job.kinds[metric.name] = seen[key]
+                continue
             out = metric.plan(probe)
-            job.kinds[metric.name] = (
+            job.kinds[metric.name] = seen[key] = (
                 ("item" if metric.spec.scope == "item" else "global")
                 if isinstance(out, GlobalPlan)
                 else "frame"
@@ -278,6 +287,20 @@ class Job:
         own = [c for c in self.extra if c in schema]
         return list(dict.fromkeys([*self.keys, cols.item, cols.order, cols.relevance, *own]))
 
+    def curve_groups(self) -> list[list[Metric]]:
+        """Metrics computed together by a curve kernel: the cutoffs of one request.
+
+        A group is the metrics expanded from one list or range of cutoffs (same metric,
+        same options) whose metric has a curve kernel; the others are computed alone.
+        """
+        groups: dict[tuple[Any, ...], list[Metric]] = {}
+        for metric in self.metrics:
+            has_kernel = metric.spec.curve is not None and self.kinds[metric.name] == "expr"
+            if metric.cutoffs and has_kernel:
+                key = (metric.spec.name, metric.options, metric.cutoffs)
+                groups.setdefault(key, []).append(metric)
+        return list(groups.values())
+
     def features(self) -> Features:
         """The window feature provider, with the data-wide statistics filled in."""
         return Features(
@@ -362,7 +385,18 @@ class Job:
         holds only some of them).
         """
         features = self.features()
-        plans = {m.name: m.plan(features) for m in self.metrics}
+        together = self.curve_groups()
+        in_curves = {m.name for group in together for m in group}
+        plans = {m.name: m.plan(features) for m in self.metrics if m.name not in in_curves}
+        curves: list[tuple[CurvePlan, list[Metric]]] = []
+        for group in together:
+            first = group[0]
+            kernel = first.spec.curve
+            if kernel is None:  # pragma: no cover - curve_groups keeps kernels only
+                continue
+            ks = tuple(m.k for m in group if m.k is not None)
+            curves.append((kernel(features, ks, **dict(first.options)), group))
+        curve_aggs = {name: agg for plan, _ in curves for name, agg in plan.aggs.items()}
         cols, keys, names = self.icols, self.ikeys, self.names
         schema = lf.collect_schema()
         # The plan renames the input columns (internal_names): its own columns (ranks,
@@ -380,9 +414,17 @@ class Job:
         exprs = [p for p in plans.values() if isinstance(p, pl.Expr)]
         per_user = rows.group_by(keys).agg(
             *exprs,
+            *[agg.alias(name) for name, agg in curve_aggs.items()],
             pl.col(cols.relevance).is_not_null().any().alias(_HAS_TRUTH),
             pl.col(cols.order).is_not_null().any().alias(_HAS_RECS),
         )
+        if curves:
+            per_user = per_user.with_columns(
+                plan.at(m.k).cast(pl.Float64).alias(m.name)
+                for plan, group in curves
+                for m in group
+                if m.k is not None
+            )
         for name, plan in plans.items():
             if isinstance(plan, FramePlan):
                 value = plan.build(rows).select(*keys, pl.col("value").cast(pl.Float64).alias(name))
@@ -695,7 +737,15 @@ def summarize(
     if empty == "zero":
         per_user = per_user.with_columns(pl.col(names).fill_null(0.0))
     # Without per-user metrics (only global ones requested) every user counts as defined.
-    every = pl.all_horizontal([pl.col(n).is_not_null() for n in names]) if names else pl.lit(True)
+    # A column, not an expression repeated in every aggregation (many metrics, e.g. a
+    # cutoff range, would make the plan quadratic in size).
+    flag = "__prk_defined"
+    per_user = per_user.with_columns(
+        (
+            pl.all_horizontal([pl.col(n).is_not_null() for n in names]) if names else pl.lit(True)
+        ).alias(flag)
+    )
+    every = pl.col(flag)
 
     def defined(name: str) -> pl.Expr:
         return every if empty == "skip_row" else pl.col(name).is_not_null()

@@ -53,7 +53,7 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "auc",
 )
 FORMATS: tuple[str, ...] = ("table", "csv", "json", "markdown")
-SUBCOMMANDS: tuple[str, ...] = ("evaluate", "metrics", "trec-eval", "compare")
+SUBCOMMANDS: tuple[str, ...] = ("evaluate", "metrics", "trec-eval", "compare", "plot")
 COMPARE_FORMATS: tuple[str, ...] = ("markdown", "latex", "html", "table", "csv", "json")
 FLOAT_PRECISION = 4
 SYSTEM_COLUMN = "system"
@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{evaluate,metrics,trec-eval,compare}")
+    sub = parser.add_subparsers(dest="command", metavar="{evaluate,metrics,trec-eval,compare,plot}")
 
     ev = sub.add_parser(
         "evaluate",
@@ -326,6 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     te.set_defaults(handler=_run_trec_eval)
     _add_compare(sub)
+    _add_plot_parser(sub)
     return parser
 
 
@@ -1083,6 +1084,137 @@ def _run_compare(args: argparse.Namespace) -> int:
     else:
         text = report(result, args.format)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+# --------------------------------------------------------------------------- plot
+PLOT_KINDS: tuple[str, ...] = ("curve", "pr", "distribution", "differences", "lorenz", "long-tail")
+
+
+def _add_plot_parser(sub: Any) -> None:
+    """The ``plot`` subcommand: a chart of polars_rankeval.plot saved to --out."""
+    pt = sub.add_parser(
+        "plot",
+        help="draw a chart (metric@k curves, precision-recall, distributions, ...) to a file",
+        description=(
+            "Draw a chart of polars_rankeval.plot and save it (.png, .svg, .html or .json; "
+            "needs the [plot] extra). Without --data/--recs/--truth, plots the bundled "
+            "multi-system example (datasets.load_systems, --by system)."
+        ),
+    )
+    pt.add_argument(
+        "kind",
+        choices=PLOT_KINDS,
+        help=(
+            "curve: metric@k over k (-m NAME, --ks); pr: interpolated precision-recall; "
+            "distribution: per-user values of -m METRIC; differences: per-user differences "
+            "against --baseline; lorenz: Lorenz curve of item exposure at --k; long-tail: "
+            "popularity of the top --k items vs the catalog"
+        ),
+    )
+    pt.add_argument("--out", type=Path, required=True, metavar="PATH", help="the chart file")
+    pt.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="curve: metric names without @k (repeatable, default ndcg); distribution and "
+        "differences: one per-user metric (default ndcg@10)",
+    )
+    pt.add_argument("--ks", default="1..20", metavar="KS", help="curve cutoffs (default 1..20)")
+    pt.add_argument("--k", type=int, default=10, help="lorenz/long-tail cutoff (default 10)")
+    pt.add_argument("--baseline", metavar="SYSTEM", help="differences: the baseline system")
+    pt.add_argument(
+        "--compare",
+        action="store_true",
+        help="differences: run prk.compare and show its result in each panel",
+    )
+    pt.add_argument(
+        "--kind",
+        dest="dist_kind",
+        choices=("histogram", "ecdf"),
+        default="histogram",
+        help="distribution: histogram (default) or ecdf",
+    )
+    pt.add_argument("--levels", type=int, default=11, help="pr: number of recall levels")
+    pt.add_argument("--title", help="chart title")
+    pt.add_argument("--ties", choices=TIE_POLICIES, default=None, help="tie policy")
+    pt.add_argument("--users", choices=USER_UNIVERSES, default="truth", help="users evaluated")
+    pt.add_argument("--empty", choices=EMPTY_POLICIES, default="skip", help="undefined values")
+    pt.add_argument("--data", type=Path, metavar="PATH", help="a joined long table")
+    pt.add_argument("--recs", type=Path, metavar="PATH", help="recommendations")
+    pt.add_argument("--truth", type=Path, metavar="PATH", help="ground truth")
+    pt.add_argument("--recs-format", choices=INPUT_FORMATS, help="format of --recs")
+    pt.add_argument("--truth-format", choices=INPUT_FORMATS, help="format of --truth")
+    pt.add_argument("--user", default="user", metavar="COL", help="user column")
+    pt.add_argument("--item", default="item", metavar="COL", help="item column")
+    pt.add_argument("--score", default=None, metavar="COL", help="score column")
+    pt.add_argument("--rank", default=None, metavar="COL", help="rank column (1 = best)")
+    pt.add_argument("--relevance", default="relevance", metavar="COL", help="relevance column")
+    pt.add_argument(
+        "--by", action="append", default=None, metavar="COL", help="system column; repeatable"
+    )
+    pt.set_defaults(handler=_run_plot)
+
+
+def _run_plot(args: argparse.Namespace) -> int:
+    from polars_rankeval import curves, plot
+
+    if args.data is None and args.recs is None and args.truth is None:
+        from polars_rankeval.datasets import load_systems
+
+        print(f"{PROG}: no input given; plotting the bundled multi-system example", file=sys.stderr)
+        data: pl.LazyFrame = load_systems().lazy()
+        by = args.by or ["system"]
+    else:
+        data = load_data(args)
+        by = args.by or []
+    options: dict[str, Any] = {
+        **_column_options(args),
+        "users": args.users,
+        "empty": args.empty,
+    }
+    if args.ties is not None:
+        options["ties"] = args.ties
+    by_arg = by or None
+    chart: Any
+    if args.kind == "curve":
+        names = args.metrics or ["ndcg"]
+        ks = curves.cutoffs_of(args.ks)
+        frame = curves.curve(data, names, ks=ks, by=by_arg, **options)
+        chart = plot.curves(frame, title=args.title)
+    elif args.kind == "pr":
+        options.setdefault("ties", "item_desc")
+        chart = plot.pr_curves(
+            curves.pr_curve(data, levels=args.levels, by=by_arg, **options), title=args.title
+        )
+    elif args.kind in ("distribution", "differences"):
+        metric = (args.metrics or ["ndcg@10"])[0]
+        per_user = evaluate(data, [metric], by=by_arg, per_user=True, **options)
+        if args.kind == "distribution":
+            chart = plot.distribution(
+                per_user, metric, by=by_arg, kind=args.dist_kind, title=args.title
+            )
+        else:
+            if len(by) != 1 or args.baseline is None:
+                msg = "plot differences needs one --by column and --baseline SYSTEM"
+                raise UsageError(msg)
+            result = None
+            if args.compare:
+                from polars_rankeval.compare import compare
+
+                result = compare(data, [metric], by=by[0], baseline=args.baseline, **options)
+            chart = plot.topic_differences(
+                per_user, metric, baseline=args.baseline, by=by[0], compare=result, title=args.title
+            )
+    elif args.kind == "lorenz":
+        chart = plot.lorenz(data, k=args.k, by=by_arg, title=args.title, **options)
+    else:
+        chart = plot.long_tail(data, k=args.k, by=by_arg, title=args.title, **options)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    chart.save(str(args.out))
+    print(f"{PROG}: wrote {args.out}", file=sys.stderr)
     return 0
 
 

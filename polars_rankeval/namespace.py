@@ -36,6 +36,18 @@ class _RankEval(Generic[FrameT]):
 
         return compare(self._frame, metrics, **options)
 
+    def curve(self, metrics: str | list[str], ks: Any = None, **options: Any) -> pl.DataFrame:
+        """Metric@k as a long frame; see :func:`polars_rankeval.curve` (a DataFrame)."""
+        from polars_rankeval.curves import curve
+
+        return curve(self._frame, metrics, ks, **options)
+
+    def pr_curve(self, **options: Any) -> pl.DataFrame:
+        """Interpolated precision-recall curve; see :func:`polars_rankeval.pr_curve`."""
+        from polars_rankeval.curves import pr_curve
+
+        return pr_curve(self._frame, **options)
+
 
 @pl.api.register_dataframe_namespace("rankeval")
 class DataFrameRankEval(_RankEval[pl.DataFrame]):

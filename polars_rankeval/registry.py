@@ -4,10 +4,16 @@ Grammar: ``name[(key=value,...)][@k]``, for example ``ndcg@10``,
 ``precision(rel=2)@5`` or ``ndcg(discount=log_clipped,gain=exp)@10``. The canonical
 form sorts the parameters, leaves defaults out, and names the output column; it
 round-trips through :func:`parse_metric`.
+
+The cutoff may also be a list or a range of cutoffs, ``ndcg@[1,5,10]``, ``ndcg@1..100``
+or both (``ndcg@[1..10,20,50]``): :func:`expand_metric` turns it into one metric per
+cutoff (canonical names ``ndcg@1``, ``ndcg@5``, ...), which ``evaluate`` computes in one
+pass when the metric has a curve kernel (see :class:`CurvePlan`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import inspect
 import math
@@ -65,7 +71,24 @@ class GlobalPlan:
     finalize: Callable[[pl.LazyFrame, list[str]], pl.LazyFrame]
 
 
+@dataclass(frozen=True)
+class CurvePlan:
+    """Many cutoffs of one metric from shared per-user aggregates (one pass).
+
+    ``aggs`` are aggregations over one user's rows (in the ``group_by`` of ``evaluate``,
+    on the window features), typically the cumulative sum over positions of each
+    position's (expected) contribution, as a list; their names identify their content,
+    so that metrics sharing an aggregate (precision, recall and f1 share the hits)
+    compute it once. ``at(k)`` is the metric at cutoff k, an expression over the
+    per-user frame holding the ``aggs`` columns.
+    """
+
+    aggs: dict[str, pl.Expr]
+    at: Callable[[int], pl.Expr]
+
+
 Kernel = Callable[..., "pl.Expr | FramePlan | GlobalPlan"]
+CurveKernel = Callable[..., CurvePlan]
 Scope = Literal["user", "global", "item"]
 # Data-wide statistics a metric may need, computed once by evaluate (a pre-pass over
 # all rows, so that they do not change when the data is split into buckets):
@@ -173,6 +196,7 @@ class MetricSpec:
     scope: Scope = "user"
     needs: tuple[Need, ...] = ()
     defined: Definedness = "ranking"
+    curve: CurveKernel | None = None
 
     @property
     def truth_defined(self) -> bool:
@@ -182,11 +206,22 @@ class MetricSpec:
 
 @dataclass(frozen=True)
 class Metric:
-    """A metric bound to its cutoff and options; ``name`` is the canonical string."""
+    """A metric bound to its cutoff and options; ``name`` is the canonical string.
+
+    ``cutoffs`` is set on the metrics :func:`expand_metric` makes from a list or range
+    of cutoffs: all the cutoffs of that request, so that ``evaluate`` computes them
+    together. It does not take part in equality or the name.
+    """
 
     spec: MetricSpec
     k: int | None
     options: tuple[tuple[str, Any], ...]
+    cutoffs: tuple[int, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def base_name(self) -> str:
+        """The canonical name without the cutoff, e.g. ``ndcg(gain=exp)``."""
+        return self.name.split("@", 1)[0]
 
     @property
     def name(self) -> str:
@@ -313,6 +348,21 @@ def register(
     return decorate
 
 
+def register_curve(name: str) -> Callable[[CurveKernel], CurveKernel]:
+    """Register the curve kernel ``curve(features, ks, *, options...)`` of a metric.
+
+    It returns a :class:`CurvePlan` giving the metric at every cutoff of ``ks`` from
+    shared per-user aggregates; its options are the metric's own.
+    """
+
+    def decorate(kernel: CurveKernel) -> CurveKernel:
+        spec = _REGISTRY[name]
+        _REGISTRY[name] = dataclasses.replace(spec, curve=kernel)
+        return kernel
+
+    return decorate
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -401,13 +451,109 @@ def _validate_options(metric: str, values: dict[str, Any]) -> None:
 _GRAMMAR = re.compile(
     r"""^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*
         (?:\((?P<params>[^()]*)\))?\s*
-        (?:@\s*(?P<k>[^@\s]*))?\s*$""",
+        (?:@\s*(?P<k>[^@]*?))?\s*$""",
     re.VERBOSE,
 )
+MAX_CUTOFFS = 10_000
+"""The most cutoffs one list or range may name (``ndcg@1..10000``)."""
+
+
+def parse_cutoffs(text: str, raw: str) -> tuple[int, ...] | int:
+    """The cutoff part of a metric name: an int, or a tuple for a list or range.
+
+    ``10`` gives 10; ``1..5`` gives (1, 2, 3, 4, 5) (both ends included);
+    ``[1, 5, 10]`` gives (1, 5, 10), and list items may be ranges
+    (``[1..3, 10]``). Every cutoff must be a positive integer, named once.
+    """
+    raw = raw.strip()
+    is_list = raw.startswith("[") or raw.endswith("]")
+    if is_list:
+        if not (raw.startswith("[") and raw.endswith("]")):
+            msg = f"cutoff list in {text!r} must look like [1,5,10], got {raw!r}"
+            raise ValueError(msg)
+        parts = [p.strip() for p in raw[1:-1].split(",")]
+        if parts == [""]:
+            msg = f"cutoff list in {text!r} is empty; name at least one cutoff, e.g. [1,5,10]"
+            raise ValueError(msg)
+    else:
+        parts = [raw]
+    out: list[int] = []
+    for part in parts:
+        low, dots, high = part.partition("..")
+        ends = [low.strip(), high.strip()] if dots else [part]
+        for end in ends:
+            if not re.fullmatch(r"[+-]?\d+", end):
+                what = "cutoff range" if dots else "cutoff"
+                msg = f"{what} in {text!r} must be a positive integer, got {part!r}"
+                if dots and not end:
+                    msg = f"{what} in {text!r} must look like 1..100, got {part!r}"
+                raise ValueError(msg)
+        values = [int(e) for e in ends]
+        if not is_list and not dots:
+            return values[0]  # a single cutoff: bind checks it
+        if any(v <= 0 for v in values):
+            msg = f"cutoffs in {text!r} must be positive integers, got {part!r}"
+            raise ValueError(msg)
+        if dots:
+            if values[1] < values[0]:
+                msg = f"cutoff range {part!r} in {text!r} is empty (its end is below its start)"
+                raise ValueError(msg)
+            if values[1] - values[0] + 1 > MAX_CUTOFFS:
+                msg = f"cutoff range {part!r} in {text!r} names more than {MAX_CUTOFFS} cutoffs"
+                raise ValueError(msg)
+            out.extend(range(values[0], values[1] + 1))
+        else:
+            out.append(values[0])
+    seen: set[int] = set()
+    twice = sorted({k for k in out if k in seen or seen.add(k)})  # type: ignore[func-returns-value]
+    if twice:
+        msg = f"cutoffs in {text!r} name {twice} more than once"
+        raise ValueError(msg)
+    if len(out) > MAX_CUTOFFS:
+        msg = f"{text!r} names {len(out)} cutoffs, more than {MAX_CUTOFFS}"
+        raise ValueError(msg)
+    return tuple(out)
+
+
+def _parse(text: str) -> tuple[MetricSpec, int | tuple[int, ...] | None, dict[str, str]]:
+    match = _GRAMMAR.match(text)
+    if match is None:
+        msg = (
+            f"cannot parse metric {text!r}; expected name[(key=value,...)][@k], e.g. 'ndcg@10' "
+            "(or a list or range of cutoffs: 'ndcg@[1,5,10]', 'ndcg@1..100')"
+        )
+        raise ValueError(msg)
+    spec = get_spec(match["name"])
+    k: int | tuple[int, ...] | None = None
+    if match["k"] is not None:
+        k = parse_cutoffs(text, match["k"])
+    options: dict[str, str] = {}
+    if match["params"] is not None and match["params"].strip():
+        for part in match["params"].split(","):
+            key, eq, value = part.partition("=")
+            key, value = key.strip(), value.strip()
+            if not eq or not key or not value:
+                msg = f"parameter {part.strip()!r} in {text!r} must look like key=value"
+                raise ValueError(msg)
+            if key in options:
+                msg = f"parameter {key!r} given twice in {text!r}"
+                raise ValueError(msg)
+            options[key] = value
+    return spec, k, options
+
+
+def _check_text(text: object) -> str:
+    if not isinstance(text, str):
+        msg = f"a metric must be a string such as 'ndcg@10', got {type(text).__name__}"
+        raise TypeError(msg)
+    return text
 
 
 def parse_metric(text: str | Metric) -> Metric:
     """Parse ``name[(key=value,...)][@k]`` into a bound :class:`Metric`.
+
+    A list or range of cutoffs names several metrics: see :func:`expand_metric`
+    (a one-element list such as ``ndcg@[10]`` is accepted here).
 
     Examples
     --------
@@ -421,35 +567,44 @@ def parse_metric(text: str | Metric) -> Metric:
     """
     if isinstance(text, Metric):
         return text
-    if not isinstance(text, str):
-        msg = f"a metric must be a string such as 'ndcg@10', got {type(text).__name__}"
-        raise TypeError(msg)
-    match = _GRAMMAR.match(text)
-    if match is None:
-        msg = f"cannot parse metric {text!r}; expected name[(key=value,...)][@k], e.g. 'ndcg@10'"
+    metrics = expand_metric(_check_text(text))
+    if len(metrics) != 1:
+        msg = (
+            f"{text!r} names {len(metrics)} metrics (one per cutoff); use expand_metric, "
+            "or pass it to evaluate, which accepts lists and ranges of cutoffs"
+        )
         raise ValueError(msg)
-    name = match["name"]
-    spec = get_spec(name)
-    k: int | None = None
-    if match["k"] is not None:
-        raw = match["k"]
-        if not re.fullmatch(r"[+-]?\d+", raw):
-            msg = f"cutoff in {text!r} must be a positive integer, got {raw!r}"
+    return metrics[0]
+
+
+def expand_metric(text: str | Metric) -> list[Metric]:
+    """Parse a metric name whose cutoff may be a list or range: one metric per cutoff.
+
+    ``ndcg@[1,5,10]`` and ``ndcg@1..100`` (both ends included; list items may be
+    ranges, ``ndcg@[1..10,20]``) give ``ndcg@1``, ``ndcg@5``, ... in the order named.
+    :func:`polars_rankeval.evaluate` computes the cutoffs of one such request in one
+    pass when the metric has a curve kernel (precision, recall, f1, hit_rate, mrr, map,
+    dcg, ndcg), and as separate metrics otherwise. A single cutoff gives one metric.
+
+    Examples
+    --------
+    >>> from polars_rankeval.registry import expand_metric
+    >>> [m.name for m in expand_metric("ndcg(gain=exp)@[1,5,10]")]
+    ['ndcg(gain=exp)@1', 'ndcg(gain=exp)@5', 'ndcg(gain=exp)@10']
+    >>> [m.name for m in expand_metric("P@1..3")]
+    ['precision@1', 'precision@2', 'precision@3']
+    """
+    if isinstance(text, Metric):
+        return [text]
+    spec, k, options = _parse(_check_text(text))
+    if isinstance(k, tuple):
+        if not spec.takes_k:
+            msg = f"metric {spec.name!r} takes no cutoff @k, got cutoffs in {text!r}"
             raise ValueError(msg)
-        k = _to_int(f"cutoff k of metric {spec.name!r}", raw)
-    options: dict[str, str] = {}
-    if match["params"] is not None and match["params"].strip():
-        for part in match["params"].split(","):
-            key, eq, value = part.partition("=")
-            key, value = key.strip(), value.strip()
-            if not eq or not key or not value:
-                msg = f"parameter {part.strip()!r} in {text!r} must look like key=value"
-                raise ValueError(msg)
-            if key in options:
-                msg = f"parameter {key!r} given twice in {text!r}"
-                raise ValueError(msg)
-            options[key] = value
-    return bind(spec.name, k, **options)
+        first = bind(spec.name, k[0], **options)
+        bind(spec.name, max(k), **options)  # the same checks for the largest cutoff
+        return [dataclasses.replace(first, k=cut, cutoffs=k) for cut in k]
+    return [bind(spec.name, k, **options)]
 
 
 def list_metrics() -> pl.DataFrame:

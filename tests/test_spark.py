@@ -526,3 +526,19 @@ def test_compare_on_spark_per_user_values_matches_memory(spark: SparkSession) ->
     memory = prk.compare(df, metrics, **kw)
     assert on_spark["p_value"].to_list() == memory["p_value"].to_list()
     assert_frame_equal(on_spark.drop("conventions"), memory.drop("conventions"), **TOL)
+
+
+def test_cutoff_ranges_one_pass_on_spark(spark: SparkSession) -> None:
+    # The curve kernels (ndcg@1..5 in one pass) run inside Spark's Polars calls too.
+    df = systems(10)
+    metrics = ["ndcg@1..5", "recall@[1,3]", "auc@1..2"]
+    got, expected = both(spark, df, metrics, by="system", per_user=True)
+    assert got.columns[-9:] == [f"ndcg@{k}" for k in range(1, 6)] + [
+        "recall@1",
+        "recall@3",
+        "auc@1",
+        "auc@2",
+    ]
+    assert_frame_equal(got, expected, **TOL)
+    singles = [f"ndcg@{k}" for k in range(1, 6)] + ["recall@1", "recall@3", "auc@1", "auc@2"]
+    assert_frame_equal(expected, prk.evaluate(df, singles, by="system", per_user=True), **TOL)

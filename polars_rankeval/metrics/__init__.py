@@ -92,3 +92,6 @@ __all__ = [
     "unjudged",
     "utility",
 ]
+
+# The one-pass kernels of cutoff lists, registered last (the registry keeps its order).
+from polars_rankeval.metrics import curves  # noqa: F401
