@@ -485,7 +485,7 @@ def _as_text_ids(frame: pl.LazyFrame, columns: Sequence[str]) -> pl.LazyFrame:
 
 
 def _text_ids(args: argparse.Namespace) -> list[str]:
-    return [args.user, args.item] if args.id_type == "string" else []
+    return [args.user, args.item] if getattr(args, "id_type", "infer") == "string" else []
 
 
 def recs_paths(patterns: Sequence[str]) -> list[Path]:
@@ -546,12 +546,14 @@ def read_recs(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
     one system each, stacked with a ``system`` column (the ``--system`` labels in order,
     else the file stems), which becomes the first ``by`` column.
     """
-    paths = recs_paths(args.recs)
+    patterns = args.recs if isinstance(args.recs, list) else [str(args.recs)]
+    paths = recs_paths(patterns)
     by = list(args.by or [])
     frames = [read_table(p, args.recs_format, text_ids=_text_ids(args)) for p in paths]
-    if len(paths) == 1 and not args.system:
+    labels = getattr(args, "system", None)
+    if len(paths) == 1 and not labels:
         return frames[0], by
-    names = system_names(paths, args.system)
+    names = system_names(paths, labels)
     if SYSTEM_COLUMN in by:
         msg = f"--by {SYSTEM_COLUMN} is implied by several --recs files (or --system)"
         raise UsageError(msg)
@@ -601,7 +603,7 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
     """
     by = list(args.by or [])
     if args.data is not None:
-        if args.recs is not None or args.truth is not None or args.system:
+        if args.recs is not None or args.truth is not None or getattr(args, "system", None):
             msg = "--data cannot be combined with --recs/--truth/--system"
             raise UsageError(msg)
         return read_table(args.data, text_ids=_text_ids(args)), by
@@ -622,7 +624,7 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
     try:
         joined = join(recs, truth, **_column_options(args), by=by, check_overlap=True)
     except TypeError as exc:
-        if args.id_type == "string" or "has dtype" not in str(exc):
+        if _text_ids(args) or "has dtype" not in str(exc):
             raise
         msg = f"{exc}; on the command line, pass --id-type string to compare ids as text"
         raise TypeError(msg) from None
@@ -1151,7 +1153,12 @@ def _add_plot_parser(sub: Any) -> None:
     pt.add_argument("--item", default="item", metavar="COL", help="item column")
     pt.add_argument("--score", default=None, metavar="COL", help="score column")
     pt.add_argument("--rank", default=None, metavar="COL", help="rank column (1 = best)")
-    pt.add_argument("--relevance", default="relevance", metavar="COL", help="relevance column")
+    pt.add_argument(
+        "--relevance",
+        default=None,
+        metavar="COL",
+        help="relevance column (default: relevance; a column named here must exist)",
+    )
     pt.add_argument(
         "--by", action="append", default=None, metavar="COL", help="system column; repeatable"
     )
@@ -1168,10 +1175,9 @@ def _run_plot(args: argparse.Namespace) -> int:
         data: pl.LazyFrame = load_systems().lazy()
         by = args.by or ["system"]
     else:
-        data = load_data(args)
-        by = args.by or []
+        data, by = load_data(args)
     options: dict[str, Any] = {
-        **_column_options(args),
+        **_column_options(args, joined=True),
         "users": args.users,
         "empty": args.empty,
     }
