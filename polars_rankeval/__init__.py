@@ -7,6 +7,7 @@ into one lazy plan; ``df.rankeval`` / ``lf.rankeval`` are the dataframe namespac
 
 from polars_rankeval import datasets, plot, trec
 from polars_rankeval import namespace as _namespace  # registers df.rankeval / lf.rankeval
+from polars_rankeval._overlap import OverlapWarning, overlap
 from polars_rankeval._types import (
     EMPTY_POLICIES,
     TIE_POLICIES,
@@ -80,6 +81,7 @@ __all__ = [
     "Columns",
     "EmptyPolicy",
     "Metric",
+    "OverlapWarning",
     "TiePolicy",
     "UserUniverse",
     "accuracy",
@@ -127,6 +129,7 @@ __all__ = [
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "overlap",
     "parse_metric",
     "plot",
     "pr_curve",
