@@ -142,11 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--summary",
-        choices=SUMMARY_FORMS,
-        default="wide",
+        choices=("auto", *SUMMARY_FORMS),
+        default="auto",
         help=(
-            "wide (default: one row per --by group) or long (one row per group, metric "
-            "and aggregation: metric, aggregation, value, n_users, n_skipped)"
+            "wide (one row per --by group) or long (one row per group, metric and "
+            "aggregation: metric, aggregation, value, n_users, n_skipped); auto (default) "
+            "is long for --format table and markdown, which people read, and wide for "
+            "csv and json, which programs read"
         ),
     )
     ev.add_argument(
@@ -701,8 +703,16 @@ def write_frame(frame: pl.DataFrame, fmt: str, out: TextIO, *, bare: bool = Fals
 
 
 # --------------------------------------------------------------------------- commands
+def _summary_form(args: argparse.Namespace) -> str:
+    """``--summary auto``: long for the formats people read, wide for the others."""
+    if args.summary != "auto":
+        return str(args.summary)
+    return "long" if args.format in ("table", "markdown") else "wide"
+
+
 def _run_evaluate(args: argparse.Namespace) -> int:
     metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
+    args.summary = _summary_form(args)
     _progress("reading ...")
     data, by = load_data(args)
     _progress(f"evaluating {len(metrics)} metric(s) ...")
