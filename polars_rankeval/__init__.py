@@ -16,6 +16,7 @@ from polars_rankeval import namespace as _namespace  # registers df.rankeval / l
 
 if TYPE_CHECKING:
     from polars_rankeval import datasets, plot, trec
+    from polars_rankeval._overlap import OverlapWarning, overlap
     from polars_rankeval._types import (
         EMPTY_POLICIES,
         TIE_POLICIES,
@@ -85,6 +86,8 @@ if TYPE_CHECKING:
 # for a C program, started once per evaluation) needs. Name -> (module, attribute or
 # None for the module itself).
 _LAZY: dict[str, tuple[str, str | None]] = {
+    "OverlapWarning": ("polars_rankeval._overlap", "OverlapWarning"),
+    "overlap": ("polars_rankeval._overlap", "overlap"),
     "datasets": ("polars_rankeval.datasets", None),
     "plot": ("polars_rankeval.plot", None),
     "trec": ("polars_rankeval.trec", None),
@@ -204,6 +207,7 @@ __all__ = [
     "Columns",
     "EmptyPolicy",
     "Metric",
+    "OverlapWarning",
     "TiePolicy",
     "UserUniverse",
     "accuracy",
@@ -251,6 +255,7 @@ __all__ = [
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "overlap",
     "parse_metric",
     "plot",
     "pr_curve",

@@ -164,7 +164,9 @@ def choose(
 class Progress:
     """Buckets done, rows, elapsed time and an estimate, on stderr.
 
-    Uses ``tqdm`` when it is installed, otherwise rewrites one plain line.
+    On a terminal: a ``tqdm`` bar when it is installed, otherwise one line rewritten
+    in place (a carriage return). Elsewhere (a log file, a pipe, a CI log) one plain line per
+    bucket, no carriage return and no bar, so the log stays readable.
     """
 
     def __init__(self, total: int, enabled: bool, stream: TextIO | None = None) -> None:
@@ -175,7 +177,9 @@ class Progress:
         self.rows = 0
         self.done = 0
         self._bar: Any = None
-        if enabled:
+        isatty = getattr(self.stream, "isatty", None)
+        self.interactive = bool(isatty is not None and isatty())
+        if enabled and self.interactive:
             try:
                 from tqdm.auto import tqdm  # type: ignore[import-untyped]
             except ImportError:
@@ -198,9 +202,15 @@ class Progress:
             return
         elapsed = time.perf_counter() - self.start
         left = elapsed / self.done * (self.total - self.done)
+        line = (
+            f"[polars-rankeval] bucket {self.done}/{self.total}, {self.rows:,} rows, "
+            f"{_clock(elapsed)} elapsed, ~{_clock(left)} left"
+        )
+        if not self.interactive:  # a log file: one plain line per bucket
+            print(line, file=self.stream, flush=True)
+            return
         print(
-            f"\r[polars-rankeval] bucket {self.done}/{self.total}, {self.rows:,} rows, "
-            f"{_clock(elapsed)} elapsed, ~{_clock(left)} left",
+            "\r" + line,
             end="\n" if self.done == self.total else "",
             file=self.stream,
             flush=True,

@@ -459,9 +459,21 @@ class Job:
         if self.empty == "zero":
             per_user = per_user.with_columns(pl.col(names).fill_null(0.0))
         elif self.empty == "error":
-            collected = per_user.collect()
-            _raise_on_undefined(collected, names, keys)
-            per_user = collected.lazy()
+            # Checked when the result is collected (lazy in, lazy out): the callback
+            # sees the per-user values, raises on an undefined one, else passes them on.
+            schema = per_user.collect_schema()
+
+            def check(frame: pl.DataFrame) -> pl.DataFrame:
+                _raise_on_undefined(frame, names, keys)
+                return frame
+
+            per_user = per_user.map_batches(
+                check,
+                schema=schema,
+                predicate_pushdown=False,
+                projection_pushdown=False,
+                slice_pushdown=False,
+            )
         if self.per_user:
             return self.outer(per_user)
         if self.per_item:

@@ -30,6 +30,72 @@ def to_lazy(data: Any, what: str = "data") -> tuple[pl.LazyFrame, bool]:
     raise TypeError(msg)
 
 
+_TEXT_IDS = (pl.String, pl.Categorical, pl.Enum)
+
+
+def id_kind(dtype: pl.DataType) -> str:
+    """``"integer"``, ``"text"`` (String, Categorical, Enum) or ``"other"``."""
+    if dtype.is_integer():
+        return "integer"
+    if isinstance(dtype, _TEXT_IDS):
+        return "text"
+    return "other"
+
+
+def common_id_dtype(
+    name: str, left: pl.DataType, right: pl.DataType, labels: tuple[str, str] = ("recs", "truth")
+) -> pl.DataType:
+    """The dtype two id columns are compared in, or a ``TypeError``.
+
+    One rule for :func:`polars_rankeval.join`, :func:`polars_rankeval.overlap` and the
+    command line: the same dtype; integers of different widths (the lossless common
+    integer type); strings and categoricals (as strings). Anything else -- integers
+    against strings, floats -- is refused, because a silent cast would compare ``"1.0"``
+    with ``"1"`` or ``"007"`` with ``"7"`` and match nothing.
+    """
+    if left == right:
+        return left
+    kinds = (id_kind(left), id_kind(right))
+    if kinds == ("integer", "integer"):
+        probe = [pl.DataFrame(schema={name: left}), pl.DataFrame(schema={name: right})]
+        return pl.concat(probe, how="vertical_relaxed").schema[name]
+    if kinds == ("text", "text"):
+        return pl.String()
+    msg = (
+        f"column {name!r} has dtype {left} in {labels[0]} but {right} in {labels[1]}; cast "
+        "one of them"
+    )
+    if "other" in kinds:
+        msg += " (ids must be integers or strings: a float id such as 1.0 is usually a parsing "
+        msg += "artefact)"
+    else:
+        msg += (
+            f" (integer and string ids are never compared as text: '007' would not match 7), "
+            f"e.g. pl.col({name!r}).cast(pl.String)"
+        )
+    raise TypeError(msg)
+
+
+def align_ids(
+    left: pl.LazyFrame,
+    right: pl.LazyFrame,
+    names: list[str],
+    labels: tuple[str, str] = ("recs", "truth"),
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Cast the id columns ``names`` of two frames to their common dtype.
+
+    See :func:`common_id_dtype` for the rule.
+    """
+    left_schema, right_schema = left.collect_schema(), right.collect_schema()
+    for name in names:
+        target = common_id_dtype(name, left_schema[name], right_schema[name], labels)
+        if left_schema[name] != target:
+            left = left.with_columns(pl.col(name).cast(target))
+        if right_schema[name] != target:
+            right = right.with_columns(pl.col(name).cast(target))
+    return left, right
+
+
 def check_schema(schema: pl.Schema, cols: Columns, by: list[str]) -> None:
     """Check that every named column exists and has a usable dtype.
 
@@ -85,6 +151,36 @@ def check_values(lf: pl.LazyFrame, cols: Columns, by: list[str]) -> None:
     stats, dups = value_checks(lf, cols, by)
     found, dup = pl.collect_all([stats, dups])
     raise_on_problems(lf, cols, by, found, dup)
+
+
+def checked_on_collect(
+    result: pl.LazyFrame, lf: pl.LazyFrame, cols: Columns, by: list[str]
+) -> pl.LazyFrame:
+    """``result`` with the value checks of ``lf`` in its plan: they raise at collect time.
+
+    The checks (:func:`value_checks`) become a branch of the result's query: a
+    ``map_batches`` over their one-row counts raises the first problem (as
+    :func:`check_values` would) or returns no rows, and is concatenated before the
+    result. Both branches read ``lf``; Polars evaluates them in one query, so a
+    scanned source is read once (common subplan elimination), and nothing is read
+    before ``collect``. The Python callback sees only the one-row counts.
+    """
+    stats, dups = value_checks(lf, cols, by)
+    schema = result.collect_schema()
+
+    def check(found: pl.DataFrame) -> pl.DataFrame:
+        raise_on_problems(lf, cols, by, found, found.select("dup"))
+        return pl.DataFrame(schema=schema)
+
+    guard = stats.join(dups, how="cross").map_batches(
+        check,
+        schema=schema,
+        predicate_pushdown=False,
+        projection_pushdown=False,
+        slice_pushdown=False,
+    )
+    # The guard comes first: a slice of the result (head) still runs the checks.
+    return pl.concat([guard, result], how="vertical")
 
 
 def value_checks(
@@ -157,8 +253,107 @@ def raise_on_problems(
             raise ValueError(template.format(n=count) + example)
 
 
+MAX_BY_SUGGESTION = 1000
+"""A column is suggested as ``by=`` for duplicates only with at most this many values."""
+
+
+def _duplicates(lf: pl.LazyFrame, cols: Columns, by: list[str]) -> str:
+    """Real duplicate pairs (up to 3 keys, each with its rows) and a ``by=`` hint."""
+    keys = [*by, cols.user, cols.item]
+    count = _free_name("__prk_n", lf.collect_schema().names())
+    dup_keys = (
+        lf.group_by(keys)
+        .agg(pl.len().alias(count))
+        .filter(pl.col(count) > 1)
+        .sort([count, *keys], descending=[True, *([False] * len(keys))])
+        .head(3)
+        .collect()
+    )
+    examples = []
+    for key in dup_keys.iter_rows(named=True):
+        n = key.pop(count)
+        rows = lf.filter(pl.all_horizontal(pl.col(c) == v for c, v in key.items())).head(3)
+        examples.append((key, n, rows.collect().rows(named=True)))
+    candidates = by_candidates(lf.collect_schema(), cols, by)
+    stats: dict[str, int] = {}
+    if candidates:
+        stats = (
+            lf.select(
+                pl.len().alias("rows"),
+                *(pl.struct([*keys, c]).n_unique().alias(f"key:{c}") for c in candidates),
+                *(pl.col(c).n_unique().alias(f"values:{c}") for c in candidates),
+            )
+            .collect()
+            .row(0, named=True)
+        )
+    return format_duplicates(examples) + format_by_hint(stats, candidates, by)
+
+
+def _free_name(name: str, taken: list[str]) -> str:
+    while name in taken:
+        name += "_"
+    return name
+
+
+def by_candidates(schema: pl.Schema, cols: Columns, by: list[str]) -> list[str]:
+    """Columns that could name systems or segments (integer, boolean or text; 20 at most)."""
+    own = {cols.user, cols.item, cols.order, cols.relevance, *by}
+    return [
+        c
+        for c, dtype in schema.items()
+        if c not in own
+        and (dtype.is_integer() or dtype == pl.Boolean or isinstance(dtype, _TEXT_IDS))
+    ][:20]
+
+
+def format_duplicates(examples: list[tuple[dict[str, Any], int, list[dict[str, Any]]]]) -> str:
+    """``; e.g. (user=1, item=2) appears 2 times: [rows]; ...`` for (key, count, rows).
+
+    Shared by the Polars checks and :mod:`polars_rankeval.spark`; the rows of a key are
+    shown sorted (by their text), so both engines print the same message.
+    """
+    shown = []
+    for key, n, rows in examples:
+        label = ", ".join(f"{c}={v!r}" for c, v in key.items())
+        shown.append(f"({label}) appears {n} times: {sorted(rows, key=repr)}")
+    return "; e.g. " + "; ".join(shown)
+
+
+def format_by_hint(stats: dict[str, int], candidates: list[str], by: list[str]) -> str:
+    """Suggest a ``by=`` column that makes every (by, user, item) key unique.
+
+    ``stats``: ``rows`` (the number of rows), ``key:<c>`` (distinct (by, user, item, c))
+    and ``values:<c>`` (distinct values of c, null included) for each candidate c.
+    """
+    if not candidates:
+        return ""
+    # A system or segment column has few values: at most MAX_BY_SUGGESTION and at most
+    # half the rows (a timestamp or a row id also makes rows unique, but is no grouping).
+    limit = min(MAX_BY_SUGGESTION, stats["rows"] // 2)
+    fits = sorted(
+        (
+            c
+            for c in candidates
+            if stats[f"key:{c}"] == stats["rows"] and stats[f"values:{c}"] <= limit
+        ),
+        key=lambda c: stats[f"values:{c}"],
+    )
+    if not fits:
+        return ""
+    best = fits[0]
+    value = repr([*by, best]) if by else repr(best)
+    flags = " ".join(f"--by {c}" for c in [*by, best])
+    others = f" (so does {', '.join(map(repr, fits[1:3]))})" if len(fits) > 1 else ""
+    return (
+        f". Column {best!r} makes every row unique{others}: if it names systems or "
+        f"segments, pass by={value} ({flags} on the command line)"
+    )
+
+
 def _example(lf: pl.LazyFrame, cols: Columns, by: list[str], key: str) -> str:
     """A short excerpt of offending rows, to make the error actionable."""
+    if key == "dup":
+        return _duplicates(lf, cols, by)
     order = pl.col(cols.order)
     rel = pl.col(cols.relevance).cast(pl.Float64)
     predicate = {
@@ -169,7 +364,6 @@ def _example(lf: pl.LazyFrame, cols: Columns, by: list[str], key: str) -> str:
         "inf_rel": rel.is_infinite(),
         "neg_rel": rel < 0,
         "bad_rank": order < 1,
-        "dup": pl.struct([*by, cols.user, cols.item]).is_duplicated(),
     }.get(key)
     if predicate is None:
         return ""

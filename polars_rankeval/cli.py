@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
+import logging
+import os
+import shutil
 import signal
 import sys
+import textwrap
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import polars as pl
 
@@ -27,6 +33,12 @@ from polars_rankeval._types import (
     TIE_POLICIES,
     USER_UNIVERSES,
 )
+
+if TYPE_CHECKING:
+    from polars_rankeval.registry import MetricSpec
+
+# The heavy modules (evaluate, registry, _plan) are imported where used: the trec-eval
+# command line starts without them.
 
 PROG = "polars-rankeval"
 INTERRUPTED_EXIT = 128 + signal.SIGINT
@@ -46,6 +58,9 @@ FORMATS: tuple[str, ...] = ("table", "csv", "json", "markdown")
 SUBCOMMANDS: tuple[str, ...] = ("evaluate", "metrics", "trec-eval", "compare", "plot")
 COMPARE_FORMATS: tuple[str, ...] = ("markdown", "latex", "html", "table", "csv", "json")
 FLOAT_PRECISION = 4
+SYSTEM_COLUMN = "system"
+"""The column naming the system of each ``--recs`` file when several are given."""
+ID_TYPES: tuple[str, ...] = ("infer", "string")
 
 _SCANNERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
     ".parquet": pl.scan_parquet,
@@ -59,6 +74,7 @@ _SCANNERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
 # TREC files: a run (qid Q0 docno rank score tag) or qrels (qid iter docno rel).
 _TREC_SUFFIXES = {".run": "trec-run", ".qrels": "trec-qrels"}
 INPUT_FORMATS: tuple[str, ...] = ("parquet", "csv", "tsv", "ndjson", "trec-run", "trec-qrels")
+_TEXT_SUFFIXES = (".csv", ".tsv", ".tab")
 _FORMAT_SUFFIX = {"parquet": ".parquet", "csv": ".csv", "tsv": ".tsv", "ndjson": ".ndjson"}
 
 
@@ -128,11 +144,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--summary",
-        choices=SUMMARY_FORMS,
-        default="wide",
+        choices=("auto", *SUMMARY_FORMS),
+        default="auto",
         help=(
-            "wide (default: one row per --by group) or long (one row per group, metric "
-            "and aggregation: metric, aggregation, value, n_users, n_skipped)"
+            "wide (one row per --by group) or long (one row per group, metric and "
+            "aggregation: metric, aggregation, value, n_users, n_skipped); auto (default) "
+            "is long for --format table and markdown, which people read, and wide for "
+            "csv and json, which programs read"
         ),
     )
     ev.add_argument(
@@ -151,9 +169,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--recs",
-        type=Path,
+        action="append",
         metavar="PATH",
-        help="recommendations (user, item, score): .parquet, .csv, .tsv, .ndjson or .run",
+        help=(
+            "recommendations (user, item, score): .parquet, .csv, .tsv, .ndjson or .run; "
+            "repeatable and globs ('runs/*.run', quoted) for several systems, each file one "
+            f"system named by its file stem in a {SYSTEM_COLUMN!r} column"
+        ),
+    )
+    ev.add_argument(
+        "--system",
+        action="append",
+        metavar="NAME",
+        help=(
+            "name of the system of each --recs file, in order (default: the file stem); repeatable"
+        ),
+    )
+    ev.add_argument(
+        "--id-type",
+        choices=ID_TYPES,
+        default="infer",
+        help=(
+            "infer (default): ids keep the dtype each file gives them, and must be of one "
+            "kind (integers or strings) in --recs and --truth; string: read the user and "
+            "item ids of every file as text (keeps leading zeros: '007' is not 7)"
+        ),
     )
     ev.add_argument(
         "--truth",
@@ -180,9 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--relevance",
-        default="relevance",
+        default=None,
         metavar="COL",
-        help="relevance column of the truth (default: relevance; absent = all relevant)",
+        help=(
+            "relevance column of the truth (default: relevance; a truth without that "
+            "column marks every row relevant); a column named here must exist"
+        ),
     )
     ev.add_argument(
         "--by",
@@ -225,11 +268,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     mt = sub.add_parser(
         "metrics",
-        help="list the registered metrics",
-        description="List every registered metric with its options.",
+        help="list the registered metrics, or show one",
+        description=(
+            "List every registered metric (sorted by name) with its options, fitted to "
+            "the terminal; 'metrics NAME' shows one metric in full: definition, options "
+            "with defaults and choices, aliases and examples."
+        ),
+    )
+    mt.add_argument(
+        "name",
+        nargs="?",
+        metavar="NAME",
+        help="a metric name, alias or full metric string (e.g. ndcg, P, 'ndcg(gain=exp)@10')",
     )
     mt.add_argument(
         "--format", choices=FORMATS, default="table", help="output format (default: table)"
+    )
+    mt.add_argument(
+        "--width",
+        type=int,
+        metavar="N",
+        help="width of the table in characters (default: the terminal's width)",
     )
     mt.set_defaults(handler=_run_metrics)
 
@@ -345,7 +404,7 @@ def _with_default_command(argv: Sequence[str]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- input
-def read_table(path: Path, fmt: str | None = None) -> pl.LazyFrame:
+def read_table(path: Path, fmt: str | None = None, *, text_ids: Sequence[str] = ()) -> pl.LazyFrame:
     """Scan a Parquet, CSV, TSV, NDJSON or TREC file lazily.
 
     Parameters
@@ -355,6 +414,9 @@ def read_table(path: Path, fmt: str | None = None) -> pl.LazyFrame:
         ``.csv``, ``.tsv``, ``.ndjson``/``.jsonl``, ``.run`` (TREC run) or ``.qrels``.
     fmt
         One of :data:`INPUT_FORMATS` to override the suffix.
+    text_ids
+        Columns read as text (``--id-type string``): a CSV or TSV file's values are
+        taken as written (``"007"`` stays ``"007"``), other formats are cast to String.
 
     Returns
     -------
@@ -380,7 +442,12 @@ def read_table(path: Path, fmt: str | None = None) -> pl.LazyFrame:
         from polars_rankeval.trec import scan_qrels
 
         return scan_qrels(path).select("user", "item", "relevance")
-    scan = _SCANNERS.get(_FORMAT_SUFFIX[kind] if kind else path.suffix.lower())
+    suffix = _FORMAT_SUFFIX[kind] if kind else path.suffix.lower()
+    if text_ids and suffix in _TEXT_SUFFIXES:
+        overrides = dict.fromkeys(text_ids, pl.String)
+        separator = "," if suffix == ".csv" else "\t"
+        return pl.scan_csv(path, separator=separator, schema_overrides=overrides)
+    scan = _SCANNERS.get(suffix)
     if scan is None:
         known = ", ".join([*sorted(_SCANNERS), *_TREC_SUFFIXES])
         msg = (
@@ -388,26 +455,120 @@ def read_table(path: Path, fmt: str | None = None) -> pl.LazyFrame:
             f"{known}, or --recs-format/--truth-format"
         )
         raise ValueError(msg)
-    return scan(path)
+    frame = scan(path)
+    return _as_text_ids(frame, text_ids) if text_ids else frame
 
 
-def _align_id_dtypes(
-    recs: pl.LazyFrame, truth: pl.LazyFrame, columns: Sequence[str]
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Cast id columns to String where the two files inferred different dtypes."""
-    recs_schema, truth_schema = recs.collect_schema(), truth.collect_schema()
-    mismatched = [
-        c
-        for c in columns
-        if c in recs_schema and c in truth_schema and recs_schema[c] != truth_schema[c]
+def _as_text_ids(frame: pl.LazyFrame, columns: Sequence[str]) -> pl.LazyFrame:
+    """Cast the id columns present in ``frame`` to String (``--id-type string``)."""
+    schema = frame.collect_schema()
+    return frame.with_columns(pl.col(c).cast(pl.String) for c in columns if c in schema)
+
+
+def _text_ids(args: argparse.Namespace) -> list[str]:
+    return [args.user, args.item] if getattr(args, "id_type", "infer") == "string" else []
+
+
+def recs_paths(patterns: Sequence[str]) -> list[Path]:
+    """Expand the ``--recs`` arguments: each a path or a glob (``*``, ``?``, ``[...]``).
+
+    Raises
+    ------
+    FileNotFoundError
+        If a glob matches no file (a plain path is checked by :func:`read_table`).
+    """
+    paths: list[Path] = []
+    for pattern in patterns:
+        if any(ch in pattern for ch in "*?["):
+            matches = sorted(Path(p) for p in glob.glob(pattern, recursive=True))
+            matches = [p for p in matches if p.is_file()]
+            if not matches:
+                msg = f"--recs {pattern!r} matches no file"
+                raise FileNotFoundError(msg)
+            paths.extend(matches)
+        else:
+            paths.append(Path(pattern))
+    seen: set[Path] = set()
+    for path in paths:
+        if path in seen:
+            msg = f"--recs names the file {str(path)!r} twice"
+            raise UsageError(msg)
+        seen.add(path)
+    return paths
+
+
+def system_names(paths: Sequence[Path], labels: Sequence[str] | None) -> list[str]:
+    """The system name of each run file: ``--system`` labels in order, else the file stems."""
+    if labels:
+        if len(labels) != len(paths):
+            files = ", ".join(str(p) for p in paths)
+            msg = (
+                f"--system is given {len(labels)} time(s) but --recs names {len(paths)} "
+                f"file(s) ({files}); give one --system per file, in order"
+            )
+            raise UsageError(msg)
+        names = list(labels)
+    else:
+        names = [p.stem for p in paths]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        msg = (
+            f"several --recs files have the system name {', '.join(map(repr, repeated))}; "
+            "name them with --system, one per file"
+        )
+        raise UsageError(msg)
+    return names
+
+
+def read_recs(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
+    """The ``--recs`` files as one frame, and the ``by`` columns to evaluate with.
+
+    One file without ``--system``: the file as it is. Several files (or ``--system``):
+    one system each, stacked with a ``system`` column (the ``--system`` labels in order,
+    else the file stems), which becomes the first ``by`` column.
+    """
+    patterns = args.recs if isinstance(args.recs, list) else [str(args.recs)]
+    paths = recs_paths(patterns)
+    by = list(args.by or [])
+    frames = [read_table(p, args.recs_format, text_ids=_text_ids(args)) for p in paths]
+    labels = getattr(args, "system", None)
+    if len(paths) == 1 and not labels:
+        return frames[0], by
+    names = system_names(paths, labels)
+    if SYSTEM_COLUMN in by:
+        msg = f"--by {SYSTEM_COLUMN} is implied by several --recs files (or --system)"
+        raise UsageError(msg)
+    first = frames[0].collect_schema()
+    for path, frame in zip(paths[1:], frames[1:], strict=True):
+        schema = frame.collect_schema()
+        if SYSTEM_COLUMN in schema:
+            msg = (
+                f"{str(path)!r} already has a {SYSTEM_COLUMN!r} column; with several "
+                f"--recs files, each file is one system"
+            )
+            raise UsageError(msg)
+        for column in (args.user, args.item):
+            if column in first and column in schema and first[column] != schema[column]:
+                msg = (
+                    f"column {column!r} has dtype {first[column]} in {str(paths[0])!r} but "
+                    f"{schema[column]} in {str(path)!r}; pass --id-type string to read the "
+                    "ids of every file as text"
+                )
+                raise TypeError(msg)
+    if SYSTEM_COLUMN in first:
+        msg = (
+            f"{str(paths[0])!r} already has a {SYSTEM_COLUMN!r} column; with several "
+            "--recs files (or --system), each file is one system"
+        )
+        raise UsageError(msg)
+    labelled = [
+        f.with_columns(pl.lit(n).alias(SYSTEM_COLUMN)) for f, n in zip(frames, names, strict=True)
     ]
-    if not mismatched:
-        return recs, truth
-    cast = [pl.col(c).cast(pl.String) for c in mismatched]
-    return recs.with_columns(cast), truth.with_columns(cast)
+    stacked = pl.concat(labelled, how="diagonal_relaxed")
+    return stacked, [SYSTEM_COLUMN, *by]
 
 
-def load_data(args: argparse.Namespace) -> pl.LazyFrame:
+def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
     """Build the long evaluation frame from ``--recs``/``--truth`` or the bundled example.
 
     Parameters
@@ -417,16 +578,18 @@ def load_data(args: argparse.Namespace) -> pl.LazyFrame:
 
     Returns
     -------
-    polars.LazyFrame
-        Columns by, user, item, score (or rank) and relevance.
+    tuple of polars.LazyFrame and list of str
+        Columns by, user, item, score (or rank) and relevance; and the ``by`` columns
+        (``system`` first when several ``--recs`` files are given).
     """
     from polars_rankeval.evaluate import join
 
+    by = list(args.by or [])
     if args.data is not None:
-        if args.recs is not None or args.truth is not None:
-            msg = "--data cannot be combined with --recs/--truth"
+        if args.recs is not None or args.truth is not None or getattr(args, "system", None):
+            msg = "--data cannot be combined with --recs/--truth/--system"
             raise UsageError(msg)
-        return read_table(args.data)
+        return read_table(args.data, text_ids=_text_ids(args)), by
     if args.recs is None and args.truth is None:
         from polars_rankeval.datasets import load_example
 
@@ -435,24 +598,33 @@ def load_data(args: argparse.Namespace) -> pl.LazyFrame:
             "(trec_eval's test run: 3 queries)",
             file=sys.stderr,
         )
-        return load_example().lazy()
+        return load_example().lazy(), by
     if args.recs is None or args.truth is None:
         msg = "--recs and --truth must be given together"
         raise UsageError(msg)
-    recs = read_table(args.recs, args.recs_format)
-    truth = read_table(args.truth, args.truth_format)
-    recs, truth = _align_id_dtypes(recs, truth, [args.user, args.item])
-    joined = join(recs, truth, **_column_options(args), by=args.by)
+    recs, by = read_recs(args)
+    truth = read_table(args.truth, args.truth_format, text_ids=_text_ids(args))
+    try:
+        joined = join(recs, truth, **_column_options(args), by=by, check_overlap=True)
+    except TypeError as exc:
+        if _text_ids(args) or "has dtype" not in str(exc):
+            raise
+        msg = f"{exc}; on the command line, pass --id-type string to compare ids as text"
+        raise TypeError(msg) from None
     assert isinstance(joined, pl.LazyFrame)  # both inputs are lazy
-    return joined
+    return joined, by
 
 
-def _column_options(args: argparse.Namespace) -> dict[str, Any]:
+def _column_options(args: argparse.Namespace, *, joined: bool = False) -> dict[str, Any]:
+    """Column options for ``join`` (``relevance`` may be None) or, joined, ``evaluate``."""
+    relevance = args.relevance
+    if joined and relevance is None:
+        relevance = "relevance"
     return {
         "user": args.user,
         "item": args.item,
         "score": args.score,
-        "relevance": args.relevance,
+        "relevance": relevance,
         "rank": args.rank,
     }
 
@@ -535,20 +707,28 @@ def write_frame(frame: pl.DataFrame, fmt: str, out: TextIO, *, bare: bool = Fals
 
 
 # --------------------------------------------------------------------------- commands
+def _summary_form(args: argparse.Namespace) -> str:
+    """``--summary auto``: long for the formats people read, wide for the others."""
+    if args.summary != "auto":
+        return str(args.summary)
+    return "long" if args.format in ("table", "markdown") else "wide"
+
+
 def _run_evaluate(args: argparse.Namespace) -> int:
     from polars_rankeval._plan import long_summary
     from polars_rankeval.evaluate import evaluate, parse_metrics, summarize
 
     metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
+    args.summary = _summary_form(args)
     _progress("reading ...")
-    data = load_data(args)
+    data, by = load_data(args)
     _progress(f"evaluating {len(metrics)} metric(s) ...")
     result = evaluate(
         data,
         metrics,
-        **_column_options(args),
+        **_column_options(args, joined=True),
         ties=args.ties,
-        by=args.by,
+        by=by or None,
         per_user=args.per_user is not None,
         users=args.users,
         empty=args.empty,
@@ -566,7 +746,6 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         return 0
     _write_per_user(result, Path(args.per_user))
     names = [m.name for m in metrics]
-    by = list(args.by or [])
     aggregate = args.aggregate or ["mean"]
     # zero and error were applied to the per-user values already.
     empty: Literal["skip", "skip_row"] = "skip_row" if args.empty == "skip_row" else "skip"
@@ -603,15 +782,181 @@ def _write_per_user(frame: pl.DataFrame, path: Path) -> None:
 def _run_metrics(args: argparse.Namespace) -> int:
     from polars_rankeval.registry import list_metrics
 
-    table = list_metrics().select(
-        "name",
-        pl.when(pl.col("cutoff")).then(pl.lit("yes")).otherwise(pl.lit("no")).alias("@k"),
-        "aliases",
-        "options",
-        "summary",
-    )
-    write_frame(table, args.format, sys.stdout, bare=True)
+    width = args.width if args.width is not None else shutil.get_terminal_size().columns
+    if width < 1:
+        msg = f"--width must be a positive number of characters, got {width}"
+        raise UsageError(msg)
+    table = list_metrics().sort("name")
+    if args.name is not None:
+        spec = _metric_spec(args.name)
+        if args.format != "table":
+            write_frame(table.filter(pl.col("name") == spec.name), args.format, sys.stdout)
+            return 0
+        sys.stdout.write(describe_metric(spec, width))
+        return 0
+    if args.format != "table":  # machine-readable formats: every field, in full
+        write_frame(table, args.format, sys.stdout)
+        return 0
+    rows = [
+        [
+            row["name"],
+            "yes" if row["cutoff"] else "no",
+            row["aliases"] or "-",
+            row["options"] or "-",
+            row["summary"],
+        ]
+        for row in table.iter_rows(named=True)
+    ]
+    header = ["name", "@k", "aliases", "options (default)", "definition"]
+    sys.stdout.write(fit_table(header, rows, width, shrink=(2, 3, 4)))
+    closing = f"{len(rows)} metrics; '{PROG} metrics NAME' shows one in full."
+    sys.stdout.write("\n" + "\n".join(textwrap.wrap(closing, max(width, 20))) + "\n")
     return 0
+
+
+def _metric_spec(name: str) -> MetricSpec:
+    """The spec of a metric given by name, alias or full metric string (``ndcg@10``)."""
+    from polars_rankeval.registry import get_spec, parse_metric
+
+    try:
+        return get_spec(name)
+    except ValueError:
+        return parse_metric(name).spec  # "ndcg(gain=exp)@10"; else the parse error
+
+
+def fit_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], width: int, *, shrink: Sequence[int]
+) -> str:
+    """A plain-text table at most ``width`` characters wide, cells wrapped to fit.
+
+    Columns not in ``shrink`` keep their natural width; the ``shrink`` columns share
+    what is left, the last one taking the rest, and their cells are wrapped on word
+    boundaries. When even that cannot fit (a very narrow terminal), each shrink column
+    keeps at least 8 characters and lines may be longer than ``width``.
+
+    Examples
+    --------
+    >>> print(fit_table(["a", "b"], [["x", "one two three"]], 12, shrink=[1]), end="")
+    a  b
+    -  ---------
+    x  one two
+       three
+    """
+    sep = "  "
+    natural = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
+    widths = list(natural)
+    fixed = sum(w for i, w in enumerate(widths) if i not in shrink) + len(sep) * (len(header) - 1)
+    left = width - fixed
+    if sum(natural[i] for i in shrink) > left:
+        floor = min(8, max(1, left // len(shrink)))
+        share = dict.fromkeys(shrink, floor)
+        spare = max(0, left - floor * len(shrink))
+        for i in shrink[:-1]:  # the earlier columns get a share, the last one the rest
+            extra = max(0, min(natural[i] - floor, spare // (len(shrink) + 1)))
+            share[i] += extra
+            spare -= extra
+        share[shrink[-1]] += spare
+        for i in shrink:
+            widths[i] = min(natural[i], share[i])
+
+    def render(row: Sequence[str]) -> list[str]:
+        cells = [
+            textwrap.wrap(cell, w, break_on_hyphens=False) or [""] if i in shrink else [cell]
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        return [
+            sep.join(
+                (c[n] if n < len(c) else "").ljust(w) for c, w in zip(cells, widths, strict=True)
+            ).rstrip()
+            for n in range(max(len(c) for c in cells))
+        ]
+
+    lines = [*render(header), sep.join("-" * w for w in widths)]
+    for row in rows:
+        lines.extend(render(row))
+    return "\n".join(lines) + "\n"
+
+
+def metric_examples(spec: MetricSpec) -> list[str]:
+    """Metric strings that use ``spec``: plain, and with a non-default option if it has one."""
+    suffix = "@10" if spec.takes_k else ""
+    examples = [spec.name + suffix]
+    for param in spec.params.values():
+        if param.choices:
+            other = next(c for c in param.choices if c != param.default)
+            examples.append(f"{spec.name}({param.name}={other}){suffix}")
+            break
+    return examples
+
+
+def describe_metric(spec: MetricSpec, width: int) -> str:
+    """One metric in full: summary, definition, options, tie policies, aliases, examples."""
+    wrap = max(width - 2, 20)
+
+    def para(text: str) -> list[str]:
+        return ["  " + line for line in textwrap.wrap(text, wrap, break_on_hyphens=False)]
+
+    scope = {
+        "user": "a value per user, averaged over users",
+        "global": "one value per by group",
+        "item": "a value per item (evaluate with per_item=True)",
+    }.get(spec.scope, spec.scope)
+    lines = textwrap.wrap(f"{spec.name}: {spec.summary}", max(width, 20))
+    lines += [
+        "",
+        *para(f"family: {spec.family}; @k: {'yes' if spec.takes_k else 'no'}; {scope}"),
+        *para(f"aliases: {', '.join(spec.aliases) or '-'}"),
+        "",
+        "definition:",
+        *para(spec.definition),
+        "",
+    ]
+    if spec.params:
+        lines.append("options (name, default, values):")
+        name_w = max(len(p.name) for p in spec.params.values())
+        default_w = max(len(_fmt_option(p.default)) for p in spec.params.values())
+        for p in spec.params.values():
+            values = (
+                " | ".join(p.choices)
+                if p.choices
+                else {
+                    "int": "an integer",
+                    "float": "a number",
+                    "bool": "true | false",
+                }.get(p.kind, "a column name" if p.kind == "str" else p.kind)
+            )
+            if p.optional and not p.choices:
+                values += " (or none)"
+            lines.append(
+                f"  {p.name.ljust(name_w)}  {_fmt_option(p.default).ljust(default_w)}  {values}"
+            )
+    else:
+        lines.append("options: none")
+    ties = spec.tie_policies
+    lines += [
+        "",
+        f"tie policies (--ties): {'all' if set(ties) == set(TIE_POLICIES) else ', '.join(ties)}",
+        "",
+        "examples:",
+    ]
+    examples = metric_examples(spec)
+    if spec.scope == "item":
+        lines.append("  (the command line evaluates no item metrics: use Python)")
+    else:
+        lines.append(f"  {PROG} {' '.join(f'-m {e!r}' for e in examples)}")
+    per_item = ", per_item=True" if spec.scope == "item" else ""
+    lines.append(f"  prk.evaluate(df, {examples!r}{per_item})")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt_option(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _progress(message: str) -> None:
@@ -645,10 +990,8 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
         if args.recs is None or args.truth is None:
             msg = "--recs and --truth must be given together"
             raise UsageError(msg)
-        recs, truth = _align_id_dtypes(
-            read_table(args.recs), read_table(args.truth), ["user", "item"]
-        )
-        joined = join(recs, truth, by=args.by)
+        # join's rule for the ids (as in evaluate): no silent cast of integers to text.
+        joined = join(read_table(args.recs), read_table(args.truth), by=args.by, check_overlap=True)
         assert isinstance(joined, pl.LazyFrame)
         return joined
     if args.runs:
@@ -792,7 +1135,12 @@ def _add_plot_parser(sub: Any) -> None:
     pt.add_argument("--item", default="item", metavar="COL", help="item column")
     pt.add_argument("--score", default=None, metavar="COL", help="score column")
     pt.add_argument("--rank", default=None, metavar="COL", help="rank column (1 = best)")
-    pt.add_argument("--relevance", default="relevance", metavar="COL", help="relevance column")
+    pt.add_argument(
+        "--relevance",
+        default=None,
+        metavar="COL",
+        help="relevance column (default: relevance; a column named here must exist)",
+    )
     pt.add_argument(
         "--by", action="append", default=None, metavar="COL", help="system column; repeatable"
     )
@@ -810,10 +1158,9 @@ def _run_plot(args: argparse.Namespace) -> int:
         data: pl.LazyFrame = load_systems().lazy()
         by = args.by or ["system"]
     else:
-        data = load_data(args)
-        by = args.by or []
+        data, by = load_data(args)
     options: dict[str, Any] = {
-        **_column_options(args),
+        **_column_options(args, joined=True),
         "users": args.users,
         "empty": args.empty,
     }
@@ -929,13 +1276,61 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # argparse has printed usage or help already
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 2)
+    with warnings.catch_warnings(), _overlap_log():
+        # Warnings (e.g. OverlapWarning: ids that barely match) are one line on stderr.
+        from polars_rankeval._overlap import OverlapWarning
+
+        warnings.simplefilter("always", OverlapWarning)
+        warnings.showwarning = _show_warning
+        try:
+            with _sigterm_exits():
+                return int(args.handler(args))
+        except KeyboardInterrupt:
+            # Ctrl-C: temporary files are already removed; exit quietly, as shells expect.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a further Ctrl-C: no traceback
+            return INTERRUPTED_EXIT
+        except BrokenPipeError:  # e.g. `polars-rankeval metrics | head`: stop quietly
+            _silence_stdout()
+            return 0
+        except (ValueError, TypeError, OSError, pl.exceptions.PolarsError) as exc:
+            print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+            return 2
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the final flush is quiet."""
     try:
-        with _sigterm_exits():
-            return int(args.handler(args))
-    except KeyboardInterrupt:
-        # Ctrl-C: temporary files are already removed; exit quietly, as shells expect.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a further Ctrl-C: no traceback
-        return INTERRUPTED_EXIT
-    except (ValueError, TypeError, OSError, pl.exceptions.PolarsError) as exc:
-        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (e.g. captured)
+        pass
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    print(f"{PROG}: warning: {_one_line(Exception(str(message)))}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def _overlap_log() -> Iterator[None]:
+    """On a terminal, show join's overlap line (users, items, rows matched) on stderr."""
+    logger = logging.getLogger("polars_rankeval")
+    if not sys.stderr.isatty():
+        yield
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{PROG}: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

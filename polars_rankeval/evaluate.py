@@ -9,12 +9,20 @@ from typing import Any, overload
 
 import polars as pl
 
+from polars_rankeval import _args
 from polars_rankeval._outofcore import (
     choose,
     default_memory_limit,
     estimate_rows,
     parse_memory,
     run_bucketed,
+)
+from polars_rankeval._overlap import (
+    OverlapWarning,
+    flag_names,
+    flagged_join,
+    overlap_from_joined,
+    report_overlap,
 )
 from polars_rankeval._plan import (
     RESERVED,
@@ -36,11 +44,12 @@ from polars_rankeval._types import (
     check_choice,
     make_columns,
 )
-from polars_rankeval._validate import check_values, to_lazy
+from polars_rankeval._validate import align_ids, check_values, checked_on_collect, to_lazy
 
 __all__ = [
     "RESERVED",
     "MetricsArg",
+    "OverlapWarning",
     "UsersArg",
     "evaluate",
     "finalize_globals",
@@ -191,7 +200,8 @@ def evaluate(
         ``"skip_row"``: a user undefined for any requested per-user metric is left
         out of every aggregate of the row (all cover ``n_users - n_skipped`` users;
         the former default). ``"zero"``: counts as 0. ``"error"``: raise
-        ``ValueError`` naming the users (this collects the per-user result once).
+        ``ValueError`` naming the users (for a LazyFrame when the result is
+        collected).
     aggregate
         How the summary aggregates per-user values: ``"mean"`` (default), ``"gmean"``,
         ``"hmean"``, ``"qmean"``, ``"median"``, ``"std"``, or a list of them; see
@@ -216,9 +226,16 @@ def evaluate(
         ``(low, high)`` of the rating scale for range-normalised errors (``nmae``);
         default: the minimum and maximum relevance over the judged rows.
     validate
-        Check the input values first (null ids, NaN/inf scores, negative or NaN
-        relevance, duplicate (user, item) rows). This scans the data once (bucket by
-        bucket when bucketed); pass ``False`` to skip it in a trusted pipeline.
+        Check the input values (null ids, NaN/inf scores, negative or NaN
+        relevance, duplicate (user, item) rows) and raise ``ValueError`` on the first
+        problem. In-memory input: at the call. A LazyFrame evaluated in memory: when
+        the result is collected -- the checks are part of the returned plan, read the
+        source in the same query as the evaluation and raise from ``collect`` (nothing
+        is read at the call with ``strategy="memory"``; ``"auto"`` only counts the
+        rows). Bucketed runs: bucket by bucket, during the call. Costs one hash
+        aggregation over (user, item) (about 30% of a three-metric evaluation, see
+        ``benchmarks/RESULTS_LAZY.md``); pass ``False`` to skip it in a trusted
+        pipeline.
     strategy
         ``"auto"`` (default): in memory if the estimated working memory (rows x bytes
         per row) fits ``memory_limit``, else bucketed. ``"memory"``: one plan, never
@@ -308,6 +325,22 @@ def evaluate(
     └───────┴─────────────┴──────────────┴─────────┴───────────┘
     """
     lf, eager = to_lazy(data)
+    _args.metrics(metrics)
+    _args.columns(
+        user=user, item=item, score=score, relevance=relevance, rank=rank, relevance_optional=False
+    )
+    for name, value in (("ties", ties), ("empty", empty), ("strategy", strategy)):
+        _args.choice(name, value)
+    _args.by(by)
+    _args.flag("per_user", per_user)
+    _args.flag("per_item", per_item)
+    _args.users(users)
+    _args.aggregate(aggregate)
+    _args.rating_range(rating_range)
+    _args.flag("validate", validate)
+    _args.count("n_buckets", n_buckets)
+    _args.path("temp_dir", temp_dir)
+    _args.flag("progress", progress, optional=True)
     cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
     job = Job.create(
         lf.collect_schema(),
@@ -338,10 +371,16 @@ def evaluate(
     )
     job.compute_statistics(lf, n_items, rating_range)
     if mode == "memory":
-        if validate:
+        if validate and eager:
             check_values(lf, cols, job.by)
-        per_user_lf, partials = job.build(lf)
+        deferred = validate and not eager
+        # Lazy in, lazy out: the checks run when the result is collected, in the same
+        # query as the evaluation; an explicit cache makes both read the source once.
+        source = lf.cache() if deferred else lf
+        per_user_lf, partials = job.build(source)
         result = job.finish(per_user_lf, {name: [p] for name, p in partials.items()})
+        if deferred:
+            result = checked_on_collect(result, source, cols, job.by)
         return result.collect() if eager else result
     show = progress if progress is not None else sys.stderr.isatty()
     frame = run_bucketed(
@@ -441,15 +480,16 @@ def join(
     user: str = "user",
     item: str = "item",
     score: str | None = None,
-    relevance: str = "relevance",
+    relevance: str | None = None,
     rank: str | None = None,
     by: str | Sequence[str] | None = None,
+    check_overlap: bool | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Build the long evaluation frame from recommendations and ground truth.
 
     A full outer join on (user, item): recommended items that are not in the truth
     get a null relevance (not relevant), judged items that were not recommended get a
-    null score. A truth table without a relevance column marks every row relevant (1).
+    null score.
 
     Parameters
     ----------
@@ -457,17 +497,41 @@ def join(
         Recommendations: user, item and score (or ``rank=``), plus any ``by`` columns.
     truth
         Ground truth: user, item and optionally relevance.
-    user, item, score, relevance, rank
+    user, item, score, rank
         Column names; pass ``rank=`` (1 = best) instead of ``score=``.
+    relevance
+        The truth's relevance column. ``None`` (default): the column ``"relevance"``
+        if the truth has one, else every truth row is relevant (1). A name given
+        explicitly must exist in the truth (else a ``ValueError``): a misspelt column
+        never silently turns every judgment into "relevant". The output column has
+        this name (``"relevance"`` by default).
     by
         Columns of ``recs`` that identify several systems or segments; the truth is
         joined to each of them.
+    check_overlap
+        Count the users, items and rows of the recommendations found in the truth
+        (:func:`polars_rankeval.overlap`; logged at INFO level on the
+        ``"polars_rankeval"`` logger) and warn with :class:`OverlapWarning` when the
+        overlap of any ``by`` group is empty or tiny (no user, item or row in common,
+        or fewer than 1% of the truth's users or items recommended). ``None``
+        (default): only when both inputs are in memory (two aggregations over the
+        joined rows: about the cost of the join itself); a LazyFrame is never read
+        by ``join`` unless ``check_overlap=True``, which reads the inputs once at the
+        call. ``False``: never.
 
     Returns
     -------
     polars.DataFrame or polars.LazyFrame
         A LazyFrame if either input is a LazyFrame, else a DataFrame. Columns: by,
         user, item, score (or rank), relevance.
+
+    Raises
+    ------
+    TypeError
+        If the id columns are of different kinds in recs and truth: ids are compared
+        when they have the same dtype, are integers of different widths (cast to the
+        common integer type) or are strings and categoricals (cast to strings);
+        integers against strings, and float ids, are refused rather than cast.
 
     Examples
     --------
@@ -489,7 +553,15 @@ def join(
     """
     recs_lf, recs_eager = to_lazy(recs, "recs")
     truth_lf, truth_eager = to_lazy(truth, "truth")
-    cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
+    _args.columns(
+        user=user, item=item, score=score, relevance=relevance, rank=rank, relevance_optional=True
+    )
+    _args.by(by)
+    _args.flag("check_overlap", check_overlap, optional=True)
+    explicit_relevance = relevance is not None
+    cols = make_columns(
+        user=user, item=item, score=score, relevance=relevance or "relevance", rank=rank
+    )
     by_cols = [by] if isinstance(by, str) else list(by or [])
     recs_schema, truth_schema = recs_lf.collect_schema(), truth_lf.collect_schema()
     roles = {cols.user, cols.item, cols.order, cols.relevance}
@@ -507,9 +579,10 @@ def join(
             f"relevance={cols.relevance!r}"
         )
         raise ValueError(msg)
+    truth_needed = [cols.user, cols.item, *([cols.relevance] if explicit_relevance else [])]
     for frame, schema, needed in (
         ("recs", recs_schema, [*by_cols, cols.user, cols.item, cols.order]),
-        ("truth", truth_schema, [cols.user, cols.item]),
+        ("truth", truth_schema, truth_needed),
     ):
         for name in needed:
             if name not in schema:
@@ -517,14 +590,13 @@ def join(
                     f"column {name!r} not found in {frame}; available columns: "
                     f"{', '.join(schema.names()) or 'none'}"
                 )
+                if frame == "truth" and name == cols.relevance:
+                    msg += (
+                        " (leave relevance= out to mark every truth row relevant when the "
+                        "truth has no relevance column)"
+                    )
                 raise ValueError(msg)
-    for name in (cols.user, cols.item):
-        if recs_schema[name] != truth_schema[name]:
-            msg = (
-                f"column {name!r} has dtype {recs_schema[name]} in recs but "
-                f"{truth_schema[name]} in truth; cast one of them"
-            )
-            raise TypeError(msg)
+    recs_lf, truth_lf = align_ids(recs_lf, truth_lf, [cols.user, cols.item])
     if cols.relevance in truth_schema:
         truth_sel = truth_lf.select(cols.user, cols.item, cols.relevance)
     else:
@@ -532,10 +604,23 @@ def join(
             cols.user, cols.item, pl.lit(1, dtype=pl.Int32).alias(cols.relevance)
         )
     recs_sel = recs_lf.select(*by_cols, cols.user, cols.item, cols.order)
-    keys = [cols.user, cols.item]
-    if by_cols:
-        truth_sel = recs_sel.select(by_cols).unique().join(truth_sel, how="cross")
-        keys = [*by_cols, *keys]
-    joined = recs_sel.join(truth_sel, on=keys, how="full", coalesce=True, nulls_equal=False)
-    joined = joined.select(*keys, cols.order, cols.relevance)
-    return joined.collect() if (recs_eager and truth_eager) else joined
+    eager = recs_eager and truth_eager
+    keys = [*by_cols, cols.user, cols.item]
+    output = [*keys, cols.order, cols.relevance]
+    in_recs, in_truth = flag_names(set(output))
+    flagged = flagged_join(recs_sel, truth_sel, cols.user, cols.item, by_cols, in_recs, in_truth)
+    if not (check_overlap or (check_overlap is None and eager)):
+        joined = flagged.select(output)  # the flags are projected away
+        return joined.collect() if eager else joined
+
+    def counts(frame: pl.LazyFrame) -> pl.DataFrame:
+        query = overlap_from_joined(frame, cols.user, cols.item, by_cols, in_recs, in_truth)
+        # Lazy sources may be larger than memory: stream the count (joins and group_bys).
+        return query.collect(engine="auto" if eager else "streaming")
+
+    if eager:  # the join is computed anyway: count on its result
+        done = flagged.collect()
+        report_overlap(counts(done.lazy()), by_cols)
+        return done.select(output)
+    report_overlap(counts(flagged), by_cols)
+    return flagged.select(output)

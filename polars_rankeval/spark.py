@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from polars_rankeval import _args
 from polars_rankeval._features import Features
 from polars_rankeval._plan import (
     GLOBAL_AGGREGATION,
@@ -59,7 +60,12 @@ from polars_rankeval._types import (
     check_choice,
     make_columns,
 )
-from polars_rankeval._validate import problem_templates
+from polars_rankeval._validate import (
+    by_candidates,
+    format_by_hint,
+    format_duplicates,
+    problem_templates,
+)
 from polars_rankeval.evaluate import (
     MetricsArg,
     UsersArg,
@@ -219,6 +225,19 @@ def evaluate(
     if not isinstance(data, DataFrame):
         msg = f"data must be a pyspark DataFrame, got {type(data).__name__}"
         raise TypeError(msg)
+    # The types of the arguments, as polars_rankeval.evaluate checks them.
+    _args.metrics(metrics)
+    _args.columns(
+        user=user, item=item, score=score, relevance=relevance, rank=rank, relevance_optional=False
+    )
+    _args.choice("ties", ties)
+    _args.choice("empty", empty)
+    _args.by(by)
+    _args.flag("per_user", per_user)
+    _args.flag("validate", validate)
+    _args.count("n_partitions", n_partitions)
+    if not isinstance(users, DataFrame):
+        _args.users(users)
     plan = Plan.create(
         data,
         metrics,
@@ -1100,9 +1119,6 @@ def raise_first_problem(
     that the Polars checks report before duplicates; up to 3 offending rows are shown,
     as Polars does (none for null by values).
     """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as sf
-
     cols = plan.columns
     item = str(cols["item"])
     keys = [*plan.by, plan.user, item]
@@ -1120,13 +1136,51 @@ def raise_first_problem(
         if key.startswith("null_by:"):  # Polars shows no rows for these
             raise ValueError(message)
         if key == "dup":
-            window = Window.partitionBy(*[_col(k) for k in keys])
-            counted = data.withColumn("__prk_n", sf.count(sf.lit(1)).over(window))
-            offending = counted.filter(sf.col("__prk_n") > 1).drop("__prk_n")
-        else:
-            offending = data.filter(_predicates(plan)[key])
+            raise ValueError(message + _duplicate_details(data, plan, columns, keys))
+        offending = data.filter(_predicates(plan)[key])
         rows = [row.asDict() for row in offending.limit(3).collect()]
         raise ValueError(f"{message}; e.g. {rows}")
+
+
+def _duplicate_details(data: SparkDataFrame, plan: Plan, columns: Columns, keys: list[str]) -> str:
+    """The duplicate pairs and the ``by=`` hint of the Polars checks, computed by Spark."""
+    from pyspark.sql import functions as sf
+
+    counts = data.groupBy(*[_col(k) for k in keys]).agg(sf.count(sf.lit(1)).alias("__prk_n"))
+    top = (
+        counts.filter(sf.col("__prk_n") > 1)
+        .orderBy(sf.desc("__prk_n"), *[_col(k).asc_nulls_first() for k in keys])
+        .limit(3)
+        .collect()
+    )
+    examples = []
+    for found in top:
+        key = {k: found[i] for i, k in enumerate(keys)}
+        match = [_col(k) == sf.lit(v) for k, v in key.items()]
+        condition = match[0]
+        for part in match[1:]:
+            condition = condition & part
+        rows = [row.asDict() for row in data.filter(condition).limit(3).collect()]
+        examples.append((key, int(found["__prk_n"]), rows))
+    candidates = by_candidates(plan.polars_schema, columns, plan.by)
+    stats: dict[str, int] = {}
+    if candidates:
+        found_stats = data.agg(
+            sf.count(sf.lit(1)).alias("rows"),
+            *[
+                sf.count_distinct(sf.struct(*[_col(k) for k in [*keys, c]])).alias(f"k{i}")
+                for i, c in enumerate(candidates)
+            ],
+            *[
+                sf.count_distinct(sf.struct(_col(c))).alias(f"v{i}")
+                for i, c in enumerate(candidates)
+            ],
+        ).collect()[0]
+        stats["rows"] = int(found_stats["rows"])
+        for i, c in enumerate(candidates):
+            stats[f"key:{c}"] = int(found_stats[f"k{i}"])
+            stats[f"values:{c}"] = int(found_stats[f"v{i}"])
+    return format_duplicates(examples) + format_by_hint(stats, candidates, plan.by)
 
 
 # --------------------------------------------------------------------------- types

@@ -296,12 +296,18 @@ def _evaluate_all(
 def test_columns_named_like_engine_columns_give_identical_results(start: int) -> None:
     # Each input column (the four roles, a by column, a propensity, and the items=
     # table's popularity and features) gets an engine name in turn; by columns never
-    # take an output name (n_users, ...: a precise error, tested below).
+    # take an output name (n_users, ...: a precise error, tested below), and the
+    # columns that name the output rows (user, item, by) never take a metric's name
+    # (e.g. trec_eval's "g": also a precise error, tested below).
     pool = [n for n in ENGINE_NAMES[start:] + ENGINE_NAMES[:start]]
     roles = (*DATA_ROLES, *SIDE_ROLES)
     chosen: dict[str, str] = {}
     for role in roles:
-        banned = ("n_users", "n_skipped") if role == "system" else ()
+        banned: set[str] = set()
+        if role == "system":
+            banned |= {"n_users", "n_skipped"}
+        if role in ("user", "item", "system"):
+            banned |= set(SPECS)
         chosen[role] = next(n for n in pool if n not in chosen.values() and n not in banned)
     df, items = names_frame()
     plain = {role: role for role in roles}

@@ -68,6 +68,7 @@ def test_inline_expressions_match_brute_force(ties: str, seed: int) -> None:
     assert_frame_equal(got, expected, abs_tol=1e-9, check_dtypes=False)
 
 
+@pytest.mark.slow
 def test_large_tie_groups_expected_values() -> None:
     # One user, a 9-way tie straddling every cutoff: 9! orderings in the reference.
     df = pl.DataFrame(

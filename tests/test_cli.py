@@ -109,10 +109,11 @@ def test_metrics_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
     for name in prk.list_metrics()["name"]:
         assert name in out
     assert "ndcg" in out
+    code, out, _ = run(capsys, "metrics", "--width", "250")
     assert "idcg=cut" in out
     code, out, _ = run(capsys, "metrics", "--format", "csv")
     names = [row["name"] for row in read_csv(out)]
-    assert names == prk.list_metrics()["name"].to_list()
+    assert names == sorted(prk.list_metrics()["name"].to_list())
 
 
 def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -206,14 +207,18 @@ def test_recs_and_truth_csv_other_columns(
     recs = RECS.rename({"user": "qid", "item": "doc", "score": "sim"})
     truth = TRUTH.rename({"user": "qid", "item": "doc"}).drop("relevance")
     recs.write_csv(tmp_path / "recs.tsv", separator="\t")
-    # String ids in the truth, integer ids in the recs: the CLI reads both as strings.
+    # String ids in the truth, integer ids in the recs: join's rule refuses to compare
+    # them as text unless asked (--id-type string), as prk.join does.
     truth.with_columns(pl.col("doc").cast(pl.String)).write_ndjson(tmp_path / "truth.ndjson")
-    code, out, _ = run(
-        capsys,
+    argv = [
         *["--recs", str(tmp_path / "recs.tsv"), "--truth", str(tmp_path / "truth.ndjson")],
         *["--user", "qid", "--item", "doc", "--score", "sim"],
         *["-m", "mrr", "--per-user", "--format", "csv"],
-    )
+    ]
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert_one_line_error(err, "column 'doc' has dtype Int64 in recs but String", "--id-type")
+    code, out, _ = run(capsys, *argv, "--id-type", "string")
     assert code == 0
     assert [(r["qid"], float(r["mrr"])) for r in read_csv(out)] == [("1", 0.5), ("2", 1 / 3)]
 

@@ -537,3 +537,27 @@ def test_cli_empty_and_summary_options(capsys: pytest.CaptureFixture[str], tmp_p
     assert main([*argv, "--format", "csv", "--per-user", str(path)]) == 0
     printed = pl.read_csv(capsys.readouterr().out.encode())
     assert_frame_equal(printed, expected, check_dtypes=False)
+
+
+def test_cli_summary_auto_is_long_for_people_and_wide_for_programs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from polars_rankeval.cli import main
+
+    argv = ["-m", "ndcg@10", "-m", "mrr"]
+    assert main([*argv, "--format", "csv"]) == 0
+    wide = pl.read_csv(capsys.readouterr().out.encode())
+    assert wide.columns == [
+        "ndcg@10",
+        "mrr",
+        "n_users(ndcg@10)",
+        "n_users(mrr)",
+        "n_users",
+        "n_skipped",
+    ]
+    assert main([*argv, "--format", "markdown"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "| metric | aggregation | value | n_users | n_skipped |"
+    assert [line.split(" | ")[0] for line in lines[2:]] == ["| ndcg@10", "| mrr"]
+    assert main([*argv, "--format", "markdown", "--summary", "wide"]) == 0
+    assert capsys.readouterr().out.startswith("| ndcg@10 | mrr |")

@@ -517,11 +517,12 @@ def test_bad_input_raises_clear_error(action: Action, exc: type[Exception], matc
         action()
 
 
-def test_error_is_raised_for_a_lazyframe_at_call_time() -> None:
-    # Validation scans the data eagerly: the error surfaces at evaluate(), not at collect().
+def test_error_is_raised_for_a_lazyframe_at_collect_time() -> None:
+    # Lazy in, lazy out: the checks are part of the plan and raise from collect().
     bad = BASE.with_columns(score=pl.Series([NAN, 0.1, 0.2, 0.8])).lazy()
+    result = prk.evaluate(bad, "ndcg@1")
     with pytest.raises(ValueError, match=r"NaN or infinite"):
-        prk.evaluate(bad, "ndcg@1")
+        result.collect()
 
 
 def test_same_user_item_in_two_systems_is_not_a_duplicate() -> None:

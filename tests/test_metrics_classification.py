@@ -259,6 +259,7 @@ def test_engine_matches_brute_force(ties: str, seed: int) -> None:
     assert_frame_equal(got, want, abs_tol=1e-12, check_dtypes=False)
 
 
+@pytest.mark.slow
 def test_large_tie_group_straddling_the_cutoff() -> None:
     # A 9-way tie holding 3 relevant items straddles every cutoff: 9! orderings.
     df = pl.DataFrame(

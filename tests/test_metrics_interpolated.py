@@ -360,6 +360,7 @@ def test_inline_expressions_match_brute_force(ties: str, seed: int) -> None:
     assert_frame_equal(got, expected, abs_tol=1e-12, check_dtypes=False)
 
 
+@pytest.mark.slow
 def test_large_tie_group_expected_values() -> None:
     # A 9-way tie straddling every cutoff and every multiple of R = 5: 9! orderings.
     df = pl.DataFrame(

@@ -262,6 +262,7 @@ def test_each_measure_alone_under_expected_ties(metric: str) -> None:
     assert_frame_equal(got, reference_frame(df, [metric], "expected"), abs_tol=1e-9)
 
 
+@pytest.mark.slow
 def test_large_tie_group_expected_values() -> None:
     # A 9-way tie after one item: 9! orderings in the reference.
     df = pl.DataFrame(

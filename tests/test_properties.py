@@ -181,6 +181,7 @@ def test_values_within_bounds(df: pl.DataFrame, ties: str) -> None:
             assert (values.abs() <= 1 + 1e-12).all(), name
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(df=frames(), ties=st.sampled_from(TIE_POLICIES))
 def test_eager_lazy_and_streaming_agree(df: pl.DataFrame, ties: str) -> None:
