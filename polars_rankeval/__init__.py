@@ -44,6 +44,7 @@ _METRIC_FUNCTIONS = (
     "boolean_kendall_tau",
     "bpref",
     "dcg",
+    "err",
     "f1",
     "fallout",
     "fbeta",

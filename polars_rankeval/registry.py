@@ -762,6 +762,10 @@ def expand_metric(text: str | Metric) -> list[Metric]:
 def list_metrics() -> pl.DataFrame:
     """Every registered metric with its family, options and one-line definition.
 
+    Options show their default and their choices or range (``rel=1 (> 0)``); ``ties``
+    the tie policies the metric supports; ``higher_is_better`` its direction (null:
+    none, e.g. counts).
+
     Examples
     --------
     >>> from polars_rankeval import list_metrics
@@ -772,7 +776,12 @@ def list_metrics() -> pl.DataFrame:
     rows = []
     for spec in _REGISTRY.values():
         options = ", ".join(
-            f"{p.name}={_fmt(p.default)}" + (f" ({'|'.join(p.choices)})" if p.choices else "")
+            f"{p.name}={_fmt(p.default)}"
+            + (
+                f" ({'|'.join(p.choices)})"
+                if p.choices
+                else (f" ({p.interval.text})" if p.interval else "")
+            )
             for p in spec.params.values()
         )
         rows.append(
@@ -783,6 +792,8 @@ def list_metrics() -> pl.DataFrame:
                 "options": options,
                 "aliases": ", ".join(spec.aliases),
                 "defined": spec.defined if spec.scope == "user" else None,
+                "ties": ", ".join(spec.tie_policies),
+                "higher_is_better": spec.higher_is_better,
                 "summary": spec.summary,
                 "definition": spec.definition,
             }

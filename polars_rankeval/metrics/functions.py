@@ -22,6 +22,7 @@ __all__ = [
     "boolean_kendall_tau",
     "bpref",
     "dcg",
+    "err",
     "f1",
     "fallout",
     "fbeta",
@@ -1660,6 +1661,76 @@ def ndcg(
         base=base,
         half_life=half_life,
         idcg=idcg,
+    )
+
+
+def err(
+    k: int | None = None,
+    *,
+    max_grade: float,
+    ties: TiePolicy = "item_desc",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Expected reciprocal rank at k (Chapelle, Metzler, Zhang & Grinspan, 2009).
+
+    A user reads the list from the top and stops at an item of grade g with
+    probability ``R = (2**g - 1) / 2**max_grade``; ERR is the expected reciprocal of
+    the rank where they stop. A stand-alone expression sees one user's rows, so the
+    grade scale ``max_grade`` is required here; :func:`polars_rankeval.evaluate`
+    takes it from the whole input when it is not given (``err@10``).
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    max_grade
+        The highest grade of the scale (none: the highest relevance of the whole input). A
+        number > 0. Required here: a stand-alone expression sees one user's rows only.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`); this metric supports
+        ``"item_desc"``, ``"item_asc"``, ``"optimistic"``, ``"pessimistic"`` only.
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; never null.
+
+    Notes
+    -----
+    sum over ranks r <= k of (1 / r) * R_r * prod over i < r of (1 - R_i), with R = (2**g - 1) /
+    2**max_grade the probability that the user is satisfied by an item of grade g (Chapelle et
+    al., 2009; gdeval's err with max_grade=4). A grade is the relevance clipped to [0,
+    max_grade]; max_grade defaults to the highest relevance of the whole input (evaluate's
+    rating_range=). 0 when nothing relevant is recommended. Deterministic tie policies only: the
+    product over the ranks above makes the expectation over a tie group's orderings a sum over
+    its subsets.
+
+    Examples
+    --------
+    Grades 3, 0, 2, 1 on a 0..3 scale: R = 7/8, 0, 3/8, 1/8.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
+    ...                    "score": [4.0, 3.0, 2.0, 1.0], "relevance": [3, 0, 2, 1]})
+    >>> value = df.select(prk.err(max_grade=3)).item()
+    >>> value == 7 / 8 + 1 / 3 * 3 / 8 * 1 / 8 + 1 / 4 * 1 / 8 * 1 / 8 * 5 / 8
+    True
+    """
+    return inline(
+        "err",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        max_grade=max_grade,
     )
 
 

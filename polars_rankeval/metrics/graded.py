@@ -11,6 +11,8 @@ positions (McSherry & Najork, 2008).
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import polars as pl
 
 from polars_rankeval._features import Features
@@ -24,9 +26,16 @@ from polars_rankeval.metrics._common import (
     dcg_sum,
     defined_if,
     discount_at,
+    f64,
     gain_of,
 )
-from polars_rankeval.registry import register
+from polars_rankeval.registry import Interval, Public, register
+
+MaxGrade = Annotated[
+    float | None,
+    Interval(0, None, closed="neither"),
+    "the highest grade of the scale (none: the highest relevance of the whole input)",
+]
 
 
 @register(
@@ -118,3 +127,55 @@ def _ndcg(
     keep = irank.is_not_null() if (k is None or idcg == "all") else irank <= k
     ideal = pl.when(keep).then(g * ideal_disc).otherwise(0.0).sum()
     return defined_if(ideal > 0, dcg / ideal)
+
+
+@register(
+    "err",
+    defined="always",
+    family="graded",
+    normalized=False,
+    bounds=(0.0, 1.0),
+    ties_require=("deterministic",),
+    public=Public(required=("max_grade",)),
+    summary="Expected reciprocal rank: 1 / the rank where a cascading user stops.",
+    definition=(
+        "sum over ranks r <= k of (1 / r) * R_r * prod over i < r of (1 - R_i), with "
+        "R = (2**g - 1) / 2**max_grade the probability that the user is satisfied by an "
+        "item of grade g (Chapelle et al., 2009; gdeval's err with max_grade=4). A grade "
+        "is the relevance clipped to [0, max_grade]; max_grade defaults to the highest "
+        "relevance of the whole input (evaluate's rating_range=). 0 when nothing "
+        "relevant is recommended. Deterministic tie policies only: the product over "
+        "the ranks above makes the expectation over a tie group's orderings a sum over "
+        "its subsets."
+    ),
+    doc="""
+    Expected reciprocal rank at k (Chapelle, Metzler, Zhang & Grinspan, 2009).
+
+    A user reads the list from the top and stops at an item of grade g with
+    probability ``R = (2**g - 1) / 2**max_grade``; ERR is the expected reciprocal of
+    the rank where they stop. A stand-alone expression sees one user's rows, so the
+    grade scale ``max_grade`` is required here; :func:`polars_rankeval.evaluate`
+    takes it from the whole input when it is not given (``err@10``).
+
+    Examples
+    --------
+    Grades 3, 0, 2, 1 on a 0..3 scale: R = 7/8, 0, 3/8, 1/8.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
+    ...                    "score": [4.0, 3.0, 2.0, 1.0], "relevance": [3, 0, 2, 1]})
+    >>> value = df.select(prk.err(max_grade=3)).item()
+    >>> value == 7 / 8 + 1 / 3 * 3 / 8 * 1 / 8 + 1 / 4 * 1 / 8 * 1 / 8 * 5 / 8
+    True
+    """,
+)
+def _err(f: Features, k: int | None, *, max_grade: MaxGrade = None) -> pl.Expr:
+    top = f.rating_range[1] if max_grade is None else max_grade
+    within = f.ret if k is None else f.ret & (f.o <= k)
+    grade = f.rel.clip(0.0, max(top, 0.0))
+    stop = pl.when(within).then((2.0**grade - 1.0) / 2.0**top).otherwise(0.0)
+    # Down the list: the chance to reach each rank is the product of (1 - R) above it.
+    in_order = stop.sort_by(f.o)
+    reach = (1.0 - in_order).cum_prod().shift(1, fill_value=1.0)
+    return (in_order * reach / f64(f.o.sort())).sum()
