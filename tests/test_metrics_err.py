@@ -108,6 +108,11 @@ def test_expected_ties_are_refused_in_one_place() -> None:
         prk.err(max_grade=2, ties="expected")
 
 
+def test_largest_cutoff_is_past_the_list() -> None:
+    out = prk.evaluate(LIST, ["err@4294967296", "err@50"], ties="item_desc")
+    assert out["err@4294967296"].item() == out["err@50"].item() == pytest.approx(FULL)
+
+
 def test_options() -> None:
     assert prk.parse_metric("err(max_grade=4.0)@10").name == "err(max_grade=4)@10"
     with pytest.raises(ValueError, match=r"parameter 'max_grade' of metric 'err' must be > 0"):
