@@ -100,8 +100,8 @@ def precision(
     Notes
     -----
     hits@k / k (trec_eval P_k: a list shorter than k is padded with non-relevant items);
-    denominator=retrieved divides by min(k, #recommended) instead (Hivemall, Jurity). Without
-    @k: hits / #recommended. 0 when nothing is recommended.
+    denominator=retrieved divides by min(k, #recommended) instead (Hivemall, Jurity).
+    Without @k: hits / #recommended. 0 when nothing is recommended.
 
     Examples
     --------
@@ -244,8 +244,8 @@ def f1(
 
     Notes
     -----
-    2 * hits@k / (list size + #relevant), list size as in precision (k, or min(k, #recommended)
-    with denominator=retrieved); 0 when there is no hit.
+    2 * hits@k / (list size + #relevant), list size as in precision (k, or min(k,
+    #recommended) with denominator=retrieved); 0 when there is no hit.
 
     Examples
     --------
@@ -300,8 +300,8 @@ def hit_rate(
 
     Notes
     -----
-    [hits@k >= 1] (trec_eval success_k). Expected ties: 1 - P(no relevant item of the tie group
-    straddling k lands in its m slots) = 1 - C(n-r, m) / C(n, m).
+    [hits@k >= 1] (trec_eval success_k). Expected ties: 1 - P(no relevant item of the tie
+    group straddling k lands in its m slots) = 1 - C(n-r, m) / C(n, m).
 
     Examples
     --------
@@ -356,9 +356,9 @@ def r_precision(
 
     Notes
     -----
-    hits@R / R with R = #relevant (trec_eval Rprec). With mult: hits@c / c at c = floor(mult * R
-    + 0.9), 0 when c = 0 (trec_eval Rprec_mult_<mult>); a list shorter than c counts as padded
-    with non-relevant items, so mult > 1 caps the value at R / c.
+    hits@R / R with R = #relevant (trec_eval Rprec). With mult: hits@c / c at c = floor(mult
+    * R + 0.9), 0 when c = 0 (trec_eval Rprec_mult_<mult>); a list shorter than c counts as
+    padded with non-relevant items, so mult > 1 caps the value at R / c.
 
     Examples
     --------
@@ -421,9 +421,9 @@ def mrr(
 
     Notes
     -----
-    1 / rank of the first relevant recommended item, 0 if it is not within the top k (trec_eval
-    recip_rank). Expected ties: in the first tie group holding r relevant of n items, the first
-    relevant sits at offset j with probability C(n-1-j, r-1) / C(n, r).
+    1 / rank of the first relevant recommended item, 0 if it is not within the top k
+    (trec_eval recip_rank). Expected ties: in the first tie group holding r relevant of n
+    items, the first relevant sits at offset j with probability C(n-1-j, r-1) / C(n, r).
 
     Examples
     --------
@@ -483,9 +483,9 @@ def map(
 
     Notes
     -----
-    sum over relevant items within the top k of precision at their rank, divided by #relevant
-    (denominator=relevant: trec_eval map / map_cut, Hivemall) or by min(k, #relevant)
-    (denominator=min_k_relevant: Jurity, RePlay).
+    sum over relevant items within the top k of precision at their rank, divided by
+    #relevant (denominator=relevant: trec_eval map / map_cut, Hivemall) or by min(k,
+    #relevant) (denominator=min_k_relevant: Jurity, RePlay).
 
     Examples
     --------
@@ -546,10 +546,11 @@ def auc(
 
     Notes
     -----
-    With @k (Hivemall): over the recommended top k only; 0 if it holds no relevant item, 1 if it
-    holds no non-relevant one. Without @k: over all the user's candidates, never-recommended
-    items ranked below every recommended one and tied with each other; null when there is no
-    non-relevant candidate. Ties count 1/2 under ties=expected (Mann-Whitney).
+    With @k (Hivemall): over the recommended top k only; 0 if it holds no relevant item, 1
+    if it holds no non-relevant one. Without @k: over all the user's candidates,
+    never-recommended items ranked below every recommended one and tied with each other;
+    null when there is no non-relevant candidate. Ties count 1/2 under ties=expected
+    (Mann-Whitney).
 
     Examples
     --------
@@ -617,9 +618,9 @@ def fallout(
 
     Notes
     -----
-    fp / (fp + tn) = (L - hits@k) / (N - R) over a catalog of N items, L = min(k, #recommended),
-    R = #relevant (Schröder 4.2); lower is better. Null when every catalog item is relevant (N =
-    R).
+    fp / (fp + tn) = (L - hits@k) / (N - R) over a catalog of N items, L = min(k,
+    #recommended), R = #relevant (Schröder 4.2); lower is better. Null when every catalog
+    item is relevant (N = R).
 
     Examples
     --------
@@ -805,8 +806,8 @@ def inverse_recall(
 
     Notes
     -----
-    tn / (fp + tn) = tn / (N - R) = 1 - fallout@k (Schröder 4.2, true negative rate). Null when
-    every catalog item is relevant (N = R).
+    tn / (fp + tn) = tn / (N - R) = 1 - fallout@k (Schröder 4.2, true negative rate). Null
+    when every catalog item is relevant (N = R).
 
     Examples
     --------
@@ -876,9 +877,10 @@ def fbeta(
 
     Notes
     -----
-    (1 + beta^2) * tp / ((1 + beta^2) * tp + beta^2 * fn + fp) = (1 + beta^2) * hits@k / (beta^2
-    * R + L), L = min(k, #recommended), beta > 0; fbeta@k equals f1(denominator=retrieved)@k.
-    Null without a relevant item; 0 when there is no hit. Does not depend on the catalog size.
+    (1 + beta^2) * tp / ((1 + beta^2) * tp + beta^2 * fn + fp) = (1 + beta^2) * hits@k /
+    (beta^2 * R + L), L = min(k, #recommended), beta > 0; fbeta@k equals
+    f1(denominator=retrieved)@k. Null without a relevant item; 0 when there is no hit. Does
+    not depend on the catalog size.
 
     Examples
     --------
@@ -1000,9 +1002,9 @@ def informedness(
 
     Notes
     -----
-    tp / (tp + fn) + tn / (fp + tn) - 1 = hits@k / R + tn / (N - R) - 1 (Schröder 5.1); 2 * AUC
-    - 1 of the top-k list read as a 0/1 score. Null without a relevant item (R = 0) or without
-    an irrelevant one (R = N).
+    tp / (tp + fn) + tn / (fp + tn) - 1 = hits@k / R + tn / (N - R) - 1 (Schröder 5.1); 2 *
+    AUC - 1 of the top-k list read as a 0/1 score. Null without a relevant item (R = 0) or
+    without an irrelevant one (R = N).
 
     Examples
     --------
@@ -1065,10 +1067,10 @@ def mcc(
 
     Notes
     -----
-    (tp * tn - fp * fn) / sqrt((tp + fp)(fn + tn)(tp + fn)(fp + tn)) = (N * hits@k - L * R) /
-    sqrt(L * R * (N - L) * (N - R)), in [-1, 1] (Schröder 5.1). Null when a factor is 0 (L = 0,
-    L = N, R = 0 or R = N), where scikit-learn returns 0. Expected ties: exact (linear in
-    hits@k).
+    (tp * tn - fp * fn) / sqrt((tp + fp)(fn + tn)(tp + fn)(fp + tn)) = (N * hits@k - L * R)
+    / sqrt(L * R * (N - L) * (N - R)), in [-1, 1] (Schröder 5.1). Null when a factor is 0 (L
+    = 0, L = N, R = 0 or R = N), where scikit-learn returns 0. Expected ties: exact (linear
+    in hits@k).
 
     Examples
     --------
@@ -1131,11 +1133,11 @@ def boolean_kendall_tau(
 
     Notes
     -----
-    tau-b of two 0/1 variables over the N catalog items (Schröder 4.3): concordant pairs tp *
-    tn, discordant fp * fn, untied pairs L(N - L) and R(N - R), so it equals mcc@k. Relation to
-    AUC: tau-b = (2 * AUC01 - 1) * sqrt(R (N - R) / (L (N - L))), AUC01 the AUC of the top-k
-    list as a 0/1 score (the paper notes the two are highly correlated). Null when L or R is 0
-    or N.
+    tau-b of two 0/1 variables over the N catalog items (Schröder 4.3): concordant pairs tp
+    * tn, discordant fp * fn, untied pairs L(N - L) and R(N - R), so it equals mcc@k.
+    Relation to AUC: tau-b = (2 * AUC01 - 1) * sqrt(R (N - R) / (L (N - L))), AUC01 the AUC
+    of the top-k list as a 0/1 score (the paper notes the two are highly correlated). Null
+    when L or R is 0 or N.
 
     Examples
     --------
@@ -1263,11 +1265,12 @@ def lauc(
     Notes
     -----
     area under the ROC curve (fallout, recall) of the first k recommendations, closed by a
-    straight line from its end point (fp / (N - R), tp / R) to (1, 1): (C + (N - R - fp)(tp + R)
-    / 2) / (R (N - R)), C = (relevant, irrelevant) pairs of the top k in the right order. 1 when
-    every relevant item is in the top k ahead of every irrelevant one, 0 when the top k holds
-    only irrelevant items and all of them, 1/2 for an empty list. Null when R = 0 or R = N.
-    Expected ties: exact (linear in hits@k and in the positions of the relevant items).
+    straight line from its end point (fp / (N - R), tp / R) to (1, 1): (C + (N - R - fp)(tp
+    + R) / 2) / (R (N - R)), C = (relevant, irrelevant) pairs of the top k in the right
+    order. 1 when every relevant item is in the top k ahead of every irrelevant one, 0 when
+    the top k holds only irrelevant items and all of them, 1/2 for an empty list. Null when
+    R = 0 or R = N. Expected ties: exact (linear in hits@k and in the positions of the
+    relevant items).
 
     Examples
     --------
@@ -1624,10 +1627,10 @@ def ndcg(
 
     Notes
     -----
-    dcg@k / idcg, the ideal ordering built from all of the user's judged items (recommended or
-    not), cut at k (idcg=cut: trec_eval ndcg_cut, Hivemall, scikit-learn) or over all relevant
-    items (idcg=all: Jurity; the 'Personalized Recommendation Metrics' book chapter). Null when
-    the ideal DCG is 0.
+    dcg@k / idcg, the ideal ordering built from all of the user's judged items (recommended
+    or not), cut at k (idcg=cut: trec_eval ndcg_cut, Hivemall, scikit-learn) or over all
+    relevant items (idcg=all: Jurity; the 'Personalized Recommendation Metrics' book
+    chapter). Null when the ideal DCG is 0.
 
     Examples
     --------
@@ -1687,8 +1690,9 @@ def err(
     k
         Cutoff; ``None`` uses the whole recommendation list.
     max_grade
-        The highest grade of the scale (none: the highest relevance of the whole input). A
-        number > 0. Required here: a stand-alone expression sees one user's rows only.
+        The highest grade of the scale; evaluate takes the highest relevance of the input if
+        none. A number > 0. Required here: a stand-alone expression sees one user's rows
+        only.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`); this metric supports
         ``"item_desc"``, ``"item_asc"``, ``"optimistic"``, ``"pessimistic"`` only.
@@ -1702,13 +1706,13 @@ def err(
 
     Notes
     -----
-    sum over ranks r <= k of (1 / r) * R_r * prod over i < r of (1 - R_i), with R = (2**g - 1) /
-    2**max_grade the probability that the user is satisfied by an item of grade g (Chapelle et
-    al., 2009; gdeval's err with max_grade=4). A grade is the relevance clipped to [0,
-    max_grade]; max_grade defaults to the highest relevance of the whole input (evaluate's
-    rating_range=). 0 when nothing relevant is recommended. Deterministic tie policies only: the
-    product over the ranks above makes the expectation over a tie group's orderings a sum over
-    its subsets.
+    sum over ranks r <= k of (1 / r) * R_r * prod over i < r of (1 - R_i), with R = (2**g -
+    1) / 2**max_grade the probability that the user is satisfied by an item of grade g
+    (Chapelle et al., 2009; gdeval's err with max_grade=4). A grade is the relevance clipped
+    to [0, max_grade]; max_grade defaults to the highest relevance of the whole input
+    (evaluate's rating_range=). 0 when nothing relevant is recommended. Deterministic tie
+    policies only: the product over the ranks above makes the expectation over a tie group's
+    orderings a sum over its subsets.
 
     Examples
     --------
@@ -1778,9 +1782,9 @@ def iprec_at_recall(
     Notes
     -----
     max of hits@p / p over the recommended ranks p with hits@p >= lround(level * R) (nearest
-    integer, halves up), 0 if no rank reaches it (trec_eval iprec_at_recall_<level>); level in
-    [0, 1]. Deterministic tie policies only: the expectation over tied orderings has no exact
-    closed form.
+    integer, halves up), 0 if no rank reaches it (trec_eval iprec_at_recall_<level>); level
+    in [0, 1]. Deterministic tie policies only: the expectation over tied orderings has no
+    exact closed form.
 
     Examples
     --------
@@ -1906,8 +1910,9 @@ def relative_precision(
 
     Notes
     -----
-    hits@k / min(k, R) (trec_eval relative_P_k: precision up to R, recall after). Without @k:
-    hits / min(#recommended, R) (trec_eval set_relative_P), 0 when nothing is recommended.
+    hits@k / min(k, R) (trec_eval relative_P_k: precision up to R, recall after). Without
+    @k: hits / min(#recommended, R) (trec_eval set_relative_P), 0 when nothing is
+    recommended.
 
     Examples
     --------
@@ -1971,8 +1976,8 @@ def set_map(
 
     Notes
     -----
-    hits^2 / (#recommended * R) over the whole list, ignoring its order (trec_eval set_map); 0
-    when nothing is recommended.
+    hits^2 / (#recommended * R) over the whole list, ignoring its order (trec_eval set_map);
+    0 when nothing is recommended.
 
     Examples
     --------
@@ -2030,9 +2035,10 @@ def bpref(
     Notes
     -----
     sum over relevant recommended items r of 1 - min(N_r, R) / min(N, R), divided by R =
-    #relevant; N_r = judged non-relevant recommended items above r, N = all judged non-relevant
-    items (a term is 1 when N = 0); unjudged items are ignored (trec_eval bpref). Expected ties:
-    of the m judged non-relevant items tied with r, a number uniform on 0..m precede it.
+    #relevant; N_r = judged non-relevant recommended items above r, N = all judged
+    non-relevant items (a term is 1 when N = 0); unjudged items are ignored (trec_eval
+    bpref). Expected ties: of the m judged non-relevant items tied with r, a number uniform
+    on 0..m precede it.
 
     Examples
     --------
@@ -2092,9 +2098,10 @@ def inf_ap(
 
     Notes
     -----
-    sum over relevant recommended items at rank p of (1 + J (Q + e) / (J + 2e)) / p, divided by
-    #relevant; J = judged items above, Q = relevant items above, e = 1e-5 (trec_eval infAP;
-    close to AP, not exactly 1 for a perfect ranking). Deterministic tie policies only.
+    sum over relevant recommended items at rank p of (1 + J (Q + e) / (J + 2e)) / p, divided
+    by #relevant; J = judged items above, Q = relevant items above, e = 1e-5 (trec_eval
+    infAP; close to AP, not exactly 1 for a perfect ranking). Deterministic tie policies
+    only.
 
     Examples
     --------
@@ -2203,9 +2210,9 @@ def unjudged(
 
     Notes
     -----
-    #unjudged recommended items within the top k / k, a list shorter than k padded with judged
-    items (trec_eval unj_k); without @k over #recommended, 0 when nothing is recommended; never
-    undefined.
+    #unjudged recommended items within the top k / k, a list shorter than k padded with
+    judged items (trec_eval unj_k); without @k over #recommended, 0 when nothing is
+    recommended; never undefined.
 
     Examples
     --------
@@ -2269,10 +2276,11 @@ def utility(
 
     Notes
     -----
-    a * relevant recommended + b * non-relevant recommended + c * relevant not recommended + d *
-    non-relevant not recommended, recommended meaning within the top k (trec_eval utility,
-    defaults 1, -1, 0, 0; unjudged items count as non-relevant); d counts the user's rows, where
-    trec_eval counts the collection (-N). Can be negative; never undefined.
+    a * relevant recommended + b * non-relevant recommended + c * relevant not recommended +
+    d * non-relevant not recommended, recommended meaning within the top k (trec_eval
+    utility, defaults 1, -1, 0, 0; unjudged items count as non-relevant); d counts the
+    user's rows, where trec_eval counts the collection (-N). Can be negative; never
+    undefined.
 
     Examples
     --------
@@ -2330,9 +2338,9 @@ def mae(
 
     Notes
     -----
-    mean of |score - relevance| over the rows with both; average=user (default): per user, then
-    the mean over users; average=global: over all rated rows of the by group (summary only).
-    Null without a rated row. Needs a score, not rank=.
+    mean of |score - relevance| over the rows with both; average=user (default): per user,
+    then the mean over users; average=global: over all rated rows of the by group (summary
+    only). Null without a rated row. Needs a score, not rank=.
 
     Examples
     --------
@@ -2381,8 +2389,8 @@ def mse(
 
     Notes
     -----
-    mean of (score - relevance)^2 over the rows with both; average as for mae. Null without a
-    rated row. Needs a score, not rank=.
+    mean of (score - relevance)^2 over the rows with both; average as for mae. Null without
+    a rated row. Needs a score, not rank=.
 
     Examples
     --------
@@ -2432,9 +2440,9 @@ def rmse(
 
     Notes
     -----
-    sqrt(mse): per user, then the mean of the users' RMSE (average=user, default), or the square
-    root of the global MSE of the by group (average=global, summary only). Null without a rated
-    row. Needs a score, not rank=.
+    sqrt(mse): per user, then the mean of the users' RMSE (average=user, default), or the
+    square root of the global MSE of the by group (average=global, summary only). Null
+    without a rated row. Needs a score, not rank=.
 
     Examples
     --------
@@ -2475,11 +2483,11 @@ def nmae(
     Parameters
     ----------
     low
-        Lower or upper end of the rating scale (none: from the whole data). A number.
-        Required here: a stand-alone expression sees one user's rows only.
+        Lower end of the rating scale; evaluate takes the lowest relevance of the input if
+        none. A number. Required here: a stand-alone expression sees one user's rows only.
     high
-        Lower or upper end of the rating scale (none: from the whole data). A number.
-        Required here: a stand-alone expression sees one user's rows only.
+        Upper end of the rating scale; evaluate takes the highest relevance of the input if
+        none. A number. Required here: a stand-alone expression sees one user's rows only.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance
@@ -2494,9 +2502,9 @@ def nmae(
     Notes
     -----
     mae / (high - low), the range of the rating scale; a bound not given is the minimum /
-    maximum relevance over the judged rows of the whole input (evaluate's rating_range=); high >
-    low (an error when both are given, null when a bound from the data leaves an empty range).
-    average as for mae. Null without a rated row. Needs a score, not rank=.
+    maximum relevance over the judged rows of the whole input (evaluate's rating_range=);
+    high > low (an error when both are given, null when a bound from the data leaves an
+    empty range). average as for mae. Null without a rated row. Needs a score, not rank=.
 
     Examples
     --------
@@ -2550,10 +2558,10 @@ def rbp(
 
     Notes
     -----
-    (1 - p) * sum over the list of gain * p**(rank - 1) (Moffat & Zobel, 2008); gain = relevance
-    / max(1, the user's highest relevance), trec_eval's scaling of gains into [0, 1] (binary
-    relevance: relevant or not). Null when no item has a positive relevance. Expected ties: each
-    gain times the mean of p**(rank - 1) over its tie group's ranks.
+    (1 - p) * sum over the list of gain * p**(rank - 1) (Moffat & Zobel, 2008); gain =
+    relevance / max(1, the user's highest relevance), trec_eval's scaling of gains into [0,
+    1] (binary relevance: relevant or not). Null when no item has a positive relevance.
+    Expected ties: each gain times the mean of p**(rank - 1) over its tie group's ranks.
 
     Examples
     --------
@@ -2609,9 +2617,9 @@ def rbp_resid(
 
     Notes
     -----
-    p**#recommended + (1 - p) * sum over unjudged recommended items of p**(rank - 1) (trec_eval
-    rbp_resid); 0 when no recommended item is unjudged, as in trec_eval. Expected ties: the mean
-    of p**(rank - 1) over the tie group.
+    p**#recommended + (1 - p) * sum over unjudged recommended items of p**(rank - 1)
+    (trec_eval rbp_resid); 0 when no recommended item is unjudged, as in trec_eval. Expected
+    ties: the mean of p**(rank - 1) over the tie group.
 
     Examples
     --------
@@ -2667,9 +2675,9 @@ def bin_g(
 
     Notes
     -----
-    sum over relevant recommended items of 1 / log2(2 + #non-relevant or unjudged items ranked
-    above it), divided by #relevant (trec_eval binG). Expected ties: within its tie group the
-    number of non-relevant items above a relevant one is uniform on 0..(n - r).
+    sum over relevant recommended items of 1 / log2(2 + #non-relevant or unjudged items
+    ranked above it), divided by #relevant (trec_eval binG). Expected ties: within its tie
+    group the number of non-relevant items above a relevant one is uniform on 0..(n - r).
 
     Examples
     --------
@@ -2726,10 +2734,10 @@ def g(
 
     Notes
     -----
-    sum over recommended items at rank i of gain / log2(2 + cost(i) - got(i)), got(i) = gain of
-    ranks 1..i, cost(i) = sum over ideal ranks 1..i of max(1, ideal gain); divided by the total
-    gain of the judged items (trec_eval G). Null when no item has a positive relevance.
-    Deterministic tie policies only.
+    sum over recommended items at rank i of gain / log2(2 + cost(i) - got(i)), got(i) = gain
+    of ranks 1..i, cost(i) = sum over ideal ranks 1..i of max(1, ideal gain); divided by the
+    total gain of the judged items (trec_eval G). Null when no item has a positive
+    relevance. Deterministic tie policies only.
 
     Examples
     --------
@@ -2784,10 +2792,10 @@ def ndcg_rel(
 
     Notes
     -----
-    (sum over relevant recommended items at rank i of dcg@i / idcg@i + #relevant unrecommended *
-    dcg / idcg) / #relevant, relevant = positive relevance, gain = relevance, discount 1 /
-    log2(rank + 1), idcg over all judged items. Null without a relevant item. Deterministic tie
-    policies only.
+    (sum over relevant recommended items at rank i of dcg@i / idcg@i + #relevant
+    unrecommended * dcg / idcg) / #relevant, relevant = positive relevance, gain =
+    relevance, discount 1 / log2(rank + 1), idcg over all judged items. Null without a
+    relevant item. Deterministic tie policies only.
 
     Examples
     --------
@@ -2846,10 +2854,10 @@ def rndcg(
 
     Notes
     -----
-    mean of ndcg@R_v over the distinct positive relevances v, R_v = #items with relevance >= v
-    (dcg cut at R_v, idcg cut at R_v; gain = relevance), plus the full-list dcg / idcg when
-    #recommended > R + 1 (R = #positive items), as trec_eval computes it. Null without a
-    relevant item. Deterministic tie policies only.
+    mean of ndcg@R_v over the distinct positive relevances v, R_v = #items with relevance >=
+    v (dcg cut at R_v, idcg cut at R_v; gain = relevance), plus the full-list dcg / idcg
+    when #recommended > R + 1 (R = #positive items), as trec_eval computes it. Null without
+    a relevant item. Deterministic tie policies only.
 
     Examples
     --------

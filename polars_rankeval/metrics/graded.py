@@ -34,7 +34,7 @@ from polars_rankeval.registry import Interval, Public, register
 MaxGrade = Annotated[
     float | None,
     Interval(0, None, closed="neither"),
-    "the highest grade of the scale (none: the highest relevance of the whole input)",
+    "the highest grade of the scale; evaluate takes the highest relevance of the input if none",
 ]
 
 

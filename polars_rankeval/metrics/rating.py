@@ -33,8 +33,13 @@ Average = Annotated[
     Literal["user", "global"],
     "the error per user, then the mean over users; or over all rated rows (summary only)",
 ]
-Bound = Annotated[
-    float | None, "lower or upper end of the rating scale (none: from the whole data)"
+Low = Annotated[
+    float | None,
+    "lower end of the rating scale; evaluate takes the lowest relevance of the input if none",
+]
+High = Annotated[
+    float | None,
+    "upper end of the rating scale; evaluate takes the highest relevance of the input if none",
 ]
 # The expressions take a score (predicted ratings), never a rank, and no average=global.
 PUBLIC = Public(omit=("average",), rank=False)
@@ -225,8 +230,8 @@ def _nmae(
     k: None,
     *,
     average: Average = "user",
-    low: Bound = None,
-    high: Bound = None,
+    low: Low = None,
+    high: High = None,
 ) -> pl.Expr | GlobalPlan:
     if low is not None and high is not None and not high > low:
         msg = f"metric 'nmae' needs high > low, got low={low!r}, high={high!r}"
