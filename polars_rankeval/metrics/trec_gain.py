@@ -7,9 +7,10 @@ unjudged items gain 0. All of them reproduce trec_eval (``rbp``, ``rbp_resid``,
 ``rbp``, ``rbp_resid`` and ``bin_g`` have exact expected values under tied scores.
 ``ndcg_rel``, ``rndcg`` and ``g`` divide a running sum over the list by a function of
 the position, so their expectation over the orderings of a tie group is not a sum of
-per-position terms; they implement the deterministic tie policies only. ``rbp_resid``
-looks at the ranks of unjudged items, which the optimistic / pessimistic policies leave
-in input order among the items of relevance 0; it refuses those two policies.
+per-position terms; they require a deterministic tie policy. ``rbp_resid`` looks at
+the ranks of unjudged items, which the optimistic / pessimistic policies order after
+the judged items of equal score and relevance (a total order, see
+:mod:`polars_rankeval._ties`).
 """
 
 from __future__ import annotations
