@@ -80,7 +80,7 @@ import polars as pl
 
 from polars_rankeval._features import Features
 from polars_rankeval.metrics._checks import examples, fail_if
-from polars_rankeval.metrics._common import defined_if, f64
+from polars_rankeval.metrics._common import defined_if, f64, partial_sums
 from polars_rankeval.registry import FramePlan, GlobalPlan, register
 
 _P, _G, _LAM, _V = "__prk_div_p", "__prk_div_g", "__prk_div_lam", "__prk_div_v"
@@ -112,7 +112,7 @@ def _inter_list_diversity(f: Features, k: int | None) -> GlobalPlan:
     aggs = [pw.sum().alias("s1"), (pw * pw).sum().alias("s2"), (pw * w).sum().alias("sn")]
 
     def partial(rows: pl.LazyFrame) -> pl.LazyFrame:
-        return rows.filter(p > 0).group_by([*by, item]).agg(aggs)
+        return partial_sums(rows.filter(p > 0), [*by, item], aggs)
 
     def finalize(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
         return _inter_value(merged, by_cols)
