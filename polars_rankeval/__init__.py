@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         UserUniverse,
     )
     from polars_rankeval.compare import compare, compare_per_user
+    from polars_rankeval.conventions import Convention, conventions
     from polars_rankeval.curves import curve, pr_curve
     from polars_rankeval.datasets import load_example, load_systems
     from polars_rankeval.evaluate import evaluate, join
@@ -105,6 +106,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "UserUniverse": ("polars_rankeval._types", "UserUniverse"),
     "compare": ("polars_rankeval.compare", "compare"),
     "compare_per_user": ("polars_rankeval.compare", "compare_per_user"),
+    "Convention": ("polars_rankeval.conventions", "Convention"),
+    "conventions": ("polars_rankeval.conventions", "conventions"),
     "curve": ("polars_rankeval.curves", "curve"),
     "pr_curve": ("polars_rankeval.curves", "pr_curve"),
     "load_example": ("polars_rankeval.datasets", "load_example"),
@@ -176,6 +179,8 @@ __all__ = [
     "bind",
     "compare",
     "compare_per_user",
+    "Convention",
+    "conventions",
     "curve",
     "datasets",
     "evaluate",

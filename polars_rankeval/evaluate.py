@@ -87,6 +87,7 @@ def evaluate(
     n_buckets: int | None = ...,
     temp_dir: str | os.PathLike[str] | None = ...,
     progress: bool | None = ...,
+    conventions: str | None = ...,
 ) -> pl.LazyFrame: ...
 @overload
 def evaluate(
@@ -115,6 +116,7 @@ def evaluate(
     n_buckets: int | None = ...,
     temp_dir: str | os.PathLike[str] | None = ...,
     progress: bool | None = ...,
+    conventions: str | None = ...,
 ) -> pl.DataFrame: ...
 
 
@@ -144,6 +146,7 @@ def evaluate(
     n_buckets: int | None = None,
     temp_dir: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
+    conventions: str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate many metrics in one lazy plan, in memory or bucket by bucket.
 
@@ -255,6 +258,12 @@ def evaluate(
     progress
         Report buckets done, rows, elapsed time and an estimate on stderr (``tqdm``
         if installed). Default: only when stderr is a terminal.
+    conventions
+        A library's conventions (``"trec_eval"``, ``"ranx"``, ``"rectools"``, ...; see
+        :func:`polars_rankeval.conventions`): ``metrics`` are then that library's
+        metric names (``"MAP@10"``), ``ties``, ``empty`` and ``users`` default to its
+        rules, and the output columns are named ``<name>@k[<preset>]``. A metric the
+        library computes in a way no option reproduces is refused with the reason.
 
     Returns
     -------
@@ -324,6 +333,11 @@ def evaluate(
     │ 0.875 ┆ 0.875       ┆ 2            ┆ 3       ┆ 1         │
     └───────┴─────────────┴──────────────┴─────────┴───────────┘
     """
+    if conventions is not None:  # a library's conventions: rewrite, evaluate, rename
+        call = dict(locals())
+        from polars_rankeval.conventions import evaluate_under
+
+        return evaluate_under(evaluate, call)  # type: ignore[no-any-return]
     lf, eager = to_lazy(data)
     _args.metrics(metrics)
     _args.columns(
