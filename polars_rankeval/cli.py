@@ -45,6 +45,24 @@ INTERRUPTED_EXIT = 128 + signal.SIGINT
 """Exit status after Ctrl-C (130)."""
 TERMINATED_EXIT = 128 + signal.SIGTERM
 """Exit status after SIGTERM (143)."""
+CONVENTION_PRESETS: tuple[str, ...] = (
+    "trec_eval",
+    "ranx",
+    "ir_measures",
+    "rectools",
+    "replay",
+    "recommenders",
+    "lenskit",
+    "torchmetrics",
+    "recbole",
+    "jurity",
+    "hivemall",
+    "sklearn",
+    "cornac",
+    "elliot",
+)
+"""The presets of ``--conventions`` (``polars_rankeval.conventions.PRESETS``, kept here
+so that the command line starts without importing the metrics)."""
 DEFAULT_METRICS: tuple[str, ...] = (
     "ndcg@10",
     "map@10",
@@ -140,6 +158,17 @@ def build_parser() -> argparse.ArgumentParser:
             "what an undefined per-user value becomes: skip (default; each metric's mean "
             "over the users it is defined for, counted in n_users(METRIC)), skip_row (a "
             "user undefined for any metric is left out of every mean), zero, error"
+        ),
+    )
+    ev.add_argument(
+        "--conventions",
+        choices=CONVENTION_PRESETS,
+        default=None,
+        metavar="LIBRARY",
+        help=(
+            "reproduce a library's numbers: -m takes that library's metric names (e.g. "
+            "MAP@10 for rectools), ties/empty/users default to its rules and the columns "
+            "read NAME@k[LIBRARY]; one of " + ", ".join(CONVENTION_PRESETS)
         ),
     )
     ev.add_argument(
@@ -379,6 +408,17 @@ def _add_compare(sub: Any) -> None:
         choices=EMPTY_POLICIES,
         default="skip",
         help="undefined per-user values (default: skip)",
+    )
+    cp.add_argument(
+        "--conventions",
+        choices=CONVENTION_PRESETS,
+        default=None,
+        metavar="LIBRARY",
+        help=(
+            "reproduce a library's numbers: -m takes that library's metric names (e.g. "
+            "MAP@10 for rectools), ties/empty/users default to its rules and the columns "
+            "read NAME@k[LIBRARY]; one of " + ", ".join(CONVENTION_PRESETS)
+        ),
     )
     cp.add_argument(
         "--format",
@@ -718,7 +758,17 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     from polars_rankeval._plan import long_summary
     from polars_rankeval.evaluate import evaluate, parse_metrics, summarize
 
-    metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
+    if args.conventions is not None:  # library names: resolved before reading data
+        from polars_rankeval.conventions import shown_names
+
+        if not args.metrics:
+            msg = f"--conventions {args.conventions} needs -m with that library's metric names"
+            raise UsageError(msg)
+        metrics: Any = list(args.metrics)
+        names = shown_names(args.conventions, metrics, **_convention_options(args))
+    else:
+        metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
+        names = [m.name for m in metrics]
     args.summary = _summary_form(args)
     _progress("reading ...")
     data, by = load_data(args)
@@ -740,12 +790,12 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         n_buckets=args.buckets,
         temp_dir=args.temp_dir,
         progress=sys.stderr.isatty(),
+        conventions=args.conventions,
     ).collect()
     if args.per_user in (None, "-"):
         write_frame(result, args.format, sys.stdout)
         return 0
     _write_per_user(result, Path(args.per_user))
-    names = [m.name for m in metrics]
     aggregate = args.aggregate or ["mean"]
     # zero and error were applied to the per-user values already.
     empty: Literal["skip", "skip_row"] = "skip_row" if args.empty == "skip_row" else "skip"
@@ -1028,12 +1078,26 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
     return load_systems().lazy()
 
 
+def _convention_options(args: argparse.Namespace) -> dict[str, Any]:
+    """--ties/--users/--empty given with --conventions (left at their defaults: none)."""
+    defaults = {"ties": "expected", "users": "truth", "empty": "skip"}
+    return {key: getattr(args, key) for key, d in defaults.items() if getattr(args, key) != d}
+
+
 def _run_compare(args: argparse.Namespace) -> int:
     from polars_rankeval.compare import compare
     from polars_rankeval.evaluate import parse_metrics
     from polars_rankeval.report import report
 
-    metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
+    if args.conventions is not None:  # library names, resolved by compare
+        metrics = list(args.metrics or [])
+        if not metrics:
+            msg = f"--conventions {args.conventions} needs -m with that library's metric names"
+            raise UsageError(msg)
+        rules: dict[str, Any] = {"conventions": args.conventions, **_convention_options(args)}
+    else:
+        metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
+        rules = {"ties": args.ties, "users": args.users, "empty": args.empty}
     data = _compare_data(args)
     result = compare(
         data,
@@ -1049,9 +1113,7 @@ def _run_compare(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         ci=args.ci,
         progress=True if args.progress else None,
-        ties=args.ties,
-        users=args.users,
-        empty=args.empty,
+        **rules,
     )
     if args.format in ("table", "csv", "json"):
         write_frame(result, args.format, sys.stdout)

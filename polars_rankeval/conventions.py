@@ -883,6 +883,24 @@ def evaluate_under(evaluate: Callable[..., Any], args: dict[str, Any]) -> Any:
     return rename(result, resolved.names, long=args.get("summary") == "long")
 
 
+def resolve_options(
+    preset: str, metrics: str | Sequence[str], options: dict[str, Any]
+) -> tuple[list[str], dict[str, str]]:
+    """For ``compare``: resolve ``metrics`` and set ties/empty/users in ``options``.
+
+    Returns the polars_rankeval metrics and the canonical -> shown name mapping.
+    """
+    resolved = resolve(
+        preset,
+        metrics,
+        ties=options.get("ties"),
+        empty=options.get("empty"),
+        users=options.get("users"),
+    )
+    options.update(ties=resolved.ties, empty=resolved.empty, users=resolved.users)
+    return resolved.metrics, resolved.names
+
+
 def _same(value: Any, default: str) -> bool:
     return isinstance(value, str) and value == default
 
