@@ -103,7 +103,8 @@ _PRESETS: tuple[Convention, ...] = (
         "trec_eval",
         "10.0-rc3",
         "item_desc",
-        "score descending, then docno descending as strings (form_res_rels.c)",
+        "score descending, then docno descending as strings (form_res_rels.c; give "
+        "string item ids: integer ids sort as numbers)",
         "zero",
         "both",
         (
@@ -153,7 +154,7 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("ndcg_burges", "ndcg(gain=exp)", "optional", "gain 2^rel - 1"),
             Mapped("dcg", "dcg", "optional"),
             Mapped("dcg_burges", "dcg(gain=exp)", "optional"),
-            Mapped("r_precision", "r_precision", "none"),
+            Mapped("r-precision", "r_precision", "none"),
             Mapped(
                 "rbp",
                 None,
@@ -220,7 +221,7 @@ _PRESETS: tuple[Convention, ...] = (
         "RecTools reads explicit ranks (pass rank=); ranks must run 1..n per user: "
         "RecTools keeps gaps (an item at rank 9 is outside k=3), polars_rankeval "
         "renumbers them, so gapped ranks are refused",
-        "zero",
+        "skip",
         "truth",
         (
             Mapped("Precision", "precision", "required", "tp / k"),
@@ -275,8 +276,9 @@ _PRESETS: tuple[Convention, ...] = (
             ),
         ),
         (
-            "Users are the test users; a test user without recommendations scores 0 "
-            "(users='truth', empty='zero'); a user without relevant items cannot occur.",
+            "Users are the test users (with at least one relevant item); a test user "
+            "without recommendations scores 0; recommended users outside the test set are "
+            "ignored (users='truth', empty='skip').",
             "Duplicated test interactions count twice in RecTools' #relevant; "
             "polars_rankeval refuses duplicated (user, item) rows.",
             "Contradiction: the Accuracy/MCC docstrings count fp among the first k "
@@ -291,7 +293,7 @@ _PRESETS: tuple[Convention, ...] = (
         "0.22.0",
         "item_desc",
         "score descending, then item id descending (pandas and polars paths)",
-        "zero",
+        "skip",
         "truth",
         (
             Mapped("Precision", "precision", "required", "/ k"),
@@ -321,7 +323,8 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("CategoricalDiversity", None, note="no metric"),
         ),
         (
-            "Ground-truth users are evaluated; one without recommendations scores 0.",
+            "Ground-truth users are evaluated; one without recommendations scores 0; "
+            "recommended users without ground truth are ignored (empty='skip').",
             "Binary relevance: every ground-truth item is relevant (relevance 1).",
             "Contradiction: Novelty's docstring divides by K, its code by the list length "
             "(and RePlay's torch builder by k); RocAuc's degenerate cases are undocumented.",
@@ -333,34 +336,37 @@ _PRESETS: tuple[Convention, ...] = (
         "1.2.1",
         "expected",
         _UNDEFINED.format(how="pandas stable sort: tied items keep the input row order"),
-        "zero",
-        "both",
+        "skip",
+        "truth",
         (
-            Mapped("precision_at_k", "precision", "required", "/ k"),
-            Mapped("recall_at_k", "recall", "required"),
-            Mapped("map_at_k", "map(denominator=min_k_relevant)", "required"),
-            Mapped("map", "map", "required", "/ #relevant, top k only"),
+            Mapped("precision_at_k", "precision", "required", "/ k; users='both'", users="both"),
+            Mapped("recall_at_k", "recall", "required", "users='both'", users="both"),
+            Mapped(
+                "map_at_k",
+                "map(denominator=min_k_relevant)",
+                "required",
+                "users='both'",
+                users="both",
+            ),
+            Mapped("map", "map", "required", "/ #relevant, top k only; users='both'", users="both"),
             Mapped(
                 "ndcg_at_k",
                 "ndcg",
                 "required",
                 "score_type='binary' needs 0/1 relevance (every truth row is relevant); "
                 "averaged over every truth user (users='truth')",
-                users="truth",
             ),
             Mapped(
                 "ndcg_at_k(score_type=raw)",
                 "ndcg",
                 "required",
                 "rating as linear gain; every truth user (users='truth')",
-                users="truth",
             ),
             Mapped(
                 "ndcg_at_k(score_type=exp)",
                 "ndcg(gain=exp)",
                 "required",
                 "gain 2^rating - 1; every truth user (users='truth')",
-                users="truth",
             ),
             Mapped(
                 "r_precision_at_k",
@@ -459,8 +465,8 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped(
                 "RetrievalAUROC",
                 "auc(degenerate=zero)",
-                "required",
-                "over the top k; 0 when the top k lacks a class",
+                "optional",
+                "over the top k (all candidates without top_k); 0 when a class is missing",
             ),
             Mapped(
                 "RetrievalFallOut",
