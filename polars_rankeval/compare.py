@@ -204,7 +204,7 @@ def compare(
     if preset is not None:  # a library's conventions (polars_rankeval.conventions)
         from polars_rankeval.conventions import resolve_options
 
-        metrics, shown = resolve_options(preset, metrics, evaluate_options)
+        metrics, shown = resolve_options(preset, metrics, evaluate_options)  # type: ignore[arg-type]
     lf, _ = to_lazy(data)
     schema = lf.collect_schema()
     _refuse_global(schema, metrics, by, evaluate_options)

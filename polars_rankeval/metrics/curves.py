@@ -30,6 +30,8 @@ floating-point rounding (the sums run in another order); the tests check every c
 
 from __future__ import annotations
 
+from typing import cast
+
 import polars as pl
 
 from polars_rankeval._features import Features, comb_ratio
@@ -177,7 +179,8 @@ def _map_curve(
         # A tie group straddling k makes the hits random: E[sum / hits] is not a
         # ratio of cumulative sums, so each cutoff takes the single-cutoff kernel.
         singles = {
-            f"{_PREFIX}[ap_hits:{rel}@{k}]": _map(f, k, rel=rel, denominator="hits") for k in ks
+            f"{_PREFIX}[ap_hits:{rel}@{k}]": cast(pl.Expr, _map(f, k, rel=rel, denominator="hits"))
+            for k in ks
         }
         return CurvePlan(
             {**singles, **_counts(f, rel)}, lambda k: pl.col(f"{_PREFIX}[ap_hits:{rel}@{k}]")
