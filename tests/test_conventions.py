@@ -203,6 +203,8 @@ def test_refused_and_unknown_metrics_say_why() -> None:
         prk.evaluate(HIVEMALL, ["map"], conventions="trec_eval", ties="pessimistic")
     with pytest.raises(ValueError, match="averages over users='both'"):
         prk.evaluate(HIVEMALL, ["Precision@2"], conventions="jurity")
+    with pytest.raises(ValueError, match=r"a \[library\] suffix names a convention"):
+        prk.evaluate(HIVEMALL, ["map@10[rectools]"])
 
 
 def test_output_names_say_the_convention() -> None:
