@@ -425,9 +425,9 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("Hit", "hit_rate", "optional"),
             Mapped(
                 "AveragePrecision",
-                None,
-                note="divides by min(#relevant, len(truncated list)): on a list shorter "
-                "than n that is not expressible (min_k_relevant uses n)",
+                "map(denominator=min_list_relevant)",
+                "optional",
+                "/ min(#relevant, len(truncated list)); 0 without recommendations",
             ),
             Mapped("RBP", None, note="LensKit's normalisation differs: not verified"),
         ),

@@ -68,6 +68,8 @@ def test_map_denominators_hand_computed() -> None:
         prk.map(4, denominator="min_k_relevant"),
         prk.map(denominator="hits"),
         prk.map(denominator="k"),
+        prk.map(2, denominator="min_list_relevant"),
+        prk.map(6, denominator="min_list_relevant"),
     ).row(0)
     assert got == pytest.approx(
         [
@@ -78,6 +80,8 @@ def test_map_denominators_hand_computed() -> None:
             (1 + 2 / 3) / 3,
             (1 + 2 / 3) / 2,
             (1 + 2 / 3) / 3,
+            1 / 2,  # k=2: one hit, / min(3, 2, 4)
+            (1 + 2 / 3) / 3,  # k=6: / min(3, 6, 4)
         ]
     )
 
@@ -92,6 +96,8 @@ def test_map_by_hits_with_ties_hand_computed() -> None:
     assert tied.select(exprs).row(0) == pytest.approx([1 / 2, 3 / 4, 17 / 24])
     got = prk.evaluate(tied, ["map(denominator=hits)@[1,2,3]"]).row(0)[:3]
     assert got == pytest.approx([1 / 2, 3 / 4, 17 / 24])
+    # min_list_relevant at k=2: E[1 or 1/2] = 3/4 over min(2 relevant, 2, 3 recommended).
+    assert tied.select(prk.map(2, denominator="min_list_relevant")).item() == pytest.approx(3 / 8)
     det = tied.select(prk.map(1, denominator="hits", ties="item_desc")).item()
     assert det == 0.0  # item 2 first: no hit
 
@@ -191,8 +197,8 @@ def test_conventions_table() -> None:
 
 
 def test_refused_and_unknown_metrics_say_why() -> None:
-    with pytest.raises(ValueError, match="AveragePrecision cannot be reproduced: divides by"):
-        prk.evaluate(HIVEMALL, ["AveragePrecision@5"], conventions="lenskit")
+    with pytest.raises(ValueError, match="r_precision_at_k cannot be reproduced: skips"):
+        prk.evaluate(HIVEMALL, ["r_precision_at_k@5"], conventions="recommenders")
     with pytest.raises(ValueError, match="RecTools has no metric 'ndcg_burges'"):
         prk.evaluate(HIVEMALL, ["ndcg_burges@5"], conventions="rectools")
     with pytest.raises(ValueError, match="needs a cutoff"):
@@ -512,6 +518,23 @@ def test_lenskit() -> None:
     assert got == pytest.approx([0.8, 0.4])
     # test_rank_ndcg.py: truth 1,2,3; list [1,2] -> fixed_dcg(2)/fixed_dcg(3) with the
     # clipped discount: 2 / (2 + 1/log2 3).
+    # test_rank_map.py: [1,2,3] vs [1,3] (1 + 2/3)/2; vs [2,4] 1/2 / 2 = 0.25;
+    # [1,2,3,4,5] vs [1,3,5] n=3 (1 + 2/3)/3; a 1-item list [1] vs [1,3]: 1.0 (/ min(R, L)).
+    lists = {0: [1, 2, 3], 1: [1, 2, 3], 2: [1, 2, 3, 4, 5], 3: [1]}
+    truths = {0: [1, 3], 1: [2, 4], 2: [1, 3, 5], 3: [1, 3]}
+    ap = frame(
+        {u: [(i, 10.0 - j) for j, i in enumerate(items)] for u, items in lists.items()},
+        {u: dict.fromkeys(items, 1.0) for u, items in truths.items()},
+    )
+    got = per_user(ap, ["AveragePrecision", "AveragePrecision@3"], "lenskit")
+    assert got["AveragePrecision[lenskit]"].to_list()[:2] == pytest.approx([(1 + 2 / 3) / 2, 0.25])
+    assert got["AveragePrecision@3[lenskit]"].to_list() == pytest.approx(
+        [(1 + 2 / 3) / 2, 0.25, (1 + 2 / 3) / 3, 1.0]
+    )
+    curve = prk.evaluate(ap, ["AveragePrecision@[3,4]"], conventions="lenskit", per_user=True)
+    assert curve.sort("user")["AveragePrecision@3[lenskit]"].to_list() == pytest.approx(
+        [(1 + 2 / 3) / 2, 0.25, (1 + 2 / 3) / 3, 1.0]
+    )
     nd = frame({0: [(1, 2.0), (2, 1.0)]}, {0: {1: 1.0, 2: 1.0, 3: 1.0}})
     assert prk.evaluate(nd, ["NDCG"], conventions="lenskit").item(0, 0) == pytest.approx(
         2 / (2 + 1 / LOG2_3)

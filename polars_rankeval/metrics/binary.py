@@ -22,9 +22,10 @@ PrecisionDenominator = Annotated[
     "divide by k (trec_eval P_k) or by min(k, #recommended) (Hivemall, Jurity)",
 ]
 APDenominator = Annotated[
-    Literal["relevant", "min_k_relevant", "k", "hits"],
+    Literal["relevant", "min_k_relevant", "k", "hits", "min_list_relevant"],
     "divide by #relevant (trec_eval map), min(k, #relevant) (Jurity, RePlay, RecBole), "
-    "k (RecTools divide_by_k) or the hits in the top k (Hivemall, torchmetrics AP@k)",
+    "k (RecTools divide_by_k), the hits in the top k (Hivemall, torchmetrics AP@k) or "
+    "min(#relevant, k, #recommended) (LensKit)",
 ]
 AUCDegenerate = Annotated[
     Literal["zero_one", "half", "zero"],
@@ -304,7 +305,9 @@ def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
         "map), by min(k, #relevant) (denominator=min_k_relevant: Jurity, RePlay, RecBole, "
         "MS Recommenders map_at_k), by k (denominator=k: RecTools divide_by_k) or by the "
         "hits in the top k (denominator=hits: Hivemall's code, torchmetrics "
-        "RetrievalMAP(top_k); 0 without a hit). Without @k every denominator but hits is "
+        "RetrievalMAP(top_k); 0 without a hit) or by min(#relevant, k, #recommended) "
+        "(denominator=min_list_relevant: LensKit AveragePrecision, whose truncated list "
+        "may be shorter than k). Without @k, relevant, min_k_relevant and k divide by "
         "#relevant."
     ),
     doc="""
@@ -342,6 +345,10 @@ def _map(
     if denominator == "hits":
         value = _ap_by_hits(f, k, rel, is_rel, r, expected, inv_pos, total)
         return defined_if(n_rel > 0, value)
+    if denominator == "min_list_relevant":
+        n_ret = f.ret.cast(pl.Float64).sum()
+        size = n_ret if k is None else pl.min_horizontal(n_ret, pl.lit(float(k)))
+        return defined_if(n_rel > 0, safe_div(total, pl.min_horizontal(n_rel, size)))
     if denominator == "relevant" or k is None:
         den = n_rel
     elif denominator == "k":

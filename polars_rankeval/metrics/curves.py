@@ -194,6 +194,9 @@ def _map_curve(
             den = pl.lit(float(k))
         elif denominator == "hits":
             den = at(hits_name, k)
+        elif denominator == "min_list_relevant":
+            size = pl.min_horizontal(_scalar(f"{_PREFIX}[n_ret]"), pl.lit(float(k)))
+            den = pl.min_horizontal(n_rel, size)
         else:
             den = pl.min_horizontal(n_rel, pl.lit(float(k)))
         return _defined(rel, pl.when(den > 0).then(at(name, k) / den).otherwise(0.0))

@@ -452,7 +452,9 @@ def map(
     k: int | None = None,
     *,
     rel: float = 1.0,
-    denominator: Literal["relevant", "min_k_relevant", "k", "hits"] = "relevant",
+    denominator: Literal[
+        "relevant", "min_k_relevant", "k", "hits", "min_list_relevant"
+    ] = "relevant",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -469,8 +471,9 @@ def map(
         Minimum relevance that counts as relevant (inclusive). A number > 0.
     denominator
         Divide by #relevant (trec_eval map), min(k, #relevant) (Jurity, RePlay, RecBole), k
-        (RecTools divide_by_k) or the hits in the top k (Hivemall, torchmetrics AP@k). One
-        of ``"relevant"``, ``"min_k_relevant"``, ``"k"``, ``"hits"``.
+        (RecTools divide_by_k), the hits in the top k (Hivemall, torchmetrics AP@k) or
+        min(#relevant, k, #recommended) (LensKit). One of ``"relevant"``,
+        ``"min_k_relevant"``, ``"k"``, ``"hits"``, ``"min_list_relevant"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -488,8 +491,10 @@ def map(
     #relevant (denominator=relevant: trec_eval map / map_cut, ranx, MS Recommenders map), by
     min(k, #relevant) (denominator=min_k_relevant: Jurity, RePlay, RecBole, MS Recommenders
     map_at_k), by k (denominator=k: RecTools divide_by_k) or by the hits in the top k
-    (denominator=hits: Hivemall's code, torchmetrics RetrievalMAP(top_k); 0 without a hit).
-    Without @k every denominator but hits is #relevant.
+    (denominator=hits: Hivemall's code, torchmetrics RetrievalMAP(top_k); 0 without a hit)
+    or by min(#relevant, k, #recommended) (denominator=min_list_relevant: LensKit
+    AveragePrecision, whose truncated list may be shorter than k). Without @k, relevant,
+    min_k_relevant and k divide by #relevant.
 
     Examples
     --------
