@@ -966,10 +966,10 @@ def describe_metric(spec: MetricSpec, width: int) -> str:
         name_w = max(len(p.name) for p in spec.params.values())
         default_w = max(len(_fmt_option(p.default)) for p in spec.params.values())
         for p in spec.params.values():
-            values = p.values
-            lines.append(
-                f"  {p.name.ljust(name_w)}  {_fmt_option(p.default).ljust(default_w)}  {values}"
-            )
+            head = f"  {p.name.ljust(name_w)}  {_fmt_option(p.default).ljust(default_w)}  "
+            # Long choice lists continue under the first value, split at the bars.
+            rest = textwrap.wrap(p.values, max(width - len(head), 20), break_on_hyphens=False)
+            lines += [head + rest[0], *(" " * len(head) + line for line in rest[1:])]
             if p.doc:
                 lines += ["      " + line for line in textwrap.wrap(p.doc, max(wrap - 4, 20))]
     else:

@@ -119,7 +119,13 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("Rprec", "r_precision", "none"),
             Mapped("success", "hit_rate", "required"),
             Mapped("bpref", "bpref", "none"),
-            Mapped("infAP", "inf_ap", "none", "qrels relevance < 0: pooled, not judged"),
+            Mapped(
+                "infAP",
+                "inf_ap",
+                "none",
+                "a qrels relevance < 0 (trec_eval: pooled but unjudged) is refused by "
+                "evaluate's validation, not read as pooled",
+            ),
             Mapped(
                 "num_ret",
                 None,
@@ -196,7 +202,7 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("Rprec", "r_precision", "none"),
             Mapped("Success", "hit_rate", "required"),
             Mapped("Bpref", "bpref", "none"),
-            Mapped("infAP", "inf_ap", "none"),
+            Mapped("infAP", "inf_ap", "none", "a qrels relevance < 0 is refused (validation)"),
             Mapped(
                 "Judged",
                 None,
@@ -279,6 +285,7 @@ _PRESETS: tuple[Convention, ...] = (
             "Users are the test users (with at least one relevant item); a test user "
             "without recommendations scores 0; recommended users outside the test set are "
             "ignored (users='truth', empty='skip').",
+            "Relevance is binary (any test interaction is relevant): give relevance 1.",
             "Duplicated test interactions count twice in RecTools' #relevant; "
             "polars_rankeval refuses duplicated (user, item) rows.",
             "Contradiction: the Accuracy/MCC docstrings count fp among the first k "
@@ -405,8 +412,9 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped(
                 "Recall",
                 "relative_precision",
-                "optional",
-                "hits / min(#relevant, n) (without n: / #relevant)",
+                "required",
+                "hits / min(#relevant, n); without n LensKit's Recall is hits / #relevant, "
+                "polars_rankeval's recall metric",
             ),
             Mapped(
                 "NDCG",
@@ -432,9 +440,6 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("RBP", None, note="LensKit's normalisation differs: not verified"),
         ),
         (
-            "Without n, Recall is hits / #relevant (recall) and relative_precision without "
-            "@k divides by min(#recommended, #relevant): equal only when the list holds "
-            "every relevant item or more; pass a cutoff.",
             "A user with an empty test list is NaN and skipped (empty='skip').",
             "Contradiction: the NDCG docstring writes the base-2 log discount; the default "
             "LogRankWeight clips the rank at 2 (1 / max(1, log2 rank)).",
@@ -558,7 +563,12 @@ _PRESETS: tuple[Convention, ...] = (
         "zero",
         "truth",
         (
-            Mapped("precision", "precision(denominator=retrieved)", "required"),
+            Mapped(
+                "precision",
+                "precision(denominator=retrieved)",
+                "required",
+                "/ min(#recommended, k); Hivemall requires k <= list size, where it is / k",
+            ),
             Mapped("recall", "recall", "required"),
             Mapped("hitrate", "hit_rate", "required"),
             Mapped("mrr", "mrr", "required"),

@@ -303,7 +303,7 @@ def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
         "sum over relevant items within the top k of precision at their rank, divided by "
         "#relevant (denominator=relevant: trec_eval map / map_cut, ranx, MS Recommenders "
         "map), by min(k, #relevant) (denominator=min_k_relevant: Jurity, RePlay, RecBole, "
-        "MS Recommenders map_at_k), by k (denominator=k: RecTools divide_by_k) or by the "
+        "MS Recommenders map_at_k), by k (denominator=k: RecTools divide_by_k), by the "
         "hits in the top k (denominator=hits: Hivemall's code, torchmetrics "
         "RetrievalMAP(top_k); 0 without a hit) or by min(#relevant, k, #recommended) "
         "(denominator=min_list_relevant: LensKit AveragePrecision, whose truncated list "

@@ -490,7 +490,7 @@ def map(
     sum over relevant items within the top k of precision at their rank, divided by
     #relevant (denominator=relevant: trec_eval map / map_cut, ranx, MS Recommenders map), by
     min(k, #relevant) (denominator=min_k_relevant: Jurity, RePlay, RecBole, MS Recommenders
-    map_at_k), by k (denominator=k: RecTools divide_by_k) or by the hits in the top k
+    map_at_k), by k (denominator=k: RecTools divide_by_k), by the hits in the top k
     (denominator=hits: Hivemall's code, torchmetrics RetrievalMAP(top_k); 0 without a hit)
     or by min(#relevant, k, #recommended) (denominator=min_list_relevant: LensKit
     AveragePrecision, whose truncated list may be shorter than k). Without @k, relevant,
