@@ -16,6 +16,7 @@ from polars_rankeval import namespace as _namespace  # registers df.rankeval / l
 
 if TYPE_CHECKING:
     from polars_rankeval import datasets, plot, trec
+    from polars_rankeval._evaluate import evaluate, join
     from polars_rankeval._overlap import OverlapWarning, overlap
     from polars_rankeval._types import (
         EMPTY_POLICIES,
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from polars_rankeval.compare import compare, compare_per_user
     from polars_rankeval.curves import curve, pr_curve
     from polars_rankeval.datasets import load_example, load_systems
-    from polars_rankeval.evaluate import evaluate, join
     from polars_rankeval.metrics import (
         accuracy,
         auc,
@@ -104,8 +104,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "pr_curve": ("polars_rankeval.curves", "pr_curve"),
     "load_example": ("polars_rankeval.datasets", "load_example"),
     "load_systems": ("polars_rankeval.datasets", "load_systems"),
-    "evaluate": ("polars_rankeval.evaluate", "evaluate"),
-    "join": ("polars_rankeval.evaluate", "join"),
+    "evaluate": ("polars_rankeval._evaluate", "evaluate"),
+    "join": ("polars_rankeval._evaluate", "join"),
     "accuracy": ("polars_rankeval.metrics", "accuracy"),
     "auc": ("polars_rankeval.metrics", "auc"),
     "bin_g": ("polars_rankeval.metrics", "bin_g"),

@@ -582,7 +582,7 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         Columns by, user, item, score (or rank) and relevance; and the ``by`` columns
         (``system`` first when several ``--recs`` files are given).
     """
-    from polars_rankeval.evaluate import join
+    from polars_rankeval._evaluate import join
 
     by = list(args.by or [])
     if args.data is not None:
@@ -715,8 +715,8 @@ def _summary_form(args: argparse.Namespace) -> str:
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
-    from polars_rankeval._plan import long_summary
-    from polars_rankeval.evaluate import evaluate, parse_metrics, summarize
+    from polars_rankeval._evaluate import evaluate, parse_metrics, summarize
+    from polars_rankeval._finish import long_summary
 
     metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
     args.summary = _summary_form(args)
@@ -974,7 +974,7 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
 
 def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
     """The long frame with a system column from --data, --recs/--truth, --run/--qrels."""
-    from polars_rankeval.evaluate import join
+    from polars_rankeval._evaluate import join
 
     given = [
         name
@@ -1037,8 +1037,8 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
+    from polars_rankeval._evaluate import parse_metrics
     from polars_rankeval.compare import compare
-    from polars_rankeval.evaluate import parse_metrics
     from polars_rankeval.report import report
 
     metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
@@ -1149,7 +1149,7 @@ def _add_plot_parser(sub: Any) -> None:
 
 def _run_plot(args: argparse.Namespace) -> int:
     from polars_rankeval import curves, plot
-    from polars_rankeval.evaluate import evaluate
+    from polars_rankeval._evaluate import evaluate
 
     if args.data is None and args.recs is None and args.truth is None:
         from polars_rankeval.datasets import load_systems
