@@ -53,20 +53,22 @@ Predicate = Literal["null", "nan", "inf", "nan_or_inf", "below"]
 class Scalar:
     """One data-wide aggregate, in the vocabulary every engine computes.
 
-    ``op``: ``len`` (rows), ``n_unique`` (distinct values, null counted as one),
-    ``min``, ``max``, or ``count`` (rows where ``where`` holds: ``null``, ``nan``,
-    ``inf``, ``nan_or_inf`` or ``below`` ``bound``). ``as_float`` casts the column to
-    float64 first.
+    ``op``: ``len`` (rows), ``n_unique`` (distinct values, null counted as one; of a
+    tuple of columns: distinct combinations), ``min``, ``max``, or ``count`` (rows
+    where ``where`` holds: ``null``, ``nan``, ``inf``, ``nan_or_inf`` or ``below``
+    ``bound``). ``as_float`` casts the column to float64 first.
     """
 
     op: ScalarOp
-    column: str | None = None
+    column: str | tuple[str, ...] | None = None
     where: Predicate | None = None
     bound: float = 0.0
     as_float: bool = False
 
     def value(self) -> pl.Expr:
         """The column as the aggregate reads it."""
+        if isinstance(self.column, tuple):
+            return pl.struct(self.column)
         x = pl.col(str(self.column))
         return x.cast(pl.Float64) if self.as_float else x
 
