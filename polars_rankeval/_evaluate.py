@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 import polars as pl
 
@@ -49,6 +49,10 @@ from polars_rankeval._types import (
     make_columns,
 )
 from polars_rankeval._validate import align_ids, to_lazy
+
+ENGINES = ("auto", "polars", "spark")
+EngineArg = Literal["auto", "polars", "spark"] | Any
+"""``evaluate(engine=)``: a name, or an engine object with ``bind(data)``."""
 
 __all__ = [
     "RESERVED",
@@ -91,6 +95,7 @@ def evaluate(
     n_buckets: int | None = ...,
     temp_dir: str | os.PathLike[str] | None = ...,
     progress: bool | None = ...,
+    engine: EngineArg = ...,
 ) -> pl.LazyFrame: ...
 @overload
 def evaluate(
@@ -119,6 +124,7 @@ def evaluate(
     n_buckets: int | None = ...,
     temp_dir: str | os.PathLike[str] | None = ...,
     progress: bool | None = ...,
+    engine: EngineArg = ...,
 ) -> pl.DataFrame: ...
 
 
@@ -148,6 +154,7 @@ def evaluate(
     n_buckets: int | None = None,
     temp_dir: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
+    engine: EngineArg = "auto",
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate many metrics in one lazy plan, in memory or bucket by bucket.
 
@@ -259,6 +266,13 @@ def evaluate(
     progress
         Report buckets done, rows, elapsed time and an estimate on stderr (``tqdm``
         if installed). Default: only when stderr is a terminal.
+    engine
+        Where the plan runs (:mod:`polars_rankeval.engine`): ``"polars"`` (this
+        process; ``strategy=`` picks in memory or bucketed), ``"spark"`` (``data`` is
+        a Spark DataFrame and so is the result; see :mod:`polars_rankeval.spark`), an
+        engine object such as ``polars_rankeval.spark.SparkEngine(n_partitions=64)``,
+        or ``"auto"`` (default: Spark for a Spark DataFrame, else Polars). Every engine
+        runs the same checks, statistics and plan, and gives the same values.
 
     Returns
     -------
@@ -328,7 +342,12 @@ def evaluate(
     │ 0.875 ┆ 0.875       ┆ 2            ┆ 3       ┆ 1         │
     └───────┴─────────────┴──────────────┴─────────┴───────────┘
     """
-    lf, eager = to_lazy(data)
+    spark = _spark_engine(data, engine)
+    if spark is not None:
+        users, items, n_items = (spark.local(v) for v in (users, items, n_items))
+        lf, eager = pl.LazyFrame(), False
+    else:
+        lf, eager = to_lazy(data)
     _args.metrics(metrics)
     _args.columns(
         user=user, item=item, score=score, relevance=relevance, rank=rank, relevance_optional=False
@@ -346,8 +365,14 @@ def evaluate(
     _args.path("temp_dir", temp_dir)
     _args.flag("progress", progress, optional=True)
     cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
+    if spark is not None and per_item:
+        msg = (
+            "per_item=True (item metrics) is not supported on Spark yet; evaluate item "
+            "metrics with the Polars engine"
+        )
+        raise ValueError(msg)
     job = Job.create(
-        lf.collect_schema(),
+        spark.schema() if spark is not None else lf.collect_schema(),
         metrics,
         cols,
         by=by,
@@ -361,6 +386,8 @@ def evaluate(
         summary=summary,
     )
     check_choice("strategy", strategy, STRATEGIES)
+    if spark is not None:
+        return run(job, spark, n_items=n_items, rating_range=rating_range, validate=validate)
     limit = parse_memory(memory_limit) if memory_limit is not None else None
     n_rows = None
     if strategy == "auto" and n_buckets is None:
@@ -386,6 +413,22 @@ def evaluate(
     engine = BucketedEngine(lf, k=k, mode=mode, temp_dir=temp_dir, progress=show)
     frame = run(job, engine, n_items=n_items, rating_range=rating_range, validate=validate)
     return frame if eager else frame.lazy()
+
+
+def _spark_engine(data: Any, engine: EngineArg) -> Any:
+    """The Spark engine bound to ``data`` if the plan runs on Spark, else ``None``."""
+    if not isinstance(engine, str):
+        if not callable(getattr(engine, "bind", None)):
+            msg = f"engine must be 'auto', 'polars', 'spark' or an engine object, got {engine!r}"
+            raise TypeError(msg)
+        return engine.bind(data)
+    check_choice("engine", engine, ENGINES)
+    on_spark = type(data).__module__.startswith("pyspark.")
+    if engine == "polars" or (engine == "auto" and not on_spark):
+        return None
+    from polars_rankeval.spark import SparkEngine
+
+    return SparkEngine().bind(data)
 
 
 def global_partials(
