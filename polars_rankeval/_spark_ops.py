@@ -8,9 +8,11 @@ and the conversions between Spark, Arrow and Polars types.
 from __future__ import annotations
 
 import contextlib
+import functools
+import operator
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -119,6 +121,48 @@ def spark_scalar(scalar: Scalar, *, predicate: bool = False) -> Column:
         "below": x < scalar.bound,
     }[str(scalar.where)]
     return condition if predicate else sf.count_if(condition)
+
+
+def spark_scalars(frame: SparkDataFrame, wanted: Mapping[str, Scalar]) -> dict[str, Any]:
+    """The aggregates of ``wanted`` over ``frame`` in one Spark job."""
+    aggs = [spark_scalar(s).alias(f"__prk_s{i}") for i, s in enumerate(wanted.values())]
+    found = frame.agg(*aggs).collect()[0]
+    return {name: found[i] for i, name in enumerate(wanted)}
+
+
+def spark_rows(
+    frame: SparkDataFrame, where: Scalar | Mapping[str, Any], n: int
+) -> list[dict[str, Any]]:
+    """Up to ``n`` rows where a check holds, or whose columns equal the given values."""
+    from pyspark.sql import functions as sf
+
+    if isinstance(where, Scalar):
+        condition = spark_scalar(where, predicate=True)
+    else:
+        parts = [col(c) == sf.lit(v) for c, v in where.items()]
+        condition = functools.reduce(operator.and_, parts)
+    return [row.asDict() for row in frame.filter(condition).limit(n).collect()]
+
+
+def merge(frame: SparkDataFrame, keys: list[str], how: Mapping[str, str | None]) -> pl.DataFrame:
+    """``frame`` grouped by ``keys``, its columns combined as ``how`` says, on the driver.
+
+    ``how`` maps a column to ``sum``, ``min`` or ``max``, or to ``None`` (a key too).
+    """
+    from pyspark.sql import functions as sf
+
+    combine = {"sum": sf.sum, "min": sf.min, "max": sf.max}
+    keys = keys + [c for c, h in how.items() if h is None]
+    aggs = [combine[h](col(c)).alias(c) for c, h in how.items() if h is not None]
+    return to_polars(frame.groupBy(*[col(k) for k in keys]).agg(*aggs))
+
+
+def create_frame(like: SparkDataFrame, frame: pl.DataFrame) -> SparkDataFrame:
+    """A small Polars frame of columns of ``like`` as a Spark DataFrame of their types."""
+    from pyspark.sql.types import StructType
+
+    fields = [like.schema[c] for c in frame.columns]
+    return like.sparkSession.createDataFrame(frame.to_arrow(), StructType(fields))
 
 
 @contextlib.contextmanager

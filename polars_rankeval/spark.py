@@ -7,24 +7,21 @@ data-wide scalars as Spark SQL aggregates, and the map over whole users: the use
 hashed into ``n_partitions`` buckets, ``groupBy(pmod(xxhash64(user), n)).applyInArrow``
 hands each bucket to the plan's Polars build as one Arrow table (after
 ``repartition(n, bucket)``, so that adaptive execution cannot merge buckets into a few
-tasks). Global partials are merged by a Spark ``groupBy`` and finalized on the driver;
-the summary is one Polars call per by group. Importing this module does not import
-pyspark (``pip install 'polars-rankeval[spark]'``); the executors need
-``polars_rankeval`` too. Only the DataFrame API is used, so Spark Connect works.
-``benchmarks/bench_spark.py`` shows a complete local setup (``spark.driver.memory``,
-``PYSPARK_PYTHON``, ``SPARK_LOCAL_IP``).
+tasks). Global partials are merged by a Spark ``groupBy``; the summary is one Polars
+call per by group. Importing this module does not import pyspark; executors need
+``polars_rankeval``. ``benchmarks/bench_spark.py`` shows a local setup.
 """
 
 from __future__ import annotations
 
 import functools
-import operator
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from polars_rankeval import _args
 from polars_rankeval._build import build, wanted_users
 from polars_rankeval._engine import Scalar, UserFn, UserOutputs
 from polars_rankeval._evaluate import evaluate as _evaluate
@@ -33,11 +30,14 @@ from polars_rankeval._job import Job, MetricsArg
 from polars_rankeval._spark_ops import (
     INSTALL_HINT,
     col,
+    create_frame,
     map_groups,
+    merge,
     polars_schema,
     require_pyspark,
     slots,
-    spark_scalar,
+    spark_rows,
+    spark_scalars,
     to_polars,
     worker_errors,
 )
@@ -65,9 +65,8 @@ SIDE_COLUMNS = (
     "__prk_polars_seconds",
     "__prk_check_seconds",
 )
-"""Columns of the one side row each per-user call adds when validating (null on the real
-rows): rows of the call sharing a (by, user, item) key with another, then the seconds
-spent converting Arrow to Polars, in the Polars build and counting those duplicates."""
+"""The side row of each per-user call when validating: its duplicate rows, its seconds in
+the Arrow to Polars conversion, the Polars build and the duplicate count."""
 _TAG, _WANTED, _REAL, _POS = "__prk_tag", "__prk_wanted", "__prk_real", "__prk_pos"
 
 
@@ -139,11 +138,7 @@ class SparkEngine:
     """
 
     def __init__(self, *, n_partitions: int | None = None) -> None:
-        if n_partitions is not None and (
-            isinstance(n_partitions, bool) or not isinstance(n_partitions, int)
-        ):
-            msg = f"n_partitions must be a positive integer or None, got {n_partitions!r}"
-            raise TypeError(msg)
+        _args.count("n_partitions", n_partitions)
         if n_partitions is not None and n_partitions < 1:
             msg = f"n_partitions must be a positive integer, got {n_partitions!r}"
             raise ValueError(msg)
@@ -160,17 +155,14 @@ class SparkEngine:
         bound = SparkEngine(n_partitions=self.n_partitions)
         bound.data = data
         if self.n_partitions is None:
-            value = data.sparkSession.conf.get("spark.sql.shuffle.partitions")
-            digits = value is not None and value.isdigit()
-            bound.partitions = int(value) if value is not None and digits else DEFAULT_PARTITIONS
+            value = str(data.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+            bound.partitions = int(value) if value.isdigit() else DEFAULT_PARTITIONS
         bound._schema = polars_schema(data.schema)
         return bound
 
     def local(self, value: Any) -> Any:
         """A Spark DataFrame argument (``users=``, ``items=``, ``n_items=``) as Polars."""
-        from pyspark.sql import DataFrame
-
-        return to_polars(value) if isinstance(value, DataFrame) else value
+        return to_polars(value) if hasattr(value, "toArrow") else value
 
     # ------------------------------------------------------------------ the operations
     def schema(self) -> pl.Schema:
@@ -181,12 +173,7 @@ class SparkEngine:
         self, wanted: Mapping[str, Scalar], frame: SparkDataFrame | None = None
     ) -> dict[str, Any]:
         """The aggregates over the data (or ``frame``) in one Spark job."""
-        source = self.data if frame is None else frame
-        row = source.agg(
-            *[spark_scalar(s).alias(f"__prk_s{i}") for i, s in enumerate(wanted.values())]
-        )
-        found = row.collect()[0]
-        return {name: found[i] for i, name in enumerate(wanted)}
+        return spark_scalars(self.data if frame is None else frame, wanted)
 
     def distinct(self, columns: Sequence[str]) -> pl.LazyFrame:
         """The distinct rows of ``columns``, collected to the driver."""
@@ -194,14 +181,7 @@ class SparkEngine:
 
     def rows(self, where: Scalar | Mapping[str, Any], n: int = 3) -> list[dict[str, Any]]:
         """Up to ``n`` rows where a check holds, or whose columns equal the values."""
-        from pyspark.sql import functions as sf
-
-        if isinstance(where, Scalar):
-            condition = spark_scalar(where, predicate=True)
-        else:
-            parts = [col(c) == sf.lit(v) for c, v in where.items()]
-            condition = functools.reduce(operator.and_, parts)
-        return [row.asDict() for row in self.data.filter(condition).limit(n).collect()]
+        return spark_rows(self.data, where, n)
 
     def map_users(self, job: Job, fn: UserFn, *, validate: bool) -> UserOutputs:
         """Row checks, the per-user pass (duplicates counted by its calls), the merge."""
@@ -246,17 +226,10 @@ class SparkEngine:
 
         def kernel(frame: pl.DataFrame) -> pl.DataFrame:
             real = job.inner(frame.lazy().filter(pl.col(_REAL)).drop(_REAL))
-            mine = None
-            if values is not None:
-                mine = values.lazy()
-                if job.by:  # this call's by group
-                    group = (
-                        frame.lazy()
-                        .select(job.by)
-                        .unique()
-                        .rename(dict(zip(job.by, job.iby, strict=True)))
-                    )
-                    mine = mine.join(group, on=job.iby, how="semi", nulls_equal=True)
+            mine = None if values is None else values.lazy()
+            if mine is not None and job.by:  # this call's by group
+                group = job.inner(frame.lazy().select(job.by).unique())
+                mine = mine.join(group, on=job.iby, how="semi", nulls_equal=True)
             return job.outer(summary_of(job, real, mine).with_row_index(_POS)).collect()
 
         rows = per_user.withColumn(_REAL, sf.lit(True))
@@ -267,7 +240,7 @@ class SparkEngine:
             )
         elif values is not None:  # a group with global values but no user: its row too
             groups = job.outer(values.lazy().select(job.iby)).collect()
-            extra = self._create(groups).withColumn(_REAL, sf.lit(False))
+            extra = create_frame(self.data, groups).withColumn(_REAL, sf.lit(False))
             rows = rows.unionByName(extra, allowMissingColumns=True)
         result = map_groups(rows, kernel, schema, group=job.by)
         return result.orderBy(*[col(b) for b in job.by], _POS).drop(_POS)
@@ -290,7 +263,7 @@ class SparkEngine:
         if not isinstance(job.users, str):
             user = job.cols.user
             ids = wanted_users(job.users, user, self._schema[user]).to_frame()
-            wanted = self._create(ids).withColumn(_WANTED, sf.lit(True))
+            wanted = create_frame(self.data, ids).withColumn(_WANTED, sf.lit(True))
             rows = rows.withColumn(_WANTED, sf.lit(False))
             rows = rows.unionByName(wanted, allowMissingColumns=True)
             groups = self.distinct(job.by).collect() if job.by else None
@@ -349,22 +322,13 @@ class SparkEngine:
 
     def _merge(self, job: Job, out: SparkDataFrame) -> dict[str, list[pl.LazyFrame]]:
         """The global partials merged by Spark (sum, min or max per part), to the driver."""
-        from pyspark.sql import functions as sf
-
-        features = job.features()
-        combine = {"sum": sf.sum, "min": sf.min, "max": sf.max}
-        keys, aggs = [_TAG, *job.by], []
+        features, how = job.features(), dict[str, str | None]()
         for i, (name, layout) in enumerate(self._layouts.items()):
             plan = next(m for m in job.metrics if m.name == name).plan(features)
             parts = plan.combine if isinstance(plan, GlobalPlan) else {}
-            for column, slot in zip(layout, slots(i, layout), strict=True):
-                if column in parts:
-                    aggs.append(combine[parts[column]](col(slot)).alias(slot))
-                else:
-                    keys.append(slot)
-        partials = out.filter(col(_TAG).isNotNull())
+            how |= {s: parts.get(c) for c, s in zip(layout, slots(i, layout), strict=True)}
         with worker_errors():
-            merged = to_polars(partials.groupBy(*[col(k) for k in keys]).agg(*aggs))
+            merged = merge(out.filter(col(_TAG).isNotNull()), [_TAG, *job.by], how)
         result = {}
         for i, (name, layout) in enumerate(self._layouts.items()):
             renamed = [pl.col(s).alias(c) for s, c in zip(slots(i, layout), layout, strict=True)]
@@ -402,21 +366,10 @@ class SparkEngine:
                 example = [tuple(row) for row in bad.collect()]
                 raise ValueError(undefined_message(name, counts[name], example))
 
-    def _create(self, frame: pl.DataFrame) -> SparkDataFrame:
-        """A small Polars frame of input columns as a Spark DataFrame of their types."""
-        from pyspark.sql.types import StructType
-
-        fields = [self.data.schema[c] for c in frame.columns]
-        return self.data.sparkSession.createDataFrame(frame.to_arrow(), StructType(fields))
-
 
 # --------------------------------------------------------------------------- benchmarks
 class Plan:
-    """A job bound to a :class:`SparkEngine`, for ``benchmarks/bench_spark.py``.
-
-    ``Plan.create`` takes the keywords of :func:`evaluate`; :func:`per_user_values`
-    runs the instrumented per-user pass of that plan.
-    """
+    """A job bound to a :class:`SparkEngine` (``benchmarks/bench_spark.py``, tests)."""
 
     def __init__(self, job: Job, engine: SparkEngine) -> None:
         self.job, self.engine = job, engine
