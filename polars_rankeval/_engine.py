@@ -30,20 +30,20 @@ checks, statistics, per-user build and summary; they differ only in how rows rea
 Polars and how partial results are concatenated.
 
 :func:`polars_rankeval._run.run` is the one sequence of these operations that every
-engine goes through. This module is a bottom layer: it imports nothing else of the
-package.
+engine goes through. This module is a bottom layer (it imports nothing of the
+package): it holds the vocabulary (:class:`Scalar`, :class:`UserOutputs`) and the
+data-wide half of the interface (:class:`Scan`, what the job's statistics need); the
+whole protocol, :class:`polars_rankeval._run.Engine`, names the job and sits beside
+:func:`polars_rankeval._run.run`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import polars as pl
-
-if TYPE_CHECKING:
-    from polars_rankeval._job import Job, UsersArg
 
 ScalarOp = Literal["len", "n_unique", "min", "max", "count"]
 Predicate = Literal["null", "nan", "inf", "nan_or_inf", "below"]
@@ -93,16 +93,6 @@ class Scalar:
         return {"n_unique": x.n_unique, "min": x.min, "max": x.max}[self.op]()
 
 
-UserFn = Callable[
-    ["pl.LazyFrame", "UsersArg | None", "pl.LazyFrame | None"],
-    tuple["pl.LazyFrame", dict[str, "pl.LazyFrame"]],
-]
-"""The per-user build (:func:`polars_rankeval._build.build` bound to a job): rows of
-whole users, the share of an explicit user list whose rows they are (``None``: the
-job's ``users=``) and the by groups of the whole input that list is crossed with
-(``None``: those of the rows) to (per-user values, global partials)."""
-
-
 @dataclass
 class UserOutputs:
     """What :meth:`Engine.map_users` returns."""
@@ -113,8 +103,8 @@ class UserOutputs:
     """Each global (or item) metric's partial aggregates, to merge."""
 
 
-class Engine(Protocol):
-    """The operations the plan needs from an engine (see the module docstring)."""
+class Scan(Protocol):
+    """The data-wide operations of an engine (what the job's statistics pass needs)."""
 
     def schema(self) -> pl.Schema:
         """The input's Polars schema."""
@@ -126,16 +116,4 @@ class Engine(Protocol):
 
     def distinct(self, columns: Sequence[str]) -> pl.LazyFrame:
         """The distinct rows of ``columns`` (small: computed at most once)."""
-        ...
-
-    def map_users(self, job: Job, fn: UserFn, *, validate: bool) -> UserOutputs:
-        """Run ``fn`` on the rows of whole users; concatenate and merge its outputs.
-
-        ``validate``: also run the value checks of
-        :mod:`polars_rankeval._validate` (null ids, NaN scores, duplicates, ...).
-        """
-        ...
-
-    def finish(self, job: Job, outputs: UserOutputs) -> Any:
-        """The result (per-user values or the summary) from :meth:`map_users`' outputs."""
         ...

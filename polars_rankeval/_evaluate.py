@@ -426,7 +426,7 @@ def _spark_engine(data: Any, engine: EngineArg) -> Any:
     on_spark = type(data).__module__.startswith("pyspark.")
     if engine == "polars" or (engine == "auto" and not on_spark):
         return None
-    from polars_rankeval.spark import SparkEngine
+    from polars_rankeval._spark_engine import SparkEngine
 
     return SparkEngine().bind(data)
 

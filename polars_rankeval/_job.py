@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval._engine import Engine, Scalar
+from polars_rankeval._engine import Scalar, Scan
 from polars_rankeval._features import Features
 from polars_rankeval._types import (
     AGGREGATIONS,
@@ -314,7 +314,7 @@ class Job:
     # ------------------------------------------------------------------ statistics
     def compute_statistics(
         self,
-        engine: Engine,
+        engine: Scan,
         n_items: NItemsArg,
         rating_range: tuple[float, float] | None,
     ) -> None:
@@ -423,7 +423,7 @@ def _side_table(
     return side
 
 
-def _catalog_size(n_items: NItemsArg, engine: Engine, item: str) -> int:
+def _catalog_size(n_items: NItemsArg, engine: Scan, item: str) -> int:
     if isinstance(n_items, bool) or not isinstance(
         n_items, int | pl.DataFrame | pl.LazyFrame | pl.Series
     ):

@@ -45,10 +45,10 @@ from typing import Any, TextIO
 import polars as pl
 
 from polars_rankeval._build import wanted_users
-from polars_rankeval._engine import Scalar, UserFn, UserOutputs
+from polars_rankeval._engine import Scalar, UserOutputs
 from polars_rankeval._finish import finish
 from polars_rankeval._job import Job, UsersArg
-from polars_rankeval._run import PolarsScan
+from polars_rankeval._run import PolarsScan, UserFn
 from polars_rankeval._types import STRATEGIES, Strategy, check_choice
 from polars_rankeval._validate import raise_on_problems, value_checks
 

@@ -10,16 +10,41 @@ lazy Polars plan; :class:`polars_rankeval._outofcore.BucketedEngine` bucket by b
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 import polars as pl
 
 from polars_rankeval._build import build
-from polars_rankeval._engine import Engine, Scalar, UserFn, UserOutputs
+from polars_rankeval._engine import Scalar, Scan, UserOutputs
 from polars_rankeval._finish import finish
-from polars_rankeval._job import Job, NItemsArg
+from polars_rankeval._job import Job, NItemsArg, UsersArg
 from polars_rankeval._validate import check_values, checked_on_collect
+
+UserFn = Callable[
+    [pl.LazyFrame, UsersArg | None, pl.LazyFrame | None],
+    tuple[pl.LazyFrame, dict[str, pl.LazyFrame]],
+]
+"""The per-user build (:func:`polars_rankeval._build.build` bound to a job): rows of
+whole users, the share of an explicit user list whose rows they are (``None``: the
+job's ``users=``) and the by groups of the whole input that list is crossed with
+(``None``: those of the rows) to (per-user values, global partials)."""
+
+
+class Engine(Scan, Protocol):
+    """The operations the plan needs from an engine (see :mod:`polars_rankeval._engine`)."""
+
+    def map_users(self, job: Job, fn: UserFn, *, validate: bool) -> UserOutputs:
+        """Run ``fn`` on the rows of whole users; concatenate and merge its outputs.
+
+        ``validate``: also run the value checks of
+        :mod:`polars_rankeval._validate` (null ids, NaN scores, duplicates, ...).
+        """
+        ...
+
+    def finish(self, job: Job, outputs: UserOutputs) -> Any:
+        """The result (per-user values or the summary) from :meth:`map_users`' outputs."""
+        ...
 
 
 def run(

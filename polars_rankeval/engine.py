@@ -33,17 +33,18 @@ Examples
 
 from __future__ import annotations
 
-from polars_rankeval._engine import Engine, Scalar, UserFn, UserOutputs
+from polars_rankeval._engine import Scalar, Scan, UserOutputs
 from polars_rankeval._evaluate import finalize_globals, global_partials
 from polars_rankeval._finish import summarize
 from polars_rankeval._outofcore import BucketedEngine
-from polars_rankeval._run import MemoryEngine, run
+from polars_rankeval._run import Engine, MemoryEngine, UserFn, run
 
 __all__ = [
     "BucketedEngine",
     "Engine",
     "MemoryEngine",
     "Scalar",
+    "Scan",
     "UserFn",
     "UserOutputs",
     "finalize_globals",
