@@ -11,28 +11,7 @@ re-exports the same objects; new code uses ``prk.evaluate`` / ``prk.join`` and
 
 from __future__ import annotations
 
-from polars_rankeval._evaluate import (
-    RESERVED,
-    MetricsArg,
-    OverlapWarning,
-    UsersArg,
-    evaluate,
-    finalize_globals,
-    global_partials,
-    join,
-    parse_metrics,
-    summarize,
-)
+from polars_rankeval import _evaluate
+from polars_rankeval._evaluate import *  # noqa: F403 - the names of __all__
 
-__all__ = [
-    "RESERVED",
-    "MetricsArg",
-    "OverlapWarning",
-    "UsersArg",
-    "evaluate",
-    "finalize_globals",
-    "global_partials",
-    "join",
-    "parse_metrics",
-    "summarize",
-]
+__all__ = list(_evaluate.__all__)
