@@ -86,6 +86,11 @@ class SparkEngine:
     def bind(self, data: SparkDataFrame) -> SparkEngine:
         """A copy of this engine over ``data`` (a new object; the number of buckets resolved)."""
         require_pyspark()
+        from pyspark.sql import DataFrame
+
+        if not isinstance(data, DataFrame):
+            msg = f"data must be a pyspark DataFrame, got {type(data).__name__}"
+            raise TypeError(msg)
         bound = SparkEngine(n_partitions=self.n_partitions)
         bound.data = data
         if self.n_partitions is None:

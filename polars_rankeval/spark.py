@@ -88,11 +88,6 @@ def evaluate(
     +------+---+---------------+------------+-------+---------+
     """
     require_pyspark()
-    from pyspark.sql import DataFrame
-
-    if not isinstance(data, DataFrame):
-        msg = f"data must be a pyspark DataFrame, got {type(data).__name__}"
-        raise TypeError(msg)
     result: Any = _evaluate(data, metrics, engine=SparkEngine(n_partitions=n_partitions), **options)
     return result
 
