@@ -182,7 +182,10 @@ class SparkEngine:
             extra = create_frame(self.data, groups).withColumn(_REAL, sf.lit(False))
             rows = rows.unionByName(extra, allowMissingColumns=True)
         result = map_groups(rows, kernel, schema, group=job.by)
-        return result.orderBy(*[col(b) for b in job.by], _POS).drop(_POS)
+        if job.summary == "long" or job.by:  # a global sort costs a job of its own
+            order = [*job.by, _POS] if job.summary == "long" else job.by
+            result = result.orderBy(*[col(c) for c in order])
+        return result.drop(_POS)
 
     # ------------------------------------------------------------------ the Spark passes
     def user_pass(self, job: Job, fn: UserFn, *, side: bool = False) -> SparkDataFrame:
