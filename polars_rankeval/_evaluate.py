@@ -448,8 +448,9 @@ def global_partials(
 ) -> dict[str, pl.LazyFrame]:
     """Partial aggregates of the global metrics over rows of whole users.
 
-    For engines that split the users themselves (e.g. :mod:`polars_rankeval.spark`):
-    compute the partials of each subset, then pass the lists to
+    For code that splits the users itself (the built-in engines use the engine
+    interface, :mod:`polars_rankeval.engine`): compute the partials of each subset of
+    whole users, then pass the lists to
     :func:`finalize_globals` with the same options. Per-user metrics in ``metrics``
     are ignored. ``n_items`` and ``rating_range`` must be the data-wide values.
     """
