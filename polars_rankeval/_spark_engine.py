@@ -204,8 +204,14 @@ class SparkEngine:
         groups = None
         if not isinstance(job.users, str):
             user = job.cols.user
-            ids = wanted_users(job.users, user, self._schema[user]).to_frame()
-            wanted = create_frame(self.data, ids).withColumn(_WANTED, sf.lit(True))
+            ids = create_frame(
+                self.data, wanted_users(job.users, user, self._schema[user]).to_frame()
+            )
+            if not side:  # only the listed users' rows (checks need every user's)
+                listed = ids.select(col(user).alias("__prk_u"))
+                on = sf.col("__prk_u").eqNullSafe(col(user))
+                rows = rows.join(listed, on, "left_semi")
+            wanted = ids.withColumn(_WANTED, sf.lit(True))
             rows = rows.withColumn(_WANTED, sf.lit(False))
             rows = rows.unionByName(wanted, allowMissingColumns=True)
             groups = self.distinct(job.by).collect() if job.by else None

@@ -564,3 +564,15 @@ def test_shared_statistics_checks_run_on_spark(spark: SparkSession) -> None:
     with pytest.raises(ValueError, match="gain=exp") as spark_error:
         prk_spark.evaluate(to_spark(spark, df), "ndcg(gain=exp)@3", by="system")
     assert str(spark_error.value) == str(polars_error.value)
+
+
+def test_explicit_users_without_validation(spark: SparkSession) -> None:
+    """validate=False: only the listed users' rows go to the Polars calls; same values."""
+    df = systems(32)
+    kwargs: dict[str, Any] = {"by": "system", "users": [1, 3, 500], "validate": False}
+    metrics = ["ndcg@3", "map", "global_auc", "coverage@3"]
+    got, expected = both(spark, df, metrics, **kwargs)
+    assert_frame_equal(got, expected, **TOL)
+    got, expected = both(spark, df, ["ndcg@3", "map"], per_user=True, **kwargs)
+    assert got.height == 9
+    assert_frame_equal(got, expected, **TOL)
