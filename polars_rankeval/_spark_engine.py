@@ -68,7 +68,7 @@ class SparkEngine:
     """The engine operations (:class:`polars_rankeval._engine.Engine`) on Spark.
 
     Pass ``SparkEngine(n_partitions=...)`` as ``evaluate(..., engine=)``, which binds it
-    to the data (:meth:`bind`). Methods without a docstring are the protocol's.
+    to the data (:meth:`bind`).
     """
 
     def __init__(self, *, n_partitions: int | None = None) -> None:
@@ -192,8 +192,9 @@ class SparkEngine:
         """One ``applyInArrow`` over the user buckets: per-user values and partials.
 
         Per-user rows have a null :data:`_TAG`; metric ``i``'s partial rows the tag
-        ``i`` and their columns under positional names (:func:`_slots`); with ``side``
-        each call adds one row with the :data:`SIDE_COLUMNS`. An explicit user list
+        ``i`` and their columns under positional names
+        (:func:`polars_rankeval._spark_ops.slots`); with ``side`` each call adds one row
+        with the :data:`SIDE_COLUMNS`. An explicit user list
         travels with the rows (rows flagged :data:`_WANTED`), so that each call gets
         the share of it that hashes into its bucket.
         """
