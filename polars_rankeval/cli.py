@@ -622,7 +622,7 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         Columns by, user, item, score (or rank) and relevance; and the ``by`` columns
         (``system`` first when several ``--recs`` files are given).
     """
-    from polars_rankeval.evaluate import join
+    from polars_rankeval._evaluate import join
 
     by = list(args.by or [])
     if args.data is not None:
@@ -755,8 +755,8 @@ def _summary_form(args: argparse.Namespace) -> str:
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
-    from polars_rankeval._plan import long_summary
-    from polars_rankeval.evaluate import evaluate, parse_metrics, summarize
+    from polars_rankeval._evaluate import evaluate, parse_metrics, summarize
+    from polars_rankeval._finish import long_summary
 
     if args.conventions is not None:  # library names: resolved before reading data
         from polars_rankeval.conventions import shown_names
@@ -1016,7 +1016,7 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
 
 def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
     """The long frame with a system column from --data, --recs/--truth, --run/--qrels."""
-    from polars_rankeval.evaluate import join
+    from polars_rankeval._evaluate import join
 
     given = [
         name
@@ -1085,8 +1085,8 @@ def _convention_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
+    from polars_rankeval._evaluate import parse_metrics
     from polars_rankeval.compare import compare
-    from polars_rankeval.evaluate import parse_metrics
     from polars_rankeval.report import report
 
     if args.conventions is not None:  # library names, resolved by compare
@@ -1203,7 +1203,7 @@ def _add_plot_parser(sub: Any) -> None:
 
 def _run_plot(args: argparse.Namespace) -> int:
     from polars_rankeval import curves, plot
-    from polars_rankeval.evaluate import evaluate
+    from polars_rankeval._evaluate import evaluate
 
     if args.data is None and args.recs is None and args.truth is None:
         from polars_rankeval.datasets import load_systems

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from polars_rankeval._plan import Job, MetricsArg, parse_metrics
+from polars_rankeval._job import Job, MetricsArg, parse_metrics
 from polars_rankeval._stats import (
     CI_METHODS,
     CORRECTIONS,
@@ -180,7 +180,7 @@ def compare(
     │ random ┆ bm25     ┆ 500     ┆ true        │
     └────────┴──────────┴─────────┴─────────────┘
     """
-    from polars_rankeval.evaluate import evaluate
+    from polars_rankeval._evaluate import evaluate
 
     for name in (*_NOT_FORWARDED, "by"):
         if name in evaluate_options:
