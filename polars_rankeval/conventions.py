@@ -857,7 +857,8 @@ def resolve(
 
 def rename(frame: Any, names: dict[str, str], *, long: bool) -> Any:
     """Rename the metric columns (and ``n_users(<metric>)`` etc.) to their shown names."""
-    columns = frame.collect_schema().names()
+    spark = not hasattr(frame, "collect_schema")  # a Spark DataFrame (engine="spark")
+    columns = list(frame.columns) if spark else frame.collect_schema().names()
     mapping: dict[str, str] = {}
     for column in columns:
         new = column
@@ -868,6 +869,14 @@ def rename(frame: Any, names: dict[str, str], *, long: bool) -> Any:
                 new = column[: -len(ours) - 1] + shown + ")"
         if new != column:
             mapping[column] = new
+    if spark:
+        from pyspark.sql import functions as F  # noqa: N812
+
+        out = frame.withColumnsRenamed(mapping)
+        if long and "metric" in columns:
+            shown = F.create_map(*(F.lit(x) for pair in names.items() for x in pair))
+            out = out.withColumn("metric", F.coalesce(shown[F.col("metric")], F.col("metric")))
+        return out
     out = frame.rename(mapping)
     if long and "metric" in columns:
         out = out.with_columns(pl.col("metric").replace(names))
@@ -923,18 +932,21 @@ def _same(value: Any, default: str) -> bool:
 
 def _check_consecutive_ranks(data: Any, rank: str, user: str) -> None:
     """RecTools keeps gaps in ranks; polars_rankeval renumbers them: refuse gaps."""
-    from polars_rankeval._validate import to_lazy
+    if not hasattr(data, "collect_schema") and hasattr(data, "groupBy"):  # Spark
+        from pyspark.sql import functions as F  # noqa: N812
 
-    lf, _ = to_lazy(data)
-    gaps = (
-        lf.filter(pl.col(rank).is_not_null())
-        .group_by(user)
-        .agg(gap=pl.col(rank).max() != pl.len())
-        .filter(pl.col("gap"))
-        .select(pl.len())
-        .collect()
-        .item()
-    )
+        gaps = (
+            data.filter(F.col(rank).isNotNull())
+            .groupBy(user)
+            .agg((F.max(rank) != F.count(F.lit(1))).alias("gap"))
+            .filter(F.col("gap"))
+            .count()
+        )
+    else:
+        from polars_rankeval._validate import to_lazy
+
+        lf, _ = to_lazy(data)
+        gaps = _polars_gaps(lf, rank, user)
     if gaps:
         msg = (
             f"conventions='rectools': column {rank!r} has ranks with gaps for {gaps} user(s); "
@@ -943,6 +955,19 @@ def _check_consecutive_ranks(data: Any, rank: str, user: str) -> None:
             "missing items from the ranks or rank without gaps"
         )
         raise ValueError(msg)
+
+
+def _polars_gaps(lf: pl.LazyFrame, rank: str, user: str) -> int:
+    """How many users' ranks are not exactly 1..n."""
+    return int(
+        lf.filter(pl.col(rank).is_not_null())
+        .group_by(user)
+        .agg(gap=pl.col(rank).max() != pl.len())
+        .filter(pl.col("gap"))
+        .select(pl.len())
+        .collect()
+        .item()
+    )
 
 
 def shown_names(preset: str, metrics: str | Sequence[str], **explicit: Any) -> list[str]:

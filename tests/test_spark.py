@@ -576,3 +576,24 @@ def test_explicit_users_without_validation(spark: SparkSession) -> None:
     got, expected = both(spark, df, ["ndcg@3", "map"], per_user=True, **kwargs)
     assert got.height == 9
     assert_frame_equal(got, expected, **TOL)
+
+
+def test_conventions_preset_on_spark(spark: SparkSession) -> None:
+    """``conventions=`` runs on Spark: same values and names as Polars, rank gaps refused."""
+    df = systems(30)
+    metrics = ["MAP@5", "NDCG@5", "Recall@3"]
+    for summary in ("wide", "long"):
+        got, expected = both(
+            spark, df, metrics, conventions="rectools", summary=summary, by="system"
+        )
+        sort = ["system", "metric"] if summary == "long" else None
+        got, expected = (f.sort(sort) if sort else f for f in (got, expected))
+        assert "MAP@5[rectools]" in (
+            expected["metric"].to_list() if summary == "long" else expected.columns
+        )
+        assert_frame_equal(got, expected, **TOL)
+    gaps = pl.DataFrame(
+        {"user": [1, 1], "item": [1, 2], "rank": [1, 3], "relevance": [1, 0]}
+    )  # rank 2 is missing
+    with pytest.raises(ValueError, match="ranks with gaps for 1 user"):
+        prk_spark.evaluate(to_spark(spark, gaps), ["MAP@3"], rank="rank", conventions="rectools")
