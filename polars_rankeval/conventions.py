@@ -270,9 +270,11 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("PAP", None, note="no metric"),
             Mapped(
                 "MeanInvUserFreq",
-                None,
-                note="cold items counted as one user; polars_rankeval's novelty reads a "
-                "popularity column: not verified equal",
+                "novelty",
+                "required",
+                "mean over the top k of -log2(users(i) / n_users): pass items="
+                "item_popularity(prev_interactions, catalog=<recommended items>, "
+                "unseen='one') (cold items count as one user, as RecTools does)",
             ),
             Mapped("IntraListDiversity", None, note="Hamming distance: no option"),
             Mapped(
@@ -325,7 +327,14 @@ _PRESETS: tuple[Convention, ...] = (
                 None,
                 note="share of the top k outside the user's own history: no metric",
             ),
-            Mapped("Surprisal", None, note="divides by k, cold items weigh 1: no option"),
+            Mapped(
+                "Surprisal",
+                None,
+                note="normalised by log2(#train users), a number of the data a preset "
+                "cannot fix: evaluate novelty(denominator=k,log_base=<#train users>)@k "
+                "with items=item_popularity(train, catalog=<recommended items>, "
+                "unseen='one') (cold items weigh 1), which gives RePlay's values",
+            ),
             Mapped("Unexpectedness", None, note="compares with base recommendations"),
             Mapped("CategoricalDiversity", None, note="no metric"),
         ),

@@ -11,6 +11,8 @@ from polars_rankeval._validate import to_lazy
 
 PopularityBasis = Literal["users", "interactions"]
 BASES: tuple[str, ...] = ("users", "interactions")
+Unseen = Literal["zero", "one"]
+UNSEEN: tuple[str, ...] = ("zero", "one")
 
 
 def item_popularity(
@@ -20,6 +22,7 @@ def item_popularity(
     item: str = "item",
     basis: PopularityBasis = "users",
     catalog: pl.Series | pl.DataFrame | pl.LazyFrame | None = None,
+    unseen: Unseen = "zero",
     name: str = "popularity",
 ) -> pl.DataFrame | pl.LazyFrame:
     """Each item's popularity in an interactions frame: one row per item.
@@ -46,6 +49,12 @@ def item_popularity(
         accepts 0; ``novelty`` raises for it, since ``-log2 0`` is infinite). Without
         it, only items with an interaction are listed, and ``evaluate`` raises for a
         recommended item missing from the table.
+    unseen
+        The popularity of a catalog item without any interaction: ``"zero"``
+        (default), or ``"one"``: as if one user (``basis="users"``: ``1 / |U|``) or
+        one interaction (``basis="interactions"``: ``1 / #rows``) had it -- RecTools'
+        ``MeanInvUserFreq`` and RePlay's ``Surprisal`` count cold items as one user,
+        so their self-information is finite (``novelty``).
     name
         Name of the popularity column.
 
@@ -85,6 +94,7 @@ def item_popularity(
     └──────┴────────────┘
     """
     check_choice("basis", basis, BASES)
+    check_choice("unseen", unseen, UNSEEN)
     lf, eager = to_lazy(interactions, "interactions")
     schema = lf.collect_schema()
     needed = [item] if basis == "interactions" else [user, item]
@@ -119,7 +129,7 @@ def item_popularity(
             raise TypeError(msg)
         out = (
             items.join(out, on=item, how="full", coalesce=True)
-            .with_columns(pl.col(name).fill_null(0.0))
+            .with_columns(pl.col(name).fill_null(0.0 if unseen == "zero" else 1.0 / max(total, 1)))
             .select(item, name)
         )
     out = out.sort(item)

@@ -364,6 +364,63 @@ def test_replay() -> None:
     assert got["RocAuc@2[replay]"].to_list() == [0, 0, 1]
 
 
+def test_replay_surprisal() -> None:
+    # sb-ai-lab/RePlay tests/metrics/test_metrics.py::test_surprisal: train = recs ->
+    # [0.78969, 0.614294] at k = 3, 5; train = ground truth -> [0.719586, 0.698418];
+    # docstring Surprisal(2)(recs, train=recs) = 0.6845351232142715. Surprisal is
+    # novelty(denominator=k, log_base=#train users) with cold items as one user.
+    df = frame(REPLAY_RECS, REPLAY_TRUTH)
+    recommended = df.filter(pl.col("score").is_not_null())
+    trains = {
+        "recs": (recommended.select("user", "item"), [0.78969, 0.614294]),
+        "truth": (df.filter(pl.col("relevance") > 0).select("user", "item"), [0.719586, 0.698418]),
+    }
+    for train, expected in trains.values():
+        n_users = train["user"].n_unique()
+        pop = prk.item_popularity(train, catalog=recommended["item"], unseen="one")
+        names = [f"novelty(denominator=k,log_base={n_users})@{k}" for k in (3, 5)]
+        out = prk.evaluate(df, names, items=pop, ties="item_desc")
+        assert [out[n].item() for n in names] == pytest.approx(expected, abs=1e-5)
+    # Docstring train u1{5,6,8,9,2}, u2{5,8,11,1,3}, u3{4,9,2}: top 2 {3, 7}: item 3 has
+    # one user (weight log(3/1)/log 3 = 1), 7 is cold (1); {5, 8}: two users each
+    # (log(3/2)/log 3); {4, 9}: 1 and log(3/2)/log 3 -- each sum / k = 2.
+    doc_train = {1: [5, 6, 8, 9, 2], 2: [5, 8, 11, 1, 3], 3: [4, 9, 2]}
+    train = pl.DataFrame(
+        [(u, i) for u, items in doc_train.items() for i in items],
+        schema=["user", "item"],
+        orient="row",
+    )
+    pop = prk.item_popularity(train, catalog=recommended["item"], unseen="one")
+    out = prk.evaluate(df, "novelty(denominator=k,log_base=3)@2", items=pop, per_user=True)
+    w2 = math.log(3 / 2) / math.log(3)
+    assert out.sort("user")[:, 1].to_list() == pytest.approx(
+        [1.0, 0.3690702464285426, 0.6845351232142713]
+    )
+    assert out.sort("user")[:, 1].to_list() == pytest.approx([1.0, w2, (1 + w2) / 2])
+    summary = prk.evaluate(df, "novelty(denominator=k,log_base=3)@2", items=pop)
+    assert summary[:, 0].item() == pytest.approx(0.6845351232142715)
+    with pytest.raises(ValueError, match="log_base=<#train users>"):
+        prk.evaluate(df, "Surprisal@2", conventions="replay", items=pop)
+
+
+def test_rectools_mean_inv_user_freq() -> None:
+    # MobileTeleSystems/RecTools tests/metrics/test_novelty.py: prev interactions
+    # u1:{i1,i2}, u2:{i1}, u3:{i1}; reco u1:(i3,1); u2:(i2,1),(i3,2); u3:(i1,1),(i2,2).
+    # MIUF@1 [log2 3, log2 3, 0]; MIUF@2 [log2 3, log2 3, log2(3)/2] (cold i3 = 1 user;
+    # the mean over the items present, not / k: u1's one item is not halved).
+    prev = pl.DataFrame({"user": [1, 1, 2, 3], "item": [1, 2, 1, 1]})
+    df = frame({1: [(3, 1)], 2: [(2, 1), (3, 2)], 3: [(1, 1), (2, 2)]}, {}, rank=True)
+    df = df.rename({"score": "rank"}).with_columns(relevance=pl.lit(0.0))
+    pop = prk.item_popularity(prev, catalog=df["item"], unseen="one")
+    got = per_user(
+        df, ["MeanInvUserFreq@1", "MeanInvUserFreq@2"], "rectools", rank="rank", items=pop
+    )
+    assert got["MeanInvUserFreq@1[rectools]"].to_list() == pytest.approx([LOG2_3, LOG2_3, 0])
+    assert got["MeanInvUserFreq@2[rectools]"].to_list() == pytest.approx(
+        [LOG2_3, LOG2_3, LOG2_3 / 2]
+    )
+
+
 MS_TRUE = {
     1: {3: 3, 1: 5, 2: 4},
     2: {1: 5, 4: 5, 5: 3, 6: 3, 7: 1},

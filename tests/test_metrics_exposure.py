@@ -110,6 +110,53 @@ def test_popularity_from_the_data_and_other_column_names() -> None:
     assert got == pytest.approx((math.log2(3 / 2) + math.log2(3)) / 2)
 
 
+def test_novelty_divided_by_k_and_other_log_bases_by_hand() -> None:
+    # Every list holds item 10 (p = 2/3) and one of 11, 12 (p = 1/3).
+    t10, t11 = math.log2(3 / 2), math.log2(3)
+    got = one(RECS, "novelty(denominator=k)@3", items=POPULARITY)
+    assert got == pytest.approx((t10 + t11) / 3)  # lists of 2 padded to k = 3
+    got = one(RECS, "novelty(denominator=k)@2", items=POPULARITY)
+    assert got == pytest.approx((t10 + t11) / 2)  # full lists: = the mean
+    # log base 3: -log3(2/3) = log3(3/2), -log3(1/3) = 1
+    got = one(RECS, "novelty(log_base=3)@2", items=POPULARITY)
+    assert got == pytest.approx((math.log(3 / 2, 3) + 1.0) / 2)
+    with pytest.raises(ValueError, match=r"novelty\(denominator=k\) needs a cutoff"):
+        one(RECS, "novelty(denominator=k)", items=POPULARITY)
+    with pytest.raises(ValueError, match="log_base"):
+        one(RECS, "novelty(log_base=1)@2", items=POPULARITY)
+
+
+def test_novelty_divided_by_k_with_tied_scores() -> None:
+    # User 1: a (2.0) then b, c tied at 1.0; k = 2 takes a and one of b, c (1/2 each).
+    df = pl.DataFrame(
+        {
+            "user": [1, 1, 1],
+            "item": ["a", "b", "c"],
+            "score": [2.0, 1.0, 1.0],
+            "relevance": [1, 0, 0],
+        }
+    )
+    pop = pl.DataFrame({"item": ["a", "b", "c"], "popularity": [1 / 2, 1 / 4, 1 / 8]})
+    # expected: (1 + (2 + 3) / 2) / 2 = 1.75; over k = 4: (1 + 2 + 3) / 4 = 1.5
+    assert one(df, "novelty(denominator=k)@2", items=pop, ties="expected") == pytest.approx(
+        (1 + (2 + 3) / 2) / 2
+    )
+    assert one(df, "novelty(denominator=k)@4", items=pop, ties="expected") == pytest.approx(1.5)
+    # deterministic policies: item_desc puts c before b -> (1 + 3) / 2
+    assert one(df, "novelty(denominator=k)@2", items=pop, ties="item_desc") == pytest.approx(2.0)
+    assert one(df, "novelty(denominator=k)@2", items=pop, ties="item_asc") == pytest.approx(1.5)
+
+
+def test_item_popularity_unseen_items_as_one_user() -> None:
+    catalog = pl.Series([10, 11, 12, 13])
+    got = prk.item_popularity(LOGS, catalog=catalog, unseen="one")
+    assert got.get_column("popularity").to_list() == pytest.approx([2 / 3, 1 / 3, 1 / 3, 1 / 3])
+    got = prk.item_popularity(LOGS, basis="interactions", catalog=catalog, unseen="one")
+    assert got.get_column("popularity").to_list() == pytest.approx([2 / 4, 1 / 4, 1 / 4, 1 / 4])
+    with pytest.raises(ValueError, match="unseen must be one of"):
+        prk.item_popularity(LOGS, catalog=catalog, unseen="two")  # type: ignore[arg-type]
+
+
 def test_by_groups() -> None:
     a = RECS.with_columns(system=pl.lit("a"))
     b = RECS.with_columns(system=pl.lit("b"), score=-pl.col("score"))

@@ -83,11 +83,23 @@ import polars as pl
 from polars_rankeval._features import Features
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import defined_if, f64, partial_sums
-from polars_rankeval.registry import FramePlan, GlobalPlan, register
+from polars_rankeval.registry import FramePlan, GlobalPlan, Interval, register
 
 Discount = Annotated[Literal["none", "log"], "exposure of rank p: 1, or 1 / log2(p + 1)"]
 Normalize = Annotated[bool, "divide by log(n_items), the entropy of a uniform exposure"]
 Popularity = Annotated[str, "column of the item popularity (from the data or items=)"]
+NoveltyDenominator = Annotated[
+    Literal["list", "k"],
+    "divide the sum of self-information over the top k by the number of items in it "
+    "(RecTools MeanInvUserFreq) or by k, a short list padded with 0 (RePlay Surprisal; "
+    "needs @k)",
+]
+LogBase = Annotated[
+    float,
+    Interval(1, None, closed="neither"),
+    "base b of the self-information -log_b p(i) (RePlay Surprisal: b = #training users, "
+    "which scales it to [0, 1])",
+]
 
 
 def _exposure(f: Features, k: int | None, discount: Discount = "none") -> pl.Expr:
@@ -221,8 +233,12 @@ def _mean_over_top(
     transform: Callable[[pl.Expr], pl.Expr],
     valid: Callable[[pl.Expr], pl.Expr],
     rule: str,
+    divisor: float | None = None,
 ) -> FramePlan:
-    """Per user: the mean of ``transform(column)`` over the top k, every value checked."""
+    """Per user: the mean of ``transform(column)`` over the top k, every value checked.
+
+    ``divisor``: divide the sum by this constant instead of the list size.
+    """
     keys, item = f.keys, f.cols.item
     p = f.p_in(k)
     value = f64(f.column(column))
@@ -250,7 +266,8 @@ def _mean_over_top(
             )
 
         checked = fail_if(per_user, "bad", message)
-        return checked.select(*keys, (pl.col("num") / pl.col("den")).alias("value"))
+        den = pl.col("den") if divisor is None else pl.lit(float(divisor))
+        return checked.select(*keys, (pl.col("num") / den).alias("value"))
 
     return FramePlan(build)
 
@@ -289,19 +306,35 @@ def _popularity_bias(
     normalized=False,
     summary="Mean self-information -log2 p(i) of the items of the top k.",
     definition=(
-        "mean over the top k of -log2 p(i), p(i) the popularity column (from the data or "
-        "items=, e.g. item_popularity(): the share of the training users who interacted "
-        "with the item), which must lie in (0, 1] (else an error: an item no one "
-        "interacted with has infinite self-information). Null for an empty list."
+        "mean over the top k of -log_b p(i) (b = log_base, default 2), p(i) the "
+        "popularity column (from the data or items=, e.g. item_popularity(): the share of "
+        "the training users who interacted with the item), which must lie in (0, 1] (else "
+        "an error: an item no one interacted with has infinite self-information; "
+        "item_popularity(unseen='one') counts such items as one user, as RecTools "
+        "and RePlay do). denominator=list (default; RecTools MeanInvUserFreq) divides the "
+        "sum by the items of the top k, denominator=k by k (RePlay Surprisal, with "
+        "log_base = #training users). Null for an empty list."
     ),
 )
-def _novelty(f: Features, k: int | None, *, popularity: Popularity = "popularity") -> FramePlan:
+def _novelty(
+    f: Features,
+    k: int | None,
+    *,
+    popularity: Popularity = "popularity",
+    denominator: NoveltyDenominator = "list",
+    log_base: LogBase = 2.0,
+) -> FramePlan:
+    if denominator == "k" and k is None:
+        msg = "novelty(denominator=k) needs a cutoff @k (the sum is divided by k)"
+        raise ValueError(msg)
+    base = float(log_base)
     return _mean_over_top(
         f,
         k,
         "novelty",
         popularity,
-        lambda x: -x.log(2),
+        lambda x: -x.log(base),
         lambda x: (x > 0) & (x <= 1),
         "no popularity in (0, 1]",
+        divisor=float(k) if denominator == "k" and k is not None else None,
     )
