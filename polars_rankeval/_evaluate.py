@@ -231,8 +231,10 @@ def evaluate(
     n_items
         Catalog size for the metrics that count true negatives over the catalog
         (``fallout``, ``mcc``, ...): an int, or a frame/series of catalog items (every
-        item of the data must be in it). Default: the number of distinct items in the
-        whole input (all rows, all by groups) -- a lower bound of the real catalog.
+        item of the data must be in it, unless the only metrics reading it are
+        ``coverage(outside_catalog=ignore|count)``, which are defined with items outside
+        the catalog). Default: the number of distinct items in the whole input (all
+        rows, all by groups) -- a lower bound of the real catalog.
     items
         An item side table (one row per item) whose columns metrics read by name,
         e.g. item feature vectors or popularity; joined on the item column.

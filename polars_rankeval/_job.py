@@ -329,7 +329,16 @@ class Job:
         needs = self.needs
         item = self.cols.item
         if n_items is not None:
-            self.n_items = _catalog_size(n_items, engine, item)
+            # coverage(outside_catalog=ignore|count) is defined with recommended items
+            # outside the catalog (RePlay, RecTools): when it is the only metric that
+            # reads n_items, the data may hold items outside n_items.
+            catalog_users = [m for m in self.metrics if "n_items" in m.spec.needs]
+            lenient = bool(catalog_users) and all(
+                m.spec.name == "coverage"
+                and dict(m.options).get("outside_catalog", "error") != "error"
+                for m in catalog_users
+            )
+            self.n_items = _catalog_size(n_items, engine, item, strict=not lenient)
         if rating_range is not None:
             low, high = (float(v) for v in rating_range)
             if not (math.isfinite(low) and math.isfinite(high) and high > low):
@@ -423,7 +432,8 @@ def _side_table(
     return side
 
 
-def _catalog_size(n_items: NItemsArg, engine: Scan, item: str) -> int:
+def _catalog_size(n_items: NItemsArg, engine: Scan, item: str, *, strict: bool = True) -> int:
+    """The catalog size; ``strict``: every item of the data must be in the catalog."""
     if isinstance(n_items, bool) or not isinstance(
         n_items, int | pl.DataFrame | pl.LazyFrame | pl.Series
     ):
@@ -436,7 +446,7 @@ def _catalog_size(n_items: NItemsArg, engine: Scan, item: str) -> int:
         if n_items <= 0:
             msg = f"n_items must be a positive integer, got {n_items}"
             raise ValueError(msg)
-        found = engine.scalars({"n": Scalar("n_unique", item)})["n"]
+        found = engine.scalars({"n": Scalar("n_unique", item)})["n"] if strict else 0
         if found > n_items:
             msg = f"n_items={n_items} is smaller than the {found} distinct items in the data"
             raise ValueError(msg)
@@ -451,14 +461,15 @@ def _catalog_size(n_items: NItemsArg, engine: Scan, item: str) -> int:
         catalog = catalog.select(item)
     catalog = catalog.unique()
     size = catalog.select(pl.len()).collect().item()
-    missing = engine.distinct([item]).join(catalog, on=item, how="anti")
-    missing_items = missing.collect(engine="streaming")
-    if missing_items.height:
-        msg = (
-            f"{missing_items.height} item(s) of the data are not in the catalog, e.g. "
-            f"{missing_items.get_column(item).head(5).to_list()}"
-        )
-        raise ValueError(msg)
+    if strict:
+        missing = engine.distinct([item]).join(catalog, on=item, how="anti")
+        missing_items = missing.collect(engine="streaming")
+        if missing_items.height:
+            msg = (
+                f"{missing_items.height} item(s) of the data are not in the catalog, e.g. "
+                f"{missing_items.get_column(item).head(5).to_list()}"
+            )
+            raise ValueError(msg)
     if size == 0:
         msg = "the catalog frame is empty"
         raise ValueError(msg)

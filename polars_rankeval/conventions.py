@@ -278,9 +278,19 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped("IntraListDiversity", None, note="Hamming distance: no option"),
             Mapped(
+                "CatalogCoverage(normalize=true)",
+                "coverage(outside_catalog=count)",
+                "required",
+                "#distinct items with rank <= k / len(catalog): pass n_items=len(catalog) "
+                "as an int; items outside the catalog are counted (can exceed 1); over every "
+                "user of reco (users='recs')",
+                users="recs",
+            ),
+            Mapped(
                 "CatalogCoverage",
                 None,
-                note="counts recommended items outside the catalog (can exceed 1)",
+                note="normalize=False gives a count of items, not a share: use "
+                "CatalogCoverage(normalize=true) and multiply by n_items",
             ),
         ),
         (
@@ -319,8 +329,14 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "Coverage",
-                None,
-                note="RePlay drops recommended items outside the train catalog",
+                "coverage(catalog=in_catalog,outside_catalog=ignore)",
+                "required",
+                "#distinct top-k items that are in train / #distinct train items: pass "
+                "items= the train items with a boolean column in_catalog (true) and "
+                "n_items=#train items as an int; recommended items outside train are left "
+                "out (RePlay's inner join); over every recommended user (users='recs'); "
+                "RePlay ranks coverage ties by row order: equal on tie-free data",
+                users="recs",
             ),
             Mapped(
                 "Novelty",
@@ -391,7 +407,15 @@ _PRESETS: tuple[Convention, ...] = (
                 "mean): no empty-user rule expresses it",
             ),
             Mapped("auc", None, note="pooled over the (user, item) rows of both tables"),
-            Mapped("catalog_coverage", None, note="counts items outside the catalog"),
+            Mapped(
+                "catalog_coverage",
+                "coverage(outside_catalog=count)",
+                "none",
+                "#distinct items of reco_df (no cutoff) / #distinct train items: pass "
+                "n_items=#train items as an int; items outside train are counted; over "
+                "every user of reco_df (users='recs')",
+                users="recs",
+            ),
             Mapped("novelty", None, note="interaction share, unknown items 0: no option"),
             Mapped("diversity", None, note="co-occurrence cosine: no option"),
         ),
@@ -515,6 +539,12 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("ndcg", "ndcg", "required", "binary gain: 0/1 relevance"),
             Mapped("precision", "precision", "required"),
             Mapped("gauc", None, note="per-user AUC weighted by #positives: no aggregation"),
+            Mapped(
+                "itemcoverage",
+                "coverage(outside_catalog=count)",
+                "required",
+                "#distinct items in the top k / num_items: pass n_items=num_items",
+            ),
             Mapped(
                 "shannonentropy",
                 None,

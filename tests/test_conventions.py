@@ -421,6 +421,58 @@ def test_rectools_mean_inv_user_freq() -> None:
     )
 
 
+def test_coverage_presets() -> None:
+    # RePlay tests/metrics/test_metrics.py::test_coverage_metric: Coverage(recs, train=recs)
+    # at k = 3, 5 -> [0.9, 1.0] (10 distinct items; the top 3 misses item 1).
+    df = frame(REPLAY_RECS, REPLAY_TRUTH)
+    recommended = df.filter(pl.col("score").is_not_null())
+    train = recommended.select(pl.col("item").unique(), in_catalog=pl.lit(True))
+    out = prk.evaluate(
+        df,
+        ["Coverage@3", "Coverage@5"],
+        conventions="replay",
+        users="recs",
+        items=train,
+        n_items=train.height,
+    )
+    assert out.row(0)[:2] == pytest.approx((0.9, 1.0))
+    # Docstring: Coverage(2) with train u1{5,6,8,9,2}, u2{5,8,11,1,3}, u3{4,9,2}:
+    # top-2 items {3, 7, 5, 8, 4, 9}; item 7 is not in train and is dropped: 5 of the 9
+    # train items = 0.5555555555555556.
+    doc_train = pl.DataFrame({"item": [5, 6, 8, 9, 2, 11, 1, 3, 4], "in_catalog": [True] * 9})
+    out = prk.evaluate(
+        df, "Coverage@2", conventions="replay", users="recs", items=doc_train, n_items=9
+    )
+    assert out[:, 0].item() == pytest.approx(0.5555555555555556)
+    # MS Recommenders test_python_evaluation.py (diversity data): train items 1..5, reco
+    # u1{3,5}, u2{2,5}, u3{1,2}: catalog_coverage 4/5 = 0.8 (no cutoff).
+    reco = frame({1: [(3, 2.0), (5, 1.0)], 2: [(2, 2.0), (5, 1.0)], 3: [(1, 2.0), (2, 1.0)]}, {})
+    out = prk.evaluate(
+        reco, "catalog_coverage", conventions="recommenders", users="recs", n_items=5
+    )
+    assert out[:, 0].item() == pytest.approx(0.8)
+    # RecTools CatalogCoverage(normalize=True) counts items outside the catalog: the same
+    # lists against a catalog of 2 items give 4 / 2 (RecTools' tests/metrics/test_catalog.py
+    # uses ranks with gaps and duplicates, which the rectools preset refuses).
+    ranked = reco.with_columns(rank=3.0 - pl.col("score")).drop("score")
+    out = prk.evaluate(
+        ranked,
+        "CatalogCoverage(normalize=true)@2",
+        conventions="rectools",
+        users="recs",
+        rank="rank",
+        n_items=2,
+    )
+    assert out[:, 0].item() == pytest.approx(4 / 2)
+    # RecBole tests/metrics/test_topk_metrics.py: item_matrix [[5,7,3],[4,5,2],[2,3,5],
+    # [1,4,6],[5,3,7]], num_items 8 -> itemcoverage 7/8 at k = 3.
+    matrix = [[5, 7, 3], [4, 5, 2], [2, 3, 5], [1, 4, 6], [5, 3, 7]]
+    lists = {u: [(i, 3.0 - r) for r, i in enumerate(row)] for u, row in enumerate(matrix, 1)}
+    judged = {u: {row[0]: 0.0} for u, row in enumerate(matrix, 1)}
+    out = prk.evaluate(frame(lists, judged), "itemcoverage@3", conventions="recbole", n_items=8)
+    assert out[:, 0].item() == pytest.approx(7 / 8)
+
+
 MS_TRUE = {
     1: {3: 3, 1: 5, 2: 4},
     2: {1: 5, 4: 5, 5: 3, 6: 3, 7: 1},

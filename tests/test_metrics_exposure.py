@@ -47,6 +47,47 @@ def test_coverage_by_hand() -> None:
     assert one(RECS, "coverage@2", n_items=catalog) == pytest.approx(3 / 10)
 
 
+def test_coverage_outside_the_catalog_by_hand() -> None:
+    # Top 2: items 10, 11, 12; the catalog column marks 10, 11 (and 13, never recommended).
+    items = pl.DataFrame({"item": [10, 11, 13], "cat": [True, True, True]})
+    ignore = "coverage(catalog=cat,outside_catalog=ignore)@2"
+    assert one(RECS, ignore, items=items, n_items=3) == pytest.approx(2 / 3)  # 12 left out
+    count = "coverage(catalog=cat,outside_catalog=count)@2"
+    assert one(RECS, count, items=items, n_items=3) == pytest.approx(3 / 3)  # 12 counted
+    assert one(RECS, "coverage(outside_catalog=count)@2", n_items=2) == pytest.approx(3 / 2)
+    small = pl.Series([10, 11])  # a catalog frame: its size, items outside it allowed
+    assert one(RECS, "coverage(outside_catalog=count)@2", n_items=small) == pytest.approx(3 / 2)
+    # Another metric reading n_items keeps the check that the catalog holds every item.
+    with pytest.raises(ValueError, match="n_items=2 is smaller than the 3 distinct items"):
+        prk.evaluate(RECS, ["coverage(outside_catalog=count)@2", "fallout@2"], n_items=2)
+    with pytest.raises(ValueError, match="n_items=2 is smaller"):
+        one(RECS, "coverage@2", n_items=2)
+    # false = outside too; @1 only item 10 is recommended: nothing outside, no error
+    marked = pl.DataFrame({"item": [10, 11, 12], "cat": [True, False, True]})
+    assert one(RECS, ignore, items=marked, n_items=3) == pytest.approx(2 / 3)  # 11 left out
+    assert one(RECS, "coverage(catalog=cat)@1", items=items, n_items=3) == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match=r"1 recommended item\(s\) are outside the catalog"):
+        one(RECS, "coverage(catalog=cat)@2", items=items, n_items=3)
+    with pytest.raises(ValueError, match="needs catalog=<column>"):
+        one(RECS, "coverage(outside_catalog=ignore)@2", n_items=3)
+
+
+def test_coverage_outside_the_catalog_with_tied_scores() -> None:
+    # a (2.0), then b and c tied (1.0): @2 gets a and one of b, c; b is outside.
+    df = pl.DataFrame(
+        {"user": [1, 1, 1], "item": ["a", "b", "c"], "score": [2.0, 1.0, 1.0], "relevance": [1] * 3}
+    )
+    items = pl.DataFrame({"item": ["a", "c"], "cat": [True, True]})
+    ignore = "coverage(catalog=cat,outside_catalog=ignore)@2"
+    count = "coverage(catalog=cat,outside_catalog=count)@2"
+    kw: dict[str, Any] = {"items": items, "n_items": 4}
+    assert one(df, ignore, ties="expected", **kw) == pytest.approx((1 + 1 / 2) / 4)
+    assert one(df, count, ties="expected", **kw) == pytest.approx((1 + 1 / 2 + 1 / 2) / 4)
+    assert one(df, ignore, ties="item_desc", **kw) == pytest.approx(2 / 4)  # a, c
+    assert one(df, ignore, ties="item_asc", **kw) == pytest.approx(1 / 4)  # a, b (outside)
+    assert one(df, count, ties="item_asc", **kw) == pytest.approx(2 / 4)
+
+
 def test_entropy_by_hand() -> None:
     # @2 exposures 3, 2, 1 over 6 slots
     q = np.array([3, 2, 1]) / 6

@@ -128,6 +128,19 @@ def _per_by(merged: pl.LazyFrame, by_cols: list[str], value: pl.Expr) -> pl.Lazy
 
 
 # --------------------------------------------------------------------------- coverage
+CatalogColumn = Annotated[
+    str | None,
+    "boolean column (from the data or items=) marking the catalog's items; an item "
+    "without a true value (false, null, or missing from items=) is outside the catalog",
+]
+OutsideCatalog = Annotated[
+    Literal["error", "ignore", "count"],
+    "a recommended item outside the catalog= column: an error, left out of the "
+    "numerator (RePlay Coverage), or counted (RecTools, MS Recommenders, RecBole: the "
+    "value can exceed 1)",
+]
+
+
 @register(
     "coverage",
     family="exposure",
@@ -137,24 +150,60 @@ def _per_by(merged: pl.LazyFrame, by_cols: list[str], value: pl.Expr) -> pl.Lazy
     summary="Share of the catalog recommended in at least one top k.",
     definition=(
         "#distinct items in the top k of at least one user / N, N the catalog size "
-        "(n_items=; default the distinct items of the input). Expected ties: the exact "
-        "expectation sum_i (1 - prod_u (1 - P(i in top k of u))) / N."
+        "(n_items=; default the distinct items of the input). With catalog=<boolean "
+        "column>, a recommended item outside the catalog is an error "
+        "(outside_catalog=error), left out of the numerator (ignore: RePlay Coverage) or "
+        "counted (count: RecTools CatalogCoverage, MS Recommenders catalog_coverage, "
+        "RecBole itemcoverage; can exceed 1); without it every recommended item counts. "
+        "Expected ties: the exact expectation sum_i (1 - prod_u (1 - P(i in top k of "
+        "u))) / N."
     ),
 )
-def _coverage(f: Features, k: int | None) -> GlobalPlan:
+def _coverage(
+    f: Features,
+    k: int | None,
+    *,
+    catalog: CatalogColumn = None,
+    outside_catalog: OutsideCatalog = "error",
+) -> GlobalPlan:
+    if catalog is None and outside_catalog == "ignore":
+        msg = (
+            "coverage(outside_catalog=ignore) needs catalog=<column>: a boolean column "
+            "(from the data or items=) marking the catalog's items"
+        )
+        raise ValueError(msg)
     p = f.p_in(k)
+    item = f.cols.item
     n_items = f.n_items
-    sure = f64(p >= 1.0).sum()
+    parts: dict[str, pl.Expr] = {}
+    if catalog is not None:
+        inside = f.column(catalog).cast(pl.Boolean).fill_null(False)
+        parts["outside"] = f64((p > 0) & ~inside).sum()
+        if outside_catalog == "ignore":
+            p = pl.when(inside).then(p).otherwise(0.0)
+    parts["sure"] = f64(p >= 1.0).sum()
     # log P(no user gets the item), from the rows that may or may not get it.
-    log_miss = pl.when((p > 0) & (p < 1)).then((1.0 - p).log()).otherwise(0.0).sum()
-    partial = _per_item(f, {"sure": sure, "log_miss": log_miss})
+    parts["log_miss"] = pl.when((p > 0) & (p < 1)).then((1.0 - p).log()).otherwise(0.0).sum()
+    partial = _per_item(f, parts)
+    check = catalog is not None and outside_catalog == "error"
+    label = f.label(item)
+
+    def message(bad: pl.DataFrame) -> str:
+        return (
+            f"metric 'coverage': {bad.height} recommended item(s) are outside the catalog "
+            f"(column {catalog!r} not true), e.g. {label} {examples(bad.get_column(item))}; "
+            "pass outside_catalog=ignore to leave them out or outside_catalog=count to "
+            "count them"
+        )
 
     def finalize(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
+        if check:
+            merged = fail_if(merged, "outside", message)
         covered = pl.when(pl.col("sure") > 0).then(1.0).otherwise(1.0 - pl.col("log_miss").exp())
         # An empty input has an empty catalog (N = 0): undefined, not 0 / 0.
         return _per_by(merged, by_cols, defined_if(n_items > 0, covered.sum() / n_items))
 
-    return GlobalPlan(partial, (f.cols.item,), {"sure": "sum", "log_miss": "sum"}, finalize)
+    return GlobalPlan(partial, (item,), dict.fromkeys(parts, "sum"), finalize)
 
 
 # --------------------------------------------------------------------------- concentration
