@@ -276,7 +276,14 @@ _PRESETS: tuple[Convention, ...] = (
                 "item_popularity(prev_interactions, catalog=<recommended items>, "
                 "unseen='one') (cold items count as one user, as RecTools does)",
             ),
-            Mapped("IntraListDiversity", None, note="Hamming distance: no option"),
+            Mapped(
+                "IntraListDiversity",
+                None,
+                note="the Hamming distance is intra_list_diversity(distance=hamming) (equal "
+                "per user with >= 2 items), but RecTools scores a list of fewer than 2 "
+                "items 0 and averages it in, where polars_rankeval's value is null "
+                "(skipped under empty='skip')",
+            ),
             Mapped(
                 "CatalogCoverage(normalize=true)",
                 "coverage(outside_catalog=count)",
@@ -418,6 +425,15 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped("novelty", None, note="interaction share, unknown items 0: no option"),
             Mapped("diversity", None, note="co-occurrence cosine: no option"),
+            Mapped(
+                "diversity(item_sim_measure=item_feature_vector)",
+                "intra_list_diversity",
+                "none",
+                "1 - mean cosine similarity of the item feature vectors over the pairs of "
+                "a user's reco_df items (no cutoff), then the mean over the users of "
+                "reco_df (users='recs'); pass items= with the vectors in a 'features' column",
+                users="recs",
+            ),
         ),
         (
             "precision/recall/map average over the users with truth and predictions "
@@ -583,6 +599,34 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("NDCG", "ndcg(idcg=all)", "required", "ideal over every click, not cut"),
             Mapped("AUC", None, note="pooled over users (global), one row per matched pair"),
             Mapped("CTR", None, note="use the ctr metric directly; inputs differ"),
+            Mapped(
+                "IntraListDiversity(metric=jaccard)",
+                None,
+                note="Jurity 2.1.0 fails with scikit-learn 1.9 on boolean metrics (it passes "
+                "a DataFrame where sklearn reads .dtype): not verified; "
+                "intra_list_diversity(distance=jaccard) is scikit-learn's boolean jaccard",
+            ),
+            *(
+                Mapped(
+                    name,
+                    metric,
+                    "required",
+                    "mean pairwise distance of the item_features vectors in a top k (pass "
+                    "items= with the vectors in a 'features' column), then the mean over the "
+                    "users of the predictions (users='recs'); a one-item list is skipped "
+                    "(NaN); exact as Jurity with user_sample_size=None (by default it "
+                    "averages 10 runs over 10,000 sampled users)",
+                    users="recs",
+                )
+                for name, metric in (
+                    ("IntraListDiversity", "intra_list_diversity"),
+                    ("IntraListDiversity(metric=cosine)", "intra_list_diversity"),
+                    (
+                        "IntraListDiversity(metric=euclidean)",
+                        "intra_list_diversity(distance=euclidean)",
+                    ),
+                )
+            ),
         ),
         (
             "Users without a click are skipped (empty='skip'); Recall and NDCG count a "

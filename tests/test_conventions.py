@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -902,3 +903,57 @@ def test_compare_and_cli_accept_conventions(tmp_path: Path) -> None:
         check=True,
     )
     assert plain.stdout.splitlines()[1] == row
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_jurity_intra_list_diversity_matches_jurity(metric: str) -> None:
+    # Jurity itself (installed) with user_sample_size=None, on random features with
+    # zero components and tie-free scores. (metric="jaccard" fails inside Jurity 2.1.0
+    # with scikit-learn 1.9: refused by the preset.)
+    jurity = pytest.importorskip("jurity.recommenders")
+    rng = np.random.default_rng(11)
+    n_items, k = 12, 3
+    vectors = rng.integers(-1, 2, size=(n_items, 4)).astype(float)
+    rows = [
+        (u, int(i), float(s))
+        for u in range(30)
+        for s, i in enumerate(rng.choice(n_items, size=int(rng.integers(1, 6)), replace=False))
+    ]
+    recs = pl.DataFrame(rows, schema=["user", "item", "score"], orient="row")
+    columns = pl.DataFrame({"item": np.arange(n_items)}).with_columns(
+        *[pl.Series(f"f{j}", vectors[:, j]) for j in range(4)]
+    )
+    expected = jurity.IntraListDiversity(
+        columns.to_pandas(),
+        click_column="score",
+        k=k,
+        user_id_column="user",
+        item_id_column="item",
+        user_sample_size=None,
+        metric=metric,
+    ).get_score(None, recs.to_pandas())
+    items = pl.DataFrame({"item": np.arange(n_items), "features": vectors.tolist()})
+    long = recs.with_columns(relevance=pl.lit(None, dtype=pl.Float64))
+    name = f"IntraListDiversity(metric={metric})@{k}"
+    got = prk.evaluate(long, name, conventions="jurity", users="recs", items=items)
+    assert got[:, 0].item() == pytest.approx(float(expected), abs=1e-12)
+
+
+def test_recommenders_diversity_with_item_features() -> None:
+    # recommenders-team/recommenders tests/unit/recommenders/evaluation/
+    # test_python_evaluation.py, diversity with item features: reco u1{3,5}, u2{2,5},
+    # u3{1,2}; features 1:[0,1,1,0,0], 2:[0,1,0,1,0], 3:[0,0,1,1,0], 5:[0,0,0,1,1]:
+    # user_diversity [0.5, 0.5, 0.5] (each pair shares one of two components), diversity 0.5.
+    reco = frame({1: [(3, 2.0), (5, 1.0)], 2: [(2, 2.0), (5, 1.0)], 3: [(1, 2.0), (2, 1.0)]}, {})
+    feats = {1: [0, 1, 1, 0, 0], 2: [0, 1, 0, 1, 0], 3: [0, 0, 1, 1, 0], 5: [0, 0, 0, 1, 1]}
+    items = pl.DataFrame(
+        {"item": list(feats), "features": [[float(x) for x in v] for v in feats.values()]}
+    )
+    name = "diversity(item_sim_measure=item_feature_vector)"
+    got = prk.evaluate(reco, name, conventions="recommenders", users="recs", items=items)
+    assert got[:, 0].item() == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="co-occurrence cosine"):
+        prk.evaluate(reco, "diversity", conventions="recommenders", users="recs", items=items)
+    # RecTools' Hamming ILD is the distance=hamming option, but its 0 for short lists is not.
+    with pytest.raises(ValueError, match="distance=hamming"):
+        prk.evaluate(reco, "IntraListDiversity@2", conventions="rectools")

@@ -415,3 +415,98 @@ def test_intra_list_matches_jurity(k: int) -> None:
     long = df.with_columns(relevance=pl.lit(None, dtype=pl.Int64))
     got = prk.evaluate(long, f"intra_list_diversity@{k}", items=table, users="recs").item(0, 0)
     assert got == pytest.approx(float(expected), abs=1e-12)
+
+
+# ---------------------------------------------------------------------- other distances
+def _distance(u: np.ndarray, v: np.ndarray, distance: str) -> float:
+    """Reference distances (scipy; Hamming as RecTools: the number of differing components)."""
+    from scipy.spatial import distance as sd
+
+    if distance == "cosine":
+        nu, nv = np.linalg.norm(u), np.linalg.norm(v)
+        return 1.0 - (0.0 if nu == 0 or nv == 0 else float(u @ v / (nu * nv)))
+    if distance == "euclidean":
+        return float(sd.euclidean(u, v))
+    if distance == "hamming":
+        return float(sd.hamming(u, v) * len(u))
+    return float(sd.jaccard(u != 0, v != 0))
+
+
+def test_intra_list_distances_by_hand() -> None:
+    # RecTools tests/metrics/test_diversity.py: features i1 [0, 0], i2 [0, 1], i3 [1, 1];
+    # u1 ranks i1, i2, i3; Hamming ILD @2 = 1, @3 = (1 + 2 + 1) / 3 = 4/3; u3 has one item.
+    recs = pl.DataFrame(
+        {"user": ["u1"] * 3 + ["u3"], "item": ["i1", "i2", "i3", "i1"], "rank": [1, 2, 3, 1]}
+    ).with_columns(relevance=pl.lit(0))
+    items = pl.DataFrame(
+        {"item": ["i1", "i2", "i3"], "features": [[0.0, 0.0], [0.0, 1.0], [1.0, 1.0]]}
+    )
+
+    def per_user(metric: str) -> list[float | None]:
+        got = prk.evaluate(recs, metric, rank="rank", items=items, per_user=True).sort("user")
+        return got[:, 1].to_list()
+
+    assert per_user("intra_list_diversity(distance=hamming)@2") == [1.0, None]
+    assert per_user("intra_list_diversity(distance=hamming)@3") == pytest.approx([4 / 3, None])
+    # Euclidean: |i1 i2| = 1, |i1 i3| = sqrt 2, |i2 i3| = 1
+    got = per_user("intra_list_diversity(distance=euclidean)@3")[0]
+    assert got == pytest.approx((1 + math.sqrt(2) + 1) / 3)
+    # Jaccard of the non-zero components: i1 has none (distance 1 to both), i2 {2} vs
+    # i3 {1, 2}: 1 - 1/2
+    assert per_user("intra_list_diversity(distance=jaccard)@3")[0] == pytest.approx(2.5 / 3)
+    # the default is cosine: i1 is a zero vector (distance 1), cos(i2, i3) = 1/sqrt 2
+    cosine = (1 + 1 + (1 - 1 / math.sqrt(2))) / 3
+    assert per_user("intra_list_diversity@3")[0] == pytest.approx(cosine)
+    assert per_user("intra_list_diversity(distance=cosine)@3")[0] == pytest.approx(cosine)
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "hamming", "jaccard", "cosine"])
+@pytest.mark.parametrize("ties", ["expected", "item_asc", "pessimistic"])
+@pytest.mark.parametrize("k", [2, 3, None])
+def test_intra_list_distances_match_brute_force_every_tie_ordering(
+    distance: str, ties: str, k: int | None
+) -> None:
+    df = small_frame(5, n_users=6, max_len=6)
+    rng = np.random.default_rng(5)
+    # small integer components: Hamming and Jaccard see equal and zero components
+    vectors = rng.integers(-1, 2, size=(8, 3)).astype(float)
+    table = pl.DataFrame({"item": np.arange(8, dtype=np.int64), "features": vectors.tolist()})
+    metric = f"intra_list_diversity(distance={distance})" + (f"@{k}" if k else "")
+    got = prk.evaluate(df, metric, ties=ties, items=table, per_user=True)
+    for user, rows in rows_by_user(df).items():
+        values = []
+        for ranked, _ in orderings(rows, ties):
+            top = [vectors[r.item] for r in (ranked if k is None else ranked[:k])]
+            pairs = [_distance(u, v, distance) for u, v in itertools.combinations(top, 2)]
+            values.append(float(np.mean(pairs)) if pairs else None)
+        value = got.filter(pl.col("user") == user)[:, 1].item()
+        if values[0] is None:
+            assert value is None
+        else:
+            assert value == pytest.approx(float(np.mean(values)), abs=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["array", "struct"])
+def test_intra_list_distances_feature_dtypes_agree(kind: str) -> None:
+    df = small_frame(7, n_users=8, max_len=6)
+    for distance in ("euclidean", "hamming", "jaccard"):
+        metric = f"intra_list_diversity(distance={distance})@4"
+        reference = prk.evaluate(df, metric, items=feature_table(1, 8), per_user=True)
+        got = prk.evaluate(df, metric, items=feature_table(1, 8, kind=kind), per_user=True)
+        assert_frame_equal(got, reference, check_exact=False, abs_tol=1e-12)
+
+
+def test_intra_list_distances_refuse_bad_vectors() -> None:
+    items = ITEMS.with_columns(
+        pl.when(pl.col("item") == "b").then(None).otherwise(pl.col("features")).alias("features")
+    )
+    with pytest.raises(ValueError, match="no usable feature vector"):
+        prk.evaluate(RECS, "intra_list_diversity(distance=euclidean)@2", items=items)
+    mixed = ITEMS.with_columns(
+        pl.when(pl.col("item") == "b")
+        .then(pl.lit([0.0, 1.0, 0.0]))
+        .otherwise(pl.col("features"))
+        .alias("features")
+    )
+    with pytest.raises(ValueError, match="differ in length"):
+        prk.evaluate(RECS, "intra_list_diversity(distance=hamming)@2", items=mixed)

@@ -12,7 +12,9 @@
 * ``intra_list_diversity(features=<column>)@k`` (per user): the mean cosine distance
   between the feature vectors of every pair of items in the user's top k (Jurity's
   Intra-List Diversity), in O(k·d) per user from the sum of the unit vectors:
-  ``sum_{p<q} cos(v_p, v_q) = (‖sum_p v̂_p‖² - sum_p ‖v̂_p‖²) / 2``.
+  ``sum_{p<q} cos(v_p, v_q) = (‖sum_p v̂_p‖² - sum_p ‖v̂_p‖²) / 2``. Other distances
+  (``distance=euclidean|hamming|jaccard``; Hamming counts the differing components as
+  RecTools does) are summed over the explicit pairs of a list, O(k²·d) per user.
 
 **Feature vectors** come from a column of the data or of the ``items=`` side table
 (one row per item), named by ``features=`` (default ``"features"``): a List or Array
@@ -74,7 +76,7 @@ cos(a, b) = 0, cos(a, c) = cos(c, d) = 1/√2: (1 + 2 (1 - 1/√2)) / 3.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Literal
 
 import polars as pl
 
@@ -84,6 +86,15 @@ from polars_rankeval.metrics._common import defined_if, f64, partial_sums
 from polars_rankeval.registry import FramePlan, GlobalPlan, register
 
 _P, _G, _LAM, _V = "__prk_div_p", "__prk_div_g", "__prk_div_lam", "__prk_div_v"
+
+Distance = Annotated[
+    Literal["cosine", "euclidean", "hamming", "jaccard"],
+    "distance between two items' vectors: 1 - cosine similarity (Jurity's default, "
+    "MS Recommenders with item features), Euclidean, Hamming = the number of "
+    "differing components (RecTools PairwiseHammingDistanceCalculator; scikit-learn's "
+    "'hamming' divides it by the length), or Jaccard of the non-zero components "
+    "(scikit-learn's boolean 'jaccard'; 0 for two zero vectors)",
+]
 
 
 # --------------------------------------------------------------------------- inter-list
@@ -134,13 +145,16 @@ def _inter_value(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
     "intra_list_diversity",
     family="diversity",
     normalized=False,
-    summary="Mean cosine distance between the feature vectors of the items of a top k.",
+    summary="Mean distance between the feature vectors of the items of a top k.",
     definition=(
-        "1 - (sum over pairs of items {p, q} of the top k of cos(v_p, v_q)) / (m (m - 1) / "
-        "2), m = min(k, #recommended), v = the features column (a List, Array or Struct of "
-        "numbers, from the data or items=; Jurity's intra-list diversity), in O(k·d) as "
-        "(‖sum v̂‖² - sum ‖v̂‖²) / 2; a zero vector has cosine 0. An item of a top k "
-        "without a finite vector is an error. Expected ties: exact expectation. Null "
+        "mean over the m (m - 1) / 2 pairs of items {p, q} of the top k of d(v_p, v_q), "
+        "m = min(k, #recommended), v = the features column (a List, Array or Struct of "
+        "numbers, from the data or items=). distance=cosine (default; Jurity's intra-list "
+        "diversity, MS Recommenders diversity with item features): 1 - cos, in O(k·d) as "
+        "(‖sum v̂‖² - sum ‖v̂‖²) / 2, a zero vector has cosine 0; euclidean; hamming: the "
+        "number of differing components (RecTools); jaccard of the non-zero components "
+        "(0 for two zero vectors); those three from the pairs, O(k²·d). An item of a top "
+        "k without a finite vector is an error. Expected ties: exact expectation. Null "
         "when m < 2."
     ),
 )
@@ -151,6 +165,7 @@ def _intra_list_diversity(
     features: Annotated[
         str, "column of the item feature vectors (from the data or items=)"
     ] = "features",
+    distance: Distance = "cosine",
 ) -> FramePlan:
     keys, item = f.keys, f.cols.item
     p = f.p_in(k)
@@ -174,7 +189,9 @@ def _intra_list_diversity(
         top = rows.filter(p > 0).select(
             *keys, item, p.alias(_P), g.alias(_G), lam.alias(_LAM), pl.col(source).alias(_V)
         )
-        return _intra_value(top, keys, item, features, dtype, straddling, labels)
+        if distance == "cosine":
+            return _intra_value(top, keys, item, features, dtype, straddling, labels)
+        return _pairwise_value(top, keys, item, features, dtype, distance, labels)
 
     return FramePlan(build)
 
@@ -285,6 +302,77 @@ def _intra_value(
     within = (pl.col("S2") - pl.col("q")) / 2.0
     correction = pl.col("lam") * (pl.col("SG2") - pl.col("qg")) / 2.0
     value = defined_if(m >= 2, 1.0 - (within + correction) / (m * (m - 1.0) / 2.0))
+    return out.select(*keys, value.alias("value"))
+
+
+def _as_list(features: str, dtype: pl.DataType) -> pl.Expr:
+    """The vectors as ``List(Float64)`` (arrays and structs converted)."""
+    v = pl.col(_V)
+    if isinstance(dtype, pl.Array):
+        return v.cast(pl.Array(pl.Float64, dtype.size)).arr.to_list()  # type: ignore[union-attr]
+    if isinstance(dtype, pl.Struct):
+        return pl.concat_list([f64(v.struct.field(fld.name)) for fld in dtype.fields])
+    return v.cast(pl.List(pl.Float64))
+
+
+def _pair_distance(a: pl.Expr, b: pl.Expr, distance: str) -> pl.Expr:
+    diff = a - b
+    if distance == "euclidean":
+        return (diff * diff).list.sum().sqrt()
+    if distance == "hamming":
+        return diff.list.eval(pl.element() != 0).list.sum().cast(pl.Float64)
+    # jaccard of the non-zero components
+    a01 = a.list.eval(f64(pl.element() != 0))
+    b01 = b.list.eval(f64(pl.element() != 0))
+    both = (a01 * b01).list.sum()
+    either = (a01 + b01 - a01 * b01).list.sum()
+    return pl.when(either > 0).then(1.0 - both / either).otherwise(0.0)
+
+
+def _pairwise_value(
+    top: pl.LazyFrame,
+    keys: list[str],
+    item: str,
+    features: str,
+    dtype: pl.DataType,
+    distance: str,
+    labels: tuple[str, str],
+) -> pl.LazyFrame:
+    """Mean distance over the pairs of a list, from an explicit self-join (O(k² d)).
+
+    Under expected ties a pair's weight is ``P(both in the top k)``: ``p_a p_b``, plus
+    ``lambda`` when both are in the tie group straddling the cutoff.
+    """
+    p, g, lam = pl.col(_P), pl.col(_G), pl.col(_LAM)
+    norm2, length, holes, _ = _vector_parts(features, dtype)
+    bad = norm2.is_null() | ~norm2.is_finite() | (length == 0) | holes
+    top = top.with_columns(__prk_bad=bad, __prk_len=length)
+    bad_c = pl.col("__prk_bad")
+    scalars = top.group_by(keys).agg(
+        m=p.sum().round(),
+        bad=f64(bad_c).sum(),
+        bad_item=pl.col(item).filter(bad_c).min(),
+        lengths=pl.col("__prk_len").filter(~bad_c).n_unique(),
+    )
+    clean = top.filter(~bad_c).select(*keys, item, p, g, lam, _as_list(features, dtype).alias(_V))
+    right = clean.rename({item: "__prk_b", _P: "__prk_pb", _G: "__prk_gb", _V: "__prk_vb"}).drop(
+        _LAM
+    )
+    pairs = clean.join(right, on=keys, how="inner", nulls_equal=True).filter(
+        # pairs of different lengths are reported by the check below, not computed
+        (pl.col(item) < pl.col("__prk_b"))
+        & (pl.col(_V).list.len() == pl.col("__prk_vb").list.len())
+    )
+    weight = p * pl.col("__prk_pb") + g * pl.col("__prk_gb") * lam
+    d = _pair_distance(pl.col(_V), pl.col("__prk_vb"), distance)
+    sums = pairs.group_by(keys).agg((weight * d).sum().alias("D"))
+    out = scalars.join(sums, on=keys, how="left", nulls_equal=True).with_columns(
+        pl.col("D").fill_null(0.0), mixed=f64(pl.col("lengths") > 1)
+    )
+    out = fail_if(out, "bad", _missing_message(features, labels[0]))
+    out = fail_if(out, "mixed", _mixed_message(features, keys[-1], labels[1]))
+    m = pl.col("m")
+    value = defined_if(m >= 2, pl.col("D") / (m * (m - 1.0) / 2.0))
     return out.select(*keys, value.alias("value"))
 
 
