@@ -563,8 +563,11 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "shannonentropy",
-                None,
-                note="divides the entropy by #distinct recommended items",
+                "exposure_entropy(unit=nats,per_exposed_item=true)",
+                "required",
+                "-sum p ln p over the recommended items, p = count / (#users k), divided by "
+                "#distinct recommended items (the code; RecBole's lists hold k items, so "
+                "#users k is the number of slots)",
             ),
         ),
         (

@@ -472,6 +472,11 @@ def test_coverage_presets() -> None:
     judged = {u: {row[0]: 0.0} for u, row in enumerate(matrix, 1)}
     out = prk.evaluate(frame(lists, judged), "itemcoverage@3", conventions="recbole", n_items=8)
     assert out[:, 0].item() == pytest.approx(7 / 8)
+    # Same test file, shannonentropy: -mean over the 7 distinct items of p ln p, counts
+    # {1: 1, 2: 2, 3: 3, 4: 2, 5: 4, 6: 1, 7: 2} / 15.
+    counts = np.array([1, 2, 3, 2, 4, 1, 2]) / 15
+    out = prk.evaluate(frame(lists, judged), "shannonentropy@3", conventions="recbole", n_items=8)
+    assert out[:, 0].item() == pytest.approx(float(-np.mean(counts * np.log(counts))))
 
 
 MS_TRUE = {

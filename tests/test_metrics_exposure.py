@@ -107,6 +107,37 @@ def test_entropy_by_hand() -> None:
     )
 
 
+def test_entropy_in_nats_and_per_exposed_item_by_hand() -> None:
+    # @2 exposures 3, 2, 1 over 6 slots
+    q = np.array([3, 2, 1]) / 6
+    nats = float(-(q * np.log(q)).sum())
+    assert one(RECS, "exposure_entropy(unit=nats)@2", n_items=5) == pytest.approx(nats)
+    assert one(RECS, "exposure_entropy(unit=nats,normalize=true)@2", n_items=5) == pytest.approx(
+        nats / math.log(5)
+    )
+    per_item = "exposure_entropy(unit=nats,per_exposed_item=true)@2"
+    assert one(RECS, per_item, n_items=5) == pytest.approx(nats / 3)  # 3 exposed items
+    bits = float(-(q * np.log2(q)).sum())
+    assert one(RECS, "exposure_entropy(per_exposed_item=true)@2", n_items=5) == pytest.approx(
+        bits / 3
+    )
+    with pytest.raises(ValueError, match="two normalisations"):
+        one(RECS, "exposure_entropy(normalize=true,per_exposed_item=true)@2")
+
+
+def test_entropy_per_exposed_item_with_tied_scores() -> None:
+    # a (2.0) then b, c tied: @2 exposures a 1, b 1/2, c 1/2 (expected), 3 exposed items;
+    # item_desc gives a, c: 2 items of 1/2 each.
+    df = pl.DataFrame(
+        {"user": [1, 1, 1], "item": ["a", "b", "c"], "score": [2.0, 1.0, 1.0], "relevance": [1] * 3}
+    )
+    metric = "exposure_entropy(unit=nats,per_exposed_item=true)@2"
+    q = np.array([1.0, 0.5, 0.5]) / 2
+    expected = float(-(q * np.log(q)).sum()) / 3
+    assert one(df, metric, ties="expected") == pytest.approx(expected)
+    assert one(df, metric, ties="item_desc") == pytest.approx(math.log(2) / 2)
+
+
 def test_gini_by_hand() -> None:
     # exposures sorted 0, 0, 1, 2, 3 (N = 5, sum 6), weights 2i - N - 1 = -4, -2, 0, 2, 4
     assert one(RECS, "gini@2", n_items=5) == pytest.approx((0 * 1 + 2 * 2 + 4 * 3) / (5 * 6))

@@ -87,6 +87,14 @@ from polars_rankeval.registry import FramePlan, GlobalPlan, Interval, register
 
 Discount = Annotated[Literal["none", "log"], "exposure of rank p: 1, or 1 / log2(p + 1)"]
 Normalize = Annotated[bool, "divide by log(n_items), the entropy of a uniform exposure"]
+EntropyUnit = Annotated[
+    Literal["bits", "nats"], "logarithm base 2 (bits) or e (nats: RecBole shannonentropy)"
+]
+PerExposedItem = Annotated[
+    bool,
+    "divide by the number of exposed items (RecBole shannonentropy: -mean over the "
+    "recommended items of q ln q)",
+]
 Popularity = Annotated[str, "column of the item popularity (from the data or items=)"]
 NoveltyDenominator = Annotated[
     Literal["list", "k"],
@@ -218,13 +226,28 @@ def _coverage(
     definition=(
         "-sum_i q_i log2 q_i, q_i = e_i / sum e the item's share of the top-k slots "
         "(discount=log: of the 1 / log2(1 + rank) weights); normalize=true divides by "
-        "log2(N), N the catalog size (null when N = 1). Expected ties: the entropy of the "
-        "expected exposure. Null when no item is exposed."
+        "log2(N), N the catalog size (null when N = 1); unit=nats takes ln instead of "
+        "log2; per_exposed_item=true divides by the number of items with a positive "
+        "exposure (RecBole shannonentropy = exposure_entropy(unit=nats, "
+        "per_exposed_item=true), RecBole's lists being full). Expected ties: the entropy "
+        "of the expected exposure. Null when no item is exposed."
     ),
 )
 def _exposure_entropy(
-    f: Features, k: int | None, *, discount: Discount = "none", normalize: Normalize = False
+    f: Features,
+    k: int | None,
+    *,
+    discount: Discount = "none",
+    normalize: Normalize = False,
+    unit: EntropyUnit = "bits",
+    per_exposed_item: PerExposedItem = False,
 ) -> GlobalPlan:
+    if normalize and per_exposed_item:
+        msg = (
+            "exposure_entropy: normalize=true and per_exposed_item=true are two "
+            "normalisations; pick one"
+        )
+        raise ValueError(msg)
     n_items = f.n_items
     partial = _per_item(f, {"e": _exposure(f, k, discount).sum()})
 
@@ -232,10 +255,14 @@ def _exposure_entropy(
         e = pl.col("e")
         total = e.sum()
         q = e / total
-        terms = pl.when(e > 0).then(-q * q.log(2)).otherwise(0.0)
+        log_q = q.log(2) if unit == "bits" else q.log()
+        terms = pl.when(e > 0).then(-q * log_q).otherwise(0.0)
         value = defined_if(total > 0, terms.sum())
         if normalize:
-            value = defined_if(n_items > 1, value / n_items.log(2))
+            log_n = n_items.log(2) if unit == "bits" else n_items.log()
+            value = defined_if(n_items > 1, value / log_n)
+        if per_exposed_item:
+            value = value / (e > 0).sum()
         return _per_by(merged, by_cols, value)
 
     return GlobalPlan(partial, (f.cols.item,), {"e": "sum"}, finalize)
