@@ -347,8 +347,11 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "Novelty",
-                None,
-                note="share of the top k outside the user's own history: no metric",
+                "unseen_share",
+                "required",
+                "share of the top k outside the user's own train history, / the list "
+                "length (the code): give each recommended row a boolean column seen "
+                "(the user has the item in train); a user without train history scores 1",
             ),
             Mapped(
                 "Surprisal",

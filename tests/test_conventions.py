@@ -404,6 +404,31 @@ def test_replay_surprisal() -> None:
         prk.evaluate(df, "Surprisal@2", conventions="replay", items=pop)
 
 
+def test_replay_novelty() -> None:
+    # sb-ai-lab/RePlay tests/metrics/test_metrics.py::test_novelty: train = recs -> [0, 0]
+    # at k = 3, 5; train = ground truth -> [0.444444, 0.577777]; docstring Novelty(2)
+    # with train u1{5,6,8,9,2}, u2{5,8,11,1,3}, u3{4,9,2} = 0.3333, per user {1, 0, 0}.
+    df = frame(REPLAY_RECS, REPLAY_TRUTH)
+    truth = {u: list(items) for u, items in REPLAY_TRUTH.items()}
+    recs = {u: [i for i, _ in items] for u, items in REPLAY_RECS.items()}
+    doc = {1: [5, 6, 8, 9, 2], 2: [5, 8, 11, 1, 3], 3: [4, 9, 2]}
+
+    def with_seen(train: dict[int, list[int]]) -> pl.DataFrame:
+        pairs = pl.DataFrame(
+            [(u, i) for u, items in train.items() for i in items],
+            schema=["user", "item"],
+            orient="row",
+        ).with_columns(seen=pl.lit(True))
+        joined = df.join(pairs, on=["user", "item"], how="left")
+        return joined.with_columns(pl.col("seen").fill_null(False))
+
+    for train, expected in ((recs, [0.0, 0.0]), (truth, [0.444444, 0.577777])):
+        out = prk.evaluate(with_seen(train), ["Novelty@3", "Novelty@5"], conventions="replay")
+        assert out.row(0)[:2] == pytest.approx(expected, abs=1e-5)
+    got = per_user(with_seen(doc), ["Novelty@2"], "replay")
+    assert got["Novelty@2[replay]"].to_list() == [1.0, 0.0, 0.0]
+
+
 def test_rectools_mean_inv_user_freq() -> None:
     # MobileTeleSystems/RecTools tests/metrics/test_novelty.py: prev interactions
     # u1:{i1,i2}, u2:{i1}, u3:{i1}; reco u1:(i3,1); u2:(i2,1),(i3,2); u3:(i1,1),(i2,2).

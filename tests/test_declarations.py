@@ -211,7 +211,7 @@ ORDERLESS = {"num_ret", "num_rel", "unjudged"}
         if s.scope == "user"
         and s.higher_is_better is not None
         and s.family != "rating"
-        and n not in ("popularity_bias", "novelty", "intra_list_diversity")
+        and n not in ("popularity_bias", "novelty", "unseen_share", "intra_list_diversity")
     ),
 )
 def test_higher_is_better_is_the_direction_of_a_better_ranking(name: str) -> None:

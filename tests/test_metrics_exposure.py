@@ -229,6 +229,34 @@ def test_item_popularity_unseen_items_as_one_user() -> None:
         prk.item_popularity(LOGS, catalog=catalog, unseen="two")  # type: ignore[arg-type]
 
 
+def test_unseen_share_by_hand_and_with_ties() -> None:
+    # User 1: a (2.0, seen), then b (seen) and c (not seen) tied at 1.0; user 2: d only.
+    df = pl.DataFrame(
+        {
+            "user": [1, 1, 1, 2],
+            "item": ["a", "b", "c", "d"],
+            "score": [2.0, 1.0, 1.0, 1.0],
+            "relevance": [1, 0, 0, 1],
+            "seen": [True, True, False, False],
+        }
+    )
+    got = prk.evaluate(df, ["unseen_share@1", "unseen_share@3"], per_user=True).sort("user")
+    assert got["unseen_share@1"].to_list() == [0.0, 1.0]
+    assert got["unseen_share@3"].to_list() == pytest.approx([1 / 3, 1.0])
+    # @2 under expected ties: a and one of b, c: (0 + 1/2) / 2 = 1/4
+    per_user = prk.evaluate(df, "unseen_share@2", ties="expected", per_user=True).sort("user")
+    assert per_user["unseen_share@2"].to_list() == pytest.approx([1 / 4, 1.0])
+    desc = prk.evaluate(df, "unseen_share@2", ties="item_desc", per_user=True).sort("user")
+    assert desc["unseen_share@2"].to_list() == [0.5, 1.0]  # a, c
+    # denominator=k: user 2's one item over k = 3
+    by_k = prk.evaluate(df, "unseen_share(denominator=k)@3", per_user=True).sort("user")
+    assert by_k[:, 1].to_list() == pytest.approx([1 / 3, 1 / 3])
+    with pytest.raises(ValueError, match="needs a cutoff"):
+        prk.evaluate(df, "unseen_share(denominator=k)")
+    with pytest.raises(ValueError, match="no true/false seen value"):
+        prk.evaluate(df.with_columns(seen=pl.lit(None, dtype=pl.Boolean)), "unseen_share@2")
+
+
 def test_by_groups() -> None:
     a = RECS.with_columns(system=pl.lit("a"))
     b = RECS.with_columns(system=pl.lit("b"), score=-pl.col("score"))

@@ -10,7 +10,11 @@ exposure 0 and count in the catalog size ``N``: ``n_items=`` of
 distinct items of the whole input, a lower bound of the real catalog).
 
 * ``coverage@k`` (global): distinct items recommended in a top k / N. Expected ties:
-  the exact expectation, ``sum_i (1 - prod_u (1 - P(i in top k of u))) / N``.
+  the exact expectation, ``sum_i (1 - prod_u (1 - P(i in top k of u))) / N``. With
+  ``catalog=<boolean column>`` a recommended item outside the catalog is an error
+  (``outside_catalog=error``, the default), left out (``ignore``: RePlay) or counted
+  (``count``: RecTools, MS Recommenders, RecBole; the value can then exceed 1, and
+  ``n_items=`` may be smaller than the data's items when no other metric reads it).
 * ``exposure_entropy@k`` (global; alias ``distributional_coverage``): the Shannon
   entropy in bits of the exposure shares ``e_i / sum e``; with ``normalize=true``
   divided by ``log2(N)`` (1 = uniform exposure over the catalog).
@@ -31,7 +35,12 @@ interacted with the item (or the share of its interactions).
 * ``popularity_bias@k`` (per user; alias ``arp``): the mean popularity of the items
   of the user's top k (average recommendation popularity).
 * ``novelty@k`` (per user): the mean self-information ``-log2 p(i)`` of the items of
-  the user's top k, ``p(i)`` the popularity, which must lie in (0, 1].
+  the user's top k, ``p(i)`` the popularity, which must lie in (0, 1]
+  (``log_base=`` another base; ``denominator=k`` divides the sum by k: RePlay's
+  Surprisal is ``novelty(denominator=k, log_base=<#train users>)`` with
+  ``item_popularity(..., unseen="one")``).
+* ``unseen_share@k`` (per user): the share of the top k whose ``seen`` column (the
+  user interacted with the item in training) is false (RePlay's Novelty).
 
 Both are null for a user with an empty list. Every item of a top k needs a
 popularity: an item without one (missing from ``items=`` or null), a negative or
@@ -412,5 +421,45 @@ def _novelty(
         lambda x: -x.log(base),
         lambda x: (x > 0) & (x <= 1),
         "no popularity in (0, 1]",
+        divisor=float(k) if denominator == "k" and k is not None else None,
+    )
+
+
+@register(
+    "unseen_share",
+    family="exposure",
+    normalized=False,
+    summary="Share of the items of the top k the user had not interacted with before.",
+    definition=(
+        "#items of the top k whose seen column (from the data: true when the user "
+        "interacted with the item in the training history) is false / #items of the top "
+        "k (denominator=list: RePlay Novelty's code) or / k (denominator=k: RePlay's "
+        "docstring and torch builder; needs @k); a null seen value is an error. Null for "
+        "an empty list."
+    ),
+)
+def _unseen_share(
+    f: Features,
+    k: int | None,
+    *,
+    seen: Annotated[
+        str, "boolean column: the user interacted with the item in the training history"
+    ] = "seen",
+    denominator: Annotated[
+        Literal["list", "k"],
+        "divide by the items of the top k (RePlay Novelty) or by k (needs @k)",
+    ] = "list",
+) -> FramePlan:
+    if denominator == "k" and k is None:
+        msg = "unseen_share(denominator=k) needs a cutoff @k (the count is divided by k)"
+        raise ValueError(msg)
+    return _mean_over_top(
+        f,
+        k,
+        "unseen_share",
+        seen,
+        lambda x: 1.0 - x,
+        lambda x: (x == 0) | (x == 1),
+        "no true/false seen value",
         divisor=float(k) if denominator == "k" and k is not None else None,
     )
