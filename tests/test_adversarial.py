@@ -37,8 +37,8 @@ def metrics_for(ties: str, *, per_user: bool) -> list[str]:
             continue
         if per_user and spec.scope != "user":
             continue
-        if name in ("intra_list_diversity", "novelty", "popularity_bias"):
-            continue  # read an items= side table
+        if name in ("intra_list_diversity", "novelty", "popularity_bias", "unseen_share"):
+            continue  # read an items= side table or a data column
         if name in ("mae", "mse", "rmse", "nmae"):
             continue  # arithmetic on the score itself, not its order
         out.append(f"{name}@3" if spec.takes_k else name)
@@ -161,7 +161,8 @@ def test_largest_cutoff_equals_a_cutoff_past_every_list() -> None:
     # metric that does not divide by k itself has its value at k = 50 (lauc@2^64 was -3).
     df = small_frame()
     names = [n for n, s in SPECS.items() if s.takes_k and s.scope == "user"]
-    names = [n for n in names if n not in ("intra_list_diversity", "novelty", "popularity_bias")]
+    side = ("intra_list_diversity", "novelty", "popularity_bias", "unseen_share")
+    names = [n for n in names if n not in side]
     # Under the default ties (err, deterministic only, has the check in its own tests).
     names = [n for n in names if "expected" in SPECS[n].tie_policies]
 
@@ -237,7 +238,7 @@ def _engine_names() -> list[str]:
 
 ENGINE_NAMES = _engine_names()
 DATA_ROLES = ("user", "item", "score", "relevance", "system", "propensity")
-SIDE_ROLES = ("popularity", "features")
+SIDE_ROLES = ("popularity", "features", "seen")
 
 
 def names_frame() -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -250,6 +251,7 @@ def names_frame() -> tuple[pl.DataFrame, pl.DataFrame]:
     items = pl.DataFrame({"item": df.get_column("item").unique().sort()}).with_columns(
         popularity=(pl.col("item") % 7 + 1) / 8,
         features=pl.concat_list((pl.col("item") % 3).cast(pl.Float64), pl.col("item") % 5 - 2.0),
+        seen=pl.col("item") % 2 == 0,
     )
     return df, items
 
@@ -263,6 +265,7 @@ def _all_metrics(names: dict[str, str], scope: str) -> list[str]:
             "popularity": f"popularity={names['popularity']}",
             "features": f"features={names['features']}",
             "propensity": f"propensity={names['propensity']}",
+            "seen": f"seen={names['seen']}",
         }
         given = [options[p] for p in spec.params if p in options and name != "ctr"]
         text = name + (f"({','.join(given)})" if given else "")

@@ -24,7 +24,7 @@ def metric_names(k: int | None) -> list[str]:
 
 # Per-user metrics that read an items= side table (popularity, feature vectors): their
 # own tests cover them (tests/test_metrics_exposure.py, tests/test_metrics_diversity.py).
-NEEDS_SIDE_TABLE = ("intra_list_diversity", "novelty", "popularity_bias")
+NEEDS_SIDE_TABLE = ("intra_list_diversity", "novelty", "popularity_bias", "unseen_share")
 # Per-user metrics only: a global metric (one value per by group) has no per-user value.
 ALL_METRICS = [
     m

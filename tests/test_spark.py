@@ -301,9 +301,25 @@ def test_global_item_side_table_and_extra_columns(spark: SparkSession) -> None:
         features=pl.concat_list(
             (pl.col("item") % 3).cast(pl.Float64), (pl.col("item") % 5).cast(pl.Float64) + 1
         ),
+        in_catalog=pl.col("item") < 40,
     )
-    global_metrics = ["coverage@3", "gini@3", "inter_list_diversity@3", "mae(average=global)"]
-    user_metrics = ["novelty@3", "intra_list_diversity@3", "mcc@3", "spearman", "nmae"]
+    global_metrics = [
+        "coverage@3",
+        "coverage(catalog=in_catalog,outside_catalog=ignore)@3",
+        "exposure_entropy(unit=nats,per_exposed_item=true)@3",
+        "gini@3",
+        "inter_list_diversity@3",
+        "mae(average=global)",
+    ]
+    user_metrics = [
+        "novelty@3",
+        "novelty(denominator=k,log_base=3)@3",
+        "intra_list_diversity@3",
+        "intra_list_diversity(distance=euclidean)@3",
+        "mcc@3",
+        "spearman",
+        "nmae",
+    ]
     kwargs: dict[str, Any] = {"by": "system", "items": items, "users": "recs"}
     metrics = [*global_metrics, "ctr(estimation=ips)@3", "global_auc", *user_metrics]
     got, expected = both(spark, df, metrics, **kwargs)
