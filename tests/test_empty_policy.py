@@ -221,13 +221,15 @@ def test_bad_summary_and_empty_values_are_refused() -> None:
 
 # --------------------------------------------------------------------------- every metric
 def side_items(items: pl.Series) -> pl.DataFrame:
-    """Popularity in (0, 1] and feature vectors for every item (side-input metrics)."""
+    """Popularity in (0, 1], feature vectors and a seen flag for every item (side-input
+    metrics)."""
     ids = items.unique().sort()
     return pl.DataFrame(
         {
             "item": ids,
             "popularity": [0.1 + 0.8 * ((i * 37) % 11) / 10 for i in range(ids.len())],
             "features": [[1.0, float(i % 3)] for i in range(ids.len())],
+            "seen": [i % 2 == 0 for i in range(ids.len())],
         }
     )
 

@@ -55,11 +55,12 @@ def metrics_for(ties: str) -> list[str]:
 
 
 def side_table(df: pl.DataFrame) -> pl.DataFrame:
-    """The items= columns that metrics read by default: popularity, features."""
+    """The items= columns that metrics read by default: popularity, features, seen."""
     items = df.select(pl.col("item").unique().sort())
     return items.with_columns(
         popularity=(pl.col("item") % 7 + 1) / 8,
         features=pl.concat_list((pl.col("item") % 3).cast(pl.Float64), pl.col("item") % 5 - 2.0),
+        seen=pl.col("item") % 2 == 0,
     )
 
 

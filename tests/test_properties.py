@@ -77,6 +77,7 @@ def side_table() -> pl.DataFrame:
     return items.with_columns(
         popularity=(pl.col("item") % 7 + 1) / 8,
         features=pl.concat_list((pl.col("item") % 3).cast(pl.Float64), pl.col("item") % 5 - 2.0),
+        seen=pl.col("item") % 2 == 0,
     )
 
 
