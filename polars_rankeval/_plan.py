@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from polars_rankeval import _head
 from polars_rankeval._features import Features
 from polars_rankeval._types import (
     AGGREGATIONS,
@@ -418,7 +419,9 @@ class Job:
             pl.col(cols.relevance).is_not_null().any().alias(_HAS_TRUTH),
             pl.col(cols.order).is_not_null().any().alias(_HAS_RECS),
         )
-        if curves:
+        if _head.applies(self):  # the sorted-head path: every metric reads the top k
+            per_user = _head.per_user(self, base)
+        elif curves:
             per_user = per_user.with_columns(
                 plan.at(m.k).cast(pl.Float64).alias(m.name)
                 for plan, group in curves
