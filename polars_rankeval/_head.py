@@ -40,10 +40,11 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval._features import Features, comb_ratio, order_kind
+from polars_rankeval._features import Features, order_kind
 
 if TYPE_CHECKING:
     from polars_rankeval._plan import Job
+    from polars_rankeval.registry import Metric
 
 HEAD_METRICS = frozenset({"precision", "recall", "f1", "hit_rate", "mrr", "map", "dcg", "ndcg"})
 """The metrics this path evaluates (each at a cutoff: ``@k``, a list or a range)."""
@@ -62,6 +63,13 @@ _POS = f"{MARKER}:pos"
 _VALUE = f"{MARKER}:value"
 _KEY = f"{MARKER}:key"
 _LAST = f"{MARKER}:last"
+_POSITIVE = f"{MARKER}:positive"
+_N_RET = f"{MARKER}:n_ret"
+_N_JUDGED = f"{MARKER}:n_judged"
+_REL = f"{MARKER}:rel"
+_RET = f"{MARKER}:ret"
+_GID = f"{MARKER}:gid"
+_J = f"{MARKER}:j"
 
 
 def applies(job: Job) -> bool:
@@ -123,6 +131,10 @@ class _Request:
         self.cutoffs: dict[str, set[int]] = {}
         self.ideals: dict[str, tuple[str, str, float, float | None, int | None]] = {}
         self.n_ret = False
+        self.gains: set[str] = set()
+        self.ap_thresholds: set[float] = set()
+        self.rr_thresholds: set[float] = set()
+        self.float_key = job.order_dtype is not None and job.order_dtype.is_float()
         self.k = 1
         for metric in job.metrics:
             options = dict(metric.options)
@@ -134,19 +146,23 @@ class _Request:
                 key = (*disc, options["half_life"])
                 self.quantities[_name("dcg", *key)] = ("dcg", *key)
                 self.cutoffs.setdefault(_name("dcg", *key), set()).add(k)
+                self.gains.add(options["gain"])
                 if name == "ndcg":
-                    ideal = _name("idcg", *key)
+                    ideal = _name("idcg", *key, options["idcg"])
                     cut = k if options["idcg"] == "cut" else None
                     old = self.ideals.get(ideal)
-                    if old is not None:
-                        cut = None if old[4] is None or cut is None else max(old[4], cut)
+                    if old is not None and cut is not None and old[4] is not None:
+                        cut = max(old[4], cut)
                     self.ideals[ideal] = (*key, cut)
+                    self.cutoffs.setdefault(ideal, set()).add(k)
                 continue
             rel = float(options["rel"])
             self.thresholds[rel] = None
             if options.get("denominator") == "retrieved":
                 self.n_ret = True
             kind = {"mrr": "rr", "map": "ap", "hit_rate": "logmiss"}.get(name, "hits")
+            if kind in ("ap", "rr"):
+                (self.ap_thresholds if kind == "ap" else self.rr_thresholds).add(rel)
             self.quantities[_name(kind, rel)] = (kind, rel)
             self.cutoffs.setdefault(_name(kind, rel), set()).add(k)
 
@@ -164,72 +180,146 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
 
     cols, keys = job.icols, job.ikeys
     need = _Request(job)
-    f = Features(cols, job.ties, None, order_dtype=job.order_dtype)
-    key, rel, ret = f.key, f.rel, f.ret
     expected = job.ties == "expected"
     length = need.k + TIE_MARGIN if expected else need.k
-    value = pl.when(ret).then(rel)
+    relevance, order = pl.col(cols.relevance), pl.col(cols.order)
+    descending = cols.rank is None
     if expected:
-        head = pl.struct(value.alias(_VALUE), key.alias(_KEY)).sort_by(key, descending=True)
-    else:
-        by, descending = _tie_order(job, f)
-        head = value.sort_by(by, descending=descending)
-    totals: dict[str, pl.Expr] = {_HEAD: head.head(length)}
-    for t in need.thresholds:
-        totals[_name("n_rel", t)] = (rel >= t).cast(pl.Float64).sum()
-    if need.n_ret:
-        totals[_name("n_ret")] = ret.cast(pl.Float64).sum()
-    for ideal, (gain, _, _, _, cut) in need.ideals.items():
-        g = _gain(rel, gain)
-        top = g.filter(g > 0).sort(descending=True)
-        totals[ideal] = top if cut is None else top.head(cut)
-    totals[_HAS_TRUTH] = pl.col(cols.relevance).is_not_null().any()
-    totals[_HAS_RECS] = pl.col(cols.order).is_not_null().any()
-    users = rows.group_by(keys).agg(**totals)
-    if expected:
-        users = _fix_last_group(users, rows, keys, key, rel, need, length)
-    users = users.with_row_index(_UID)
-    heads = _head_rows(users, need, expected)
-    contributions = _contributions(heads, need, expected)
-    sums = heads.group_by(_UID).agg(_sums(need, contributions))
-    users = users.join(sums, on=_UID, how="left")
-    users = users.with_columns(
-        pl.col(ideal).list.eval(
-            (pl.element() * _discount(pl.int_range(1, pl.len() + 1), *rest[1:4])).cum_sum()
+        head = pl.struct(relevance.alias(_VALUE), order.alias(_KEY)).sort_by(
+            order, descending=descending, nulls_last=True
         )
-        for ideal, rest in need.ideals.items()
+    else:
+        by, directions = _tie_order(job)
+        head = relevance.sort_by(by, descending=directions, nulls_last=True)
+    aggs: dict[str, pl.Expr] = {
+        _HEAD: head.head(length),
+        # The positive relevances (few): #relevant per threshold and the ideal gains.
+        _POSITIVE: relevance.filter(relevance > 0),
+        _N_RET: order.count(),
+        _N_JUDGED: relevance.count(),
+    }
+    for t in need.thresholds:
+        if t <= 0:  # every row with a relevance >= t, unjudged ones read as 0
+            aggs[_name("n_rel", t)] = pl.len() - (relevance < t).sum()
+    users = rows.group_by(keys).agg(**aggs)
+    positive = pl.col(_POSITIVE).list.eval(pl.element().cast(pl.Float64))
+    totals = {
+        _name("n_rel", t): positive.list.eval(pl.element() >= t).list.sum().cast(pl.Float64)
+        for t in need.thresholds
+        if t > 0
+    }
+    users = users.with_columns(
+        pl.col(_N_RET).cast(pl.Float64),
+        (pl.col(_N_JUDGED) > 0).alias(_HAS_TRUTH),
+        (pl.col(_N_RET) > 0).alias(_HAS_RECS),
+        **totals,
+        **{
+            name: _reduce(need, name, _ideal_gains(positive, *spec), spec[4])
+            for name, spec in need.ideals.items()
+        },
     )
-    values = [_value(need, m.spec.name, dict(m.options), int(m.k or 1)).alias(m.name) for m in job.metrics]
+    if expected:
+        users = _fix_last_group(users, rows, keys, order, relevance, need, length)
+        users = _expected_sums(users, need)
+    else:
+        users = _deterministic_sums(users, need)
+    values = [_value(need, m, expected).alias(m.name) for m in job.metrics]
     return users.select(*keys, *values, _HAS_TRUTH, _HAS_RECS)
 
 
-MAX_SUMS = 4
-"""Up to this many cutoffs of one quantity are masked sums; more, a cumulative list."""
+def _tie_order(job: Job) -> tuple[list[pl.Expr], list[bool]]:
+    """Sort keys and directions of a deterministic policy (as :data:`TIE_ORDER`).
 
-
-def _sums(need: _Request, contributions: dict[str, pl.Expr]) -> list[pl.Expr]:
-    """Per user: each quantity summed up to each of its cutoffs (rows are in order)."""
-    out = []
-    for name, contrib in contributions.items():
-        ks = sorted(need.cutoffs[name])
-        if len(ks) > MAX_SUMS:
-            out.append(contrib.cum_sum().alias(name))
-            continue
-        for k in ks:
-            inside = contrib if k >= need.k else contrib.filter(pl.col(_POS) <= k)
-            out.append(inside.sum().alias(f"{name}@{k}"))
-    return out
-
-
-def _tie_order(job: Job, f: Features) -> tuple[list[pl.Expr], list[bool]]:
-    """Sort keys and directions of a deterministic policy (as :data:`TIE_ORDER`)."""
-    item = pl.col(job.icols.item)
+    The score (or rank) itself sorts exactly (``-0.0`` ties with ``0.0``) and its
+    nulls, the rows that were not recommended, come last.
+    """
+    cols = job.icols
+    order, item = pl.col(cols.order), pl.col(cols.item)
+    best_first = cols.rank is None
     if job.ties == "item_desc":
-        return [f.key, item], [True, True]
+        return [order, item], [best_first, True]
     if job.ties == "item_asc":
-        return [f.key, item], [True, False]
+        return [order, item], [best_first, False]
+    f = Features(cols, job.ties, None, order_dtype=job.order_dtype)
     optimistic = job.ties == "optimistic"
-    return [f.key, f.rel, ~f.judged, item], [True, optimistic, False, False]
+    return [order, f.rel, ~f.judged, item], [best_first, optimistic, False, False]
+
+
+def _ideal_gains(
+    positive: pl.Expr,
+    gain: str,
+    discount: str,
+    base: float,
+    half_life: float | None,
+    cut: int | None,
+) -> pl.Expr:
+    """The ideal list's discounted gains: positive gains, best first, cut at ``cut``."""
+    gains = positive.list.eval(_gain(pl.element(), gain)).list.sort(descending=True)
+    if cut is not None:
+        gains = gains.list.head(cut)
+    return gains * gains.list.eval(
+        _discount(pl.int_range(1, pl.len() + 1), discount, base, half_life)
+    )
+
+
+def _reduce(need: _Request, name: str, values: pl.Expr, cut: int | None = 0) -> pl.Expr:
+    """Per user: a list of contributions by position, as its sum or cumulative sums.
+
+    With one cutoff at the end of the head (or ``cut=None``, the whole list) the sum
+    is enough; otherwise the cumulative list is read at each cutoff (:func:`_sum_at`).
+    """
+    if _summed(need, name, cut):
+        return values.list.sum()
+    return values.list.eval(pl.element().cum_sum())
+
+
+def _summed(need: _Request, name: str, cut: int | None = 0) -> bool:
+    if cut is None:
+        return True
+    return need.cutoffs.get(name, set()) <= {need.k} and (cut == 0 or cut >= need.k)
+
+
+def _sum_at(need: _Request, name: str, k: int, cut: int | None = 0) -> pl.Expr:
+    """Quantity ``name`` summed over the positions 1..k."""
+    if _summed(need, name, cut):
+        return pl.col(name)
+    return _at(name, k)
+
+
+def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
+    """Each quantity over the head, every position its own tie group (list operations)."""
+    # The recommended rows of the head (not-recommended ones sort last), relevance 0
+    # for unjudged rows.
+    rel = pl.col(_HEAD).list.head(pl.col(_N_RET).cast(pl.Int64))
+    rel = rel.list.eval(pl.element().cast(pl.Float64).fill_null(0.0))
+    users = users.with_columns(rel.alias(_REL))
+    rel = pl.col(_REL)
+    columns: dict[str, pl.Expr] = {}
+    positions = pl.int_ranges(1, rel.list.len() + 1)
+    for name, quantity in need.quantities.items():
+        kind = quantity[0]
+        if kind == "dcg":
+            gain, discount, base, half_life = quantity[1:]
+            gains = rel.list.eval(_gain(pl.element(), gain))
+            discounts = rel.list.eval(
+                _discount(pl.int_range(1, pl.len() + 1), discount, base, half_life)
+            )
+            columns[name] = _reduce(need, name, gains * discounts)
+            continue
+        t = quantity[1]
+        is_rel = rel.list.eval((pl.element() >= t).cast(pl.Float64))
+        if kind == "hits":
+            columns[name] = _reduce(need, name, is_rel)
+        elif kind == "ap":
+            hits = is_rel.list.eval(pl.element().cum_sum())
+            columns[name] = _reduce(need, name, is_rel * hits / positions)
+        else:  # rr and hit_rate: the position of the first relevant item
+            columns[_first(t)] = pl.when(is_rel.list.max() > 0).then(is_rel.list.arg_max() + 1)
+    return users.with_columns(**columns)
+
+
+def _first(t: float) -> str:
+    return _name("first", t)
 
 
 def _group_stat(name: str) -> str:
@@ -241,7 +331,7 @@ def _group_parts(need: _Request, rel: pl.Expr) -> dict[str, pl.Expr]:
     parts = {"n": pl.len().cast(pl.Float64)}
     for t in need.thresholds:
         parts[f"r:{t}"] = (rel >= t).cast(pl.Float64).sum()
-    for gain in {q[1] for q in need.quantities.values() if q[0] == "dcg"}:
+    for gain in need.gains:
         parts[f"g:{gain}"] = _gain(rel, gain).sum()
     return parts
 
@@ -250,8 +340,8 @@ def _fix_last_group(
     users: pl.LazyFrame,
     rows: pl.LazyFrame,
     keys: list[str],
-    key: pl.Expr,
-    rel: pl.Expr,
+    order: pl.Expr,
+    relevance: pl.Expr,
     need: _Request,
     length: int,
 ) -> pl.LazyFrame:
@@ -262,90 +352,110 @@ def _fix_last_group(
     """
     at_k = pl.col(_HEAD).list.get(need.k - 1, null_on_oob=True).struct.field(_KEY)
     at_end = pl.col(_HEAD).list.get(length - 1, null_on_oob=True).struct.field(_KEY)
-    users = users.with_columns(at_k.alias(_LAST))
+    # Read twice (the open groups, then the join): computed once.
+    users = users.with_columns(at_k.alias(_LAST)).cache()
     open_groups = users.filter(at_end == pl.col(_LAST)).select(*keys, _LAST)
+    rel = relevance.cast(pl.Float64).fill_null(0.0)
     parts = _group_parts(need, rel)
     fixed = (
         rows.join(open_groups, on=keys, how="inner", nulls_equal=True)
-        .filter(key == pl.col(_LAST))
+        .filter(order == pl.col(_LAST))
         .group_by(keys)
         .agg(**{_group_stat(n): e for n, e in parts.items()})
     )
     return users.join(fixed, on=keys, how="left", nulls_equal=True)
 
 
-def _head_rows(users: pl.LazyFrame, need: _Request, expected: bool) -> pl.LazyFrame:
-    """One row per head position with the row's tie-group sums (``n``, ``r:t``, ``g:gain``)."""
+def _expected_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
+    """Each quantity over the head under ``ties="expected"`` (a frame of head rows)."""
+    users = users.with_row_index(_UID)
+    heads = _head_rows(users, need)
+    contributions = _contributions(need)
+    sums = heads.group_by(_UID).agg(
+        (contrib.sum() if _summed(need, name) else contrib.cum_sum()).alias(name)
+        for name, contrib in contributions.items()
+    )
+    users = users.join(sums, on=_UID, how="left")
+    return users
+
+
+def _head_rows(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
+    """One row per head position with its tie group's sums (``n``, ``r:t``, ``g:gain``).
+
+    Rows stay in head order (explode keeps it), so a tie group is a run of equal keys
+    within a user: numbered by a running count, sorted, its windows need no hashing.
+    """
     head = pl.col(_HEAD)
-    carried = [_LAST, *(_group_stat(n) for n in _group_parts(need, pl.lit(0.0)))] if expected else []
+    parts = list(_group_parts(need, pl.lit(0.0)))
+    carried = [_LAST, *(_group_stat(n) for n in parts)]
     rows = users.select(
         _UID, head, pl.int_ranges(1, head.list.len() + 1).alias(_POS), *carried
     ).explode([_HEAD, _POS])
-    if expected:
-        rows = rows.unnest(_HEAD)
-    else:
-        rows = rows.rename({_HEAD: _VALUE})
-    rel = pl.col(_VALUE).fill_null(0.0)
-    columns: dict[str, pl.Expr] = {}
+    rows = rows.unnest(_HEAD)
+    rel = pl.col(_VALUE).cast(pl.Float64).fill_null(0.0)
+    key, uid = pl.col(_KEY), pl.col(_UID)
+    columns: dict[str, pl.Expr] = {
+        # The exact order value: -0.0 is 0.0 (one tie group).
+        _KEY: key + 0.0 if need.float_key else key,
+        _RET: key.is_not_null(),
+    }
     for t in need.thresholds:
         columns[f"is_rel:{t}"] = (rel >= t).cast(pl.Float64)
-    for gain in {q[1] for q in need.quantities.values() if q[0] == "dcg"}:
+    for gain in need.gains:
         columns[f"gain:{gain}"] = _gain(rel, gain)
     rows = rows.with_columns(**columns)
-    if not expected:
-        return rows
-    # Tie groups of the head: the rows of the user with one score.
-    group = [_UID, _KEY]
-    stats = {"n": pl.len().cast(pl.Float64).over(group), "a": pl.col(_POS).min().over(group)}
+    new_group = key.ne_missing(key.shift(1)) | uid.ne_missing(uid.shift(1))
+    rows = rows.with_columns(
+        uid.set_sorted(), new_group.cum_sum().cast(pl.Int64).set_sorted().alias(_GID)
+    )
+    stats = {"n": pl.len().cast(pl.Float64).over(_GID), "a": pl.col(_POS).min().over(_GID)}
     for t in need.thresholds:
-        stats[f"r:{t}"] = pl.col(f"is_rel:{t}").sum().over(group)
-        above = pl.col(f"is_rel:{t}").cum_sum().over(_UID) - pl.col(f"is_rel:{t}")
-        stats[f"above:{t}"] = above
-    for gain in {q[1] for q in need.quantities.values() if q[0] == "dcg"}:
-        stats[f"g:{gain}"] = pl.col(f"gain:{gain}").sum().over(group)
+        stats[f"r:{t}"] = pl.col(f"is_rel:{t}").sum().over(_GID)
+    for t in need.ap_thresholds:
+        # Relevant rows before the row, then (below) before its group's first row.
+        stats[f"above:{t}"] = pl.col(f"is_rel:{t}").cum_sum().over(_UID) - pl.col(f"is_rel:{t}")
+    for gain in need.gains:
+        stats[f"g:{gain}"] = pl.col(f"gain:{gain}").sum().over(_GID)
     rows = rows.with_columns(**stats)
-    last = pl.col(_group_stat("n")).is_not_null() & (pl.col(_KEY) == pl.col(_LAST))
+    if need.rr_thresholds:
+        # Offsets inside the tie group, 0 .. (head rows of the group) - 1.
+        rows = rows.with_columns((pl.col(_POS) - pl.col("a")).alias(_J))
+    last = pl.col(_group_stat("n")).is_not_null() & (key == pl.col(_LAST))
     fixed = {
         name: pl.when(last).then(pl.col(_group_stat(name))).otherwise(pl.col(name))
-        for name in _group_parts(need, pl.lit(0.0))
+        for name in parts
     }
-    rows = rows.with_columns(**fixed)
-    # Relevant items above a group: the count before the group's first head row.
-    return rows.with_columns(
-        **{f"above:{t}": pl.col(f"above:{t}").min().over(group) for t in need.thresholds}
-    ).filter(pl.col(_POS) <= need.k)
+    fixed |= {f"above:{t}": pl.col(f"above:{t}").min().over(_GID) for t in need.ap_thresholds}
+    rows = rows.with_columns(**fixed).filter(pl.col(_POS) <= need.k)
+    ret, a, n, j = pl.col(_RET), pl.col("a"), pl.col("n"), pl.col(_J).cast(pl.Float64)
+    first: dict[str, pl.Expr] = {}
+    for t in need.rr_thresholds:
+        r = pl.col(f"r:{t}")
+        first[f"first_a:{t}"] = pl.when(ret & (r > 0)).then(a).min().over(_UID)
+        # P(no relevant item at offsets 0 .. j-1) = prod_{i<j} (n - r - i) / (n - i):
+        # the cumulative product over the group's rows, shifted by one row.
+        none_before = ((n - r - j) / (n - j)).cum_prod().over(_GID).shift(1).over(_GID)
+        first[f"none_before:{t}"] = none_before.fill_null(1.0)
+    return rows.with_columns(**first)
 
 
-def _contributions(rows: pl.LazyFrame, need: _Request, expected: bool) -> dict[str, pl.Expr]:
-    """Each quantity's contribution at each head position (see the curve kernels)."""
-    p = pl.col(_POS).cast(pl.Float64)
-    ret = pl.col(_VALUE).is_not_null()
+def _contributions(need: _Request) -> dict[str, pl.Expr]:
+    """Each quantity's expected contribution at each head position (the curve kernels)."""
+    pos = pl.col(_POS)
+    p = pos.cast(pl.Float64)
+    ret = pl.col(_RET)
+    n, a = pl.col("n"), pl.col("a")
+    j = pos - a
     out: dict[str, pl.Expr] = {}
     for name, quantity in need.quantities.items():
         kind = quantity[0]
         if kind == "dcg":
             gain, discount, base, half_life = quantity[1:]
-            g = pl.col(f"gain:{gain}")
-            mean_gain = pl.col(f"g:{gain}") / pl.col("n") if expected else g
-            disc = _discount(pl.col(_POS), discount, base, half_life)
-            out[name] = pl.when(ret).then(mean_gain * disc).otherwise(0.0)
+            disc = _discount(pos, discount, base, half_life)
+            out[name] = pl.when(ret).then(pl.col(f"g:{gain}") / n * disc).otherwise(0.0)
             continue
         t = quantity[1]
-        is_rel = pl.col(f"is_rel:{t}")
-        if not expected:
-            cum = is_rel.cum_sum().over(_UID)
-            if kind == "hits":
-                out[name] = pl.when(ret).then(is_rel).otherwise(0.0)
-            elif kind == "ap":
-                out[name] = pl.when(ret & (is_rel > 0)).then(cum / p).otherwise(0.0)
-            elif kind == "rr":
-                first = ret & (is_rel > 0) & (cum == 1.0)
-                out[name] = pl.when(first).then(1.0 / p).otherwise(0.0)
-            else:
-                out[name] = pl.when(ret).then(1.0 - is_rel).otherwise(1.0).log()
-            continue
-        n, r, a = pl.col("n"), pl.col(f"r:{t}"), pl.col("a")
-        j = pl.col(_POS) - a
+        r = pl.col(f"r:{t}")
         if kind == "hits":
             out[name] = pl.when(ret).then(r / n).otherwise(0.0)
         elif kind == "ap":
@@ -353,52 +463,57 @@ def _contributions(rows: pl.LazyFrame, need: _Request, expected: bool) -> dict[s
             expected_ap = r / n * (pl.col(f"above:{t}") + 1 + j * c) / p
             out[name] = pl.when(ret & (r > 0)).then(expected_ap).otherwise(0.0)
         elif kind == "rr":
-            first_a = pl.when(ret & (r > 0)).then(a).min().over(_UID)
-            p_first = comb_ratio([(n - 1 - j, r - 1)], [(n, r)])
-            out[name] = pl.when(ret & (a == first_a)).then(p_first / p).otherwise(0.0)
+            # The first relevant item at offset j: none before it, then a relevant one
+            # among the n - j left (as C(n-1-j, r-1) / C(n, r), without factorials).
+            p_first = pl.col(f"none_before:{t}") * r / (n - j)
+            first = ret & (a == pl.col(f"first_a:{t}"))
+            out[name] = pl.when(first).then(p_first / p).otherwise(0.0)
         else:
             miss = ((n - r - j) / (n - j)).clip(0.0, 1.0)
             out[name] = pl.when(ret).then(miss).otherwise(1.0).log()
     return out
 
 
-def _value(need: _Request, name: str, options: dict[str, Any], k: int) -> pl.Expr:
-    """One metric at cutoff k from the per-user cumulative lists and totals."""
+def _value(need: _Request, metric: Metric, expected: bool) -> pl.Expr:
+    """One metric at its cutoff from the per-user sums and totals."""
+    name, options, k = metric.spec.name, dict(metric.options), int(metric.k or 1)
     if name in ("dcg", "ndcg"):
         key = (options["gain"], options["discount"], options["base"], options["half_life"])
         dcg = _sum_at(need, _name("dcg", *key), k)
         if name == "dcg":
             return dcg
-        ideal_list = _name("idcg", *key)
-        ideal = _at(ideal_list, k if options["idcg"] == "cut" else 2**32 - 1)
+        ideal_name = _name("idcg", *key, options["idcg"])
+        cut = need.ideals[ideal_name][4]
+        ideal = _sum_at(need, ideal_name, k if options["idcg"] == "cut" else 2**32 - 1, cut)
         return pl.when(ideal > 0).then(dcg / ideal).otherwise(None)
     t = float(options["rel"])
     n_rel = pl.col(_name("n_rel", t))
 
-    def defined(value: pl.Expr) -> pl.Expr:
-        return pl.when(n_rel > 0).then(value).otherwise(None)
-
     def size() -> pl.Expr:
         if options.get("denominator") == "retrieved":
-            return pl.min_horizontal(pl.col(_name("n_ret")), pl.lit(float(k)))
+            return pl.min_horizontal(pl.col(_N_RET), pl.lit(float(k)))
         return pl.lit(float(k))
 
     def hits() -> pl.Expr:
         return _sum_at(need, _name("hits", t), k)
 
-    formulas: dict[str, Callable[[], pl.Expr]] = {
-        "precision": lambda: pl.when(size() > 0).then(hits() / size()).otherwise(0.0),
-        "recall": lambda: hits() / n_rel,
-        "f1": lambda: 2.0 * hits() / (size() + n_rel),
-        "hit_rate": lambda: 1.0 - _sum_at(need, _name("logmiss", t), k).exp(),
-        "mrr": lambda: _sum_at(need, _name("rr", t), k),
-        "map": lambda: _sum_at(need, _name("ap", t), k)
-        / (
-            n_rel
-            if options["denominator"] == "relevant"
-            else pl.min_horizontal(n_rel, pl.lit(float(k)))
-        ),
-    }
-    return defined(formulas[name]().cast(pl.Float64))
+    def first_within() -> pl.Expr:
+        return pl.col(_first(t)).is_not_null() & (pl.col(_first(t)) <= k)
 
-
+    if name in ("mrr", "hit_rate") and not expected:
+        hit = 1.0 / pl.col(_first(t)).cast(pl.Float64) if name == "mrr" else pl.lit(1.0)
+        value = pl.when(first_within()).then(hit).otherwise(0.0)
+    elif name == "precision":
+        value = pl.when(size() > 0).then(hits() / size()).otherwise(0.0)
+    elif name == "recall":
+        value = hits() / n_rel
+    elif name == "f1":
+        value = 2.0 * hits() / (size() + n_rel)
+    elif name == "hit_rate":
+        value = 1.0 - _sum_at(need, _name("logmiss", t), k).exp()
+    elif name == "mrr":
+        value = _sum_at(need, _name("rr", t), k)
+    else:
+        den = n_rel if options["denominator"] == "relevant" else pl.min_horizontal(n_rel, k)
+        value = _sum_at(need, _name("ap", t), k) / den
+    return pl.when(n_rel > 0).then(value.cast(pl.Float64)).otherwise(None)
