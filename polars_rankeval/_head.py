@@ -57,9 +57,7 @@ inside the head (see the module docstring); a larger group is counted exactly.""
 ENABLED = True
 """Switch for tests and benchmarks: ``False`` sends every job to the general path."""
 
-_UID = f"{MARKER}:uid"
 _HEAD = f"{MARKER}:head"
-_POS = f"{MARKER}:pos"
 _VALUE = f"{MARKER}:value"
 _KEY = f"{MARKER}:key"
 _LAST = f"{MARKER}:last"
@@ -68,8 +66,6 @@ _N_RET = f"{MARKER}:n_ret"
 _N_JUDGED = f"{MARKER}:n_judged"
 _REL = f"{MARKER}:rel"
 _RET = f"{MARKER}:ret"
-_GID = f"{MARKER}:gid"
-_J = f"{MARKER}:j"
 
 
 def applies(job: Job) -> bool:
@@ -105,13 +101,6 @@ def _discount(p: pl.Expr, discount: str, base: float, half_life: float | None) -
     from polars_rankeval.metrics.graded import _discount as discount_of
 
     return discount_of(p, discount, base, half_life)  # type: ignore[arg-type]
-
-
-def _sum_at(need: _Request, name: str, k: int) -> pl.Expr:
-    """Quantity ``name`` summed over the positions 1..k (see :func:`_sums`)."""
-    if len(need.cutoffs[name]) > MAX_SUMS:
-        return _at(name, k)
-    return pl.col(f"{name}@{k}")
 
 
 def _at(name: str, k: int, empty: float = 0.0) -> pl.Expr:
@@ -202,7 +191,8 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
         if t <= 0:  # every row with a relevance >= t, unjudged ones read as 0
             aggs[_name("n_rel", t)] = pl.len() - (relevance < t).sum()
     users = rows.group_by(keys).agg(**aggs)
-    positive = pl.col(_POSITIVE).list.eval(pl.element().cast(pl.Float64))
+    users = users.with_columns(pl.col(_POSITIVE).list.eval(pl.element().cast(pl.Float64)))
+    positive = pl.col(_POSITIVE)
     totals = {
         _name("n_rel", t): positive.list.eval(pl.element() >= t).list.sum().cast(pl.Float64)
         for t in need.thresholds
@@ -367,111 +357,111 @@ def _fix_last_group(
 
 
 def _expected_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
-    """Each quantity over the head under ``ties="expected"`` (a frame of head rows)."""
-    users = users.with_row_index(_UID)
-    heads = _head_rows(users, need)
-    contributions = _contributions(need)
-    sums = heads.group_by(_UID).agg(
-        (contrib.sum() if _summed(need, name) else contrib.cum_sum()).alias(name)
-        for name, contrib in contributions.items()
-    )
-    users = users.join(sums, on=_UID, how="left")
-    return users
+    """Each quantity over the head under ``ties="expected"`` (list operations).
 
-
-def _head_rows(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
-    """One row per head position with its tie group's sums (``n``, ``r:t``, ``g:gain``).
-
-    Rows stay in head order (explode keeps it), so a tie group is a run of equal keys
-    within a user: numbered by a running count, sorted, its windows need no hashing.
+    Within a user's head (sorted by score) a tie group is a run of equal keys: its
+    first and last index come from forward and backward fills, and its sums from the
+    head's cumulative sums read at both ends. The group at K takes its exact sums
+    from :func:`_fix_last_group` when the head cut it. Then each quantity's
+    contribution at each position follows the curve kernels' formulas. (Polars does
+    not share subexpressions inside ``list.eval``: each list is a column of its own.)
     """
-    head = pl.col(_HEAD)
-    parts = list(_group_parts(need, pl.lit(0.0)))
-    carried = [_LAST, *(_group_stat(n) for n in parts)]
-    rows = users.select(
-        _UID, head, pl.int_ranges(1, head.list.len() + 1).alias(_POS), *carried
-    ).explode([_HEAD, _POS])
-    rows = rows.unnest(_HEAD)
-    rel = pl.col(_VALUE).cast(pl.Float64).fill_null(0.0)
-    key, uid = pl.col(_KEY), pl.col(_UID)
-    columns: dict[str, pl.Expr] = {
-        # The exact order value: -0.0 is 0.0 (one tie group).
-        _KEY: key + 0.0 if need.float_key else key,
-        _RET: key.is_not_null(),
-    }
-    for t in need.thresholds:
-        columns[f"is_rel:{t}"] = (rel >= t).cast(pl.Float64)
-    for gain in need.gains:
-        columns[f"gain:{gain}"] = _gain(rel, gain)
-    rows = rows.with_columns(**columns)
-    new_group = key.ne_missing(key.shift(1)) | uid.ne_missing(uid.shift(1))
-    rows = rows.with_columns(
-        uid.set_sorted(), new_group.cum_sum().cast(pl.Int64).set_sorted().alias(_GID)
+    e = pl.element()
+    index = pl.int_range(pl.len())
+
+    def col(name: str) -> pl.Expr:
+        return pl.col(f"{MARKER}:list[{name}]")
+
+    def put(frame: pl.LazyFrame, **lists: pl.Expr) -> pl.LazyFrame:
+        return frame.with_columns(**{f"{MARKER}:list[{n}]": x for n, x in lists.items()})
+
+    key = pl.col(_HEAD).list.eval(e.struct.field(_KEY))
+    users = put(
+        users,
+        key=key.list.eval(e + 0.0) if need.float_key else key,
+        value=pl.col(_HEAD).list.eval(e.struct.field(_VALUE).cast(pl.Float64).fill_null(0.0)),
     )
-    stats = {"n": pl.len().cast(pl.Float64).over(_GID), "a": pl.col(_POS).min().over(_GID)}
-    for t in need.thresholds:
-        stats[f"r:{t}"] = pl.col(f"is_rel:{t}").sum().over(_GID)
-    for t in need.ap_thresholds:
-        # Relevant rows before the row, then (below) before its group's first row.
-        stats[f"above:{t}"] = pl.col(f"is_rel:{t}").cum_sum().over(_UID) - pl.col(f"is_rel:{t}")
-    for gain in need.gains:
-        stats[f"g:{gain}"] = pl.col(f"gain:{gain}").sum().over(_GID)
-    rows = rows.with_columns(**stats)
-    if need.rr_thresholds:
-        # Offsets inside the tie group, 0 .. (head rows of the group) - 1.
-        rows = rows.with_columns((pl.col(_POS) - pl.col("a")).alias(_J))
-    last = pl.col(_group_stat("n")).is_not_null() & (key == pl.col(_LAST))
-    fixed = {
-        name: pl.when(last).then(pl.col(_group_stat(name))).otherwise(pl.col(name))
-        for name in parts
+    is_new = e.ne_missing(e.shift(1)) | (index == 0)
+    users = put(
+        users,
+        first=col("key").list.eval(pl.when(is_new).then(index).forward_fill()),
+        last=col("key").list.eval(
+            pl.when(is_new.shift(-1).fill_null(True)).then(index).backward_fill()
+        ),
+        ret=col("key").list.eval(e.is_not_null().cast(pl.Float64)),
+    )
+    first, last = col("first"), col("last")
+
+    def group_sum(name: str) -> pl.Expr:
+        running = col(f"cum:{name}")
+        return running.list.gather(last) - running.list.gather(first) + col(name).list.gather(first)
+
+    at_k = first.list.get(need.k - 1, null_on_oob=True)
+    singles: dict[str, pl.Expr] = {
+        "a": (first + 1).cast(pl.List(pl.Float64)),
+        "n": (last - first + 1).cast(pl.List(pl.Float64)),
+        "j": (pl.int_ranges(0, first.list.len()) - first).cast(pl.List(pl.Float64)),
+        "at_k": (first - at_k.fill_null(-1)).list.eval((e == 0).cast(pl.Float64)),
     }
-    fixed |= {f"above:{t}": pl.col(f"above:{t}").min().over(_GID) for t in need.ap_thresholds}
-    rows = rows.with_columns(**fixed).filter(pl.col(_POS) <= need.k)
-    ret, a, n, j = pl.col(_RET), pl.col("a"), pl.col("n"), pl.col(_J).cast(pl.Float64)
-    first: dict[str, pl.Expr] = {}
-    for t in need.rr_thresholds:
-        r = pl.col(f"r:{t}")
-        first[f"first_a:{t}"] = pl.when(ret & (r > 0)).then(a).min().over(_UID)
-        # P(no relevant item at offsets 0 .. j-1) = prod_{i<j} (n - r - i) / (n - i):
-        # the cumulative product over the group's rows, shifted by one row.
-        none_before = ((n - r - j) / (n - j)).cum_prod().over(_GID).shift(1).over(_GID)
-        first[f"none_before:{t}"] = none_before.fill_null(1.0)
-    return rows.with_columns(**first)
-
-
-def _contributions(need: _Request) -> dict[str, pl.Expr]:
-    """Each quantity's expected contribution at each head position (the curve kernels)."""
-    pos = pl.col(_POS)
-    p = pos.cast(pl.Float64)
-    ret = pl.col(_RET)
-    n, a = pl.col("n"), pl.col("a")
-    j = pos - a
-    out: dict[str, pl.Expr] = {}
+    sums: dict[str, pl.Expr] = {}
+    for t in need.thresholds:
+        sums[f"is_rel:{t}"] = col("value").list.eval((e >= t).cast(pl.Float64))
+    for gain in need.gains:
+        sums[f"gain:{gain}"] = col("value").list.eval(_gain(e, gain))
+    users = put(users, **singles, **sums)
+    users = put(users, **{f"cum:{name}": col(name).list.eval(e.cum_sum()) for name in sums})
+    groups: dict[str, pl.Expr] = {f"r:{t}": group_sum(f"is_rel:{t}") for t in need.thresholds}
+    groups |= {f"g:{gain}": group_sum(f"gain:{gain}") for gain in need.gains}
+    groups |= {
+        f"above:{t}": col(f"cum:is_rel:{t}").list.gather(first)
+        - col(f"is_rel:{t}").list.gather(first)
+        for t in need.ap_thresholds
+    }
+    users = put(users, **groups)
+    # The group at K: its exact sums where the head cut it.
+    fixed: dict[str, pl.Expr] = {}
+    for name in _group_parts(need, pl.lit(0.0)):
+        head_value = col(name).list.get(need.k - 1, null_on_oob=True)
+        delta = (pl.col(_group_stat(name)) - head_value).fill_null(0.0)
+        fixed[name] = col(name) + col("at_k") * delta
+    users = put(users, **fixed)
+    names = ["ret", "a", "n", "j", *groups]
+    users = put(users, **{name: col(name).list.head(need.k) for name in names})
+    ret, n, j = col("ret"), col("n"), col("j")
+    positions = pl.int_ranges(1, ret.list.len() + 1)
+    columns: dict[str, pl.Expr] = {}
     for name, quantity in need.quantities.items():
         kind = quantity[0]
         if kind == "dcg":
             gain, discount, base, half_life = quantity[1:]
-            disc = _discount(pos, discount, base, half_life)
-            out[name] = pl.when(ret).then(pl.col(f"g:{gain}") / n * disc).otherwise(0.0)
+            position = pl.int_range(1, pl.len() + 1)
+            disc = ret.list.eval(_discount(position, discount, base, half_life))
+            columns[name] = _reduce(need, name, ret * col(f"g:{gain}") / n * disc)
             continue
         t = quantity[1]
-        r = pl.col(f"r:{t}")
+        r = col(f"r:{t}")
         if kind == "hits":
-            out[name] = pl.when(ret).then(r / n).otherwise(0.0)
+            columns[name] = _reduce(need, name, ret * r / n)
         elif kind == "ap":
-            c = pl.when(n > 1).then((r - 1) / (n - 1)).otherwise(0.0)
-            expected_ap = r / n * (pl.col(f"above:{t}") + 1 + j * c) / p
-            out[name] = pl.when(ret & (r > 0)).then(expected_ap).otherwise(0.0)
-        elif kind == "rr":
-            # The first relevant item at offset j: none before it, then a relevant one
-            # among the n - j left (as C(n-1-j, r-1) / C(n, r), without factorials).
-            p_first = pl.col(f"none_before:{t}") * r / (n - j)
-            first = ret & (a == pl.col(f"first_a:{t}"))
-            out[name] = pl.when(first).then(p_first / p).otherwise(0.0)
+            c = (r - 1.0) / (n - 1.0).list.eval(e.clip(lower_bound=1.0))
+            ap = ret * r / n * (col(f"above:{t}") + 1.0 + j * c) / positions
+            columns[name] = _reduce(need, name, ap)
+        elif kind == "logmiss":
+            miss = ret * (n - r - j) / (n - j) + (1.0 - ret)
+            columns[name] = _reduce(need, name, miss.list.eval(e.clip(0.0, 1.0).log()))
         else:
-            miss = ((n - r - j) / (n - j)).clip(0.0, 1.0)
-            out[name] = pl.when(ret).then(miss).otherwise(1.0).log()
-    return out
+            # The first tie group holding a relevant item; the first relevant item at its
+            # offset j: none at offsets 0 .. j-1 (a running product over the group's
+            # rows), then one of the r among the n - j left.
+            relevant = ret * r.list.eval((e > 0).cast(pl.Float64))
+            big = float(2**40)
+            first_a = (col("a") + (1.0 - relevant) * big).list.min()
+            in_first = (col("a") - first_a).list.eval((e == 0).cast(pl.Float64))
+            miss = 1.0 + in_first * ((n - r - j) / (n - j) - 1.0)
+            none_before = miss.list.eval(e.shift(1).fill_null(1.0).cum_prod())
+            rr = in_first * none_before * r / (n - j) / positions
+            columns[name] = _reduce(need, name, rr)
+    return users.with_columns(**columns)
 
 
 def _value(need: _Request, metric: Metric, expected: bool) -> pl.Expr:
