@@ -61,6 +61,12 @@ _HEAD = f"{MARKER}:head"
 _VALUE = f"{MARKER}:value"
 _KEY = f"{MARKER}:key"
 _LAST = f"{MARKER}:last"
+_UID = f"{MARKER}:uid"
+_ROW = f"{MARKER}:row"
+_START = f"{MARKER}:start"
+_FIRST = f"{MARKER}:first"
+_LAST_ROW = f"{MARKER}:last_row"
+_POS = f"{MARKER}:pos"
 _POSITIVE = f"{MARKER}:positive"
 _N_RET = f"{MARKER}:n_ret"
 _N_JUDGED = f"{MARKER}:n_judged"
@@ -210,7 +216,7 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
     )
     if expected:
         users = _fix_last_group(users, rows, keys, order, relevance, need, length)
-        users = _expected_sums(users, need)
+        users = _expected_sums(users, need, length)
     else:
         users = _deterministic_sums(users, need)
     values = [_value(need, m, expected).alias(m.name) for m in job.metrics]
@@ -356,112 +362,159 @@ def _fix_last_group(
     return users.join(fixed, on=keys, how="left", nulls_equal=True)
 
 
-def _expected_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
-    """Each quantity over the head under ``ties="expected"`` (list operations).
+def _expected_sums(users: pl.LazyFrame, need: _Request, length: int) -> pl.LazyFrame:
+    """Each quantity over the head under ``ties="expected"``, on a frame of head rows.
 
-    Within a user's head (sorted by score) a tie group is a run of equal keys: its
-    first and last index come from forward and backward fills, and its sums from the
-    head's cumulative sums read at both ends. The group at K takes its exact sums
-    from :func:`_fix_last_group` when the head cut it. Then each quantity's
-    contribution at each position follows the curve kernels' formulas. (Polars does
-    not share subexpressions inside ``list.eval``: each list is a column of its own.)
+    The heads are exploded into rows (in head order, user after user) and everything
+    is computed with vectorised operations over that frame, never per group (a
+    window or ``list.eval`` per user or per tie group costs far more than the sort):
+    a tie group is a run of equal keys within a user, its first and last row come
+    from forward and backward fills of the row index, integer counts within a run
+    from the running count read at both ends, and sums or products of floats within
+    a run from a log-step (Hillis-Steele) scan over the run's offsets. The group at K
+    takes its exact sums from :func:`_fix_last_group` when the head cut it; the
+    contributions are the curve kernels'.
     """
-    e = pl.element()
-    index = pl.int_range(pl.len())
-
-    def col(name: str) -> pl.Expr:
-        return pl.col(f"{MARKER}:list[{name}]")
-
-    def put(frame: pl.LazyFrame, **lists: pl.Expr) -> pl.LazyFrame:
-        return frame.with_columns(**{f"{MARKER}:list[{n}]": x for n, x in lists.items()})
-
-    key = pl.col(_HEAD).list.eval(e.struct.field(_KEY))
-    users = put(
-        users,
-        key=key.list.eval(e + 0.0) if need.float_key else key,
-        value=pl.col(_HEAD).list.eval(e.struct.field(_VALUE).cast(pl.Float64).fill_null(0.0)),
+    users = users.with_row_index(_UID)
+    parts = list(_group_parts(need, pl.lit(0.0)))
+    rows = (
+        users.select(_UID, _HEAD, _LAST, *(_group_stat(name) for name in parts))
+        .explode(_HEAD)
+        .unnest(_HEAD)
     )
-    is_new = e.ne_missing(e.shift(1)) | (index == 0)
-    users = put(
-        users,
-        first=col("key").list.eval(pl.when(is_new).then(index).forward_fill()),
-        last=col("key").list.eval(
-            pl.when(is_new.shift(-1).fill_null(True)).then(index).backward_fill()
-        ),
-        ret=col("key").list.eval(e.is_not_null().cast(pl.Float64)),
+    row = pl.int_range(pl.len(), dtype=pl.Int64)
+    uid, key = pl.col(_UID), pl.col(_KEY)
+    value = pl.col(_VALUE).cast(pl.Float64).fill_null(0.0)
+    rows = rows.with_columns(
+        (key + 0.0).alias(_KEY) if need.float_key else key,
+        value.alias(_VALUE),
+        row.alias(_ROW),
+        pl.when(uid.ne_missing(uid.shift(1))).then(row).forward_fill().alias(_START),
     )
-    first, last = col("first"), col("last")
-
-    def group_sum(name: str) -> pl.Expr:
-        running = col(f"cum:{name}")
-        return running.list.gather(last) - running.list.gather(first) + col(name).list.gather(first)
-
-    at_k = first.list.get(need.k - 1, null_on_oob=True)
-    singles: dict[str, pl.Expr] = {
-        "a": (first + 1).cast(pl.List(pl.Float64)),
-        "n": (last - first + 1).cast(pl.List(pl.Float64)),
-        "j": (pl.int_ranges(0, first.list.len()) - first).cast(pl.List(pl.Float64)),
-        "at_k": (first - at_k.fill_null(-1)).list.eval((e == 0).cast(pl.Float64)),
+    r_, start = pl.col(_ROW), pl.col(_START)
+    is_new = key.ne_missing(key.shift(1)) | (r_ == start)
+    rows = rows.with_columns(
+        pl.when(is_new).then(r_).forward_fill().alias(_FIRST),
+        pl.when(is_new.shift(-1).fill_null(True)).then(r_).backward_fill().alias(_LAST_ROW),
+        key.is_not_null().alias(_RET),
+        (r_ - start + 1).alias(_POS),
+    )
+    first, last_row = pl.col(_FIRST), pl.col(_LAST_ROW)
+    columns: dict[str, pl.Expr] = {
+        "a": (first - start + 1).cast(pl.Float64),
+        "n": (last_row - first + 1).cast(pl.Float64),
+        "j": (r_ - first),
     }
-    sums: dict[str, pl.Expr] = {}
     for t in need.thresholds:
-        sums[f"is_rel:{t}"] = col("value").list.eval((e >= t).cast(pl.Float64))
+        columns[f"is_rel:{t}"] = (pl.col(_VALUE) >= t).cast(pl.Float64)
     for gain in need.gains:
-        sums[f"gain:{gain}"] = col("value").list.eval(_gain(e, gain))
-    users = put(users, **singles, **sums)
-    users = put(users, **{f"cum:{name}": col(name).list.eval(e.cum_sum()) for name in sums})
-    groups: dict[str, pl.Expr] = {f"r:{t}": group_sum(f"is_rel:{t}") for t in need.thresholds}
-    groups |= {f"g:{gain}": group_sum(f"gain:{gain}") for gain in need.gains}
-    groups |= {
-        f"above:{t}": col(f"cum:is_rel:{t}").list.gather(first)
-        - col(f"is_rel:{t}").list.gather(first)
-        for t in need.ap_thresholds
-    }
-    users = put(users, **groups)
+        columns[f"gain:{gain}"] = _gain(pl.col(_VALUE), gain)
+    rows = rows.with_columns(**columns)
+    j = pl.col("j")
+    # Integer counts within a run: the running count (exact) read at both ends.
+    counts: dict[str, pl.Expr] = {}
+    for t in need.thresholds:
+        is_rel = pl.col(f"is_rel:{t}")
+        running = is_rel.cum_sum()
+
+        def before(at: pl.Expr, running: pl.Expr = running, is_rel: pl.Expr = is_rel) -> pl.Expr:
+            return running.gather(at) - is_rel.gather(at)
+
+        counts[f"r:{t}"] = running.gather(last_row) - before(first)
+        if t in need.ap_thresholds:
+            counts[f"above:{t}"] = before(first) - before(start)
+    rows = rows.with_columns(**counts)
+    # Float sums within a run (gains): a log-step scan, then read at the run's end.
+    scans = {f"g:{gain}": pl.col(f"gain:{gain}") for gain in need.gains}
+    rows = _run_scan(rows.with_columns(**scans), list(scans), length, "sum")
+    rows = rows.with_columns(pl.col(name).gather(last_row) for name in scans)
     # The group at K: its exact sums where the head cut it.
-    fixed: dict[str, pl.Expr] = {}
-    for name in _group_parts(need, pl.lit(0.0)):
-        head_value = col(name).list.get(need.k - 1, null_on_oob=True)
-        delta = (pl.col(_group_stat(name)) - head_value).fill_null(0.0)
-        fixed[name] = col(name) + col("at_k") * delta
-    users = put(users, **fixed)
-    names = ["ret", "a", "n", "j", *groups]
-    users = put(users, **{name: col(name).list.head(need.k) for name in names})
-    ret, n, j = col("ret"), col("n"), col("j")
-    positions = pl.int_ranges(1, ret.list.len() + 1)
-    columns: dict[str, pl.Expr] = {}
+    at_k = pl.col(_group_stat("n")).is_not_null() & (key == pl.col(_LAST))
+    rows = rows.with_columns(
+        pl.when(at_k).then(pl.col(_group_stat(name))).otherwise(pl.col(name)).alias(name)
+        for name in parts
+    )
+    n, a = pl.col("n"), pl.col("a")
+    ret = pl.col(_RET)
+    if need.rr_thresholds:
+        firsts: dict[str, pl.Expr] = {}
+        for t in need.rr_thresholds:
+            # The first row of the user in a group holding a relevant item.
+            candidate = pl.when(ret & (pl.col(f"r:{t}") > 0)).then(r_).backward_fill()
+            at_start = candidate.gather(start)
+            same_user = at_start.is_not_null() & (uid.gather(at_start.fill_null(0)) == uid)
+            group_start = first.gather(at_start.fill_null(0))
+            firsts[f"in_first:{t}"] = same_user & (first == group_start) & ret
+            r = pl.col(f"r:{t}")
+            # P(no relevant item at the offsets before the row's), a product over the
+            # run: each row carries the previous offset's factor.
+            factor = ((n - r - j + 1) / (n - j + 1)).clip(0.0, 1.0)
+            firsts[f"none_before:{t}"] = pl.when(j > 0).then(factor).otherwise(1.0)
+        rows = rows.with_columns(**firsts)
+        names = [f"none_before:{t}" for t in need.rr_thresholds]
+        rows = _run_scan(rows, names, length, "product")
+    rows = rows.filter(pl.col(_POS) <= need.k)
+    pos = pl.col(_POS)
+    p = pos.cast(pl.Float64)
+    contributions: dict[str, pl.Expr] = {}
     for name, quantity in need.quantities.items():
         kind = quantity[0]
         if kind == "dcg":
             gain, discount, base, half_life = quantity[1:]
-            position = pl.int_range(1, pl.len() + 1)
-            disc = ret.list.eval(_discount(position, discount, base, half_life))
-            columns[name] = _reduce(need, name, ret * col(f"g:{gain}") / n * disc)
+            disc = _discount(pos, discount, base, half_life)
+            contributions[name] = pl.when(ret).then(pl.col(f"g:{gain}") / n * disc).otherwise(0.0)
             continue
         t = quantity[1]
-        r = col(f"r:{t}")
+        r = pl.col(f"r:{t}")
         if kind == "hits":
-            columns[name] = _reduce(need, name, ret * r / n)
+            contributions[name] = pl.when(ret).then(r / n).otherwise(0.0)
         elif kind == "ap":
-            c = (r - 1.0) / (n - 1.0).list.eval(e.clip(lower_bound=1.0))
-            ap = ret * r / n * (col(f"above:{t}") + 1.0 + j * c) / positions
-            columns[name] = _reduce(need, name, ap)
+            c = pl.when(n > 1).then((r - 1) / (n - 1)).otherwise(0.0)
+            ap = r / n * (pl.col(f"above:{t}") + 1 + j * c) / p
+            contributions[name] = pl.when(ret & (r > 0)).then(ap).otherwise(0.0)
         elif kind == "logmiss":
-            miss = ret * (n - r - j) / (n - j) + (1.0 - ret)
-            columns[name] = _reduce(need, name, miss.list.eval(e.clip(0.0, 1.0).log()))
+            miss = ((n - r - j) / (n - j)).clip(0.0, 1.0)
+            contributions[name] = pl.when(ret).then(miss).otherwise(1.0).log()
         else:
-            # The first tie group holding a relevant item; the first relevant item at its
-            # offset j: none at offsets 0 .. j-1 (a running product over the group's
-            # rows), then one of the r among the n - j left.
-            relevant = ret * r.list.eval((e > 0).cast(pl.Float64))
-            big = float(2**40)
-            first_a = (col("a") + (1.0 - relevant) * big).list.min()
-            in_first = (col("a") - first_a).list.eval((e == 0).cast(pl.Float64))
-            miss = 1.0 + in_first * ((n - r - j) / (n - j) - 1.0)
-            none_before = miss.list.eval(e.shift(1).fill_null(1.0).cum_prod())
-            rr = in_first * none_before * r / (n - j) / positions
-            columns[name] = _reduce(need, name, rr)
-    return users.with_columns(**columns)
+            p_first = pl.col(f"none_before:{t}") * r / (n - j)
+            contributions[name] = pl.when(pl.col(f"in_first:{t}")).then(p_first / p).otherwise(0.0)
+    sums = rows.group_by(_UID).agg(
+        agg for name, contrib in contributions.items() for agg in _user_sums(need, name, contrib)
+    )
+    return users.join(sums, on=_UID, how="left")
+
+
+def _run_scan(rows: pl.LazyFrame, names: list[str], length: int, how: str) -> pl.LazyFrame:
+    """Inclusive sums or products of ``names`` over each run's rows (offsets ``j``).
+
+    Hillis-Steele: after the step of width s every row holds the result over its
+    last 2s rows of the run; ceil(log2(length)) steps cover any run of the head.
+    """
+    if not names:
+        return rows
+    j = pl.col("j")
+    step = 1
+    while step < length:
+        rows = rows.with_columns(
+            pl.when(j >= step)
+            .then(
+                pl.col(name) + pl.col(name).shift(step)
+                if how == "sum"
+                else pl.col(name) * pl.col(name).shift(step)
+            )
+            .otherwise(pl.col(name))
+            .alias(name)
+            for name in names
+        )
+        step *= 2
+    return rows
+
+
+def _user_sums(need: _Request, name: str, contrib: pl.Expr) -> list[pl.Expr]:
+    """Per user: a quantity's sum (one cutoff at K) or its cumulative list by position."""
+    if _summed(need, name):
+        return [contrib.sum().alias(name)]
+    return [contrib.sort_by(_POS).cum_sum().alias(name)]
 
 
 def _value(need: _Request, metric: Metric, expected: bool) -> pl.Expr:
