@@ -35,7 +35,6 @@ never split between the two). Every column of this path is named with the prefix
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -50,7 +49,7 @@ HEAD_METRICS = frozenset({"precision", "recall", "f1", "hit_rate", "mrr", "map",
 """The metrics this path evaluates (each at a cutoff: ``@k``, a list or a range)."""
 MARKER = "__prk_head"
 """Prefix of every column this path adds: visible in ``LazyFrame.explain()``."""
-TIE_MARGIN = 6
+TIE_MARGIN = 3
 """Extra head rows under ``ties="expected"``, so that the tie group at K usually ends
 inside the head (see the module docstring); a larger group is counted exactly."""
 
@@ -193,16 +192,12 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
         _N_RET: order.count(),
         _N_JUDGED: relevance.count(),
     }
-    for t in need.thresholds:
-        if t <= 0:  # every row with a relevance >= t, unjudged ones read as 0
-            aggs[_name("n_rel", t)] = pl.len() - (relevance < t).sum()
     users = rows.group_by(keys).agg(**aggs)
     users = users.with_columns(pl.col(_POSITIVE).list.eval(pl.element().cast(pl.Float64)))
     positive = pl.col(_POSITIVE)
     totals = {
         _name("n_rel", t): positive.list.eval(pl.element() >= t).list.sum().cast(pl.Float64)
-        for t in need.thresholds
-        if t > 0
+        for t in need.thresholds  # rel > 0 (checked by the registry)
     }
     users = users.with_columns(
         pl.col(_N_RET).cast(pl.Float64),
@@ -216,7 +211,7 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
     )
     if expected:
         users = _fix_last_group(users, rows, keys, order, relevance, need, length)
-        users = _expected_sums(users, need, length)
+        users = _expected_sums(users, need, length, keys)
     else:
         users = _deterministic_sums(users, need)
     values = [_value(need, m, expected).alias(m.name) for m in job.metrics]
@@ -362,7 +357,9 @@ def _fix_last_group(
     return users.join(fixed, on=keys, how="left", nulls_equal=True)
 
 
-def _expected_sums(users: pl.LazyFrame, need: _Request, length: int) -> pl.LazyFrame:
+def _expected_sums(
+    users: pl.LazyFrame, need: _Request, length: int, keys: list[str]
+) -> pl.LazyFrame:
     """Each quantity over the head under ``ties="expected"``, on a frame of head rows.
 
     The heads are exploded into rows (in head order, user after user) and everything
@@ -375,10 +372,13 @@ def _expected_sums(users: pl.LazyFrame, need: _Request, length: int) -> pl.LazyF
     takes its exact sums from :func:`_fix_last_group` when the head cut it; the
     contributions are the curve kernels'.
     """
-    users = users.with_row_index(_UID)
+    # Read twice (the head rows, then the join of their sums): computed once, so that
+    # both see the same row numbers (a join above may order its rows differently on
+    # each run).
+    users = users.with_row_index(_UID).cache()
     parts = list(_group_parts(need, pl.lit(0.0)))
     rows = (
-        users.select(_UID, _HEAD, _LAST, *(_group_stat(name) for name in parts))
+        users.select(*keys, _UID, _HEAD, _LAST, *(_group_stat(name) for name in parts))
         .explode(_HEAD)
         .unnest(_HEAD)
     )
@@ -434,7 +434,7 @@ def _expected_sums(users: pl.LazyFrame, need: _Request, length: int) -> pl.LazyF
         pl.when(at_k).then(pl.col(_group_stat(name))).otherwise(pl.col(name)).alias(name)
         for name in parts
     )
-    n, a = pl.col("n"), pl.col("a")
+    n = pl.col("n")
     ret = pl.col(_RET)
     if need.rr_thresholds:
         firsts: dict[str, pl.Expr] = {}
@@ -479,9 +479,15 @@ def _expected_sums(users: pl.LazyFrame, need: _Request, length: int) -> pl.LazyF
             p_first = pl.col(f"none_before:{t}") * r / (n - j)
             contributions[name] = pl.when(pl.col(f"in_first:{t}")).then(p_first / p).otherwise(0.0)
     sums = rows.group_by(_UID).agg(
-        agg for name, contrib in contributions.items() for agg in _user_sums(need, name, contrib)
+        *(pl.col(key).first() for key in keys),
+        *(
+            agg
+            for name, contrib in contributions.items()
+            for agg in _user_sums(need, name, contrib)
+        ),
     )
-    return users.join(sums, on=_UID, how="left")
+    # Joined on the user's keys: row numbers only identify users within one branch.
+    return users.join(sums.drop(_UID), on=keys, how="left", nulls_equal=True)
 
 
 def _run_scan(rows: pl.LazyFrame, names: list[str], length: int, how: str) -> pl.LazyFrame:
