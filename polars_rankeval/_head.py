@@ -96,6 +96,15 @@ def _name(*parts: Any) -> str:
     return f"{MARKER}[{':'.join(str(p) for p in parts)}]"
 
 
+def _curve(*parts: Any) -> str:
+    """A quantity summed over positions, named as the curve kernels name theirs.
+
+    (The same content as :mod:`polars_rankeval.metrics.curves`' per-user cumulative
+    lists, e.g. ``__prk_curve[dcg:linear:log:2.0:None]``.)
+    """
+    return f"__prk_curve[{':'.join(str(p) for p in parts)}]"
+
+
 def _gain(rel: pl.Expr, gain: str) -> pl.Expr:
     return rel if gain == "linear" else 2.0**rel - 1.0
 
@@ -138,11 +147,11 @@ class _Request:
             if name in ("dcg", "ndcg"):
                 disc = (options["gain"], options["discount"], options["base"])
                 key = (*disc, options["half_life"])
-                self.quantities[_name("dcg", *key)] = ("dcg", *key)
-                self.cutoffs.setdefault(_name("dcg", *key), set()).add(k)
+                self.quantities[_curve("dcg", *key)] = ("dcg", *key)
+                self.cutoffs.setdefault(_curve("dcg", *key), set()).add(k)
                 self.gains.add(options["gain"])
                 if name == "ndcg":
-                    ideal = _name("idcg", *key, options["idcg"])
+                    ideal = _curve("idcg", *key, options["idcg"])
                     cut = k if options["idcg"] == "cut" else None
                     old = self.ideals.get(ideal)
                     if old is not None and cut is not None and old[4] is not None:
@@ -157,8 +166,8 @@ class _Request:
             kind = {"mrr": "rr", "map": "ap", "hit_rate": "logmiss"}.get(name, "hits")
             if kind in ("ap", "rr"):
                 (self.ap_thresholds if kind == "ap" else self.rr_thresholds).add(rel)
-            self.quantities[_name(kind, rel)] = (kind, rel)
-            self.cutoffs.setdefault(_name(kind, rel), set()).add(k)
+            self.quantities[_curve(kind, rel)] = (kind, rel)
+            self.cutoffs.setdefault(_curve(kind, rel), set()).add(k)
 
 
 def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
@@ -528,10 +537,10 @@ def _value(need: _Request, metric: Metric, expected: bool) -> pl.Expr:
     name, options, k = metric.spec.name, dict(metric.options), int(metric.k or 1)
     if name in ("dcg", "ndcg"):
         key = (options["gain"], options["discount"], options["base"], options["half_life"])
-        dcg = _sum_at(need, _name("dcg", *key), k)
+        dcg = _sum_at(need, _curve("dcg", *key), k)
         if name == "dcg":
             return dcg
-        ideal_name = _name("idcg", *key, options["idcg"])
+        ideal_name = _curve("idcg", *key, options["idcg"])
         cut = need.ideals[ideal_name][4]
         ideal = _sum_at(need, ideal_name, k if options["idcg"] == "cut" else 2**32 - 1, cut)
         return pl.when(ideal > 0).then(dcg / ideal).otherwise(None)
@@ -544,7 +553,7 @@ def _value(need: _Request, metric: Metric, expected: bool) -> pl.Expr:
         return pl.lit(float(k))
 
     def hits() -> pl.Expr:
-        return _sum_at(need, _name("hits", t), k)
+        return _sum_at(need, _curve("hits", t), k)
 
     def first_within() -> pl.Expr:
         return pl.col(_first(t)).is_not_null() & (pl.col(_first(t)) <= k)
@@ -559,10 +568,10 @@ def _value(need: _Request, metric: Metric, expected: bool) -> pl.Expr:
     elif name == "f1":
         value = 2.0 * hits() / (size() + n_rel)
     elif name == "hit_rate":
-        value = 1.0 - _sum_at(need, _name("logmiss", t), k).exp()
+        value = 1.0 - _sum_at(need, _curve("logmiss", t), k).exp()
     elif name == "mrr":
-        value = _sum_at(need, _name("rr", t), k)
+        value = _sum_at(need, _curve("rr", t), k)
     else:
         den = n_rel if options["denominator"] == "relevant" else pl.min_horizontal(n_rel, k)
-        value = _sum_at(need, _name("ap", t), k) / den
+        value = _sum_at(need, _curve("ap", t), k) / den
     return pl.when(n_rel > 0).then(value.cast(pl.Float64)).otherwise(None)
