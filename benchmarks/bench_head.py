@@ -46,9 +46,10 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import polars_rankeval as prk  # noqa: E402
-from bench_core import METRICS, _proc_status_kib, _reset_peak_rss, make_data  # noqa: E402
-from polars_rankeval import _head  # noqa: E402
+from bench_core import METRICS, _proc_status_kib, _reset_peak_rss, make_data
+
+import polars_rankeval as prk
+from polars_rankeval import _head
 
 RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS_HEAD.md"
 
@@ -173,7 +174,8 @@ def main() -> int:
     for ties in ("item_desc", "expected"):
         got = evaluate(df, METRICS, ties=ties, validate=False, head=True)()
         want = evaluate(df, METRICS, ties=ties, validate=False, head=False)()
-        assert isinstance(got, pl.DataFrame) and isinstance(want, pl.DataFrame)
+        assert isinstance(got, pl.DataFrame)
+        assert isinstance(want, pl.DataFrame)
         same[ties] = max(abs(got[m].item() - want[m].item()) for m in METRICS)
     times: dict[str, list[float]] = {key: [] for key in cases}
     loads = []
