@@ -74,7 +74,8 @@ def first_stage(df: pl.DataFrame, ties: str) -> Callable[[], object]:
         saved = (_head._deterministic_sums, _head._expected_sums, _head._value)
         _head._deterministic_sums = lambda users, need: users  # type: ignore[assignment]
         _head._expected_sums = lambda users, need, length, keys: users  # type: ignore[assignment]
-        _head._value = lambda need, metric, expected: pl.lit(0.0)  # type: ignore[assignment]
+        # Keep the head in the plan (read its length), or projection pushdown drops it.
+        _head._value = lambda need, metric, expected: pl.col(_head._HEAD).list.len()  # type: ignore[assignment]
         try:
             return prk.evaluate(df, METRICS, ties=ties, validate=False)  # type: ignore[arg-type]
         finally:
