@@ -128,7 +128,7 @@ def _at(name: str, k: int, empty: float = 0.0) -> pl.Expr:
 class _Request:
     """What the requested metrics need: thresholds, gains, discounts and cutoffs."""
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, relevance_dtype: pl.DataType | None = None) -> None:
         self.thresholds: dict[float, None] = {}
         self.quantities: dict[str, tuple[Any, ...]] = {}
         self.cutoffs: dict[str, set[int]] = {}
@@ -138,6 +138,8 @@ class _Request:
         self.ap_thresholds: set[float] = set()
         self.rr_thresholds: set[float] = set()
         self.float_key = job.order_dtype is not None and job.order_dtype.is_float()
+        small_ints = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32, pl.Boolean)
+        self.small_int_relevance = relevance_dtype in small_ints
         self.k = 1
         for metric in job.metrics:
             options = dict(metric.options)
@@ -182,7 +184,7 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
     from polars_rankeval._plan import _HAS_RECS, _HAS_TRUTH
 
     cols, keys = job.icols, job.ikeys
-    need = _Request(job)
+    need = _Request(job, rows.collect_schema()[cols.relevance])
     expected = job.ties == "expected"
     length = need.k + TIE_MARGIN if expected else need.k
     relevance, order = pl.col(cols.relevance), pl.col(cols.order)
@@ -433,10 +435,22 @@ def _expected_sums(
         if t in need.ap_thresholds:
             counts[f"above:{t}"] = before(first) - before(start)
     rows = rows.with_columns(**counts)
-    # Float sums within a run (gains): a log-step scan, then read at the run's end.
-    scans = {f"g:{gain}": pl.col(f"gain:{gain}") for gain in need.gains}
+    # Gain sums within a run. Linear gains of an integer relevance of at most 32 bits
+    # are integers: a running Int64 sum read at both ends is exact. Otherwise (floats,
+    # gain=exp) a log-step scan over the run, read at the run's end.
+    exact = {gain for gain in need.gains if gain == "linear" and need.small_int_relevance}
+    int_sums = {}
+    for gain in exact:
+        integer = pl.col(_VALUE).cast(pl.Int64)
+        running = integer.cum_sum()
+        within = running.gather(last_row) - running.gather(first) + integer.gather(first)
+        int_sums[f"g:{gain}"] = within.cast(pl.Float64)
+    scans = {f"g:{gain}": pl.col(f"gain:{gain}") for gain in need.gains - exact}
     rows = _run_scan(rows.with_columns(**scans), list(scans), length, "sum")
-    rows = rows.with_columns(pl.col(name).gather(last_row) for name in scans)
+    rows = rows.with_columns(
+        *(pl.col(name).gather(last_row) for name in scans),
+        **int_sums,
+    )
     # The group at K: its exact sums where the head cut it.
     at_k = pl.col(_group_stat("n")).is_not_null() & (key == pl.col(_LAST))
     rows = rows.with_columns(
