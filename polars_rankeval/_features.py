@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 import polars as pl
 
+from polars_rankeval._ties import POLICIES, Ties, resolve_ties
 from polars_rankeval._types import Columns, TiePolicy
 
 KEY = "__prk_key"
@@ -36,18 +37,7 @@ REL = "__prk_rel"
 JUDGED = "__prk_judged"
 
 PosFn = Callable[[pl.Expr], pl.Expr]
-TIE_ORDER = {
-    "item_desc": "score descending, then item id descending (trec_eval)",
-    "item_asc": "score descending, then item id ascending",
-    "optimistic": (
-        "score descending, then relevance descending, then judged rows before unjudged "
-        "ones, then item id ascending"
-    ),
-    "pessimistic": (
-        "score descending, then relevance ascending, then judged rows before unjudged "
-        "ones, then item id ascending"
-    ),
-}
+TIE_ORDER = {name: p.order for name, p in POLICIES.items() if p.deterministic}
 """The total order of each deterministic tie policy: row order never matters."""
 # Integer dtypes whose every value is exact as a Float64 (|v| <= 2^53).
 _EXACT_IN_F64 = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32, pl.Boolean)
@@ -55,7 +45,8 @@ _EXACT_IN_F64 = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32, pl
 _INT128_BOTTOM = -(2**126)
 
 
-def _f64(expr: pl.Expr) -> pl.Expr:
+def f64(expr: pl.Expr) -> pl.Expr:
+    """``expr`` as Float64: the one cast helper (``metrics._common`` re-exports it)."""
     return expr.cast(pl.Float64)
 
 
@@ -85,7 +76,7 @@ def exact_score(cols: Columns, dtype: pl.DataType | None) -> pl.Expr:
     kind = order_kind(dtype)
     wide = kind == "i128" or dtype in (pl.Int128, pl.UInt128)
     if kind == "f64":
-        value = _f64(col)
+        value = f64(col)
     elif wide:
         value = col.cast(pl.Int128)
     else:
@@ -123,7 +114,7 @@ class Features:
     def __init__(
         self,
         cols: Columns,
-        ties: TiePolicy,
+        ties: TiePolicy | Ties,
         keys: list[str] | None,
         *,
         n_items: int | None = None,
@@ -134,7 +125,8 @@ class Features:
         self.cols = cols
         self.order_dtype = order_dtype
         self._columns = dict(columns or {})
-        self.ties = ties
+        self.tie = resolve_ties(ties)
+        self.ties = self.tie.name
         self._n_items = n_items
         self._rating_range = rating_range
         # Columns beyond user/item/score/relevance that kernels read (e.g. a
@@ -197,7 +189,8 @@ class Features:
 
     @property
     def expected(self) -> bool:
-        return self.ties == "expected"
+        """Whether values are expectations over tied orderings (no total order)."""
+        return not self.tie.deterministic
 
     def _reg(self, stage: int, name: str, expr: pl.Expr) -> pl.Expr:
         if not self.window:
@@ -270,7 +263,7 @@ class Features:
         else:
             col = pl.col(self.cols.order)
             dense = col.rank("dense", descending=self.cols.rank is not None)
-            raw = _f64(self._user(dense)).fill_null(float("-inf"))
+            raw = f64(self._user(dense)).fill_null(float("-inf"))
         return self._reg(0, KEY, raw)
 
     @property
@@ -289,7 +282,7 @@ class Features:
     @property
     def rel(self) -> pl.Expr:
         """Graded relevance as Float64, null read as 0."""
-        return self._reg(0, REL, _f64(pl.col(self.cols.relevance)).fill_null(0.0))
+        return self._reg(0, REL, f64(pl.col(self.cols.relevance)).fill_null(0.0))
 
     @property
     def judged(self) -> pl.Expr:
@@ -298,7 +291,7 @@ class Features:
 
     def is_rel(self, threshold: float) -> pl.Expr:
         """1.0 for rows whose relevance is at least ``threshold``, else 0.0."""
-        return _f64(self.rel >= threshold)
+        return f64(self.rel >= threshold)
 
     # ------------------------------------------------------------------ positions
     @property
@@ -310,23 +303,32 @@ class Features:
         an arbitrary order inside each tie group (only used through tie-group-symmetric
         sums).
         """
-        key, ties = self.key, self.ties
+        key = self.key
         # Struct fields named apart (inline, several would be named after one column).
         item = pl.col(self.cols.item).alias("i")
-        if ties == "expected":
+        breaks = self.tie.breaks
+        if self.expected:
             if self.window:
                 return self.a + self.j
             raw = key.rank("ordinal", descending=True)
-        elif ties == "item_desc":
+        elif breaks == ("item_desc",):
+            # Every key descending: one descending rank of (score, item).
             raw = pl.struct(key.alias("k"), item).rank("ordinal", descending=True)
-        elif ties == "item_asc":
-            raw = pl.struct(self._key_ascending.alias("k"), item).rank("ordinal")
         else:
-            # Score descending; relevance descending (optimistic) or ascending
-            # (pessimistic); judged rows before unjudged ones; item id ascending.
-            rel = -self.rel if ties == "optimistic" else self.rel
-            fields = [self._key_ascending.alias("k"), rel.alias("r"), (~self.judged).alias("j")]
-            raw = pl.struct(*fields, item).rank("ordinal")
+            # Ascending ranks of (-score, the tie-break keys each turned ascending).
+            fields = [self._key_ascending.alias("k")]
+            for name in breaks:
+                if name == "relevance_desc":
+                    fields.append((-self.rel).alias("r"))
+                elif name == "relevance_asc":
+                    fields.append(self.rel.alias("r"))
+                elif name == "judged_first":
+                    fields.append((~self.judged).alias("j"))
+                elif name == "item_asc":
+                    fields.append(item)
+                else:  # item_desc after other keys: the item's descending dense rank
+                    fields.append(self._user(item.rank("dense", descending=True)).alias("i"))
+            raw = pl.struct(*fields).rank("ordinal")
         return self._reg(1, "__prk_o", self._user(raw).cast(pl.Int64))
 
     @property
@@ -402,7 +404,7 @@ class Features:
         """Mean of ``f(p) * [p <= k]`` over the positions p of the row's tie group."""
 
         def masked(p: pl.Expr) -> pl.Expr:
-            v = _f64(f(p))
+            v = f64(f(p))
             return v if k is None else pl.when(p <= k).then(v).otherwise(0.0)
 
         if not self.expected:
@@ -415,13 +417,13 @@ class Features:
 
     def p_in(self, k: int | pl.Expr | None) -> pl.Expr:
         """Probability that the row is recommended and lands within the top ``k``."""
-        ret = _f64(self.ret)
+        ret = f64(self.ret)
         if k is None:
             return ret
         if not self.expected:
-            return ret * _f64(self.o <= k)
+            return ret * f64(self.o <= k)
         inside = (k - self.a + 1).clip(0, self.n)
-        return ret * _f64(inside) / _f64(self.n)
+        return ret * f64(inside) / f64(self.n)
 
     def _positive(self, name: str, expr: pl.Expr) -> pl.Expr:
         """A per-user window that only matters on rows with a positive relevance.
@@ -528,7 +530,7 @@ def lgamma(x: pl.Expr) -> pl.Expr:
     Relative accuracy is about 1e-15, so probabilities built from differences of
     log-factorials of tie groups up to thousands of items are exact to ~1e-12.
     """
-    z = _f64(x) - 1.0
+    z = f64(x) - 1.0
     s = pl.lit(_LANCZOS[0])
     for i, c in enumerate(_LANCZOS[1:], start=1):
         s = s + c / (z + float(i))

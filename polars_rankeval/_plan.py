@@ -20,11 +20,11 @@ import polars as pl
 
 from polars_rankeval import _head
 from polars_rankeval._features import Features
+from polars_rankeval._ties import resolve_ties
 from polars_rankeval._types import (
     AGGREGATIONS,
     EMPTY_POLICIES,
     SUMMARY_FORMS,
-    TIE_POLICIES,
     USER_UNIVERSES,
     Aggregation,
     Columns,
@@ -142,7 +142,7 @@ class Job:
     ) -> Job:
         """Check the options against the schema and classify the metrics."""
         parsed = parse_metrics(metrics)
-        check_choice("ties", ties, TIE_POLICIES)
+        resolve_ties(ties)
         check_choice("empty", empty, EMPTY_POLICIES)
         check_choice("summary", summary, SUMMARY_FORMS)
         if isinstance(users, str):

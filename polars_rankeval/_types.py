@@ -7,6 +7,8 @@ from typing import Literal, get_args
 
 import polars as pl
 
+from polars_rankeval._ties import TIE_POLICIES as TIE_POLICIES
+
 TiePolicy = Literal["expected", "item_desc", "item_asc", "optimistic", "pessimistic"]
 """How tied scores are ordered.
 
@@ -24,8 +26,9 @@ TiePolicy = Literal["expected", "item_desc", "item_asc", "optimistic", "pessimis
 
 Every deterministic policy is a total order, so row order never matters: within equal
 score and equal relevance, ``optimistic`` and ``pessimistic`` put judged rows before
-unjudged ones, then order by item id ascending (see
-:data:`polars_rankeval._features.TIE_ORDER`).
+unjudged ones, then order by item id ascending. Each policy is one
+:class:`polars_rankeval._ties.Ties` object with its capabilities and tie-break keys
+(:data:`polars_rankeval._ties.POLICIES`); this alias names them for type checkers.
 """
 
 EmptyPolicy = Literal["skip", "skip_row", "zero", "error"]
@@ -56,7 +59,6 @@ Aggregation = Literal["mean", "gmean", "hmean", "qmean", "median", "std"]
 Strategy = Literal["auto", "memory", "buckets", "partition"]
 """How :func:`polars_rankeval.evaluate` runs: one plan in memory, or bucket by bucket."""
 
-TIE_POLICIES: tuple[str, ...] = get_args(TiePolicy)
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 EMPTY_POLICIES: tuple[str, ...] = get_args(EmptyPolicy)

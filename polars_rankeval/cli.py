@@ -916,20 +916,12 @@ def describe_metric(spec: MetricSpec, width: int) -> str:
         name_w = max(len(p.name) for p in spec.params.values())
         default_w = max(len(_fmt_option(p.default)) for p in spec.params.values())
         for p in spec.params.values():
-            values = (
-                " | ".join(p.choices)
-                if p.choices
-                else {
-                    "int": "an integer",
-                    "float": "a number",
-                    "bool": "true | false",
-                }.get(p.kind, "a column name" if p.kind == "str" else p.kind)
-            )
-            if p.optional and not p.choices:
-                values += " (or none)"
+            values = p.values
             lines.append(
                 f"  {p.name.ljust(name_w)}  {_fmt_option(p.default).ljust(default_w)}  {values}"
             )
+            if p.doc:
+                lines += ["      " + line for line in textwrap.wrap(p.doc, max(wrap - 4, 20))]
     else:
         lines.append("options: none")
     ties = spec.tie_policies

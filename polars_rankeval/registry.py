@@ -13,6 +13,7 @@ pass when the metric has a curve kernel (see :class:`CurvePlan`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import inspect
@@ -21,14 +22,13 @@ import re
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import polars as pl
 
-from polars_rankeval._types import TIE_POLICIES
-
-if typing.TYPE_CHECKING:
-    from polars_rankeval._features import Features
+from polars_rankeval._features import Features
+from polars_rankeval._ties import POLICIES, Capability, Ties, check_supported, supported
+from polars_rankeval._types import make_columns
 
 ParamKind = Literal["int", "float", "str", "bool"]
 MAX_INT_OPTION = 2**32
@@ -112,14 +112,83 @@ Definedness = Literal["always", "truth", "ranking"]
 
 
 @dataclass(frozen=True)
+class Interval:
+    """The range of a numeric option, declared next to it in the kernel's signature.
+
+    ``rel: Annotated[float, Interval(0, None, closed="neither"), "threshold"] = 1.0``;
+    ``None`` is an open end. It renders its own text (``> 0``, ``in [0, 1]``) for the
+    error, the docs and the listing, and :meth:`outside` gives values it rejects (the
+    registry-driven tests try each of them on every metric).
+    """
+
+    low: float | None
+    high: float | None
+    closed: Literal["both", "left", "right", "neither"] = "both"
+
+    def __contains__(self, value: float) -> bool:
+        left = self.closed in ("both", "left")
+        right = self.closed in ("both", "right")
+        if self.low is not None and (value < self.low or (value == self.low and not left)):
+            return False
+        return not (
+            self.high is not None and (value > self.high or (value == self.high and not right))
+        )
+
+    @property
+    def text(self) -> str:
+        """``> 0``, ``>= 0``, ``in [0, 1]``, ``in (0, 1)``, ..."""
+        low, high = _num(self.low), _num(self.high)
+        left = self.closed in ("both", "left")
+        right = self.closed in ("both", "right")
+        if self.high is None:
+            return f"{'>=' if left else '>'} {low}"
+        if self.low is None:
+            return f"{'<=' if right else '<'} {high}"
+        return f"in {'[' if left else '('}{low}, {high}{']' if right else ')'}"
+
+    def outside(self) -> list[float]:
+        """Values out of the range: at an open end and beyond each end."""
+        out: list[float] = []
+        if self.low is not None:
+            out += [self.low - 1.0] + ([] if self.closed in ("both", "left") else [self.low])
+        if self.high is not None:
+            out += [self.high + 1.0] + ([] if self.closed in ("both", "right") else [self.high])
+        return [float(v) for v in out]
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else (str(int(value)) if float(value).is_integer() else str(value))
+
+
+@dataclass(frozen=True)
 class Param:
-    """One keyword option of a metric."""
+    """One keyword option of a metric, read from the kernel's signature.
+
+    ``kind`` and ``choices`` come from the annotation (``Literal`` gives choices;
+    ``X | None`` makes it ``optional``); an ``Annotated`` annotation may add an
+    :class:`Interval` and a one-line description (a plain string).
+    """
 
     name: str
     default: Any
     kind: ParamKind
     choices: tuple[str, ...] | None = None
     optional: bool = False
+    interval: Interval | None = None
+    doc: str = ""
+
+    @property
+    def values(self) -> str:
+        """The accepted values in words, for docs and listings."""
+        if self.choices:
+            text = " | ".join(self.choices)
+        else:
+            text = {"int": "an integer", "float": "a number", "bool": "true | false"}.get(
+                self.kind, "a column name"
+            )
+            if self.interval is not None:
+                text += f" {self.interval.text}"
+        return text + (" (or none)" if self.optional and not self.choices else "")
 
     def coerce(self, metric: str, value: Any) -> Any:
         """Check and convert a value (a Python value or grammar text) for this option."""
@@ -142,7 +211,7 @@ class Param:
             msg = f"{where} must be true or false, got {value!r}"
             raise TypeError(msg)
         if self.kind == "int":
-            return _to_int(where, value)
+            return self._within(where, _to_int(where, value))
         if self.kind == "float":
             try:
                 out = float(value)
@@ -155,8 +224,14 @@ class Param:
             if abs(out) > MAX_FLOAT_OPTION:
                 msg = f"{where} must lie within +-{MAX_FLOAT_OPTION:g}, got {value!r}"
                 raise ValueError(msg)
-            return out
+            return self._within(where, out)
         return str(value)
+
+    def _within(self, where: str, value: float) -> Any:
+        if self.interval is not None and value not in self.interval:
+            msg = f"{where} must be {self.interval.text}, got {value!r}"
+            raise ValueError(msg)
+        return value
 
 
 def _to_int(where: str, value: Any) -> int:
@@ -180,8 +255,38 @@ def _to_int(where: str, value: Any) -> int:
 
 
 @dataclass(frozen=True)
+class Public:
+    """How the generated ``pl.Expr`` function of a metric differs from its kernel.
+
+    ``omit``: options the function leaves out (e.g. ``average``, whose ``"global"``
+    value has no per-user expression); ``required``: options it takes without a
+    default (e.g. the rating scale of ``nmae``: a stand-alone expression sees one
+    user's rows only); ``rank=False``: the metric needs a score (predicted ratings), so
+    the function takes ``score="score"`` and no ``rank=``.
+    """
+
+    omit: tuple[str, ...] = ()
+    required: tuple[str, ...] = ()
+    rank: bool = True
+
+
+Bounds = tuple[float | None, float | None]
+OptionCheck = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
 class MetricSpec:
-    """A registered metric: its kernel, options and documentation."""
+    """A registered metric: its one declaration (kernel, options and documentation).
+
+    ``params`` are read from the kernel's keyword-only arguments (types, choices,
+    ranges and descriptions: :class:`Param`); ``ties_require`` names the tie-policy
+    capabilities the kernel needs (:data:`polars_rankeval._ties.Capability`);
+    ``bounds`` is the range of its values (for a non-negative relevance) and
+    ``higher_is_better`` its direction; ``doc`` is the numpydoc text of its public
+    function without the Parameters and Returns sections, which are generated
+    (``public`` says how that function differs from the kernel; ``None``: no public
+    function, the metric is reached through ``evaluate``).
+    """
 
     name: str
     kernel: Kernel
@@ -192,16 +297,30 @@ class MetricSpec:
     normalized: bool
     params: dict[str, Param] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
-    tie_policies: tuple[str, ...] = TIE_POLICIES
+    ties_require: tuple[Capability, ...] = ()
     scope: Scope = "user"
     needs: tuple[Need, ...] = ()
     defined: Definedness = "ranking"
     curve: CurveKernel | None = None
+    higher_is_better: bool | None = True
+    bounds: Bounds = (None, None)
+    doc: str = ""
+    public: Public | None = None
+    check: OptionCheck | None = None
 
     @property
     def truth_defined(self) -> bool:
         """Whether the users it is defined for depend only on the truth (or on nothing)."""
         return self.defined in ("always", "truth")
+
+    @property
+    def tie_policies(self) -> tuple[str, ...]:
+        """The names of the tie policies offering what the kernel requires."""
+        return supported(self.ties_require)
+
+    def check_ties(self, ties: str | Ties) -> Ties:
+        """The tie policy, or the one "does not support ties=" error."""
+        return check_supported(self.name, self.ties_require, ties)
 
 
 @dataclass(frozen=True)
@@ -240,12 +359,7 @@ class Metric:
 
     def plan(self, features: Features) -> pl.Expr | FramePlan | GlobalPlan:
         """The kernel's output: an expression over one user's rows, or a sub-plan."""
-        if features.ties not in self.spec.tie_policies:
-            msg = (
-                f"metric {self.spec.name!r} does not support ties={features.ties!r}; "
-                f"supported: {', '.join(self.spec.tie_policies)}"
-            )
-            raise ValueError(msg)
+        self.spec.check_ties(features.tie)
         out = self.spec.kernel(features, self.k, **dict(self.options))
         if isinstance(out, pl.Expr):
             return out.cast(pl.Float64).alias(self.name)
@@ -271,16 +385,27 @@ _ALIASES: dict[str, str] = {}
 
 
 def _param_from(name: str, parameter: inspect.Parameter, hint: Any) -> Param:
+    interval: Interval | None = None
+    doc = ""
+    if get_origin(hint) is Annotated:
+        hint, *extras = get_args(hint)
+        for extra in extras:
+            if isinstance(extra, Interval):
+                interval = extra
+            elif isinstance(extra, str):
+                doc = extra
     optional = False
     args = get_args(hint)
     if get_origin(hint) in (typing.Union, getattr(__import__("types"), "UnionType", None)):
         non_none = [a for a in args if a is not type(None)]
         optional = len(non_none) < len(args)
         hint = non_none[0] if len(non_none) == 1 else hint
+        if get_origin(hint) is Annotated:  # Annotated[float, ...] | None
+            return dataclasses.replace(_param_from(name, parameter, hint), optional=optional)
     if get_origin(hint) is Literal:
-        return Param(name, parameter.default, "str", tuple(get_args(hint)), optional)
+        return Param(name, parameter.default, "str", tuple(get_args(hint)), optional, None, doc)
     kind: ParamKind = {bool: "bool", int: "int", float: "float"}.get(hint, "str")  # type: ignore[assignment]
-    return Param(name, parameter.default, kind, None, optional)
+    return Param(name, parameter.default, kind, None, optional, interval, doc)
 
 
 def register(
@@ -292,36 +417,64 @@ def register(
     takes_k: bool = True,
     normalized: bool = True,
     aliases: Iterable[str] = (),
-    tie_policies: tuple[str, ...] = TIE_POLICIES,
+    ties_require: Iterable[Capability] = (),
     scope: Scope = "user",
     needs: Iterable[Need] = (),
     defined: Definedness = "ranking",
+    higher_is_better: bool | None = True,
+    bounds: Bounds | None = None,
+    doc: str = "",
+    public: Public | None = None,
+    check: OptionCheck | None = None,
 ) -> Callable[[Kernel], Kernel]:
-    """Register a metric kernel ``kernel(features, k, *, options...)``.
+    """Declare a metric: its kernel ``kernel(features, k, *, options...)`` and the rest.
 
-    The kernel returns a ``pl.Expr`` over one user's rows (most metrics), a
-    :class:`FramePlan` (a per-user value from a sub-plan) or, with
-    ``scope="global"``, a :class:`GlobalPlan` (one value per by group). With
-    ``scope="item"`` it returns a :class:`GlobalPlan` whose ``group`` includes the
-    item column and whose ``finalize`` keeps it: one value per (by, item), the
-    output of ``evaluate(per_item=True)``.
-    ``normalized`` metrics lie in [0, 1] and score 1 for a perfect ranking;
-    ``tie_policies`` lists the tie policies the kernel implements (all by default);
-    ``needs`` names the data-wide statistics the kernel reads from the features
-    (``features.n_items``, ``features.rating_range``). ``scope`` documents whether
-    the metric has a value per user; a kernel may return a :class:`GlobalPlan` for
-    some option values only (e.g. ``average="global"``). ``defined`` declares when a
-    per-user value can be undefined (:data:`Definedness`; the default ``"ranking"``
-    claims nothing); ``tests/test_empty_policy.py`` checks every declaration.
+    This is the one place a metric is declared. The kernel returns a ``pl.Expr`` over
+    one user's rows (most metrics), a :class:`FramePlan` (a per-user value from a
+    sub-plan) or, with ``scope="global"``, a :class:`GlobalPlan` (one value per by
+    group). With ``scope="item"`` it returns a :class:`GlobalPlan` whose ``group``
+    includes the item column and whose ``finalize`` keeps it: one value per (by, item),
+    the output of ``evaluate(per_item=True)``.
+
+    The kernel's keyword-only arguments are the metric's options: their annotations
+    give the type, the choices (``Literal``), the range (an :class:`Interval` in
+    ``Annotated``) and a one-line description (a string in ``Annotated``); see
+    :class:`Param`. ``normalized`` metrics lie in [0, 1] and score 1 for a perfect
+    ranking; ``bounds`` (default ``(0, 1)`` when normalized, else ``(0, None)``) and
+    ``higher_is_better`` are read by the property tests. ``ties_require`` lists the
+    capabilities the kernel needs of a tie policy (none: every policy). ``needs``
+    names the data-wide statistics the kernel reads (``features.n_items``,
+    ``features.rating_range``); a kernel reading one while it builds its expression
+    gets it added (a probe at registration), one read later inside a plan's function
+    must declare it. ``scope`` documents whether the metric has a value per user; a
+    kernel may return a :class:`GlobalPlan` for some option values only (e.g.
+    ``average="global"``). ``defined`` declares when a per-user value can be undefined
+    (:data:`Definedness`; the default ``"ranking"`` claims nothing);
+    ``tests/test_empty_policy.py`` checks every declaration. ``check`` runs on the
+    bound options for rules across options (``discount`` and ``half_life``).
+
+    ``doc`` (numpydoc: a summary line, prose, ``Examples``) makes the metric a public
+    ``pl.Expr`` function, generated into :mod:`polars_rankeval.metrics.functions` by
+    ``scripts/gen_metric_functions.py`` with its Parameters and Returns sections
+    built from this declaration; ``public`` adjusts that function (:class:`Public`).
     """
 
     def decorate(kernel: Kernel) -> Kernel:
-        hints = typing.get_type_hints(kernel)
+        hints = typing.get_type_hints(kernel, include_extras=True)
         params = {
             p.name: _param_from(p.name, p, hints.get(p.name, str))
             for p in inspect.signature(kernel).parameters.values()
             if p.kind is inspect.Parameter.KEYWORD_ONLY
         }
+        if name in _REGISTRY or name in _ALIASES:
+            msg = f"metric {name!r} is already registered"
+            raise ValueError(msg)
+        requires = tuple(ties_require)
+        if not supported(requires):
+            msg = f"metric {name!r} requires {requires}, which no tie policy offers"
+            raise ValueError(msg)
+        declared = tuple(needs)
+        read = _probe_needs(kernel, takes_k, requires, params)
         spec = MetricSpec(
             name,
             kernel,
@@ -332,20 +485,55 @@ def register(
             normalized,
             params,
             tuple(aliases),
-            tuple(tie_policies),
+            requires,
             scope,
-            tuple(needs),
+            (*declared, *(n for n in read if n not in declared)),
             defined,
+            None,
+            higher_is_better,
+            bounds if bounds is not None else ((0.0, 1.0) if normalized else (0.0, None)),
+            inspect.cleandoc(doc) if doc else "",
+            (public or Public()) if doc else None,
+            check,
         )
-        if name in _REGISTRY or name in _ALIASES:
-            msg = f"metric {name!r} is already registered"
-            raise ValueError(msg)
         _REGISTRY[name] = spec
         for alias in spec.aliases:
             _ALIASES[alias] = name
         return kernel
 
     return decorate
+
+
+def _probe_needs(
+    kernel: Kernel, takes_k: bool, requires: tuple[Capability, ...], params: dict[str, Param]
+) -> tuple[Need, ...]:
+    """The data-wide statistics a kernel reads while it builds its expression.
+
+    The kernel runs once on a recording provider with its default options (building
+    expressions only: no data). A kernel that fails on the probe (it needs an option
+    or a column the probe cannot give) claims nothing beyond its declaration.
+    """
+    probe = _Probe(make_columns(), POLICIES[supported(requires)[0]], keys=None)
+    defaults = {key: param.default for key, param in params.items()}
+    with contextlib.suppress(Exception):  # a probe only: the declaration stands
+        kernel(probe, 3 if takes_k else None, **defaults)
+    return tuple(dict.fromkeys(probe.__dict__.get("read", [])))
+
+
+class _Probe(Features):
+    """A provider recording the data-wide statistics a kernel reads (placeholders)."""
+
+    read: list[Need]
+
+    @property
+    def n_items(self) -> pl.Expr:
+        self.__dict__.setdefault("read", []).append("n_items")
+        return pl.lit(1.0)
+
+    @property
+    def rating_range(self) -> tuple[float, float]:
+        self.__dict__.setdefault("read", []).append("rating_range")
+        return (0.0, 1.0)
 
 
 def register_curve(name: str) -> Callable[[CurveKernel], CurveKernel]:
@@ -407,45 +595,9 @@ def bind(name: str, k: int | None = None, **options: Any) -> Metric:
         key: param.coerce(spec.name, options[key]) if key in options else param.default
         for key, param in spec.params.items()
     }
-    _validate_options(spec.name, values)
+    if spec.check is not None:
+        spec.check(spec.name, values)
     return Metric(spec, k, tuple(sorted(values.items())))
-
-
-def _validate_options(metric: str, values: dict[str, Any]) -> None:
-    """Cross-option checks shared by every metric (ranges and combinations)."""
-    if "base" in values and values["base"] <= 1:
-        msg = f"parameter 'base' of metric {metric!r} must be > 1, got {values['base']!r}"
-        raise ValueError(msg)
-    if "rel" in values and values["rel"] <= 0:
-        msg = f"parameter 'rel' of metric {metric!r} must be > 0, got {values['rel']!r}"
-        raise ValueError(msg)
-    if "level" in values and not 0.0 <= values["level"] <= 1.0:
-        msg = f"parameter 'level' of metric {metric!r} must be in [0, 1], got {values['level']!r}"
-        raise ValueError(msg)
-    if "p" in values and not 0.0 < values["p"] < 1.0:
-        msg = f"parameter 'p' of metric {metric!r} must be in (0, 1), got {values['p']!r}"
-        raise ValueError(msg)
-    if "beta" in values and values["beta"] <= 0:
-        msg = f"parameter 'beta' of metric {metric!r} must be > 0, got {values['beta']!r}"
-        raise ValueError(msg)
-    if "mult" in values and values["mult"] <= 0:
-        msg = f"parameter 'mult' of metric {metric!r} must be > 0, got {values['mult']!r}"
-        raise ValueError(msg)
-    if "discount" in values:
-        half_life = values.get("half_life")
-        if values["discount"] == "half_life":
-            if half_life is None or half_life <= 1:
-                msg = (
-                    f"metric {metric!r} with discount='half_life' needs half_life > 1, "
-                    f"got {half_life!r}"
-                )
-                raise ValueError(msg)
-        elif half_life is not None:
-            msg = (
-                f"parameter 'half_life' of metric {metric!r} only applies to "
-                f"discount='half_life', got discount={values['discount']!r}"
-            )
-            raise ValueError(msg)
 
 
 _GRAMMAR = re.compile(
@@ -610,6 +762,10 @@ def expand_metric(text: str | Metric) -> list[Metric]:
 def list_metrics() -> pl.DataFrame:
     """Every registered metric with its family, options and one-line definition.
 
+    Options show their default and their choices or range (``rel=1 (> 0)``); ``ties``
+    the tie policies the metric supports; ``higher_is_better`` its direction (null:
+    none, e.g. counts).
+
     Examples
     --------
     >>> from polars_rankeval import list_metrics
@@ -620,7 +776,12 @@ def list_metrics() -> pl.DataFrame:
     rows = []
     for spec in _REGISTRY.values():
         options = ", ".join(
-            f"{p.name}={_fmt(p.default)}" + (f" ({'|'.join(p.choices)})" if p.choices else "")
+            f"{p.name}={_fmt(p.default)}"
+            + (
+                f" ({'|'.join(p.choices)})"
+                if p.choices
+                else (f" ({p.interval.text})" if p.interval else "")
+            )
             for p in spec.params.values()
         )
         rows.append(
@@ -631,6 +792,8 @@ def list_metrics() -> pl.DataFrame:
                 "options": options,
                 "aliases": ", ".join(spec.aliases),
                 "defined": spec.defined if spec.scope == "user" else None,
+                "ties": ", ".join(spec.tie_policies),
+                "higher_is_better": spec.higher_is_better,
                 "summary": spec.summary,
                 "definition": spec.definition,
             }

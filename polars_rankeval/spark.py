@@ -49,10 +49,10 @@ from polars_rankeval._plan import (
     undefined_message,
     wanted_users,
 )
+from polars_rankeval._ties import resolve_ties
 from polars_rankeval._types import (
     EMPTY_POLICIES,
     SUMMARY_FORMS,
-    TIE_POLICIES,
     Columns,
     EmptyPolicy,
     SummaryForm,
@@ -377,7 +377,7 @@ class Plan:
 
         cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
         parsed = parse_metrics(metrics)
-        check_choice("ties", ties, TIE_POLICIES)
+        resolve_ties(ties)
         check_choice("empty", empty, EMPTY_POLICIES)
         check_choice("summary", summary, SUMMARY_FORMS)
         by_cols = [by] if isinstance(by, str) else list(by or [])

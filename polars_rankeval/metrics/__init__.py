@@ -1,97 +1,61 @@
-"""Metric families. Importing this package registers every metric."""
+"""Metric families. Importing this package registers every metric.
 
-# Families reached through evaluate only (global and item metrics): imported to register.
-from polars_rankeval.metrics import ctr, exposure, items  # noqa: F401
-from polars_rankeval.metrics.binary import (
-    auc,
-    f1,
-    hit_rate,
-    map,
-    mrr,
-    precision,
-    r_precision,
-    recall,
-)
-from polars_rankeval.metrics.classification import (
-    accuracy,
-    boolean_kendall_tau,
-    fallout,
-    fbeta,
-    informedness,
-    inverse_precision,
-    inverse_recall,
-    lauc,
-    markedness,
-    mcc,
-    miss_rate,
-)
-from polars_rankeval.metrics.correlation import spearman
-from polars_rankeval.metrics.counts import num_rel, num_rel_ret, num_ret
-from polars_rankeval.metrics.diversity import inter_list_diversity_sampled
-from polars_rankeval.metrics.graded import dcg, ndcg
-from polars_rankeval.metrics.interpolated import (
-    iprec_11pt,
-    iprec_at_recall,
-    relative_precision,
-    set_map,
-)
-from polars_rankeval.metrics.judged import (
-    bpref,
-    inf_ap,
-    num_nonrel_judged_ret,
-    unjudged,
-    utility,
-)
-from polars_rankeval.metrics.rating import mae, mse, nmae, rmse
-from polars_rankeval.metrics.trec_gain import bin_g, g, ndcg_rel, rbp, rbp_resid, rndcg
+Each metric is declared once, by ``register(...)`` on its kernel in its family module;
+:mod:`polars_rankeval.metrics.functions` holds the public ``pl.Expr`` functions
+generated from those declarations (``scripts/gen_metric_functions.py``).
+"""
 
-__all__ = [
-    "accuracy",
-    "auc",
-    "bin_g",
-    "boolean_kendall_tau",
-    "bpref",
-    "dcg",
-    "f1",
-    "fallout",
-    "fbeta",
-    "g",
-    "hit_rate",
-    "inf_ap",
-    "informedness",
-    "inter_list_diversity_sampled",
-    "inverse_precision",
-    "inverse_recall",
-    "iprec_11pt",
-    "iprec_at_recall",
-    "lauc",
-    "mae",
-    "map",
-    "markedness",
-    "mcc",
-    "miss_rate",
-    "mrr",
-    "mse",
-    "ndcg",
-    "ndcg_rel",
-    "nmae",
-    "num_nonrel_judged_ret",
-    "num_rel",
-    "num_rel_ret",
-    "num_ret",
-    "precision",
-    "r_precision",
-    "rbp",
-    "rbp_resid",
-    "recall",
-    "relative_precision",
-    "rmse",
-    "rndcg",
-    "set_map",
-    "spearman",
-    "unjudged",
-    "utility",
-]
+from __future__ import annotations
 
-# The one-pass kernels of cutoff lists, registered last (the registry keeps its order).
-from polars_rankeval.metrics import curves  # noqa: F401
+import importlib
+import sys
+from typing import Any
+
+from polars_rankeval.registry import get_spec
+
+FAMILIES = (
+    "ctr",
+    "exposure",
+    "items",
+    "binary",
+    "classification",
+    "correlation",
+    "counts",
+    "diversity",
+    "graded",
+    "interpolated",
+    "judged",
+    "rating",
+    "trec_gain",
+    "curves",
+)
+"""The family modules. Importing one registers its metrics, and the registry (so
+``list_metrics``, the README table and the generated functions) keeps this order;
+``curves`` (the one-pass kernels of cutoff lists) comes after the metrics it speeds up.
+"""
+for _family in FAMILIES:
+    importlib.import_module(f"{__name__}.{_family}")
+
+from polars_rankeval.metrics.functions import *  # noqa: E402, F403
+from polars_rankeval.metrics.functions import __all__ as _functions  # noqa: E402
+
+__all__ = [*_functions, "inter_list_diversity_sampled"]  # noqa: F405 - see __getattr__
+
+# The functions' former home, the family module of their kernel, keeps working:
+# ``from polars_rankeval.metrics.binary import precision``.
+for _name in _functions:
+    setattr(sys.modules[get_spec(_name).kernel.__module__], _name, globals()[_name])
+
+
+def __getattr__(name: str) -> Any:
+    """``inter_list_diversity_sampled``, which now lives in :mod:`polars_rankeval.sampled`.
+
+    Imported on use: it runs ``evaluate``, a layer above ``metrics`` (which must not
+    import it at module level; tests/test_layers.py checks the import graph).
+    """
+    if name == "inter_list_diversity_sampled":
+        from polars_rankeval.sampled import inter_list_diversity_sampled
+
+        return inter_list_diversity_sampled
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

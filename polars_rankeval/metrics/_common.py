@@ -1,34 +1,100 @@
-"""What every metric family shares: the inline builder and small reductions."""
+"""The toolbox every metric family shares.
+
+* the options several families declare (``rel``, ``gain``, ``discount``, ...), each
+  with its type, range and one-line description in one ``Annotated`` alias;
+* gains and discounts of the DCG family (``graded``, ``trec_gain``, ``curves``);
+* small reductions (:func:`hits`, :func:`defined_if`, :func:`safe_div`), the one
+  Float64 cast (:func:`f64`) and the one "sum the partials per group" step of a
+  :class:`~polars_rankeval.registry.GlobalPlan` (:func:`partial_sums`);
+* :func:`inline`, the body of every generated public ``pl.Expr`` function.
+
+This module is the bottom of ``metrics/``: it imports the registry and the feature
+provider, never ``evaluate`` or anything above it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Annotated, Any, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features
-from polars_rankeval._types import TIE_POLICIES, TiePolicy, check_choice, make_columns
-from polars_rankeval.registry import bind
+from polars_rankeval._features import Features, f64
+from polars_rankeval._ties import Ties
+from polars_rankeval._types import TiePolicy, make_columns
+from polars_rankeval.registry import Interval, bind, get_spec
+
+# --------------------------------------------------------------------------- options
+Rel = Annotated[
+    float,
+    Interval(0, None, closed="neither"),
+    "minimum relevance that counts as relevant (inclusive)",
+]
+Gain = Annotated[Literal["linear", "exp"], "gain of a relevance: itself (trec_eval) or 2**rel - 1"]
+Discount = Annotated[
+    Literal["log", "log_clipped", "half_life"],
+    "discount of rank p: 1 / log_b(p + 1), 1 / max(1, log_b p), or the half_life decay",
+]
+Base = Annotated[float, Interval(1, None, closed="neither"), "logarithm base of the log discounts"]
+HalfLife = Annotated[
+    float | None,
+    "rank (> 1) at which the half_life discount halves; only with discount=half_life",
+]
+IdealCut = Annotated[
+    Literal["cut", "all"],
+    "ideal DCG cut at k (trec_eval, scikit-learn) or over all relevant items (Jurity)",
+]
 
 
-def inline(
-    name: str,
-    k: int | None,
-    *,
-    ties: TiePolicy,
-    item: str,
-    score: str | None,
-    relevance: str,
-    rank: str | None,
-    **options: Any,
+def check_half_life(metric: str, values: dict[str, Any]) -> None:
+    """``half_life`` is required by, and only allowed with, ``discount="half_life"``."""
+    half_life = values.get("half_life")
+    if values["discount"] == "half_life":
+        if half_life is None or half_life <= 1:
+            msg = (
+                f"metric {metric!r} with discount='half_life' needs half_life > 1, "
+                f"got {half_life!r}"
+            )
+            raise ValueError(msg)
+    elif half_life is not None:
+        msg = (
+            f"parameter 'half_life' of metric {metric!r} only applies to "
+            f"discount='half_life', got discount={values['discount']!r}"
+        )
+        raise ValueError(msg)
+
+
+# --------------------------------------------------------------------------- DCG parts
+def gain_of(f: Features, gain: str) -> pl.Expr:
+    """The gain of each row: its relevance (``linear``) or ``2**rel - 1`` (``exp``)."""
+    return f.rel if gain == "linear" else 2.0**f.rel - 1.0
+
+
+def discount_at(p: pl.Expr, discount: str, base: float, half_life: float | None) -> pl.Expr:
+    """The discount of rank ``p`` (see :data:`Discount`)."""
+    p = f64(p)
+    if discount == "log":
+        return math.log(base) / (p + 1.0).log()
+    if discount == "log_clipped":
+        return 1.0 / pl.max_horizontal(pl.lit(1.0), p.log() / math.log(base))
+    return 2.0 ** (-(p - 1.0) / (float(half_life) - 1.0))  # type: ignore[arg-type]
+
+
+def dcg_sum(
+    f: Features, k: int | None, gain: str, discount: str, base: float, hl: float | None
 ) -> pl.Expr:
-    """Build a metric expression that aggregates one group (one user) to one value."""
-    check_choice("ties", ties, TIE_POLICIES)
-    metric = bind(name, k, **options)
-    cols = make_columns(item=item, score=score, relevance=relevance, rank=rank)
-    return metric.expr(Features(cols, ties, keys=None))
+    """DCG of the top k; under expected ties each row gets its tie group's mean gain.
+
+    Over a group, the sum of (mean gain) * discount(position) equals
+    sum(gain) * mean(discount over the group's positions).
+    """
+    mean_gain = f.gsum(gain_of(f, gain), f"gain:{gain}") / f.n
+    disc = discount_at(f.o, discount, base, hl)
+    within = f.ret if k is None else f.ret & (f.o <= k)
+    return pl.when(within).then(mean_gain * disc).otherwise(0.0).sum()
 
 
+# --------------------------------------------------------------------------- reductions
 def num_relevant(f: Features, rel: float) -> pl.Expr:
     """Relevant rows of the user, recommended or not."""
     return f.is_rel(rel).sum()
@@ -47,3 +113,43 @@ def defined_if(condition: pl.Expr, value: pl.Expr) -> pl.Expr:
 def safe_div(num: pl.Expr, den: pl.Expr) -> pl.Expr:
     """``num / den``, 0 where ``den`` is 0."""
     return pl.when(den > 0).then(num / den).otherwise(0.0)
+
+
+def partial_sums(
+    rows: pl.LazyFrame, group: list[str], parts: dict[str, pl.Expr] | list[pl.Expr]
+) -> pl.LazyFrame:
+    """The partial aggregates of a global plan: one row per ``group`` (one row if none)."""
+    aggs = [e.alias(n) for n, e in parts.items()] if isinstance(parts, dict) else parts
+    return rows.group_by(group).agg(aggs) if group else rows.select(aggs)
+
+
+# --------------------------------------------------------------------------- public API
+def inline(
+    name: str,
+    k: int | None,
+    *,
+    ties: TiePolicy | Ties,
+    item: str,
+    score: str | None,
+    relevance: str,
+    rank: str | None,
+    n_items: int | None = None,
+    **options: Any,
+) -> pl.Expr:
+    """A metric as an expression that aggregates one group (one user) to one value.
+
+    The body of every generated public function; ``n_items`` is the catalog size of
+    the metrics that need it (a stand-alone expression cannot count the catalog).
+    """
+    spec = get_spec(name)
+    policy = spec.check_ties(ties)
+    if "n_items" in spec.needs:
+        if isinstance(n_items, bool) or not isinstance(n_items, int):
+            msg = f"n_items must be a positive integer (the catalog size), got {n_items!r}"
+            raise TypeError(msg)
+        if n_items <= 0:
+            msg = f"n_items must be a positive integer (the catalog size), got {n_items!r}"
+            raise ValueError(msg)
+    metric = bind(name, k, **options)
+    cols = make_columns(item=item, score=score, relevance=relevance, rank=rank)
+    return metric.expr(Features(cols, policy, keys=None, n_items=n_items))

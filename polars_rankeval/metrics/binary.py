@@ -9,17 +9,27 @@ tied scores; the closed forms are noted per kernel.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import polars as pl
 
 from polars_rankeval._features import Features, comb_ratio
-from polars_rankeval._types import TiePolicy
-from polars_rankeval.metrics._common import defined_if, hits, inline, num_relevant, safe_div
-from polars_rankeval.registry import register
+from polars_rankeval.metrics._common import Rel, defined_if, hits, num_relevant, safe_div
+from polars_rankeval.registry import Interval, register
 
-PrecisionDenominator = Literal["k", "retrieved"]
-APDenominator = Literal["relevant", "min_k_relevant"]
+PrecisionDenominator = Annotated[
+    Literal["k", "retrieved"],
+    "divide by k (trec_eval P_k) or by min(k, #recommended) (Hivemall, Jurity)",
+]
+APDenominator = Annotated[
+    Literal["relevant", "min_k_relevant"],
+    "divide by #relevant (trec_eval map, Hivemall) or by min(k, #relevant) (Jurity, RePlay)",
+]
+Mult = Annotated[
+    float,
+    Interval(0, None, closed="neither"),
+    "multiple of R to cut at: precision at c = floor(mult * R + 0.9) (Rprec_mult_<mult>)",
+]
 
 
 def _list_size(f: Features, k: int | None, denominator: PrecisionDenominator) -> pl.Expr:
@@ -43,9 +53,42 @@ def _list_size(f: Features, k: int | None, denominator: PrecisionDenominator) ->
         "items); denominator=retrieved divides by min(k, #recommended) instead "
         "(Hivemall, Jurity). Without @k: hits / #recommended. 0 when nothing is recommended."
     ),
+    doc="""
+    Precision at k: relevant items in the top k, divided by k.
+
+    Examples
+    --------
+    Hivemall's example: recommendations 1, 3, 2, 6 for a user who likes 1, 2 and 4.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({
+    ...     "user": [1, 1, 1, 1, 1],
+    ...     "item": [1, 3, 2, 6, 4],
+    ...     "score": [10.0, 8.0, 6.0, 2.0, None],
+    ...     "relevance": [1, 0, 1, 0, 1],
+    ... })
+    >>> df.group_by("user").agg(prk.precision(2), prk.precision(4))
+    shape: (1, 3)
+    ┌──────┬─────────────┬─────────────┐
+    │ user ┆ precision@2 ┆ precision@4 │
+    │ ---  ┆ ---         ┆ ---         │
+    │ i64  ┆ f64         ┆ f64         │
+    ╞══════╪═════════════╪═════════════╡
+    │ 1    ┆ 0.5         ┆ 0.5         │
+    └──────┴─────────────┴─────────────┘
+
+    With ties the default is the expected value over the tied orderings: two tied
+    items, one relevant, give precision@1 = 1/2.
+
+    >>> tied = pl.DataFrame({"user": [1, 1], "item": [1, 2], "score": [1.0, 1.0],
+    ...                      "relevance": [1, 0]})
+    >>> tied.select(prk.precision(1)).item(), tied.select(prk.precision(1, ties="item_desc")).item()
+    (0.5, 0.0)
+    """,
 )
 def _precision(
-    f: Features, k: int | None, *, rel: float = 1.0, denominator: PrecisionDenominator = "k"
+    f: Features, k: int | None, *, rel: Rel = 1.0, denominator: PrecisionDenominator = "k"
 ) -> pl.Expr:
     value = safe_div(hits(f, k, rel), _list_size(f, k, denominator))
     return defined_if(num_relevant(f, rel) > 0, value)
@@ -59,8 +102,29 @@ def _precision(
     definition=(
         "hits@k / #relevant, relevant items never recommended included (trec_eval recall_k)."
     ),
+    doc="""
+    Recall at k: relevant items in the top k over all of the user's relevant items.
+
+    Relevant items that were never recommended (null score) count in the denominator.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
+    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
+    >>> df.select(prk.recall(2), prk.recall(4))  # 1/3 and 2/3
+    shape: (1, 2)
+    ┌──────────┬──────────┐
+    │ recall@2 ┆ recall@4 │
+    │ ---      ┆ ---      │
+    │ f64      ┆ f64      │
+    ╞══════════╪══════════╡
+    │ 0.333333 ┆ 0.666667 │
+    └──────────┴──────────┘
+    """,
 )
-def _recall(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _recall(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     n_rel = num_relevant(f, rel)
     return defined_if(n_rel > 0, hits(f, k, rel) / n_rel)
 
@@ -74,9 +138,21 @@ def _recall(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
         "2 * hits@k / (list size + #relevant), list size as in precision (k, or "
         "min(k, #recommended) with denominator=retrieved); 0 when there is no hit."
     ),
+    doc="""
+    F1 at k, the harmonic mean of precision@k and recall@k.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
+    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
+    >>> round(df.select(prk.f1(4)).item(), 6)  # 2 * 2 / (4 + 3)
+    0.571429
+    """,
 )
 def _f1(
-    f: Features, k: int | None, *, rel: float = 1.0, denominator: PrecisionDenominator = "k"
+    f: Features, k: int | None, *, rel: Rel = 1.0, denominator: PrecisionDenominator = "k"
 ) -> pl.Expr:
     n_rel = num_relevant(f, rel)
     value = 2.0 * hits(f, k, rel) / (_list_size(f, k, denominator) + n_rel)
@@ -93,8 +169,20 @@ def _f1(
         "[hits@k >= 1] (trec_eval success_k). Expected ties: 1 - P(no relevant item of the "
         "tie group straddling k lands in its m slots) = 1 - C(n-r, m) / C(n, m)."
     ),
+    doc="""
+    Hit rate at k (trec_eval ``success_k``): 1 if a relevant item is in the top k.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
+    ...                    "score": [1.0, 1.0, 1.0], "relevance": [0, 0, 1]})
+    >>> round(df.select(prk.hit_rate(1)).item(), 6)  # the relevant one is first w.p. 1/3
+    0.333333
+    """,
 )
-def _hit_rate(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _hit_rate(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
     n, j, a = f.n, f.j, f.a
     r = f.gsum(is_rel, f"rel>={rel}")
@@ -119,8 +207,26 @@ def _hit_rate(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
         "shorter than c counts as padded with non-relevant items, so mult > 1 caps the "
         "value at R / c."
     ),
+    doc="""
+    R-precision: precision at R, where R is the user's number of relevant items.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
+    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
+    >>> round(df.select(prk.r_precision()).item(), 6)  # R = 3, top 3 holds 2 relevant
+    0.666667
+
+    ``mult=0.5`` cuts at floor(1.5 + 0.9) = 2 (1 hit), ``mult=2`` at floor(6.9) = 6,
+    beyond the 4 recommended items (2 hits).
+
+    >>> df.select(prk.r_precision(mult=0.5), prk.r_precision(mult=2.0)).row(0) == (1 / 2, 2 / 6)
+    True
+    """,
 )
-def _r_precision(f: Features, k: None, *, rel: float = 1.0, mult: float = 1.0) -> pl.Expr:
+def _r_precision(f: Features, k: None, *, rel: Rel = 1.0, mult: Mult = 1.0) -> pl.Expr:
     n_rel = num_relevant(f, rel)
     per_row_r = f.user_total(f.is_rel(rel), f"rel>={rel}")
     if mult == 1.0:
@@ -144,8 +250,24 @@ def _r_precision(f: Features, k: None, *, rel: float = 1.0, mult: float = 1.0) -
         "of n items, the first relevant sits at offset j with probability "
         "C(n-1-j, r-1) / C(n, r)."
     ),
+    doc="""
+    Reciprocal rank of the first relevant item; 0 if none is in the top k.
+
+    Its mean over users is MRR.
+
+    Examples
+    --------
+    The lecture's example: the first relevant item is B, at rank 2.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": ["A", "B", "C", "D"],
+    ...                    "score": [4.0, 3.0, 2.0, 1.0], "relevance": [0, 1, 0, 1]})
+    >>> df.select(prk.mrr()).item()
+    0.5
+    """,
 )
-def _mrr(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
     if not f.expected:
         # Distinct positions: the first relevant item has the largest 1 / position.
@@ -175,9 +297,23 @@ def _mrr(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
         "#relevant (denominator=relevant: trec_eval map / map_cut, Hivemall) or by "
         "min(k, #relevant) (denominator=min_k_relevant: Jurity, RePlay)."
     ),
+    doc="""
+    Average precision at k; its mean over users is MAP.
+
+    Examples
+    --------
+    The lecture's example: relevant items at ranks 1, 3 and 4 of five.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0], "relevance": [1, 0, 1, 1, 0]})
+    >>> df.select(prk.map()).item() == (1 + 2 / 3 + 3 / 4) / 3
+    True
+    """,
 )
 def _map(
-    f: Features, k: int | None, *, rel: float = 1.0, denominator: APDenominator = "relevant"
+    f: Features, k: int | None, *, rel: Rel = 1.0, denominator: APDenominator = "relevant"
 ) -> pl.Expr:
     # A relevant item in tie group [a, a+n-1] holding r relevant, with `above` relevant
     # items before the group, sits at p uniform on the group; the other r-1 relevant
@@ -209,8 +345,31 @@ def _map(
         "with each other; null when there is no non-relevant candidate. Ties count 1/2 "
         "under ties=expected (Mann-Whitney)."
     ),
+    doc="""
+    Area under the ROC curve of one user's ranking.
+
+    With ``k``, Hivemall's AUC over the recommended top k; without, over all the
+    user's candidates (relevant items never recommended rank below every recommended
+    item). The mean over users is cAUC.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
+    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
+    >>> df.select(prk.auc(4), prk.auc(2), prk.auc())  # 3/4, 1, and 3/6 over all candidates
+    shape: (1, 3)
+    ┌───────┬───────┬─────┐
+    │ auc@4 ┆ auc@2 ┆ auc │
+    │ ---   ┆ ---   ┆ --- │
+    │ f64   ┆ f64   ┆ f64 │
+    ╞═══════╪═══════╪═════╡
+    │ 0.75  ┆ 1.0   ┆ 0.5 │
+    └───────┴───────┴─────┘
+    """,
 )
-def _auc(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _auc(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
     a, n = f.a, f.n
     n_rel = num_relevant(f, rel)
@@ -258,340 +417,3 @@ def _auc_at_k(f: Features, k: int, is_rel: pl.Expr, rel: float) -> pl.Expr:
     mixed = pl.when(straddle).then(h * value(p0 + x, n0 + m - x, correct)).otherwise(0.0).sum()
     has_straddle = straddle.cast(pl.Int64).sum() > 0
     return pl.when(has_straddle).then(mixed).otherwise(value(p0, n0, c0).first())
-
-
-# --------------------------------------------------------------------------- public API
-def precision(
-    k: int | None = None,
-    *,
-    rel: float = 1.0,
-    denominator: PrecisionDenominator = "k",
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Precision at k: relevant items in the top k, divided by k.
-
-    Parameters
-    ----------
-    k
-        Cutoff; ``None`` uses the whole recommendation list.
-    rel
-        Minimum relevance that counts as relevant (inclusive).
-    denominator
-        ``"k"`` (trec_eval ``P_k``) or ``"retrieved"`` (``min(k, #recommended)``).
-    ties, item, score, relevance, rank
-        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
-
-    Returns
-    -------
-    polars.Expr
-        Aggregates one user's rows to one Float64; null for a user with no relevant item.
-
-    Examples
-    --------
-    Hivemall's example: recommendations 1, 3, 2, 6 for a user who likes 1, 2 and 4.
-
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({
-    ...     "user": [1, 1, 1, 1, 1],
-    ...     "item": [1, 3, 2, 6, 4],
-    ...     "score": [10.0, 8.0, 6.0, 2.0, None],
-    ...     "relevance": [1, 0, 1, 0, 1],
-    ... })
-    >>> df.group_by("user").agg(prk.precision(2), prk.precision(4))
-    shape: (1, 3)
-    ┌──────┬─────────────┬─────────────┐
-    │ user ┆ precision@2 ┆ precision@4 │
-    │ ---  ┆ ---         ┆ ---         │
-    │ i64  ┆ f64         ┆ f64         │
-    ╞══════╪═════════════╪═════════════╡
-    │ 1    ┆ 0.5         ┆ 0.5         │
-    └──────┴─────────────┴─────────────┘
-
-    With ties the default is the expected value over the tied orderings: two tied
-    items, one relevant, give precision@1 = 1/2.
-
-    >>> tied = pl.DataFrame({"user": [1, 1], "item": [1, 2], "score": [1.0, 1.0],
-    ...                      "relevance": [1, 0]})
-    >>> tied.select(prk.precision(1)).item(), tied.select(prk.precision(1, ties="item_desc")).item()
-    (0.5, 0.0)
-    """
-    return inline(
-        "precision",
-        k,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-        denominator=denominator,
-    )
-
-
-def recall(
-    k: int | None = None,
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Recall at k: relevant items in the top k over all of the user's relevant items.
-
-    Relevant items that were never recommended (null score) count in the denominator.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
-    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
-    >>> df.select(prk.recall(2), prk.recall(4))  # 1/3 and 2/3
-    shape: (1, 2)
-    ┌──────────┬──────────┐
-    │ recall@2 ┆ recall@4 │
-    │ ---      ┆ ---      │
-    │ f64      ┆ f64      │
-    ╞══════════╪══════════╡
-    │ 0.333333 ┆ 0.666667 │
-    └──────────┴──────────┘
-    """
-    return inline(
-        "recall", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank, rel=rel
-    )
-
-
-def f1(
-    k: int | None = None,
-    *,
-    rel: float = 1.0,
-    denominator: PrecisionDenominator = "k",
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """F1 at k, the harmonic mean of precision@k and recall@k.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
-    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
-    >>> round(df.select(prk.f1(4)).item(), 6)  # 2 * 2 / (4 + 3)
-    0.571429
-    """
-    return inline(
-        "f1",
-        k,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-        denominator=denominator,
-    )
-
-
-def hit_rate(
-    k: int | None = None,
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Hit rate at k (trec_eval ``success_k``): 1 if a relevant item is in the top k.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
-    ...                    "score": [1.0, 1.0, 1.0], "relevance": [0, 0, 1]})
-    >>> round(df.select(prk.hit_rate(1)).item(), 6)  # the relevant one is first w.p. 1/3
-    0.333333
-    """
-    return inline(
-        "hit_rate", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank, rel=rel
-    )
-
-
-def r_precision(
-    *,
-    rel: float = 1.0,
-    mult: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """R-precision: precision at R, where R is the user's number of relevant items.
-
-    Parameters
-    ----------
-    rel
-        Minimum relevance that counts as relevant (inclusive).
-    mult
-        Multiple of R to cut at (> 0; trec_eval ``Rprec_mult_<mult>``): precision at
-        ``c = floor(mult * R + 0.9)``, a list shorter than c padded with non-relevant
-        items, 0 when c = 0.
-    ties, item, score, relevance, rank
-        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
-    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
-    >>> round(df.select(prk.r_precision()).item(), 6)  # R = 3, top 3 holds 2 relevant
-    0.666667
-
-    ``mult=0.5`` cuts at floor(1.5 + 0.9) = 2 (1 hit), ``mult=2`` at floor(6.9) = 6,
-    beyond the 4 recommended items (2 hits).
-
-    >>> df.select(prk.r_precision(mult=0.5), prk.r_precision(mult=2.0)).row(0) == (1 / 2, 2 / 6)
-    True
-    """
-    return inline(
-        "r_precision",
-        None,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-        mult=mult,
-    )
-
-
-def mrr(
-    k: int | None = None,
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Reciprocal rank of the first relevant item; 0 if none is in the top k.
-
-    Its mean over users is MRR.
-
-    Examples
-    --------
-    The lecture's example: the first relevant item is B, at rank 2.
-
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 4, "item": ["A", "B", "C", "D"],
-    ...                    "score": [4.0, 3.0, 2.0, 1.0], "relevance": [0, 1, 0, 1]})
-    >>> df.select(prk.mrr()).item()
-    0.5
-    """
-    return inline(
-        "mrr", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank, rel=rel
-    )
-
-
-def map(
-    k: int | None = None,
-    *,
-    rel: float = 1.0,
-    denominator: APDenominator = "relevant",
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Average precision at k; its mean over users is MAP.
-
-    Parameters
-    ----------
-    k
-        Cutoff; ``None`` uses the whole recommendation list.
-    rel
-        Minimum relevance that counts as relevant (inclusive).
-    denominator
-        ``"relevant"`` divides by all of the user's relevant items (trec_eval ``map``
-        and ``map_cut``, Hivemall); ``"min_k_relevant"`` by ``min(k, #relevant)``
-        (Jurity, RePlay).
-    ties, item, score, relevance, rank
-        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
-
-    Examples
-    --------
-    The lecture's example: relevant items at ranks 1, 3 and 4 of five.
-
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0], "relevance": [1, 0, 1, 1, 0]})
-    >>> df.select(prk.map()).item() == (1 + 2 / 3 + 3 / 4) / 3
-    True
-    """
-    return inline(
-        "map",
-        k,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-        denominator=denominator,
-    )
-
-
-def auc(
-    k: int | None = None,
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Area under the ROC curve of one user's ranking.
-
-    With ``k``, Hivemall's AUC over the recommended top k; without, over all the
-    user's candidates (relevant items never recommended rank below every recommended
-    item). The mean over users is cAUC.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
-    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
-    >>> df.select(prk.auc(4), prk.auc(2), prk.auc())  # 3/4, 1, and 3/6 over all candidates
-    shape: (1, 3)
-    ┌───────┬───────┬─────┐
-    │ auc@4 ┆ auc@2 ┆ auc │
-    │ ---   ┆ ---   ┆ --- │
-    │ f64   ┆ f64   ┆ f64 │
-    ╞═══════╪═══════╪═════╡
-    │ 0.75  ┆ 1.0   ┆ 0.5 │
-    └───────┴───────┴─────┘
-    """
-    return inline(
-        "auc", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank, rel=rel
-    )

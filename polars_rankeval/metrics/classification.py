@@ -25,17 +25,18 @@ pairs with both a score and a relevance, per ``by`` group rather than per user.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import polars as pl
 
-from polars_rankeval._features import Features, _f64, exact_score
-from polars_rankeval._types import TIE_POLICIES, TiePolicy, check_choice, make_columns
-from polars_rankeval.metrics._common import defined_if, hits, num_relevant
-from polars_rankeval.registry import GlobalPlan, Need, bind, register
+from polars_rankeval._features import Features, exact_score
+from polars_rankeval.metrics._common import Rel, defined_if, f64, hits, num_relevant
+from polars_rankeval.registry import GlobalPlan, Interval, register
 
 FAMILY = "classification"
-NEEDS: tuple[Need, ...] = ("n_items",)
-# global_auc orders (score, label) pairs of many users: item ids do not break its ties.
-GLOBAL_TIES = ("expected", "optimistic", "pessimistic")
+Beta = Annotated[
+    float, Interval(0, None, closed="neither"), "weight of recall against precision (> 0)"
+]
 _SCORE = "__prk_gauc_score"
 
 
@@ -43,7 +44,7 @@ class _Table:
     """The user's contingency table over the catalog, as aggregation expressions."""
 
     def __init__(self, f: Features, k: int | None, rel: float) -> None:
-        n_ret = _f64(f.ret).sum()
+        n_ret = f64(f.ret).sum()
         self.n = f.n_items
         self.size = n_ret if k is None else pl.min_horizontal(n_ret, pl.lit(float(k)))
         self.relevant = num_relevant(f, rel)
@@ -62,19 +63,40 @@ class _Table:
 # --------------------------------------------------------------------------- kernels
 @register(
     "fallout",
+    higher_is_better=False,
+    bounds=(0.0, 1.0),
     defined="truth",
     family=FAMILY,
     normalized=False,
     aliases=("fpr",),
-    needs=NEEDS,
     summary="False positive rate: irrelevant catalog items that are in the top k.",
     definition=(
         "fp / (fp + tn) = (L - hits@k) / (N - R) over a catalog of N items, L = min(k, "
         "#recommended), R = #relevant (Schröder 4.2); lower is better. Null when every "
         "catalog item is relevant (N = R)."
     ),
+    doc="""
+    Fallout (false positive rate) at k: fp / (fp + tn) over a catalog of ``n_items``.
+
+    Every metric of the classification family reads the top-k list as a classifier of
+    the whole catalog and takes the same arguments.
+
+    Examples
+    --------
+    One user: items 1..5 scored 5..1, relevant 1, 3 and 6 (6 never recommended), a
+    catalog of 10 items. At k = 2: L = 2, R = 3, tp = 1, fp = 1, fn = 2 and
+    tn = 10 - 2 - 3 + 1 = 6.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
+    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
+    >>> df.select(prk.fallout(2, n_items=10)).item() == 1 / (1 + 6)
+    True
+    """,
 )
-def _fallout(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _fallout(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     t = _Table(f, k, rel)
     negatives = t.n - t.relevant
     return t.defined(negatives > 0, t.fp / negatives)
@@ -82,18 +104,32 @@ def _fallout(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "miss_rate",
+    higher_is_better=False,
+    bounds=(0.0, 1.0),
     defined="truth",
     family=FAMILY,
     normalized=False,
     aliases=("fnr",),
-    needs=NEEDS,
     summary="False negative rate: relevant items that are not in the top k.",
     definition=(
         "fn / (tp + fn) = (R - hits@k) / R = 1 - recall@k (Schröder 4.2); lower is "
         "better. Null without a relevant item."
     ),
+    doc="""
+    Miss rate (false negative rate) at k: fn / (tp + fn) = 1 - recall@k.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
+    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
+    >>> df.select(prk.miss_rate(2, n_items=10)).item() == 2 / 3
+    True
+    """,
 )
-def _miss_rate(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _miss_rate(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     t = _Table(f, k, rel)
     return t.defined(t.relevant > 0, t.fn / t.relevant)
 
@@ -102,14 +138,26 @@ def _miss_rate(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
     "inverse_precision",
     family=FAMILY,
     aliases=("npv",),
-    needs=NEEDS,
     summary="Inverse precision: catalog items outside the top k that are irrelevant.",
     definition=(
         "tn / (fn + tn) = tn / (N - L) with tn = N - L - R + hits@k (Schröder 4.2, the "
         "negative predictive value). Null when the top k holds the whole catalog (N = L)."
     ),
+    doc="""
+    Inverse precision at k: tn / (fn + tn), the irrelevant share of the items left out.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
+    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
+    >>> df.select(prk.inverse_precision(2, n_items=10)).item() == 6 / (2 + 6)
+    True
+    """,
 )
-def _inverse_precision(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _inverse_precision(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     t = _Table(f, k, rel)
     outside = t.n - t.size
     return t.defined(outside > 0, t.tn / outside)
@@ -120,14 +168,26 @@ def _inverse_precision(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Ex
     defined="truth",
     family=FAMILY,
     aliases=("specificity", "tnr"),
-    needs=NEEDS,
     summary="Inverse recall (specificity): irrelevant catalog items left out of the top k.",
     definition=(
         "tn / (fp + tn) = tn / (N - R) = 1 - fallout@k (Schröder 4.2, true negative rate). "
         "Null when every catalog item is relevant (N = R)."
     ),
+    doc="""
+    Inverse recall (specificity) at k: tn / (fp + tn) = 1 - fallout@k.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
+    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
+    >>> df.select(prk.inverse_recall(2, n_items=10)).item() == 6 / (1 + 6)
+    True
+    """,
 )
-def _inverse_recall(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _inverse_recall(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     t = _Table(f, k, rel)
     negatives = t.n - t.relevant
     return t.defined(negatives > 0, t.tn / negatives)
@@ -137,7 +197,6 @@ def _inverse_recall(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
     "fbeta",
     defined="truth",
     family=FAMILY,
-    needs=NEEDS,
     summary="F-beta of precision@k and recall@k; beta=1 is F1.",
     definition=(
         "(1 + beta^2) * tp / ((1 + beta^2) * tp + beta^2 * fn + fp) = (1 + beta^2) * "
@@ -145,8 +204,28 @@ def _inverse_recall(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
         "f1(denominator=retrieved)@k. Null without a relevant item; 0 when there is no hit. "
         "Does not depend on the catalog size."
     ),
+    doc="""
+    F-beta at k: (1 + beta^2) tp / ((1 + beta^2) tp + beta^2 fn + fp).
+
+    ``beta`` > 0 weighs recall beta times as much as precision; ``beta=1`` is F1 over
+    the actual list size min(k, #recommended), i.e. ``f1(denominator="retrieved")``.
+    The value does not depend on ``n_items``; it is asked for so that every metric of
+    the classification family takes the same arguments.
+
+    The other arguments as for :func:`fallout`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
+    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
+    >>> df.select(prk.fbeta(2, n_items=10, beta=2.0)).item() == 5 * 1 / (4 * 3 + 2)
+    True
+    """,
 )
-def _fbeta(f: Features, k: int | None, *, beta: float = 1.0, rel: float = 1.0) -> pl.Expr:
+def _fbeta(f: Features, k: int | None, *, beta: Beta = 1.0, rel: Rel = 1.0) -> pl.Expr:
     if beta <= 0:
         msg = f"parameter 'beta' of metric 'fbeta' must be > 0, got {beta!r}"
         raise ValueError(msg)
@@ -164,17 +243,30 @@ def _fbeta(f: Features, k: int | None, *, beta: float = 1.0, rel: float = 1.0) -
 
 @register(
     "markedness",
+    bounds=(-1.0, 1.0),
     family=FAMILY,
     normalized=False,
-    needs=NEEDS,
     summary="Markedness (Powers): precision + inverse precision - 1, in [-1, 1].",
     definition=(
         "tp / (tp + fp) + tn / (fn + tn) - 1 = hits@k / L + tn / (N - L) - 1 (Schröder "
         "5.1). Null when nothing is recommended (L = 0) or the top k holds the whole "
         "catalog (L = N)."
     ),
+    doc="""
+    Markedness at k (Powers): precision + inverse precision - 1, in [-1, 1].
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
+    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
+    >>> df.select(prk.markedness(2, n_items=10)).item() == 1 / 2 + 6 / 8 - 1
+    True
+    """,
 )
-def _markedness(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _markedness(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     t = _Table(f, k, rel)
     outside = t.n - t.size
     return t.defined((t.size > 0) & (outside > 0), t.tp / t.size + t.tn / outside - 1.0)
@@ -182,18 +274,31 @@ def _markedness(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
 
 @register(
     "informedness",
+    bounds=(-1.0, 1.0),
     defined="truth",
     family=FAMILY,
     normalized=False,
-    needs=NEEDS,
     summary="Informedness (Powers, Youden's J): recall + inverse recall - 1, in [-1, 1].",
     definition=(
         "tp / (tp + fn) + tn / (fp + tn) - 1 = hits@k / R + tn / (N - R) - 1 (Schröder "
         "5.1); 2 * AUC - 1 of the top-k list read as a 0/1 score. Null without a relevant "
         "item (R = 0) or without an irrelevant one (R = N)."
     ),
+    doc="""
+    Informedness at k (Powers; Youden's J): recall + inverse recall - 1, in [-1, 1].
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
+    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
+    >>> df.select(prk.informedness(2, n_items=10)).item() == 1 / 3 + 6 / 7 - 1
+    True
+    """,
 )
-def _informedness(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _informedness(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     t = _Table(f, k, rel)
     negatives = t.n - t.relevant
     return t.defined((t.relevant > 0) & (negatives > 0), t.tp / t.relevant + t.tn / negatives - 1.0)
@@ -207,9 +312,9 @@ def _phi(t: _Table) -> pl.Expr:
 
 @register(
     "mcc",
+    bounds=(-1.0, 1.0),
     family=FAMILY,
     normalized=False,
-    needs=NEEDS,
     summary="Matthews correlation of 'in the top k' and 'relevant' over the catalog.",
     definition=(
         "(tp * tn - fp * fn) / sqrt((tp + fp)(fn + tn)(tp + fn)(fp + tn)) = (N * hits@k - "
@@ -217,16 +322,33 @@ def _phi(t: _Table) -> pl.Expr:
         "factor is 0 (L = 0, L = N, R = 0 or R = N), where scikit-learn returns 0. "
         "Expected ties: exact (linear in hits@k)."
     ),
+    doc="""
+    Matthews correlation at k of "in the top k" and "relevant" over the catalog.
+
+    Null (undefined) when a margin of the contingency table is 0; scikit-learn's
+    ``matthews_corrcoef`` returns 0 there instead.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
+    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
+    >>> value = df.select(prk.mcc(2, n_items=10)).item()
+    >>> abs(value - (1 * 6 - 1 * 2) / (2 * 3 * 8 * 7) ** 0.5) < 1e-15
+    True
+    """,
 )
-def _mcc(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _mcc(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     return _phi(_Table(f, k, rel))
 
 
 @register(
     "boolean_kendall_tau",
+    bounds=(-1.0, 1.0),
     family=FAMILY,
     normalized=False,
-    needs=NEEDS,
     summary="Kendall's tau-b between 'in the top k' and 'relevant' over the catalog.",
     definition=(
         "tau-b of two 0/1 variables over the N catalog items (Schröder 4.3): concordant "
@@ -235,8 +357,24 @@ def _mcc(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
         "(L (N - L))), AUC01 the AUC of the top-k list as a 0/1 score (the paper notes the "
         "two are highly correlated). Null when L or R is 0 or N."
     ),
+    doc="""
+    Kendall's tau-b of "in the top k" and "relevant" over the catalog (Schröder 4.3).
+
+    For two 0/1 variables tau-b is the phi coefficient, so this equals :func:`mcc`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
+    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
+    >>> tau, phi = df.select(prk.boolean_kendall_tau(2, n_items=10), prk.mcc(2, n_items=10)).row(0)
+    >>> tau == phi
+    True
+    """,
 )
-def _boolean_kendall_tau(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _boolean_kendall_tau(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     return _phi(_Table(f, k, rel))
 
 
@@ -244,14 +382,26 @@ def _boolean_kendall_tau(f: Features, k: int | None, *, rel: float = 1.0) -> pl.
     "accuracy",
     defined="always",
     family=FAMILY,
-    needs=NEEDS,
     summary="Catalog items classified right: relevant in the top k, irrelevant outside it.",
     definition=(
         "(tp + tn) / N = (N - L - R + 2 * hits@k) / N; dominated by the true negatives in "
         "a large catalog. Never undefined."
     ),
+    doc="""
+    Accuracy at k: (tp + tn) / N, the catalog items classified right.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
+    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
+    >>> df.select(prk.accuracy(2, n_items=10)).item() == (1 + 6) / 10
+    True
+    """,
 )
-def _accuracy(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _accuracy(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     t = _Table(f, k, rel)
     return t.defined(t.n > 0, (t.tp + t.tn) / t.n)
 
@@ -260,7 +410,6 @@ def _accuracy(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
     "lauc",
     defined="truth",
     family=FAMILY,
-    needs=NEEDS,
     summary="Limited AUC (Schröder 5.2): ROC of the top k, then a straight line to (1, 1).",
     definition=(
         "area under the ROC curve (fallout, recall) of the first k recommendations, closed "
@@ -271,8 +420,32 @@ def _accuracy(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
         "them, 1/2 for an empty list. Null when R = 0 or R = N. Expected ties: exact "
         "(linear in hits@k and in the positions of the relevant items)."
     ),
+    doc="""
+    Limited area under the ROC curve at k (Schröder et al., 2011, section 5.2).
+
+    The ROC curve (fallout on x, recall on y) of the first k recommendations, then a
+    straight line from its end point to (1, 1): relevant items left out of the top k
+    are assumed spread uniformly over the rest of the catalog. Changes below the top k
+    do not matter; a swap of a relevant and an irrelevant item anywhere inside the top
+    k moves the value by 1 / (R (N - R)).
+
+    Examples
+    --------
+    At k = 2 the curve steps up to recall 1/3 (item 1), right to fallout 1/7 (item 2),
+    then runs straight to (1, 1): 1/3 * 1/7 plus a trapezoid of width 6/7 and heights
+    1/3 and 1.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
+    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
+    >>> value = df.select(prk.lauc(2, n_items=10)).item()
+    >>> abs(value - (1 / 3 * 1 / 7 + 6 / 7 * (1 / 3 + 1) / 2)) < 1e-15
+    True
+    """,
 )
-def _lauc(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _lauc(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     # With T = sum over relevant items in the list of (L - position), T = C + tp(tp-1)/2
     # (the items below a relevant one are irrelevant ones in C or relevant ones), so
     # 2 R (N-R) lauc = 2C + (N-R-L+tp)(tp+R) = 2T + (N-L+1) tp + (N-R-L) R: the tp^2
@@ -293,7 +466,8 @@ def _lauc(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
     family=FAMILY,
     takes_k=False,
     scope="global",
-    tie_policies=GLOBAL_TIES,
+    # Orders (score, label) pairs of many users: item ids cannot break its ties.
+    ties_require=("pair_weight",),
     summary="One AUC over all user-item pairs with a score and a relevance (Jurity).",
     definition=(
         "Mann-Whitney over the rows with both a score and a relevance, pooled over all the "
@@ -305,9 +479,12 @@ def _lauc(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
         "available per user."
     ),
 )
-def _global_auc(f: Features, k: None, *, rel: float = 1.0) -> GlobalPlan:
+def _global_auc(f: Features, k: None, *, rel: Rel = 1.0) -> GlobalPlan:
     by = f.by
-    tie_weight = {"expected": 0.5, "optimistic": 1.0, "pessimistic": 0.0}[f.ties]
+    tie_weight = f.tie.pair_weight
+    if tie_weight is None:  # kept out by ties_require: the registry checks first
+        msg = f"metric 'global_auc' does not support ties={f.ties!r}"
+        raise ValueError(msg)
     cols = f.cols
     # Compared across users, so the exact value itself (not a per-user rank).
     score = exact_score(cols, f.order_dtype)
@@ -316,7 +493,7 @@ def _global_auc(f: Features, k: None, *, rel: float = 1.0) -> GlobalPlan:
     def partial(rows: pl.LazyFrame) -> pl.LazyFrame:
         rated = rows.filter(pl.col(cols.order).is_not_null() & pl.col(cols.relevance).is_not_null())
         return rated.group_by([*by, score.alias(_SCORE)]).agg(
-            pos=_f64(label).sum(), neg=_f64(~label).sum()
+            pos=f64(label).sum(), neg=f64(~label).sum()
         )
 
     def finalize(parts: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
@@ -334,500 +511,3 @@ def _global_auc(f: Features, k: None, *, rel: float = 1.0) -> GlobalPlan:
         return scored.select(value=value)
 
     return GlobalPlan(partial, (_SCORE,), {"pos": "sum", "neg": "sum"}, finalize)
-
-
-# --------------------------------------------------------------------------- public API
-def _catalog_inline(
-    name: str,
-    k: int | None,
-    n_items: int,
-    *,
-    ties: TiePolicy,
-    item: str,
-    score: str | None,
-    relevance: str,
-    rank: str | None,
-    **options: float,
-) -> pl.Expr:
-    """Like :func:`polars_rankeval.metrics._common.inline`, with the catalog size."""
-    check_choice("ties", ties, TIE_POLICIES)
-    if isinstance(n_items, bool) or not isinstance(n_items, int):
-        msg = f"n_items must be a positive integer (the catalog size), got {n_items!r}"
-        raise TypeError(msg)
-    if n_items <= 0:
-        msg = f"n_items must be a positive integer (the catalog size), got {n_items!r}"
-        raise ValueError(msg)
-    metric = bind(name, k, **options)
-    cols = make_columns(item=item, score=score, relevance=relevance, rank=rank)
-    return metric.expr(Features(cols, ties, keys=None, n_items=n_items))
-
-
-# The examples share fallout's user: at k = 2, L = 2, R = 3, tp = 1, fp = 1, fn = 2 and
-# tn = 6 in a catalog of 10 items.
-
-
-def fallout(
-    k: int | None = None,
-    *,
-    n_items: int,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Fallout (false positive rate) at k: fp / (fp + tn) over a catalog of ``n_items``.
-
-    Every metric of the classification family reads the top-k list as a classifier of
-    the whole catalog and takes the same arguments.
-
-    Parameters
-    ----------
-    k
-        Cutoff; ``None`` uses the whole recommendation list.
-    n_items
-        The catalog size N: every catalog item the user has no row for is a true
-        negative. The value is null for a user with more rows than N.
-    rel
-        Minimum relevance that counts as relevant (inclusive).
-    ties, item, score, relevance, rank
-        Tie policy and column names (see :func:`polars_rankeval.evaluate`). Under
-        ``ties="expected"`` the value is the exact expectation over tied orderings.
-
-    Returns
-    -------
-    polars.Expr
-        Aggregates one user's rows to one Float64; null where undefined (here: every
-        catalog item relevant).
-
-    Examples
-    --------
-    One user: items 1..5 scored 5..1, relevant 1, 3 and 6 (6 never recommended), a
-    catalog of 10 items. At k = 2: L = 2, R = 3, tp = 1, fp = 1, fn = 2 and
-    tn = 10 - 2 - 3 + 1 = 6.
-
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
-    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
-    >>> df.select(prk.fallout(2, n_items=10)).item() == 1 / (1 + 6)
-    True
-    """
-    return _catalog_inline(
-        "fallout",
-        k,
-        n_items,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
-
-
-def miss_rate(
-    k: int | None = None,
-    *,
-    n_items: int,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Miss rate (false negative rate) at k: fn / (tp + fn) = 1 - recall@k.
-
-    Arguments as for :func:`fallout`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
-    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
-    >>> df.select(prk.miss_rate(2, n_items=10)).item() == 2 / 3
-    True
-    """
-    return _catalog_inline(
-        "miss_rate",
-        k,
-        n_items,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
-
-
-def inverse_precision(
-    k: int | None = None,
-    *,
-    n_items: int,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Inverse precision at k: tn / (fn + tn), the irrelevant share of the items left out.
-
-    Arguments as for :func:`fallout`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
-    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
-    >>> df.select(prk.inverse_precision(2, n_items=10)).item() == 6 / (2 + 6)
-    True
-    """
-    return _catalog_inline(
-        "inverse_precision",
-        k,
-        n_items,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
-
-
-def inverse_recall(
-    k: int | None = None,
-    *,
-    n_items: int,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Inverse recall (specificity) at k: tn / (fp + tn) = 1 - fallout@k.
-
-    Arguments as for :func:`fallout`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
-    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
-    >>> df.select(prk.inverse_recall(2, n_items=10)).item() == 6 / (1 + 6)
-    True
-    """
-    return _catalog_inline(
-        "inverse_recall",
-        k,
-        n_items,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
-
-
-def fbeta(
-    k: int | None = None,
-    *,
-    n_items: int,
-    beta: float = 1.0,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """F-beta at k: (1 + beta^2) tp / ((1 + beta^2) tp + beta^2 fn + fp).
-
-    ``beta`` > 0 weighs recall beta times as much as precision; ``beta=1`` is F1 over
-    the actual list size min(k, #recommended), i.e. ``f1(denominator="retrieved")``.
-    The value does not depend on ``n_items``; it is asked for so that every metric of
-    the classification family takes the same arguments.
-
-    The other arguments as for :func:`fallout`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
-    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
-    >>> df.select(prk.fbeta(2, n_items=10, beta=2.0)).item() == 5 * 1 / (4 * 3 + 2)
-    True
-    """
-    return _catalog_inline(
-        "fbeta",
-        k,
-        n_items,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        beta=beta,
-        rel=rel,
-    )
-
-
-def markedness(
-    k: int | None = None,
-    *,
-    n_items: int,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Markedness at k (Powers): precision + inverse precision - 1, in [-1, 1].
-
-    Arguments as for :func:`fallout`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
-    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
-    >>> df.select(prk.markedness(2, n_items=10)).item() == 1 / 2 + 6 / 8 - 1
-    True
-    """
-    return _catalog_inline(
-        "markedness",
-        k,
-        n_items,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
-
-
-def informedness(
-    k: int | None = None,
-    *,
-    n_items: int,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Informedness at k (Powers; Youden's J): recall + inverse recall - 1, in [-1, 1].
-
-    Arguments as for :func:`fallout`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
-    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
-    >>> df.select(prk.informedness(2, n_items=10)).item() == 1 / 3 + 6 / 7 - 1
-    True
-    """
-    return _catalog_inline(
-        "informedness",
-        k,
-        n_items,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
-
-
-def mcc(
-    k: int | None = None,
-    *,
-    n_items: int,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Matthews correlation at k of "in the top k" and "relevant" over the catalog.
-
-    Null (undefined) when a margin of the contingency table is 0; scikit-learn's
-    ``matthews_corrcoef`` returns 0 there instead.
-
-    Arguments as for :func:`fallout`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
-    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
-    >>> value = df.select(prk.mcc(2, n_items=10)).item()
-    >>> abs(value - (1 * 6 - 1 * 2) / (2 * 3 * 8 * 7) ** 0.5) < 1e-15
-    True
-    """
-    return _catalog_inline(
-        "mcc",
-        k,
-        n_items,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
-
-
-def boolean_kendall_tau(
-    k: int | None = None,
-    *,
-    n_items: int,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Kendall's tau-b of "in the top k" and "relevant" over the catalog (Schröder 4.3).
-
-    For two 0/1 variables tau-b is the phi coefficient, so this equals :func:`mcc`.
-
-    Arguments as for :func:`fallout`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
-    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
-    >>> tau, phi = df.select(prk.boolean_kendall_tau(2, n_items=10), prk.mcc(2, n_items=10)).row(0)
-    >>> tau == phi
-    True
-    """
-    return _catalog_inline(
-        "boolean_kendall_tau",
-        k,
-        n_items,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
-
-
-def accuracy(
-    k: int | None = None,
-    *,
-    n_items: int,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Accuracy at k: (tp + tn) / N, the catalog items classified right.
-
-    Arguments as for :func:`fallout`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
-    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
-    >>> df.select(prk.accuracy(2, n_items=10)).item() == (1 + 6) / 10
-    True
-    """
-    return _catalog_inline(
-        "accuracy",
-        k,
-        n_items,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
-
-
-def lauc(
-    k: int | None = None,
-    *,
-    n_items: int,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Limited area under the ROC curve at k (Schröder et al., 2011, section 5.2).
-
-    The ROC curve (fallout on x, recall on y) of the first k recommendations, then a
-    straight line from its end point to (1, 1): relevant items left out of the top k
-    are assumed spread uniformly over the rest of the catalog. Changes below the top k
-    do not matter; a swap of a relevant and an irrelevant item anywhere inside the top
-    k moves the value by 1 / (R (N - R)).
-
-    Arguments as for :func:`fallout`.
-
-    Examples
-    --------
-    At k = 2 the curve steps up to recall 1/3 (item 1), right to fallout 1/7 (item 2),
-    then runs straight to (1, 1): 1/3 * 1/7 plus a trapezoid of width 6/7 and heights
-    1/3 and 1.
-
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6],
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
-    ...                    "relevance": [1, 0, 1, 0, 0, 1]})
-    >>> value = df.select(prk.lauc(2, n_items=10)).item()
-    >>> abs(value - (1 / 3 * 1 / 7 + 6 / 7 * (1 / 3 + 1) / 2)) < 1e-15
-    True
-    """
-    return _catalog_inline(
-        "lauc",
-        k,
-        n_items,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )

@@ -20,17 +20,18 @@ They are available through :func:`polars_rankeval.evaluate` and the grammar only
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features, _f64
-from polars_rankeval._types import TiePolicy
-from polars_rankeval.metrics._common import defined_if, inline
+from polars_rankeval._features import Features
+from polars_rankeval.metrics._common import defined_if, f64
 from polars_rankeval.registry import FramePlan, register
 
 FAMILY = "correlation"
-ScoreTies = Literal["half", "discordant"]
+ScoreTies = Annotated[
+    Literal["half", "discordant"], "a pair with equal scores counts 1/2, or as discordant"
+]
 
 
 def _score(f: Features) -> pl.Expr:
@@ -53,6 +54,7 @@ def _rated(f: Features) -> pl.Expr:
 # --------------------------------------------------------------------------- kernels
 @register(
     "spearman",
+    bounds=(-1.0, 1.0),
     family=FAMILY,
     takes_k=False,
     normalized=False,
@@ -63,10 +65,30 @@ def _rated(f: Features) -> pl.Expr:
         "[-1, 1]. Null with fewer than two such items or a constant score or relevance. "
         "The same under every tie policy."
     ),
+    doc="""
+    Spearman's rank correlation between the scores and the true relevance.
+
+    Over the user's items with both a score and a relevance: the Pearson correlation
+    of their average ranks, as :func:`scipy.stats.spearmanr` computes it. Tied scores
+    keep their average rank under every tie policy. ``kendall_tau`` and ``fcp`` count
+    pairs in a sub-plan of their own: use them through :func:`polars_rankeval.evaluate`.
+
+    Examples
+    --------
+    Items ranked B, A, C by the score; true relevance orders them A, B, C. Rank
+    differences 1, -1, 0: rho = 1 - 6 * 2 / (3 * (9 - 1)) = 1/2. Item D has no score.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
+    ...                    "score": [0.8, 0.9, 0.1, None], "relevance": [3, 2, 1, 3]})
+    >>> df.select(prk.spearman()).item()
+    0.5
+    """,
 )
 def _spearman(f: Features, k: None) -> pl.Expr:
     rated = _rated(f)
-    n = f.user_total(_f64(rated), "rated")
+    n = f.user_total(f64(rated), "rated")
     # Average ranks of n values always have mean (n + 1) / 2: centring on it is exact.
     mid = (n + 1.0) / 2.0
     rx = f.user_window(pl.when(rated).then(_score(f)).rank("average"), "spearman_x") - mid
@@ -142,6 +164,7 @@ def _finish(plan: FramePlan, keys: list[str], value: pl.Expr) -> FramePlan:
 
 @register(
     "kendall_tau",
+    bounds=(-1.0, 1.0),
     family=FAMILY,
     takes_k=False,
     normalized=False,
@@ -181,47 +204,3 @@ def _fcp(f: Features, k: None, *, score_ties: ScoreTies = "half") -> FramePlan:
     weight = 0.5 if score_ties == "half" else 0.0
     value = (concordant + weight * (n1 - n3)) / different
     return _finish(_pair_counts(f), f.keys, defined_if(different > 0, value).alias("value"))
-
-
-# --------------------------------------------------------------------------- public API
-def spearman(
-    *,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Spearman's rank correlation between the scores and the true relevance.
-
-    Over the user's items with both a score and a relevance: the Pearson correlation
-    of their average ranks, as :func:`scipy.stats.spearmanr` computes it. Tied scores
-    keep their average rank under every tie policy. ``kendall_tau`` and ``fcp`` count
-    pairs in a sub-plan of their own: use them through :func:`polars_rankeval.evaluate`.
-
-    Parameters
-    ----------
-    ties, item, score, relevance, rank
-        Tie policy (no effect) and column names (see :func:`polars_rankeval.evaluate`).
-
-    Returns
-    -------
-    polars.Expr
-        Aggregates one user's rows to one Float64 in [-1, 1]; null with fewer than two
-        rated items or a constant score or relevance.
-
-    Examples
-    --------
-    Items ranked B, A, C by the score; true relevance orders them A, B, C. Rank
-    differences 1, -1, 0: rho = 1 - 6 * 2 / (3 * (9 - 1)) = 1/2. Item D has no score.
-
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
-    ...                    "score": [0.8, 0.9, 0.1, None], "relevance": [3, 2, 1, 3]})
-    >>> df.select(prk.spearman()).item()
-    0.5
-    """
-    return inline(
-        "spearman", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank
-    )

@@ -5,18 +5,30 @@ from __future__ import annotations
 import polars as pl
 
 from polars_rankeval._features import Features
-from polars_rankeval._types import TiePolicy
-from polars_rankeval.metrics._common import hits, inline, num_relevant
+from polars_rankeval.metrics._common import Rel, hits, num_relevant
 from polars_rankeval.registry import register
 
 
 @register(
     "num_ret",
+    higher_is_better=None,
     defined="always",
     family="count",
     normalized=False,
     summary="Number of recommended items (at most k).",
     definition="min(k, #rows with a score); never undefined.",
+    doc="""
+    Number of recommended items, at most ``k``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
+    ...                    "score": [0.3, 0.2, None], "relevance": [1, 0, 1]})
+    >>> df.select(prk.num_ret(), prk.num_rel(), prk.num_rel_ret()).row(0)
+    (2.0, 2.0, 1.0)
+    """,
 )
 def _num_ret(f: Features, k: int | None) -> pl.Expr:
     n_ret = f.ret.cast(pl.Float64).sum()
@@ -25,14 +37,27 @@ def _num_ret(f: Features, k: int | None) -> pl.Expr:
 
 @register(
     "num_rel",
+    higher_is_better=None,
     defined="always",
     family="count",
     normalized=False,
     takes_k=False,
     summary="Number of relevant items, recommended or not.",
     definition="#rows with relevance >= rel; never undefined.",
+    doc="""
+    Number of relevant items (relevance >= ``rel``), recommended or not.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
+    ...                    "score": [0.3, 0.2, None], "relevance": [2, 1, 1]})
+    >>> df.select(prk.num_rel(rel=2)).item()
+    1.0
+    """,
 )
-def _num_rel(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
+def _num_rel(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
     return num_relevant(f, rel)
 
 
@@ -43,77 +68,8 @@ def _num_rel(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
     normalized=False,
     summary="Number of relevant items in the top k (expected count under ties).",
     definition="hits@k; under ties=expected the expected number of hits.",
-)
-def _num_rel_ret(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
-    return hits(f, k, rel)
-
-
-def num_ret(
-    k: int | None = None,
-    *,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Number of recommended items, at most ``k``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
-    ...                    "score": [0.3, 0.2, None], "relevance": [1, 0, 1]})
-    >>> df.select(prk.num_ret(), prk.num_rel(), prk.num_rel_ret()).row(0)
-    (2.0, 2.0, 1.0)
-    """
-    return inline("num_ret", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank)
-
-
-def num_rel(
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Number of relevant items (relevance >= ``rel``), recommended or not.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
-    ...                    "score": [0.3, 0.2, None], "relevance": [2, 1, 1]})
-    >>> df.select(prk.num_rel(rel=2)).item()
-    1.0
-    """
-    return inline(
-        "num_rel",
-        None,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
-
-
-def num_rel_ret(
-    k: int | None = None,
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Number of relevant items among the top ``k`` recommendations.
+    doc="""
+    Number of relevant items among the top ``k`` recommendations.
 
     Examples
     --------
@@ -123,14 +79,7 @@ def num_rel_ret(
     ...                    "score": [0.5, 0.5, 0.1], "relevance": [1, 0, 1]})
     >>> df.select(prk.num_rel_ret(1)).item()  # the tie puts the hit first half the time
     0.5
-    """
-    return inline(
-        "num_rel_ret",
-        k,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
+    """,
+)
+def _num_rel_ret(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
+    return hits(f, k, rel)

@@ -76,20 +76,20 @@ that of user 2 is item 10 (no log); item 13 was logged but not recommended. So
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Annotated, Literal
 
 import polars as pl
 
 from polars_rankeval._features import Features
 from polars_rankeval.metrics._checks import examples, fail_if
-from polars_rankeval.metrics._common import defined_if
+from polars_rankeval.metrics._common import defined_if, f64, partial_sums
 from polars_rankeval.registry import Combine, GlobalPlan, register
 
-Estimation = Literal["matching", "ips", "dr"]
-
-
-def _f64(expr: pl.Expr) -> pl.Expr:
-    return expr.cast(pl.Float64)
+Estimation = Annotated[
+    Literal["matching", "ips", "dr"],
+    "estimator: matching rows only, inverse propensity scoring, or doubly robust",
+]
+Column = Annotated[str, "name of the column that holds it"]
 
 
 @register(
@@ -113,8 +113,8 @@ def _ctr(
     k: int | None,
     *,
     estimation: Estimation = "matching",
-    propensity: str = "propensity",
-    predicted: str | None = None,
+    propensity: Column = "propensity",
+    predicted: Annotated[str | None, "column of the predicted reward (none: the score)"] = None,
 ) -> GlobalPlan:
     name = "ctr"
     if estimation == "matching" and propensity != "propensity":
@@ -138,7 +138,7 @@ def _ctr(
         )
         raise ValueError(msg)
     top = f.p_in(k)
-    matched = top * _f64(f.judged)
+    matched = top * f64(f.judged)
     reward = f.rel
     user = pl.col(cols.user)
     parts: dict[str, pl.Expr] = {}
@@ -147,11 +147,11 @@ def _ctr(
         parts["num"] = (matched * reward).sum()
         parts["den"] = matched.sum()
     else:
-        prop = _f64(f.column(propensity))
+        prop = f64(f.column(propensity))
         bad_prop = (matched > 0) & (prop.is_null() | prop.is_nan() | (prop <= 0) | (prop > 1))
         safe_prop = pl.when(bad_prop).then(1.0).otherwise(prop)
         correction = pl.when(matched > 0).then(matched / safe_prop).otherwise(0.0)
-        parts["bad_prop"] = _f64(bad_prop).sum()
+        parts["bad_prop"] = f64(bad_prop).sum()
         parts["bad_prop_user"] = user.filter(bad_prop).min()
         checks.append(
             (
@@ -163,10 +163,10 @@ def _ctr(
         if estimation == "ips":
             parts["num"] = (correction * reward).sum()
         else:
-            pred = _f64(f.column(predicted) if predicted is not None else pl.col(cols.order))
+            pred = f64(f.column(predicted) if predicted is not None else pl.col(cols.order))
             bad_pred = (top > 0) & (pred.is_null() | ~pred.is_finite())
             safe_pred = pl.when(bad_pred).then(0.0).otherwise(pred)
-            parts["bad_pred"] = _f64(bad_pred).sum()
+            parts["bad_pred"] = f64(bad_pred).sum()
             parts["bad_pred_user"] = user.filter(bad_pred).min()
             source = predicted if predicted is not None else f.label(cols.order)
             checks.append(
@@ -185,7 +185,7 @@ def _ctr(
     }
 
     def partial(rows: pl.LazyFrame) -> pl.LazyFrame:
-        return rows.group_by(by).agg(aggs) if by else rows.select(aggs)
+        return partial_sums(rows, by, aggs)
 
     def finalize(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
         for count, text in checks:

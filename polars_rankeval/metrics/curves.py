@@ -33,8 +33,8 @@ from __future__ import annotations
 import polars as pl
 
 from polars_rankeval._features import Features, comb_ratio
+from polars_rankeval.metrics._common import Discount, Gain, IdealCut, Rel, discount_at, gain_of
 from polars_rankeval.metrics.binary import APDenominator, PrecisionDenominator
-from polars_rankeval.metrics.graded import Discount, Gain, IdealCut, _discount, _gain
 from polars_rankeval.registry import CurvePlan, register_curve
 
 _PREFIX = "__prk_curve"
@@ -83,7 +83,7 @@ def _defined(rel: float, value: pl.Expr) -> pl.Expr:
 
 @register_curve("precision")
 def _precision_curve(
-    f: Features, ks: tuple[int, ...], *, rel: float = 1.0, denominator: PrecisionDenominator = "k"
+    f: Features, ks: tuple[int, ...], *, rel: Rel = 1.0, denominator: PrecisionDenominator = "k"
 ) -> CurvePlan:
     hits, cum = _hits(f, rel)
 
@@ -95,7 +95,7 @@ def _precision_curve(
 
 
 @register_curve("recall")
-def _recall_curve(f: Features, ks: tuple[int, ...], *, rel: float = 1.0) -> CurvePlan:
+def _recall_curve(f: Features, ks: tuple[int, ...], *, rel: Rel = 1.0) -> CurvePlan:
     hits, cum = _hits(f, rel)
     n_rel = _scalar(f"{_PREFIX}[n_rel:{rel}]")
     return CurvePlan({hits: cum, **_counts(f, rel)}, lambda k: _defined(rel, at(hits, k) / n_rel))
@@ -103,7 +103,7 @@ def _recall_curve(f: Features, ks: tuple[int, ...], *, rel: float = 1.0) -> Curv
 
 @register_curve("f1")
 def _f1_curve(
-    f: Features, ks: tuple[int, ...], *, rel: float = 1.0, denominator: PrecisionDenominator = "k"
+    f: Features, ks: tuple[int, ...], *, rel: Rel = 1.0, denominator: PrecisionDenominator = "k"
 ) -> CurvePlan:
     hits, cum = _hits(f, rel)
     n_rel = _scalar(f"{_PREFIX}[n_rel:{rel}]")
@@ -115,7 +115,7 @@ def _f1_curve(
 
 
 @register_curve("hit_rate")
-def _hit_rate_curve(f: Features, ks: tuple[int, ...], *, rel: float = 1.0) -> CurvePlan:
+def _hit_rate_curve(f: Features, ks: tuple[int, ...], *, rel: Rel = 1.0) -> CurvePlan:
     n, j = f.n, f.j
     r = f.gsum(f.is_rel(rel), f"rel>={rel}")
     # log P(no relevant item at offset j | none before it); -inf once one must be there.
@@ -129,7 +129,7 @@ def _hit_rate_curve(f: Features, ks: tuple[int, ...], *, rel: float = 1.0) -> Cu
 
 
 @register_curve("mrr")
-def _mrr_curve(f: Features, ks: tuple[int, ...], *, rel: float = 1.0) -> CurvePlan:
+def _mrr_curve(f: Features, ks: tuple[int, ...], *, rel: Rel = 1.0) -> CurvePlan:
     is_rel = f.is_rel(rel)
     position = f.o.cast(pl.Float64)
     if f.expected:
@@ -152,7 +152,7 @@ def _mrr_curve(f: Features, ks: tuple[int, ...], *, rel: float = 1.0) -> CurvePl
 
 @register_curve("map")
 def _map_curve(
-    f: Features, ks: tuple[int, ...], *, rel: float = 1.0, denominator: APDenominator = "relevant"
+    f: Features, ks: tuple[int, ...], *, rel: Rel = 1.0, denominator: APDenominator = "relevant"
 ) -> CurvePlan:
     is_rel = f.is_rel(rel)
     n, j = f.n, f.j
@@ -175,8 +175,8 @@ def _map_curve(
 def _dcg_list(
     f: Features, gain: Gain, discount: Discount, base: float, half_life: float | None
 ) -> tuple[str, pl.Expr]:
-    mean_gain = f.gsum(_gain(f, gain), f"gain:{gain}") / f.n
-    disc = _discount(f.o, discount, base, half_life)
+    mean_gain = f.gsum(gain_of(f, gain), f"gain:{gain}") / f.n
+    disc = discount_at(f.o, discount, base, half_life)
     contribution = pl.when(f.ret).then(mean_gain * disc).otherwise(0.0)
     name = f"{_PREFIX}[dcg:{gain}:{discount}:{base}:{half_life}]"
     return name, _cumulative(f, contribution)
@@ -208,11 +208,11 @@ def _ndcg_curve(
     idcg: IdealCut = "cut",
 ) -> CurvePlan:
     name, cum = _dcg_list(f, gain, discount, base, half_life)
-    g = _gain(f, gain)
+    g = gain_of(f, gain)
     irank = f.ideal_rank(g, f"gain:{gain}")
     positive = irank.is_not_null()
     # The ideal list: the positive gains in ideal order, one per ideal position.
-    ideal_gain = (g * _discount(irank, discount, base, half_life)).filter(positive)
+    ideal_gain = (g * discount_at(irank, discount, base, half_life)).filter(positive)
     ideal_name = f"{_PREFIX}[idcg:{gain}:{discount}:{base}:{half_life}]"
     ideal_cum = ideal_gain.sort_by(irank.filter(positive)).cum_sum()
 

@@ -7,8 +7,8 @@
   ``w_u = 1 / sqrt(|R_u|)``, ``cos(u, v) = w_u w_v |R_u ∩ R_v|``, so the sum over
   pairs of users is ``sum over items of ((sum_u w_u)² - sum_u w_u²) / 2`` over the
   users u whose top k holds the item. Its partials are those per-item sums, which
-  merge across buckets exactly. :func:`inter_list_diversity_sampled` gives Jurity's
-  sampled estimate for comparison.
+  merge across buckets exactly. Jurity's sampled estimate, for comparison, is
+  :func:`polars_rankeval.sampled.inter_list_diversity_sampled`.
 * ``intra_list_diversity(features=<column>)@k`` (per user): the mean cosine distance
   between the feature vectors of every pair of items in the user's top k (Jurity's
   Intra-List Diversity), in O(k·d) per user from the sum of the unit vectors:
@@ -73,26 +73,17 @@ cos(a, b) = 0, cos(a, c) = cos(c, d) = 1/√2: (1 + 2 (1 - 1/√2)) / 3.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated
 
-import numpy as np
 import polars as pl
 
 from polars_rankeval._features import Features
-from polars_rankeval._types import TIE_POLICIES, TiePolicy, check_choice, make_columns
-from polars_rankeval._validate import to_lazy
-from polars_rankeval.evaluate import evaluate
 from polars_rankeval.metrics._checks import examples, fail_if
-from polars_rankeval.metrics._common import defined_if
+from polars_rankeval.metrics._common import defined_if, f64, partial_sums
 from polars_rankeval.registry import FramePlan, GlobalPlan, register
 
 _P, _G, _LAM, _V = "__prk_div_p", "__prk_div_g", "__prk_div_lam", "__prk_div_v"
-
-
-def _f64(expr: pl.Expr) -> pl.Expr:
-    return expr.cast(pl.Float64)
 
 
 # --------------------------------------------------------------------------- inter-list
@@ -121,7 +112,7 @@ def _inter_list_diversity(f: Features, k: int | None) -> GlobalPlan:
     aggs = [pw.sum().alias("s1"), (pw * pw).sum().alias("s2"), (pw * w).sum().alias("sn")]
 
     def partial(rows: pl.LazyFrame) -> pl.LazyFrame:
-        return rows.filter(p > 0).group_by([*by, item]).agg(aggs)
+        return partial_sums(rows.filter(p > 0), [*by, item], aggs)
 
     def finalize(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
         return _inter_value(merged, by_cols)
@@ -136,113 +127,6 @@ def _inter_value(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
     if by_cols:
         return merged.group_by(by_cols).agg(value).sort(by_cols)
     return merged.select(value)
-
-
-def inter_list_diversity_sampled(
-    data: Any,
-    k: int | None,
-    *,
-    sample_size: int | None = 10_000,
-    runs: int = 10,
-    seed: int = 1,
-    user: str = "user",
-    item: str = "item",
-    score: str | None = None,
-    rank: str | None = None,
-    relevance: str = "relevance",
-    ties: TiePolicy = "expected",
-) -> float:
-    """Jurity's sampled estimate of inter-list diversity@k, for comparison.
-
-    Each of ``runs`` runs draws ``sample_size`` distinct users (without replacement)
-    among the users with a recommendation and computes the inter-list diversity of
-    their lists; the estimate is the mean over the runs (Jurity's defaults: 10 runs of
-    10,000 users). The draws come from ``numpy.random.default_rng(seed)``; each run is
-    computed exactly, like ``inter_list_diversity@k``, so the difference to the exact
-    value is the sampling error alone. ``sample_size=None``, or a sample size of at
-    least the number of users, gives the exact value.
-
-    Parameters
-    ----------
-    data
-        The long frame (DataFrame or LazyFrame); rows with a score (or rank) are the
-        recommendations, the relevance is not read.
-    k
-        The cutoff (``None``: whole lists).
-    sample_size
-        Users per run (``None``: all users, one run).
-    runs
-        Number of runs averaged.
-    seed
-        Seed of the random generator.
-    user, item, score, rank, relevance
-        Column names, as in :func:`polars_rankeval.evaluate`.
-    ties
-        Tie policy for the top k.
-
-    Returns
-    -------
-    float
-        The mean over the runs; NaN when fewer than 2 users have a recommendation.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> recs = pl.DataFrame({
-    ...     "user": [1, 1, 2, 2, 3, 3],
-    ...     "item": ["a", "b", "a", "c", "c", "d"],
-    ...     "score": [2.0, 1.0, 2.0, 1.0, 2.0, 1.0],
-    ... })
-    >>> round(prk.inter_list_diversity_sampled(recs, 2, sample_size=None), 6)
-    0.666667
-    >>> round(prk.inter_list_diversity_sampled(recs, 2, sample_size=2, runs=4, seed=0), 6)
-    0.75
-    """
-    if sample_size is not None and (
-        isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 1
-    ):
-        msg = f"sample_size must be a positive integer or None, got {sample_size!r}"
-        raise ValueError(msg)
-    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        msg = f"runs must be a positive integer, got {runs!r}"
-        raise ValueError(msg)
-    check_choice("ties", ties, TIE_POLICIES)
-    cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
-    lf, _ = to_lazy(data)
-    schema = lf.collect_schema()
-    if cols.relevance not in schema:
-        lf = lf.with_columns(pl.lit(None, dtype=pl.Int64).alias(cols.relevance))
-    lf = lf.select(cols.user, cols.item, cols.order, cols.relevance)
-    users = (
-        lf.filter(pl.col(cols.order).is_not_null())
-        .select(pl.col(cols.user).unique().sort())
-        .collect()
-        .get_column(cols.user)
-    )
-    if users.len() < 2:
-        return math.nan
-    metric = "inter_list_diversity" + (f"@{k}" if k is not None else "")
-    options: dict[str, Any] = {
-        "user": user,
-        "item": item,
-        "score": score,
-        "rank": rank,
-        "relevance": relevance,
-        "ties": ties,
-        "users": "recs",
-        "strategy": "memory",
-    }
-    if sample_size is None or sample_size >= users.len():
-        return float(evaluate(lf.collect(), metric, **options).item(0, metric))
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(runs):
-        chosen = users.gather(rng.choice(users.len(), size=sample_size, replace=False))
-        sample = lf.filter(pl.col(cols.user).is_in(chosen.implode())).collect()
-        value = evaluate(sample, metric, validate=False, **options).item(0, metric)
-        values.append(math.nan if value is None else float(value))
-    return float(np.mean(values))
 
 
 # --------------------------------------------------------------------------- intra-list
@@ -260,7 +144,14 @@ def inter_list_diversity_sampled(
         "when m < 2."
     ),
 )
-def _intra_list_diversity(f: Features, k: int | None, *, features: str = "features") -> FramePlan:
+def _intra_list_diversity(
+    f: Features,
+    k: int | None,
+    *,
+    features: Annotated[
+        str, "column of the item feature vectors (from the data or items=)"
+    ] = "features",
+) -> FramePlan:
     keys, item = f.keys, f.cols.item
     p = f.p_in(k)
     f.column(features)
@@ -269,10 +160,10 @@ def _intra_list_diversity(f: Features, k: int | None, *, features: str = "featur
     straddling = f.expected and k is not None
     if straddling:
         # The tie group straddling the cutoff: s of its n items make the list.
-        n = _f64(f.n)
-        s = _f64((k - f.a + 1).clip(0, f.n))
+        n = f64(f.n)
+        s = f64((k - f.a + 1).clip(0, f.n))
         in_group = (p > 0) & (p < 1)
-        g = _f64(in_group)
+        g = f64(in_group)
         both = s * (s - 1.0) / (n * (n - 1.0))  # P(two given items of the group both make it)
         lam = pl.when(in_group).then(both - (s / n) ** 2).otherwise(0.0)
     else:
@@ -309,7 +200,7 @@ def _vector_parts(
 
         return (vec * vec).arr.sum(), length, holes, array_parts
     if isinstance(dtype, pl.Struct) and all(fld.dtype.is_numeric() for fld in dtype.fields):
-        comps = [_f64(v.struct.field(fld.name)) for fld in dtype.fields]
+        comps = [f64(v.struct.field(fld.name)) for fld in dtype.fields]
         norm2 = pl.sum_horizontal(c * c for c in comps)
         holes = pl.any_horizontal(c.is_null() for c in comps)
         length = pl.lit(len(comps), dtype=pl.UInt32)
@@ -363,7 +254,7 @@ def _intra_value(
     norm2, length, holes, parts = _vector_parts(features, dtype)
     bad = norm2.is_null() | ~norm2.is_finite() | (length == 0) | holes
     inv = pl.when(bad | (norm2 <= 0)).then(0.0).otherwise(1.0 / norm2.sqrt())
-    unit2 = _f64(~bad & (norm2 > 0))
+    unit2 = f64(~bad & (norm2 > 0))
     top = top.with_columns(__prk_inv=inv, __prk_unit2=unit2, __prk_bad=bad, __prk_len=length)
     inv_c, unit2_c, bad_c = pl.col("__prk_inv"), pl.col("__prk_unit2"), pl.col("__prk_bad")
     scalars = top.group_by(keys).agg(
@@ -372,7 +263,7 @@ def _intra_value(
         qg=(g * unit2_c).sum(),
         # lambda < 0 on the straddling group's rows (s < n), 0 elsewhere
         lam=lam.min(),
-        bad=_f64(bad_c).sum(),
+        bad=f64(bad_c).sum(),
         bad_item=pl.col(item).filter(bad_c).min(),
         lengths=pl.col("__prk_len").filter(~bad_c).n_unique(),
     )
@@ -386,7 +277,7 @@ def _intra_value(
         sums = sums.with_columns(SG2=pl.lit(0.0))
     out = scalars.join(sums, on=keys, how="left", nulls_equal=True).with_columns(
         pl.col("S2", "SG2").fill_null(0.0),
-        mixed=_f64(pl.col("lengths") > 1),
+        mixed=f64(pl.col("lengths") > 1),
     )
     out = fail_if(out, "bad", _missing_message(features, labels[0]))
     out = fail_if(out, "mixed", _mixed_message(features, keys[-1], labels[1]))

@@ -76,28 +76,26 @@ Items 10, 11, 12 of a catalog of 5 are recommended: coverage 3/5. Exposures sort
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Annotated, Literal
 
 import polars as pl
 
 from polars_rankeval._features import Features
 from polars_rankeval.metrics._checks import examples, fail_if
-from polars_rankeval.metrics._common import defined_if
+from polars_rankeval.metrics._common import defined_if, f64, partial_sums
 from polars_rankeval.registry import FramePlan, GlobalPlan, register
 
-Discount = Literal["none", "log"]
-
-
-def _f64(expr: pl.Expr) -> pl.Expr:
-    return expr.cast(pl.Float64)
+Discount = Annotated[Literal["none", "log"], "exposure of rank p: 1, or 1 / log2(p + 1)"]
+Normalize = Annotated[bool, "divide by log(n_items), the entropy of a uniform exposure"]
+Popularity = Annotated[str, "column of the item popularity (from the data or items=)"]
 
 
 def _exposure(f: Features, k: int | None, discount: Discount = "none") -> pl.Expr:
     """A row's (expected) exposure in the top k: membership, or 1 / log2(1 + rank)."""
     if discount == "none":
         return f.p_in(k)
-    weight = f.gmean_pos(lambda pos: 1.0 / (_f64(pos) + 1.0).log(2), k, "exposure_log")
-    return _f64(f.ret) * weight
+    weight = f.gmean_pos(lambda pos: 1.0 / (f64(pos) + 1.0).log(2), k, "exposure_log")
+    return f64(f.ret) * weight
 
 
 def _per_item(f: Features, parts: dict[str, pl.Expr]) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
@@ -106,7 +104,7 @@ def _per_item(f: Features, parts: dict[str, pl.Expr]) -> Callable[[pl.LazyFrame]
     aggs = [expr.alias(name) for name, expr in parts.items()]
 
     def partial(rows: pl.LazyFrame) -> pl.LazyFrame:
-        return rows.group_by(group).agg(aggs)
+        return partial_sums(rows, group, aggs)
 
     return partial
 
@@ -134,7 +132,7 @@ def _per_by(merged: pl.LazyFrame, by_cols: list[str], value: pl.Expr) -> pl.Lazy
 def _coverage(f: Features, k: int | None) -> GlobalPlan:
     p = f.p_in(k)
     n_items = f.n_items
-    sure = _f64(p >= 1.0).sum()
+    sure = f64(p >= 1.0).sum()
     # log P(no user gets the item), from the rows that may or may not get it.
     log_miss = pl.when((p > 0) & (p < 1)).then((1.0 - p).log()).otherwise(0.0).sum()
     partial = _per_item(f, {"sure": sure, "log_miss": log_miss})
@@ -164,7 +162,7 @@ def _coverage(f: Features, k: int | None) -> GlobalPlan:
     ),
 )
 def _exposure_entropy(
-    f: Features, k: int | None, *, discount: Discount = "none", normalize: bool = False
+    f: Features, k: int | None, *, discount: Discount = "none", normalize: Normalize = False
 ) -> GlobalPlan:
     n_items = f.n_items
     partial = _per_item(f, {"e": _exposure(f, k, discount).sum()})
@@ -184,6 +182,8 @@ def _exposure_entropy(
 
 @register(
     "gini",
+    higher_is_better=False,
+    bounds=(0.0, 1.0),
     family="exposure",
     scope="global",
     normalized=False,
@@ -225,7 +225,7 @@ def _mean_over_top(
     """Per user: the mean of ``transform(column)`` over the top k, every value checked."""
     keys, item = f.keys, f.cols.item
     p = f.p_in(k)
-    value = _f64(f.column(column))
+    value = f64(f.column(column))
     bad = value.is_null() | ~value.is_finite() | ~valid(value)
 
     def build(rows: pl.LazyFrame) -> pl.LazyFrame:
@@ -236,7 +236,7 @@ def _mean_over_top(
             .agg(
                 num=(p * term).sum(),
                 den=p.sum(),
-                bad=_f64(bad).sum(),
+                bad=f64(bad).sum(),
                 bad_item=pl.col(item).filter(bad).min(),
             )
         )
@@ -257,6 +257,7 @@ def _mean_over_top(
 
 @register(
     "popularity_bias",
+    higher_is_better=False,
     family="exposure",
     normalized=False,
     aliases=("arp",),
@@ -268,7 +269,9 @@ def _mean_over_top(
         "empty list."
     ),
 )
-def _popularity_bias(f: Features, k: int | None, *, popularity: str = "popularity") -> FramePlan:
+def _popularity_bias(
+    f: Features, k: int | None, *, popularity: Popularity = "popularity"
+) -> FramePlan:
     return _mean_over_top(
         f,
         k,
@@ -292,7 +295,7 @@ def _popularity_bias(f: Features, k: int | None, *, popularity: str = "popularit
         "interacted with has infinite self-information). Null for an empty list."
     ),
 )
-def _novelty(f: Features, k: int | None, *, popularity: str = "popularity") -> FramePlan:
+def _novelty(f: Features, k: int | None, *, popularity: Popularity = "popularity") -> FramePlan:
     return _mean_over_top(
         f,
         k,

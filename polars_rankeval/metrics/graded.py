@@ -11,43 +11,31 @@ positions (McSherry & Najork, 2008).
 
 from __future__ import annotations
 
-import math
-from typing import Literal
+from typing import Annotated
 
 import polars as pl
 
 from polars_rankeval._features import Features
-from polars_rankeval._types import TiePolicy
-from polars_rankeval.metrics._common import defined_if, inline
-from polars_rankeval.registry import register
+from polars_rankeval.metrics._common import (
+    Base,
+    Discount,
+    Gain,
+    HalfLife,
+    IdealCut,
+    check_half_life,
+    dcg_sum,
+    defined_if,
+    discount_at,
+    f64,
+    gain_of,
+)
+from polars_rankeval.registry import Interval, Public, register
 
-Gain = Literal["linear", "exp"]
-Discount = Literal["log", "log_clipped", "half_life"]
-IdealCut = Literal["cut", "all"]
-
-
-def _gain(f: Features, gain: Gain) -> pl.Expr:
-    return f.rel if gain == "linear" else 2.0**f.rel - 1.0
-
-
-def _discount(p: pl.Expr, discount: Discount, base: float, half_life: float | None) -> pl.Expr:
-    p = p.cast(pl.Float64)
-    if discount == "log":
-        return math.log(base) / (p + 1.0).log()
-    if discount == "log_clipped":
-        return 1.0 / pl.max_horizontal(pl.lit(1.0), p.log() / math.log(base))
-    return 2.0 ** (-(p - 1.0) / (float(half_life) - 1.0))  # type: ignore[arg-type]
-
-
-def _dcg_sum(
-    f: Features, k: int | None, gain: Gain, discount: Discount, base: float, hl: float | None
-) -> pl.Expr:
-    # Sum over rows of (mean gain of the row's tie group) * discount(position): over a
-    # group this equals sum(gain) * mean(discount over the group's positions).
-    mean_gain = f.gsum(_gain(f, gain), f"gain:{gain}") / f.n
-    disc = _discount(f.o, discount, base, hl)
-    within = f.ret if k is None else f.ret & (f.o <= k)
-    return pl.when(within).then(mean_gain * disc).otherwise(0.0).sum()
+MaxGrade = Annotated[
+    float | None,
+    Interval(0, None, closed="neither"),
+    "the highest grade of the scale; evaluate takes the highest relevance of the input if none",
+]
 
 
 @register(
@@ -57,6 +45,22 @@ def _dcg_sum(
     normalized=False,
     summary="Discounted cumulative gain of the top k.",
     definition="sum over ranks p <= k of gain(rel_p) * discount(p).",
+    check=check_half_life,
+    doc="""
+    Discounted cumulative gain at k.
+
+    Examples
+    --------
+    The "Rank-Aware Top-N Metrics" lecture's example: relevances 4, 3, 0, 5 with the
+    clipped log2 discount.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
+    ...                    "score": [4.0, 3.0, 2.0, 1.0], "relevance": [4, 3, 0, 5]})
+    >>> df.select(prk.dcg(discount="log_clipped")).item()  # 4/1 + 3/1 + 0 + 5/2
+    9.5
+    """,
 )
 def _dcg(
     f: Features,
@@ -64,10 +68,10 @@ def _dcg(
     *,
     gain: Gain = "linear",
     discount: Discount = "log",
-    base: float = 2.0,
-    half_life: float | None = None,
+    base: Base = 2.0,
+    half_life: HalfLife = None,
 ) -> pl.Expr:
-    return _dcg_sum(f, k, gain, discount, base, half_life)
+    return dcg_sum(f, k, gain, discount, base, half_life)
 
 
 @register(
@@ -82,110 +86,9 @@ def _dcg(
         "Recommendation Metrics' book chapter). "
         "Null when the ideal DCG is 0."
     ),
-)
-def _ndcg(
-    f: Features,
-    k: int | None,
-    *,
-    gain: Gain = "linear",
-    discount: Discount = "log",
-    base: float = 2.0,
-    half_life: float | None = None,
-    idcg: IdealCut = "cut",
-) -> pl.Expr:
-    dcg = _dcg_sum(f, k, gain, discount, base, half_life)
-    g = _gain(f, gain)
-    irank = f.ideal_rank(g, f"gain:{gain}")
-    ideal_disc = _discount(irank, discount, base, half_life)
-    keep = irank.is_not_null() if (k is None or idcg == "all") else irank <= k
-    ideal = pl.when(keep).then(g * ideal_disc).otherwise(0.0).sum()
-    return defined_if(ideal > 0, dcg / ideal)
-
-
-def dcg(
-    k: int | None = None,
-    *,
-    gain: Gain = "linear",
-    discount: Discount = "log",
-    base: float = 2.0,
-    half_life: float | None = None,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Discounted cumulative gain at k.
-
-    Parameters
-    ----------
-    k
-        Cutoff; ``None`` uses the whole recommendation list.
-    gain
-        ``"linear"`` or ``"exp"`` (``2**rel - 1``).
-    discount
-        ``"log"``, ``"log_clipped"`` or ``"half_life"`` (needs ``half_life``).
-    base
-        Logarithm base of the log discounts.
-    half_life
-        Rank at which the ``half_life`` discount halves (> 1).
-    ties, item, score, relevance, rank
-        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
-
-    Examples
-    --------
-    The "Rank-Aware Top-N Metrics" lecture's example: relevances 4, 3, 0, 5 with the
-    clipped log2 discount.
-
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
-    ...                    "score": [4.0, 3.0, 2.0, 1.0], "relevance": [4, 3, 0, 5]})
-    >>> df.select(prk.dcg(discount="log_clipped")).item()  # 4/1 + 3/1 + 0 + 5/2
-    9.5
-    """
-    return inline(
-        "dcg",
-        k,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        gain=gain,
-        discount=discount,
-        base=base,
-        half_life=half_life,
-    )
-
-
-def ndcg(
-    k: int | None = None,
-    *,
-    gain: Gain = "linear",
-    discount: Discount = "log",
-    base: float = 2.0,
-    half_life: float | None = None,
-    idcg: IdealCut = "cut",
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Normalised discounted cumulative gain at k.
-
-    Parameters
-    ----------
-    k
-        Cutoff; ``None`` uses the whole recommendation list.
-    gain, discount, base, half_life
-        As in :func:`dcg`.
-    idcg
-        ``"cut"``: the ideal list is cut at k (trec_eval, Hivemall, scikit-learn);
-        ``"all"``: the ideal DCG sums over all relevant items (Jurity).
-    ties, item, score, relevance, rank
-        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
+    check=check_half_life,
+    doc="""
+    Normalised discounted cumulative gain at k.
 
     Examples
     --------
@@ -205,18 +108,74 @@ def ndcg(
     ╞══════════════════╪══════════════════╡
     │ 0.812891         ┆ 0.918771         │
     └──────────────────┴──────────────────┘
-    """
-    return inline(
-        "ndcg",
-        k,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        gain=gain,
-        discount=discount,
-        base=base,
-        half_life=half_life,
-        idcg=idcg,
-    )
+    """,
+)
+def _ndcg(
+    f: Features,
+    k: int | None,
+    *,
+    gain: Gain = "linear",
+    discount: Discount = "log",
+    base: Base = 2.0,
+    half_life: HalfLife = None,
+    idcg: IdealCut = "cut",
+) -> pl.Expr:
+    dcg = dcg_sum(f, k, gain, discount, base, half_life)
+    g = gain_of(f, gain)
+    irank = f.ideal_rank(g, f"gain:{gain}")
+    ideal_disc = discount_at(irank, discount, base, half_life)
+    keep = irank.is_not_null() if (k is None or idcg == "all") else irank <= k
+    ideal = pl.when(keep).then(g * ideal_disc).otherwise(0.0).sum()
+    return defined_if(ideal > 0, dcg / ideal)
+
+
+@register(
+    "err",
+    defined="always",
+    family="graded",
+    normalized=False,
+    bounds=(0.0, 1.0),
+    ties_require=("deterministic",),
+    public=Public(required=("max_grade",)),
+    summary="Expected reciprocal rank: 1 / the rank where a cascading user stops.",
+    definition=(
+        "sum over ranks r <= k of (1 / r) * R_r * prod over i < r of (1 - R_i), with "
+        "R = (2**g - 1) / 2**max_grade the probability that the user is satisfied by an "
+        "item of grade g (Chapelle et al., 2009; gdeval's err with max_grade=4). A grade "
+        "is the relevance clipped to [0, max_grade]; max_grade defaults to the highest "
+        "relevance of the whole input (evaluate's rating_range=). 0 when nothing "
+        "relevant is recommended. Deterministic tie policies only: the product over "
+        "the ranks above makes the expectation over a tie group's orderings a sum over "
+        "its subsets."
+    ),
+    doc="""
+    Expected reciprocal rank at k (Chapelle, Metzler, Zhang & Grinspan, 2009).
+
+    A user reads the list from the top and stops at an item of grade g with
+    probability ``R = (2**g - 1) / 2**max_grade``; ERR is the expected reciprocal of
+    the rank where they stop. A stand-alone expression sees one user's rows, so the
+    grade scale ``max_grade`` is required here; :func:`polars_rankeval.evaluate`
+    takes it from the whole input when it is not given (``err@10``).
+
+    Examples
+    --------
+    Grades 3, 0, 2, 1 on a 0..3 scale: R = 7/8, 0, 3/8, 1/8.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
+    ...                    "score": [4.0, 3.0, 2.0, 1.0], "relevance": [3, 0, 2, 1]})
+    >>> value = df.select(prk.err(max_grade=3)).item()
+    >>> value == 7 / 8 + 1 / 3 * 3 / 8 * 1 / 8 + 1 / 4 * 1 / 8 * 1 / 8 * 5 / 8
+    True
+    """,
+)
+def _err(f: Features, k: int | None, *, max_grade: MaxGrade = None) -> pl.Expr:
+    top = f.rating_range[1] if max_grade is None else max_grade
+    within = f.ret if k is None else f.ret & (f.o <= k)
+    grade = f.rel.clip(0.0, max(top, 0.0))
+    stop = pl.when(within).then((2.0**grade - 1.0) / 2.0**top).otherwise(0.0)
+    # Down the list: the chance to reach each rank is the product of (1 - R) above it.
+    in_order = stop.sort_by(f.o)
+    reach = (1.0 - in_order).cum_prod().shift(1, fill_value=1.0)
+    return (in_order * reach / f64(f.o.sort())).sum()

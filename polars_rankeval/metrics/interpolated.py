@@ -14,14 +14,20 @@ the orderings of tied scores has no closed form built from tie-group sums, so
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import polars as pl
 
 from polars_rankeval._features import Features
-from polars_rankeval._types import TiePolicy
-from polars_rankeval.metrics._common import defined_if, hits, inline, num_relevant, safe_div
-from polars_rankeval.registry import register
+from polars_rankeval.metrics._common import Rel, defined_if, hits, num_relevant, safe_div
+from polars_rankeval.registry import Interval, register
 
-DETERMINISTIC = ("item_desc", "item_asc", "optimistic", "pessimistic")
+Level = Annotated[
+    float,
+    Interval(0, 1),
+    "recall level; 0 gives the best precision anywhere in the list",
+]
+
 # trec_eval's 11 standard recall levels (the same doubles as its C literals).
 ELEVEN_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
@@ -61,7 +67,7 @@ def _iprec_at_levels(f: Features, rel: float, levels: tuple[float, ...]) -> list
     defined="truth",
     family="binary",
     takes_k=False,
-    tie_policies=DETERMINISTIC,
+    ties_require=("deterministic",),
     summary="Interpolated precision at a recall level (default 0: the best precision).",
     definition=(
         "max of hits@p / p over the recommended ranks p with hits@p >= lround(level * R) "
@@ -70,98 +76,12 @@ def _iprec_at_levels(f: Features, rel: float, levels: tuple[float, ...]) -> list
         "Deterministic tie policies only: the expectation over tied orderings has no "
         "exact closed form."
     ),
-)
-def _iprec_at_recall(f: Features, k: None, *, level: float = 0.0, rel: float = 1.0) -> pl.Expr:
-    (value,) = _iprec_at_levels(f, rel, (level,))
-    return defined_if(num_relevant(f, rel) > 0, value)
-
-
-@register(
-    "iprec_11pt",
-    defined="truth",
-    family="binary",
-    takes_k=False,
-    tie_policies=DETERMINISTIC,
-    summary="11-point interpolated average precision.",
-    definition=(
-        "mean of iprec_at_recall at the recall levels 0, 0.1, ..., 1 (trec_eval 11pt_avg). "
-        "Deterministic tie policies only, as iprec_at_recall."
-    ),
-)
-def _iprec_11pt(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
-    values = _iprec_at_levels(f, rel, ELEVEN_LEVELS)
-    return defined_if(num_relevant(f, rel) > 0, pl.sum_horizontal(values) / len(values))
-
-
-@register(
-    "relative_precision",
-    defined="truth",
-    family="binary",
-    aliases=("relative_P",),
-    summary="Precision at k over the best precision possible at k.",
-    definition=(
-        "hits@k / min(k, R) (trec_eval relative_P_k: precision up to R, recall after). "
-        "Without @k: hits / min(#recommended, R) (trec_eval set_relative_P), 0 when "
-        "nothing is recommended."
-    ),
-)
-def _relative_precision(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
-    n_rel = num_relevant(f, rel)
-    size = f.ret.cast(pl.Float64).sum() if k is None else pl.lit(float(k))
-    return defined_if(n_rel > 0, safe_div(hits(f, k, rel), pl.min_horizontal(size, n_rel)))
-
-
-@register(
-    "set_map",
-    defined="truth",
-    family="binary",
-    takes_k=False,
-    summary="Set precision times set recall of the whole recommendation list.",
-    definition=(
-        "hits^2 / (#recommended * R) over the whole list, ignoring its order "
-        "(trec_eval set_map); 0 when nothing is recommended."
-    ),
-)
-def _set_map(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
-    n_rel = num_relevant(f, rel)
-    found = hits(f, None, rel)
-    n_ret = f.ret.cast(pl.Float64).sum()
-    return defined_if(n_rel > 0, safe_div(found * found, n_ret * n_rel))
-
-
-# --------------------------------------------------------------------------- public API
-def iprec_at_recall(
-    *,
-    level: float = 0.0,
-    rel: float = 1.0,
-    ties: TiePolicy = "item_desc",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Interpolated precision at a recall level (trec_eval ``iprec_at_recall``).
+    doc="""
+    Interpolated precision at a recall level (trec_eval ``iprec_at_recall``).
 
     The best precision at any rank of the list whose recall reaches ``level``, with the
     level counted in relevant items as trec_eval does: ``lround(level * R)``. It is 0
     when the list never reaches that recall.
-
-    Parameters
-    ----------
-    level
-        Recall level in [0, 1]; 0 gives the best precision anywhere in the list.
-    rel
-        Minimum relevance that counts as relevant (inclusive).
-    ties
-        A deterministic tie policy (``"expected"`` is not supported); ``"item_desc"`` is
-        trec_eval's.
-    item, score, relevance, rank
-        Column names (see :func:`polars_rankeval.evaluate`).
-
-    Returns
-    -------
-    polars.Expr
-        Aggregates one user's rows to one Float64; null for a user with no relevant item.
 
     Notes
     -----
@@ -178,54 +98,35 @@ def iprec_at_recall(
     lround(2.8) = 3 (3/5); recall 1 is never reached.
 
     >>> import polars as pl
-    >>> from polars_rankeval.metrics.interpolated import iprec_at_recall
+    >>> from polars_rankeval.metrics import iprec_at_recall
     >>> df = pl.DataFrame({"user": [1] * 6, "item": list("ABCDEF"),
     ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
     ...                    "relevance": [1, 0, 1, 0, 1, 1]})
     >>> df.select(iprec_at_recall(level=0.5), iprec_at_recall(level=0.7),
     ...           iprec_at_recall(level=1.0)).row(0) == (2 / 3, 3 / 5, 0.0)
     True
-    """
-    return inline(
-        "iprec_at_recall",
-        None,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        level=level,
-        rel=rel,
-    )
+    """,
+)
+def _iprec_at_recall(f: Features, k: None, *, level: Level = 0.0, rel: Rel = 1.0) -> pl.Expr:
+    (value,) = _iprec_at_levels(f, rel, (level,))
+    return defined_if(num_relevant(f, rel) > 0, value)
 
 
-def iprec_11pt(
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "item_desc",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """11-point interpolated average precision (trec_eval ``11pt_avg``).
+@register(
+    "iprec_11pt",
+    defined="truth",
+    family="binary",
+    takes_k=False,
+    ties_require=("deterministic",),
+    summary="11-point interpolated average precision.",
+    definition=(
+        "mean of iprec_at_recall at the recall levels 0, 0.1, ..., 1 (trec_eval 11pt_avg). "
+        "Deterministic tie policies only, as iprec_at_recall."
+    ),
+    doc="""
+    11-point interpolated average precision (trec_eval ``11pt_avg``).
 
     The mean of :func:`iprec_at_recall` at the recall levels 0, 0.1, ..., 1.
-
-    Parameters
-    ----------
-    rel
-        Minimum relevance that counts as relevant (inclusive).
-    ties
-        A deterministic tie policy (``"expected"`` is not supported); ``"item_desc"`` is
-        trec_eval's.
-    item, score, relevance, rank
-        Column names (see :func:`polars_rankeval.evaluate`).
-
-    Returns
-    -------
-    polars.Expr
-        Aggregates one user's rows to one Float64; null for a user with no relevant item.
 
     Examples
     --------
@@ -234,61 +135,43 @@ def iprec_11pt(
     2/3, 2/3, 2/3, 3/5, 3/5, 0, 0.
 
     >>> import polars as pl
-    >>> from polars_rankeval.metrics.interpolated import iprec_11pt
+    >>> from polars_rankeval.metrics import iprec_11pt
     >>> df = pl.DataFrame({"user": [1] * 6, "item": list("ABCDEF"),
     ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
     ...                    "relevance": [1, 0, 1, 0, 1, 1]})
     >>> round(df.select(iprec_11pt()).item(), 6)  # (4 * 1 + 3 * 2/3 + 2 * 3/5) / 11
     0.654545
-    """
-    return inline(
-        "iprec_11pt",
-        None,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
+    """,
+)
+def _iprec_11pt(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
+    values = _iprec_at_levels(f, rel, ELEVEN_LEVELS)
+    return defined_if(num_relevant(f, rel) > 0, pl.sum_horizontal(values) / len(values))
 
 
-def relative_precision(
-    k: int | None = None,
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Relative precision at k (trec_eval ``relative_P``): hits@k / min(k, R).
+@register(
+    "relative_precision",
+    defined="truth",
+    family="binary",
+    aliases=("relative_P",),
+    summary="Precision at k over the best precision possible at k.",
+    definition=(
+        "hits@k / min(k, R) (trec_eval relative_P_k: precision up to R, recall after). "
+        "Without @k: hits / min(#recommended, R) (trec_eval set_relative_P), 0 when "
+        "nothing is recommended."
+    ),
+    doc="""
+    Relative precision at k (trec_eval ``relative_P``): hits@k / min(k, R).
 
     Precision relative to the best precision a list can reach at k: precision while
     k <= R, recall after. Without ``k``, trec_eval's ``set_relative_P``: hits over
     min(#recommended, R).
-
-    Parameters
-    ----------
-    k
-        Cutoff; ``None`` uses the whole recommendation list.
-    rel
-        Minimum relevance that counts as relevant (inclusive).
-    ties, item, score, relevance, rank
-        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
-
-    Returns
-    -------
-    polars.Expr
-        Aggregates one user's rows to one Float64; null for a user with no relevant item.
 
     Examples
     --------
     The list of :func:`iprec_at_recall`: relevant at ranks 1, 3, 5; R = 4.
 
     >>> import polars as pl
-    >>> from polars_rankeval.metrics.interpolated import relative_precision
+    >>> from polars_rankeval.metrics import relative_precision
     >>> df = pl.DataFrame({"user": [1] * 6, "item": list("ABCDEF"),
     ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
     ...                    "relevance": [1, 0, 1, 0, 1, 1]})
@@ -301,55 +184,43 @@ def relative_precision(
     ╞══════════════════════╪══════════════════════╡
     │ 0.5                  ┆ 0.75                 │
     └──────────────────────┴──────────────────────┘
-    """
-    return inline(
-        "relative_precision",
-        k,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
+    """,
+)
+def _relative_precision(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
+    n_rel = num_relevant(f, rel)
+    size = f.ret.cast(pl.Float64).sum() if k is None else pl.lit(float(k))
+    return defined_if(n_rel > 0, safe_div(hits(f, k, rel), pl.min_horizontal(size, n_rel)))
 
 
-def set_map(
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Set MAP (trec_eval ``set_map``): set precision times set recall.
+@register(
+    "set_map",
+    defined="truth",
+    family="binary",
+    takes_k=False,
+    summary="Set precision times set recall of the whole recommendation list.",
+    definition=(
+        "hits^2 / (#recommended * R) over the whole list, ignoring its order "
+        "(trec_eval set_map); 0 when nothing is recommended."
+    ),
+    doc="""
+    Set MAP (trec_eval ``set_map``): set precision times set recall.
 
     ``hits**2 / (#recommended * R)`` over the whole list; the order of the list (and so
     the tie policy) does not matter.
 
-    Parameters
-    ----------
-    rel
-        Minimum relevance that counts as relevant (inclusive).
-    ties, item, score, relevance, rank
-        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
-
-    Returns
-    -------
-    polars.Expr
-        Aggregates one user's rows to one Float64; null for a user with no relevant item.
-
     Examples
     --------
     >>> import polars as pl
-    >>> from polars_rankeval.metrics.interpolated import set_map
+    >>> from polars_rankeval.metrics import set_map
     >>> df = pl.DataFrame({"user": [1] * 6, "item": list("ABCDEF"),
     ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
     ...                    "relevance": [1, 0, 1, 0, 1, 1]})
     >>> df.select(set_map()).item()  # (3 / 5) * (3 / 4) = 3 * 3 / (5 * 4)
     0.45
-    """
-    return inline(
-        "set_map", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank, rel=rel
-    )
+    """,
+)
+def _set_map(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
+    n_rel = num_relevant(f, rel)
+    found = hits(f, None, rel)
+    n_ret = f.ret.cast(pl.Float64).sum()
+    return defined_if(n_rel > 0, safe_div(found * found, n_ret * n_rel))

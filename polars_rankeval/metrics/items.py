@@ -52,7 +52,7 @@ from __future__ import annotations
 import polars as pl
 
 from polars_rankeval._features import Features
-from polars_rankeval.metrics._common import defined_if
+from polars_rankeval.metrics._common import Rel, defined_if, partial_sums
 from polars_rankeval.registry import GlobalPlan, register
 
 FAMILY = "item"
@@ -65,7 +65,7 @@ def _plan(f: Features, parts: dict[str, pl.Expr], value: pl.Expr) -> GlobalPlan:
     aggs = [expr.sum().alias(name) for name, expr in parts.items()]
 
     def partial(rows: pl.LazyFrame) -> pl.LazyFrame:
-        return rows.group_by(group).agg(aggs)
+        return partial_sums(rows, group, aggs)
 
     def finalize(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
         return merged.select(*by_cols, item, value.alias("value")).sort([*by_cols, item])
@@ -99,7 +99,7 @@ def _item_exposure(f: Features, k: int | None) -> GlobalPlan:
         "(expected ties: of the probability). Evaluate with per_item=True."
     ),
 )
-def _item_hits(f: Features, k: int | None, *, rel: float = 1.0) -> GlobalPlan:
+def _item_hits(f: Features, k: int | None, *, rel: Rel = 1.0) -> GlobalPlan:
     return _plan(f, {"hits": f.p_in(k) * f.is_rel(rel)}, pl.col("hits"))
 
 
@@ -114,7 +114,7 @@ def _item_hits(f: Features, k: int | None, *, rel: float = 1.0) -> GlobalPlan:
         "or not; null when it is relevant to no one. Evaluate with per_item=True."
     ),
 )
-def _item_recall(f: Features, k: int | None, *, rel: float = 1.0) -> GlobalPlan:
+def _item_recall(f: Features, k: int | None, *, rel: Rel = 1.0) -> GlobalPlan:
     is_rel = f.is_rel(rel)
     hits, relevant = pl.col("hits"), pl.col("relevant")
     value = defined_if(relevant > 0, hits / relevant)
@@ -132,7 +132,7 @@ def _item_recall(f: Features, k: int | None, *, rel: float = 1.0) -> GlobalPlan:
         "E[hits] / E[exposure]. Evaluate with per_item=True."
     ),
 )
-def _item_precision(f: Features, k: int | None, *, rel: float = 1.0) -> GlobalPlan:
+def _item_precision(f: Features, k: int | None, *, rel: Rel = 1.0) -> GlobalPlan:
     p = f.p_in(k)
     hits, exposure = pl.col("hits"), pl.col("exposure")
     value = defined_if(exposure > 0, hits / exposure)

@@ -8,20 +8,22 @@ trec_eval's documents outside the pool.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import polars as pl
 
-from polars_rankeval._features import Features, _f64
-from polars_rankeval._types import TiePolicy
-from polars_rankeval.metrics._common import defined_if, inline, num_relevant, safe_div
+from polars_rankeval._features import Features
+from polars_rankeval.metrics._common import Rel, defined_if, f64, num_relevant, safe_div
 from polars_rankeval.registry import register
 
-DETERMINISTIC = ("item_desc", "item_asc", "optimistic", "pessimistic")
+Weight = Annotated[float, "weight of one item of this kind (see the definition)"]
+
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 
 
 def _judged_nonrel(f: Features, rel: float) -> pl.Expr:
     """1.0 for judged rows below the relevance threshold, else 0.0."""
-    return _f64(f.judged & (f.rel < rel))
+    return f64(f.judged & (f.rel < rel))
 
 
 def _judged_above(f: Features) -> pl.Expr:
@@ -43,20 +45,41 @@ def _judged_above(f: Features) -> pl.Expr:
         "(trec_eval bpref). Expected ties: of the m judged non-relevant items tied with "
         "r, a number uniform on 0..m precede it."
     ),
+    doc="""
+    Binary preference (Buckley & Voorhees, 2004), trec_eval's ``bpref``.
+
+    Each relevant recommended item scores 1 minus the share of judged non-relevant items
+    ranked above it (capped at R, over min(R, #judged non-relevant)); the sum is
+    divided by R, the number of relevant items. Unjudged items (null relevance) are
+    ignored instead of being read as non-relevant.
+
+    Examples
+    --------
+    Relevant A and C, judged non-relevant B and D, unjudged U: A has no judged
+    non-relevant item above it (1), C has one (1 - min(1, 2) / min(2, 2) = 1/2).
+
+    >>> import polars as pl
+    >>> from polars_rankeval.metrics import bpref
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("AUBCD"),
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0],
+    ...                    "relevance": [1, None, 0, 1, 0]})
+    >>> df.select(bpref()).item()  # (1 + 1/2) / 2
+    0.75
+    """,
 )
-def _bpref(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
+def _bpref(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
     n_rel = num_relevant(f, rel)
     r_row = f.user_total(is_rel, f"rel>={rel}")
     # Judged non-relevant items strictly above the tie group (relevant rows are judged).
-    x0 = _f64(_judged_above(f) - f.rel_above(rel))
-    m = _f64(f.gsum(_judged_nonrel(f, rel), f"judged_nonrel:{rel}"))
+    x0 = f64(_judged_above(f) - f.rel_above(rel))
+    m = f64(f.gsum(_judged_nonrel(f, rel), f"judged_nonrel:{rel}"))
     # E[min(x0 + H, R)], H uniform on 0..m: the first t values of x0 + h are below R.
     t = (r_row - x0).clip(0.0, m + 1.0)
     capped_mean = (t * x0 + t * (t - 1.0) / 2.0 + (m + 1.0 - t) * r_row) / (m + 1.0)
     relevant_ret = f.ret & (is_rel > 0)
     lost = pl.when(relevant_ret).then(capped_mean).otherwise(0.0).sum()
-    n_rel_ret = _f64(relevant_ret).sum()
+    n_rel_ret = f64(relevant_ret).sum()
     den = pl.min_horizontal(_judged_nonrel(f, rel).sum(), n_rel)
     return defined_if(n_rel > 0, (n_rel_ret - safe_div(lost, den)) / n_rel)
 
@@ -67,7 +90,7 @@ def _bpref(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
     family="judged",
     takes_k=False,
     normalized=False,
-    tie_policies=DETERMINISTIC,
+    ties_require=("deterministic",),
     aliases=("infAP", "infap"),
     summary="Inferred AP (Yilmaz & Aslam): AP estimated from the judged items only.",
     definition=(
@@ -76,20 +99,40 @@ def _bpref(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
         "e = 1e-5 (trec_eval infAP; close to AP, not exactly 1 for a perfect ranking). "
         "Deterministic tie policies only."
     ),
+    doc="""
+    Inferred average precision (Yilmaz & Aslam, 2006), trec_eval's ``infAP``.
+
+    The precision above each relevant recommended item is estimated from the judged
+    items above it only; with complete judgments it is AP up to trec_eval's epsilon
+    (1e-5). Only deterministic tie policies are supported (default ``"item_desc"``).
+
+    Examples
+    --------
+    Relevant A (rank 1) and C (rank 3) under an unjudged U: C scores
+    (1 + 1 * (1 + e) / (1 + 2e)) / 3, about 2/3, so infAP is about (1 + 2/3) / 2.
+
+    >>> import polars as pl
+    >>> from polars_rankeval.metrics import inf_ap
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": list("AUC"),
+    ...                    "score": [3.0, 2.0, 1.0], "relevance": [1, None, 1]})
+    >>> round(df.select(inf_ap()).item(), 4)
+    0.8333
+    """,
 )
-def _inf_ap(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
+def _inf_ap(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
     n_rel = num_relevant(f, rel)
-    judged_above = _f64(_judged_above(f))
-    rel_above = _f64(f.rel_above(rel))
+    judged_above = f64(_judged_above(f))
+    rel_above = f64(f.rel_above(rel))
     eps = INFAP_EPSILON
-    term = (1.0 + judged_above * (rel_above + eps) / (judged_above + 2.0 * eps)) / _f64(f.o)
+    term = (1.0 + judged_above * (rel_above + eps) / (judged_above + 2.0 * eps)) / f64(f.o)
     total = pl.when(f.ret & (is_rel > 0)).then(term).otherwise(0.0).sum()
     return defined_if(n_rel > 0, total / n_rel)
 
 
 @register(
     "num_nonrel_judged_ret",
+    higher_is_better=False,
     defined="always",
     family="judged",
     normalized=False,
@@ -98,13 +141,27 @@ def _inf_ap(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
         "#recommended items within the top k with a relevance judgment below rel "
         "(trec_eval num_nonrel_judged_ret); never undefined."
     ),
+    doc="""
+    Number of judged non-relevant items among the top ``k`` recommendations.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval.metrics import num_nonrel_judged_ret
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": [1, 2, 3, 4],
+    ...                    "score": [0.9, 0.5, 0.5, None], "relevance": [0, None, 0, 0]})
+    >>> df.select(num_nonrel_judged_ret(2)).item()  # 1 + item 3 in 1 of 2 tie orders
+    1.5
+    """,
 )
-def _num_nonrel_judged_ret(f: Features, k: int | None, *, rel: float = 1.0) -> pl.Expr:
+def _num_nonrel_judged_ret(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     return (_judged_nonrel(f, rel) * f.p_in(k)).sum()
 
 
 @register(
     "unjudged",
+    higher_is_better=False,
+    bounds=(0.0, 1.0),
     defined="always",
     family="judged",
     normalized=False,
@@ -115,15 +172,30 @@ def _num_nonrel_judged_ret(f: Features, k: int | None, *, rel: float = 1.0) -> p
         "with judged items (trec_eval unj_k); without @k over #recommended, 0 when nothing "
         "is recommended; never undefined."
     ),
+    doc="""
+    Fraction of the top ``k`` recommendations without a judgment (trec_eval ``unj``).
+
+    A list shorter than ``k`` counts as padded with judged items.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval.metrics import unjudged
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
+    ...                    "score": [0.9, 0.8, 0.7], "relevance": [1, None, None]})
+    >>> df.select(unjudged(2), unjudged(5)).row(0)  # 1/2 and 2/5
+    (0.5, 0.4)
+    """,
 )
 def _unjudged(f: Features, k: int | None) -> pl.Expr:
-    unjudged = (_f64(~f.judged) * f.p_in(k)).sum()
-    den = _f64(f.ret).sum() if k is None else pl.lit(float(k))
+    unjudged = (f64(~f.judged) * f.p_in(k)).sum()
+    den = f64(f.ret).sum() if k is None else pl.lit(float(k))
     return safe_div(unjudged, den)
 
 
 @register(
     "utility",
+    bounds=(None, None),
     defined="always",
     family="judged",
     normalized=False,
@@ -135,16 +207,31 @@ def _unjudged(f: Features, k: int | None) -> pl.Expr:
         "non-relevant); d counts the user's rows, where trec_eval counts the collection "
         "(-N). Can be negative; never undefined."
     ),
+    doc="""
+    Linear set utility of the recommended top ``k`` (trec_eval ``utility``).
+
+    Examples
+    --------
+    Two relevant and three non-relevant items recommended, one relevant item not.
+
+    >>> import polars as pl
+    >>> from polars_rankeval.metrics import utility
+    >>> df = pl.DataFrame({"user": [1] * 6, "item": list("ABCDEF"),
+    ...                    "score": [6.0, 5.0, 4.0, 3.0, 2.0, None],
+    ...                    "relevance": [1, 0, None, 2, 0, 1]})
+    >>> df.select(utility(), utility(c=-0.5)).row(0)  # 2 - 3, then - 0.5 * 1
+    (-1.0, -1.5)
+    """,
 )
 def _utility(
     f: Features,
     k: int | None,
     *,
-    a: float = 1.0,
-    b: float = -1.0,
-    c: float = 0.0,
-    d: float = 0.0,
-    rel: float = 1.0,
+    a: Weight = 1.0,
+    b: Weight = -1.0,
+    c: Weight = 0.0,
+    d: Weight = 0.0,
+    rel: Rel = 1.0,
 ) -> pl.Expr:
     p_in = f.p_in(k)
     rel_ret = (f.is_rel(rel) * p_in).sum()
@@ -156,205 +243,4 @@ def _utility(
         + b * (n_ret - rel_ret)
         + c * (n_rel - rel_ret)
         + d * (n_rows - n_rel - n_ret + rel_ret)
-    )
-
-
-# --------------------------------------------------------------------------- public API
-def bpref(
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Binary preference (Buckley & Voorhees, 2004), trec_eval's ``bpref``.
-
-    Each relevant recommended item scores 1 minus the share of judged non-relevant items
-    ranked above it (capped at R, over min(R, #judged non-relevant)); the sum is
-    divided by R, the number of relevant items. Unjudged items (null relevance) are
-    ignored instead of being read as non-relevant.
-
-    Parameters
-    ----------
-    rel
-        Minimum relevance that counts as relevant (inclusive).
-    ties, item, score, relevance, rank
-        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
-
-    Returns
-    -------
-    polars.Expr
-        Aggregates one user's rows to one Float64; null for a user with no relevant item.
-
-    Examples
-    --------
-    Relevant A and C, judged non-relevant B and D, unjudged U: A has no judged
-    non-relevant item above it (1), C has one (1 - min(1, 2) / min(2, 2) = 1/2).
-
-    >>> import polars as pl
-    >>> from polars_rankeval.metrics.judged import bpref
-    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("AUBCD"),
-    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0],
-    ...                    "relevance": [1, None, 0, 1, 0]})
-    >>> df.select(bpref()).item()  # (1 + 1/2) / 2
-    0.75
-    """
-    return inline(
-        "bpref", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank, rel=rel
-    )
-
-
-def inf_ap(
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "item_desc",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Inferred average precision (Yilmaz & Aslam, 2006), trec_eval's ``infAP``.
-
-    The precision above each relevant recommended item is estimated from the judged
-    items above it only; with complete judgments it is AP up to trec_eval's epsilon
-    (1e-5). Only deterministic tie policies are supported (default ``"item_desc"``).
-
-    Parameters
-    ----------
-    rel
-        Minimum relevance that counts as relevant (inclusive).
-    ties, item, score, relevance, rank
-        Tie policy (not ``"expected"``) and column names.
-
-    Examples
-    --------
-    Relevant A (rank 1) and C (rank 3) under an unjudged U: C scores
-    (1 + 1 * (1 + e) / (1 + 2e)) / 3, about 2/3, so infAP is about (1 + 2/3) / 2.
-
-    >>> import polars as pl
-    >>> from polars_rankeval.metrics.judged import inf_ap
-    >>> df = pl.DataFrame({"user": [1] * 3, "item": list("AUC"),
-    ...                    "score": [3.0, 2.0, 1.0], "relevance": [1, None, 1]})
-    >>> round(df.select(inf_ap()).item(), 4)
-    0.8333
-    """
-    return inline(
-        "inf_ap", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank, rel=rel
-    )
-
-
-def num_nonrel_judged_ret(
-    k: int | None = None,
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Number of judged non-relevant items among the top ``k`` recommendations.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from polars_rankeval.metrics.judged import num_nonrel_judged_ret
-    >>> df = pl.DataFrame({"user": [1] * 4, "item": [1, 2, 3, 4],
-    ...                    "score": [0.9, 0.5, 0.5, None], "relevance": [0, None, 0, 0]})
-    >>> df.select(num_nonrel_judged_ret(2)).item()  # 1 + item 3 in 1 of 2 tie orders
-    1.5
-    """
-    return inline(
-        "num_nonrel_judged_ret",
-        k,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        rel=rel,
-    )
-
-
-def unjudged(
-    k: int | None = None,
-    *,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Fraction of the top ``k`` recommendations without a judgment (trec_eval ``unj``).
-
-    A list shorter than ``k`` counts as padded with judged items.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from polars_rankeval.metrics.judged import unjudged
-    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
-    ...                    "score": [0.9, 0.8, 0.7], "relevance": [1, None, None]})
-    >>> df.select(unjudged(2), unjudged(5)).row(0)  # 1/2 and 2/5
-    (0.5, 0.4)
-    """
-    return inline("unjudged", k, ties=ties, item=item, score=score, relevance=relevance, rank=rank)
-
-
-def utility(
-    k: int | None = None,
-    *,
-    a: float = 1.0,
-    b: float = -1.0,
-    c: float = 0.0,
-    d: float = 0.0,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Linear set utility of the recommended top ``k`` (trec_eval ``utility``).
-
-    Parameters
-    ----------
-    k
-        Cutoff; ``None`` uses the whole recommendation list.
-    a, b, c, d
-        Weights of relevant recommended, non-relevant recommended, relevant not
-        recommended and non-relevant not recommended items (the user's rows; unjudged
-        items count as non-relevant).
-    rel
-        Minimum relevance that counts as relevant (inclusive).
-    ties, item, score, relevance, rank
-        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
-
-    Examples
-    --------
-    Two relevant and three non-relevant items recommended, one relevant item not.
-
-    >>> import polars as pl
-    >>> from polars_rankeval.metrics.judged import utility
-    >>> df = pl.DataFrame({"user": [1] * 6, "item": list("ABCDEF"),
-    ...                    "score": [6.0, 5.0, 4.0, 3.0, 2.0, None],
-    ...                    "relevance": [1, 0, None, 2, 0, 1]})
-    >>> df.select(utility(), utility(c=-0.5)).row(0)  # 2 - 3, then - 0.5 * 1
-    (-1.0, -1.5)
-    """
-    return inline(
-        "utility",
-        k,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=rank,
-        a=a,
-        b=b,
-        c=c,
-        d=d,
-        rel=rel,
     )

@@ -20,17 +20,29 @@ Two averages (``average=``):
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Annotated, Literal
 
 import polars as pl
 
 from polars_rankeval._features import Features
-from polars_rankeval._types import TiePolicy
-from polars_rankeval.metrics._common import defined_if, inline
-from polars_rankeval.registry import GlobalPlan, register
+from polars_rankeval.metrics._common import defined_if, partial_sums
+from polars_rankeval.registry import GlobalPlan, Public, register
 
 FAMILY = "rating"
-Average = Literal["user", "global"]
+Average = Annotated[
+    Literal["user", "global"],
+    "the error per user, then the mean over users; or over all rated rows (summary only)",
+]
+Low = Annotated[
+    float | None,
+    "lower end of the rating scale; evaluate takes the lowest relevance of the input if none",
+]
+High = Annotated[
+    float | None,
+    "upper end of the rating scale; evaluate takes the highest relevance of the input if none",
+]
+# The expressions take a score (predicted ratings), never a rank, and no average=global.
+PUBLIC = Public(omit=("average",), rank=False)
 Finish = Callable[[pl.Expr], pl.Expr]
 
 
@@ -59,9 +71,7 @@ def _plan(
     parts = {"total": error.sum(), "count": error.count().cast(pl.Float64)}
 
     def partial(rows: pl.LazyFrame) -> pl.LazyFrame:
-        if by:
-            return rows.group_by(by).agg(**parts)
-        return rows.select(**parts)
+        return partial_sums(rows, by, parts)
 
     def finalize(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
         count = pl.col("count")
@@ -85,12 +95,33 @@ def _sqrt(x: pl.Expr) -> pl.Expr:
     family=FAMILY,
     takes_k=False,
     normalized=False,
+    higher_is_better=False,
+    public=PUBLIC,
     summary="Mean absolute error between predicted score and true rating.",
     definition=(
         "mean of |score - relevance| over the rows with both; average=user (default): per "
         "user, then the mean over users; average=global: over all rated rows of the by "
         "group (summary only). Null without a rated row. Needs a score, not rank=."
     ),
+    doc="""
+    Mean absolute error of one user's predicted ratings.
+
+    Over the rows with both a score (the predicted rating) and a relevance (the true
+    rating). This is the per-user error (``average="user"``); the error over all rows
+    at once is ``mae(average=global)`` in :func:`polars_rankeval.evaluate`.
+
+    Examples
+    --------
+    Errors 0.5, 1 and 0 (item D has no prediction, item E no rating).
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
+    ...                    "score": [3.5, 2.0, 5.0, None, 4.0],
+    ...                    "relevance": [4, 3, 5, 2, None]})
+    >>> df.select(prk.mae()).item() == (0.5 + 1 + 0) / 3
+    True
+    """,
 )
 def _mae(f: Features, k: None, *, average: Average = "user") -> pl.Expr | GlobalPlan:
     return _plan(f, "mae", average, squared=False, finish=_identity)
@@ -101,11 +132,26 @@ def _mae(f: Features, k: None, *, average: Average = "user") -> pl.Expr | Global
     family=FAMILY,
     takes_k=False,
     normalized=False,
+    higher_is_better=False,
+    public=PUBLIC,
     summary="Mean squared error between predicted score and true rating.",
     definition=(
         "mean of (score - relevance)^2 over the rows with both; average as for mae. Null "
         "without a rated row. Needs a score, not rank=."
     ),
+    doc="""
+    Mean squared error of one user's predicted ratings.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
+    ...                    "score": [3.5, 2.0, 5.0, None, 4.0],
+    ...                    "relevance": [4, 3, 5, 2, None]})
+    >>> df.select(prk.mse()).item() == (0.5**2 + 1**2 + 0**2) / 3
+    True
+    """,
 )
 def _mse(f: Features, k: None, *, average: Average = "user") -> pl.Expr | GlobalPlan:
     return _plan(f, "mse", average, squared=True, finish=_identity)
@@ -116,12 +162,30 @@ def _mse(f: Features, k: None, *, average: Average = "user") -> pl.Expr | Global
     family=FAMILY,
     takes_k=False,
     normalized=False,
+    higher_is_better=False,
+    public=PUBLIC,
     summary="Root mean squared error between predicted score and true rating.",
     definition=(
         "sqrt(mse): per user, then the mean of the users' RMSE (average=user, default), or "
         "the square root of the global MSE of the by group (average=global, summary only). "
         "Null without a rated row. Needs a score, not rank=."
     ),
+    doc="""
+    Root mean squared error of one user's predicted ratings.
+
+    Its mean over users is the default summary of ``rmse``; ``rmse(average=global)``
+    in :func:`polars_rankeval.evaluate` is the RMSE over all rated rows at once.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
+    ...                    "score": [3.5, 2.0, 5.0, None, 4.0],
+    ...                    "relevance": [4, 3, 5, 2, None]})
+    >>> df.select(prk.rmse()).item() == ((0.5**2 + 1**2 + 0**2) / 3) ** 0.5
+    True
+    """,
 )
 def _rmse(f: Features, k: None, *, average: Average = "user") -> pl.Expr | GlobalPlan:
     return _plan(f, "rmse", average, squared=True, finish=_sqrt)
@@ -133,6 +197,8 @@ def _rmse(f: Features, k: None, *, average: Average = "user") -> pl.Expr | Globa
     takes_k=False,
     normalized=False,
     needs=("rating_range",),
+    higher_is_better=False,
+    public=Public(omit=("average",), required=("low", "high"), rank=False),
     summary="Mean absolute error divided by the rating range.",
     definition=(
         "mae / (high - low), the range of the rating scale; a bound not given is the "
@@ -141,14 +207,31 @@ def _rmse(f: Features, k: None, *, average: Average = "user") -> pl.Expr | Globa
         "a bound from the data leaves an empty range). average as for mae. Null without a "
         "rated row. Needs a score, not rank=."
     ),
+    doc="""
+    Normalised mean absolute error: MAE divided by the rating range ``high - low``.
+
+    A stand-alone expression sees one user's rows only, so the rating range is
+    required here; :func:`polars_rankeval.evaluate` derives a missing bound from the
+    whole data.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
+    ...                    "score": [3.5, 2.0, 5.0, None, 4.0],
+    ...                    "relevance": [4, 3, 5, 2, None]})
+    >>> df.select(prk.nmae(low=1, high=5)).item() == (0.5 + 1 + 0) / 3 / (5 - 1)
+    True
+    """,
 )
 def _nmae(
     f: Features,
     k: None,
     *,
     average: Average = "user",
-    low: float | None = None,
-    high: float | None = None,
+    low: Low = None,
+    high: High = None,
 ) -> pl.Expr | GlobalPlan:
     if low is not None and high is not None and not high > low:
         msg = f"metric 'nmae' needs high > low, got low={low!r}, high={high!r}"
@@ -166,142 +249,3 @@ def _nmae(
         return mae / span if span > 0 else pl.lit(None, dtype=pl.Float64)
 
     return _plan(f, "nmae", average, squared=False, finish=finish)
-
-
-# --------------------------------------------------------------------------- public API
-def mae(
-    *,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str = "score",
-    relevance: str = "relevance",
-) -> pl.Expr:
-    """Mean absolute error of one user's predicted ratings.
-
-    Over the rows with both a score (the predicted rating) and a relevance (the true
-    rating). This is the per-user error (``average="user"``); the error over all rows
-    at once is ``mae(average=global)`` in :func:`polars_rankeval.evaluate`.
-
-    Parameters
-    ----------
-    ties, item, score, relevance
-        Tie policy (no effect) and column names (see :func:`polars_rankeval.evaluate`).
-
-    Returns
-    -------
-    polars.Expr
-        Aggregates one user's rows to one Float64; null without a rated row.
-
-    Examples
-    --------
-    Errors 0.5, 1 and 0 (item D has no prediction, item E no rating).
-
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
-    ...                    "score": [3.5, 2.0, 5.0, None, 4.0],
-    ...                    "relevance": [4, 3, 5, 2, None]})
-    >>> df.select(prk.mae()).item() == (0.5 + 1 + 0) / 3
-    True
-    """
-    return inline("mae", None, ties=ties, item=item, score=score, relevance=relevance, rank=None)
-
-
-def mse(
-    *,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str = "score",
-    relevance: str = "relevance",
-) -> pl.Expr:
-    """Mean squared error of one user's predicted ratings.
-
-    Arguments as for :func:`mae`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
-    ...                    "score": [3.5, 2.0, 5.0, None, 4.0],
-    ...                    "relevance": [4, 3, 5, 2, None]})
-    >>> df.select(prk.mse()).item() == (0.5**2 + 1**2 + 0**2) / 3
-    True
-    """
-    return inline("mse", None, ties=ties, item=item, score=score, relevance=relevance, rank=None)
-
-
-def rmse(
-    *,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str = "score",
-    relevance: str = "relevance",
-) -> pl.Expr:
-    """Root mean squared error of one user's predicted ratings.
-
-    Its mean over users is the default summary of ``rmse``; ``rmse(average=global)``
-    in :func:`polars_rankeval.evaluate` is the RMSE over all rated rows at once.
-    Arguments as for :func:`mae`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
-    ...                    "score": [3.5, 2.0, 5.0, None, 4.0],
-    ...                    "relevance": [4, 3, 5, 2, None]})
-    >>> df.select(prk.rmse()).item() == ((0.5**2 + 1**2 + 0**2) / 3) ** 0.5
-    True
-    """
-    return inline("rmse", None, ties=ties, item=item, score=score, relevance=relevance, rank=None)
-
-
-def nmae(
-    *,
-    low: float,
-    high: float,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str = "score",
-    relevance: str = "relevance",
-) -> pl.Expr:
-    """Normalised mean absolute error: MAE divided by the rating range ``high - low``.
-
-    A stand-alone expression sees one user's rows only, so the rating range is
-    required here; :func:`polars_rankeval.evaluate` derives a missing bound from the
-    whole data.
-
-    Parameters
-    ----------
-    low, high
-        The rating scale, ``high > low``.
-    ties, item, score, relevance
-        Tie policy (no effect) and column names (see :func:`polars_rankeval.evaluate`).
-
-    Returns
-    -------
-    polars.Expr
-        Aggregates one user's rows to one Float64; null without a rated row.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_rankeval as prk
-    >>> df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
-    ...                    "score": [3.5, 2.0, 5.0, None, 4.0],
-    ...                    "relevance": [4, 3, 5, 2, None]})
-    >>> df.select(prk.nmae(low=1, high=5)).item() == (0.5 + 1 + 0) / 3 / (5 - 1)
-    True
-    """
-    return inline(
-        "nmae",
-        None,
-        ties=ties,
-        item=item,
-        score=score,
-        relevance=relevance,
-        rank=None,
-        low=low,
-        high=high,
-    )

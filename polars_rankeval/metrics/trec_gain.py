@@ -7,28 +7,40 @@ unjudged items gain 0. All of them reproduce trec_eval (``rbp``, ``rbp_resid``,
 ``rbp``, ``rbp_resid`` and ``bin_g`` have exact expected values under tied scores.
 ``ndcg_rel``, ``rndcg`` and ``g`` divide a running sum over the list by a function of
 the position, so their expectation over the orderings of a tie group is not a sum of
-per-position terms; they implement the deterministic tie policies only. ``rbp_resid``
-looks at the ranks of unjudged items, which the optimistic / pessimistic policies leave
-in input order among the items of relevance 0; it refuses those two policies.
+per-position terms; they require a deterministic tie policy. ``rbp_resid`` looks at
+the ranks of unjudged items, which the optimistic / pessimistic policies order after
+the judged items of equal score and relevance (a total order, see
+:mod:`polars_rankeval._ties`).
 """
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import polars as pl
 
 from polars_rankeval._features import Features
-from polars_rankeval._types import TiePolicy
-from polars_rankeval.metrics._common import defined_if, inline, num_relevant
-from polars_rankeval.metrics.graded import _dcg_sum, _discount, _gain
-from polars_rankeval.registry import register
+from polars_rankeval.metrics._common import (
+    Rel,
+    dcg_sum,
+    defined_if,
+    discount_at,
+    gain_of,
+    num_relevant,
+)
+from polars_rankeval.registry import Interval, register
 
-DETERMINISTIC = ("item_desc", "item_asc", "optimistic", "pessimistic")
+Persistence = Annotated[
+    float,
+    Interval(0, 1, closed="neither"),
+    "persistence: the probability that the user goes on to the next item",
+]
 
 
 # --------------------------------------------------------------------------- helpers
 def _log2_disc(p: pl.Expr) -> pl.Expr:
     """trec_eval's DCG discount 1 / log2(p + 1)."""
-    return _discount(p, "log", 2.0, None)
+    return discount_at(p, "log", 2.0, None)
 
 
 def _in_list_order(f: Features, x: pl.Expr) -> pl.Expr:
@@ -38,13 +50,13 @@ def _in_list_order(f: Features, x: pl.Expr) -> pl.Expr:
 
 def _ideal_dcg_upto(f: Features) -> pl.Expr:
     """Element c-1: the ideal DCG cut at c (judged items by gain, best first)."""
-    gains = _gain(f, "linear").sort(descending=True)
+    gains = gain_of(f, "linear").sort(descending=True)
     return (gains * _log2_disc(pl.int_range(1, pl.len() + 1, dtype=pl.Int64))).cum_sum()
 
 
 def _ideal_dcg(f: Features) -> pl.Expr:
     """The ideal DCG over all judged items (as the ``ndcg`` metric builds it)."""
-    gain = _gain(f, "linear")
+    gain = gain_of(f, "linear")
     irank = f.ideal_rank(gain, "gain:linear")
     return pl.when(irank.is_not_null()).then(gain * _log2_disc(irank)).otherwise(0.0).sum()
 
@@ -73,8 +85,22 @@ def _n_positive(f: Features) -> pl.Expr:
         "positive relevance. Expected ties: each gain times the mean of p**(rank - 1) "
         "over its tie group's ranks."
     ),
+    doc="""
+    Rank-biased precision (Moffat & Zobel, 2008), as trec_eval's ``rbp``.
+
+    Examples
+    --------
+    Relevant items at ranks 1 and 3, persistence 1/2.
+
+    >>> import polars as pl
+    >>> from polars_rankeval.metrics import rbp
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": list("ABC"),
+    ...                    "score": [0.9, 0.8, 0.7], "relevance": [1, 0, 1]})
+    >>> df.select(rbp(p=0.5)).item()  # (1 - 0.5) * (1 + 0.5**2)
+    0.625
+    """,
 )
-def _rbp(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
+def _rbp(f: Features, k: None, *, p: Persistence = 0.9) -> pl.Expr:
     top = -f.user_min(-f.rel, "neg_rel")  # the highest relevance of the user
     gain = f.rel / pl.max_horizontal(top, pl.lit(1.0))
     weight = _rbp_weight(f, p)
@@ -94,8 +120,25 @@ def _rbp(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
         "p**(rank - 1) (trec_eval rbp_resid); 0 when no recommended item is unjudged, "
         "as in trec_eval. Expected ties: the mean of p**(rank - 1) over the tie group."
     ),
+    doc="""
+    The RBP residual (trec_eval ``rbp_resid``): how much RBP could still grow.
+
+    The weight of the unjudged recommended items plus the weight of the ranks past the
+    end of the list; 0 when every recommended item is judged (as in trec_eval).
+
+    Examples
+    --------
+    Three items, the second unjudged (null relevance), persistence 1/2.
+
+    >>> import polars as pl
+    >>> from polars_rankeval.metrics import rbp_resid
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": list("ABC"),
+    ...                    "score": [0.9, 0.8, 0.7], "relevance": [1, None, 0]})
+    >>> df.select(rbp_resid(p=0.5)).item()  # 0.5**3 + (1 - 0.5) * 0.5
+    0.375
+    """,
 )
-def _rbp_resid(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
+def _rbp_resid(f: Features, k: None, *, p: Persistence = 0.9) -> pl.Expr:
     unjudged = f.ret & ~f.judged
     weight = _rbp_weight(f, p)
     tail = pl.lit(p) ** f.ret.cast(pl.Float64).sum()
@@ -116,8 +159,26 @@ def _rbp_resid(f: Features, k: None, *, p: float = 0.9) -> pl.Expr:
         "within its tie group the number of non-relevant items above a relevant one is "
         "uniform on 0..(n - r)."
     ),
+    doc="""
+    Binary G (trec_eval ``binG``).
+
+    Each relevant recommended item scores ``1 / log2(2 + #non-relevant items above
+    it)``; the sum is divided by the number of relevant items.
+
+    Examples
+    --------
+    Relevant items at ranks 1 and 3 (one non-relevant item above the second), and a
+    third relevant item that was not recommended.
+
+    >>> import polars as pl
+    >>> from polars_rankeval.metrics import bin_g
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
+    ...                    "score": [0.9, 0.8, 0.7, None], "relevance": [1, 0, 1, 1]})
+    >>> round(df.select(bin_g()).item(), 6)  # (1 / log2(2) + 1 / log2(3)) / 3
+    0.543643
+    """,
 )
-def _bin_g(f: Features, k: None, *, rel: float = 1.0) -> pl.Expr:
+def _bin_g(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
     is_rel = f.ret & (f.rel >= rel)
     if f.expected:
         value = _bin_g_expected(f, rel)
@@ -149,7 +210,7 @@ def _bin_g_expected(f: Features, rel: float) -> pl.Expr:
     family="trec_gain",
     aliases=("G",),
     takes_k=False,
-    tie_policies=DETERMINISTIC,
+    ties_require=("deterministic",),
     summary="trec_eval's normalised gain G: gains discounted by the gain still missing.",
     definition=(
         "sum over recommended items at rank i of gain / log2(2 + cost(i) - got(i)), "
@@ -157,9 +218,29 @@ def _bin_g_expected(f: Features, rel: float) -> pl.Expr:
         "ideal gain); divided by the total gain of the judged items (trec_eval G). "
         "Null when no item has a positive relevance. Deterministic tie policies only."
     ),
+    doc="""
+    trec_eval's normalised gain ``G``.
+
+    The item at rank i scores ``gain / log2(2 + cost(i) - got(i))``: ``got(i)`` is the
+    gain of ranks 1..i, ``cost(i)`` that of the ideal ranks 1..i (each at least 1). The
+    sum is divided by the total gain of the judged items. Deterministic tie policies
+    only (the default is trec_eval's).
+
+    Examples
+    --------
+    Gains 1, 0, 2 and an unrecommended item of gain 1: the ideal list is 2, 1, 1, so
+    cost = 2, 3, 4 and got = 1, 1, 3.
+
+    >>> import polars as pl
+    >>> from polars_rankeval.metrics import g
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
+    ...                    "score": [0.9, 0.8, 0.7, None], "relevance": [1, 0, 2, 1]})
+    >>> round(df.select(g()).item(), 6)  # (1 / log2(2 + 2 - 1) + 2 / log2(2 + 4 - 3)) / 4
+    0.473197
+    """,
 )
 def _g(f: Features, k: None) -> pl.Expr:
-    gain = _gain(f, "linear")  # trec_eval: the relevance level
+    gain = gain_of(f, "linear")  # trec_eval: the relevance level
     got = _in_list_order(f, pl.when(f.ret).then(gain).otherwise(0.0))
     cost = gain.sort(descending=True).clip(lower_bound=1.0).cum_sum()
     pos = f.o - 1
@@ -175,7 +256,7 @@ def _g(f: Features, k: None) -> pl.Expr:
     defined="truth",
     family="trec_gain",
     takes_k=False,
-    tie_policies=DETERMINISTIC,
+    ties_require=("deterministic",),
     summary="nDCG averaged over the relevant items' ranks (trec_eval ndcg_rel).",
     definition=(
         "(sum over relevant recommended items at rank i of dcg@i / idcg@i + "
@@ -183,196 +264,8 @@ def _g(f: Features, k: None) -> pl.Expr:
         "relevance, gain = relevance, discount 1 / log2(rank + 1), idcg over all "
         "judged items. Null without a relevant item. Deterministic tie policies only."
     ),
-)
-def _ndcg_rel(f: Features, k: None) -> pl.Expr:
-    gain = _gain(f, "linear")  # trec_eval: the relevance level
-    dcg_upto = _in_list_order(f, pl.when(f.ret).then(gain * _log2_disc(f.o)).otherwise(0.0))
-    pos = f.o - 1
-    ratio = f.user_window(dcg_upto.gather(pos) / _ideal_dcg_upto(f).gather(pos), "ndcg_at_own_rank")
-    relevant_ret = f.ret & (gain > 0)
-    at_ranks = pl.when(relevant_ret).then(ratio).otherwise(0.0).sum()
-    n_rel = _n_positive(f)
-    missed = n_rel - relevant_ret.cast(pl.Float64).sum()
-    final = _dcg_sum(f, None, "linear", "log", 2.0, None) / _ideal_dcg(f)
-    return defined_if(n_rel > 0, (at_ranks + missed * final) / n_rel)
-
-
-@register(
-    "rndcg",
-    defined="truth",
-    family="trec_gain",
-    aliases=("Rndcg",),
-    takes_k=False,
-    tie_policies=DETERMINISTIC,
-    summary="nDCG averaged at the R-level cutoffs (trec_eval Rndcg).",
-    definition=(
-        "mean of ndcg@R_v over the distinct positive relevances v, R_v = #items with "
-        "relevance >= v (dcg cut at R_v, idcg cut at R_v; gain = relevance), plus the "
-        "full-list dcg / idcg when #recommended > R + 1 (R = #positive items), as "
-        "trec_eval computes it. Null without a relevant item. Deterministic tie policies "
-        "only."
-    ),
-)
-def _rndcg(f: Features, k: None) -> pl.Expr:
-    gain = _gain(f, "linear")  # trec_eval: the relevance level
-    dcg_upto = _in_list_order(f, pl.when(f.ret).then(gain * _log2_disc(f.o)).otherwise(0.0))
-    # One row per distinct positive gain (the last of its level in the ideal order)
-    # carries ndcg at R_v, the number of items with at least that gain; others null.
-    level_end = gain.rank("max", descending=True).cast(pl.Int64)
-    is_end = (gain > 0) & (gain.rank("ordinal", descending=True).cast(pl.Int64) == level_end)
-    cut = level_end - 1
-    at_level = pl.when(is_end).then(dcg_upto.gather(cut) / _ideal_dcg_upto(f).gather(cut))
-    ndcg_at_levels = f.user_window(at_level, "ndcg_at_level_ends")
-    n_rel = _n_positive(f)
-    extra = f.ret.cast(pl.Float64).sum() > n_rel + 1
-    final = _dcg_sum(f, None, "linear", "log", 2.0, None) / _ideal_dcg(f)
-    total = ndcg_at_levels.sum() + pl.when(extra).then(final).otherwise(0.0)
-    points = ndcg_at_levels.is_not_null().cast(pl.Float64).sum() + extra.cast(pl.Float64)
-    return defined_if(n_rel > 0, total / points)
-
-
-# --------------------------------------------------------------------------- public API
-def rbp(
-    *,
-    p: float = 0.9,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Rank-biased precision (Moffat & Zobel, 2008), as trec_eval's ``rbp``.
-
-    Parameters
-    ----------
-    p
-        Persistence: the probability that the user goes on to the next item, in (0, 1).
-    ties, item, score, relevance, rank
-        Tie policy and column names (see :func:`polars_rankeval.evaluate`).
-
-    Returns
-    -------
-    polars.Expr
-        ``(1 - p) * sum gain * p**(rank - 1)``; gains are the relevance scaled by the
-        user's highest relevance when it exceeds 1 (trec_eval). Null for a user with no
-        positive relevance.
-
-    Examples
-    --------
-    Relevant items at ranks 1 and 3, persistence 1/2.
-
-    >>> import polars as pl
-    >>> from polars_rankeval.metrics.trec_gain import rbp
-    >>> df = pl.DataFrame({"user": [1] * 3, "item": list("ABC"),
-    ...                    "score": [0.9, 0.8, 0.7], "relevance": [1, 0, 1]})
-    >>> df.select(rbp(p=0.5)).item()  # (1 - 0.5) * (1 + 0.5**2)
-    0.625
-    """
-    return inline(
-        "rbp", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank, p=p
-    )
-
-
-def rbp_resid(
-    *,
-    p: float = 0.9,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """The RBP residual (trec_eval ``rbp_resid``): how much RBP could still grow.
-
-    The weight of the unjudged recommended items plus the weight of the ranks past the
-    end of the list; 0 when every recommended item is judged (as in trec_eval).
-
-    Examples
-    --------
-    Three items, the second unjudged (null relevance), persistence 1/2.
-
-    >>> import polars as pl
-    >>> from polars_rankeval.metrics.trec_gain import rbp_resid
-    >>> df = pl.DataFrame({"user": [1] * 3, "item": list("ABC"),
-    ...                    "score": [0.9, 0.8, 0.7], "relevance": [1, None, 0]})
-    >>> df.select(rbp_resid(p=0.5)).item()  # 0.5**3 + (1 - 0.5) * 0.5
-    0.375
-    """
-    return inline(
-        "rbp_resid", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank, p=p
-    )
-
-
-def bin_g(
-    *,
-    rel: float = 1.0,
-    ties: TiePolicy = "expected",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Binary G (trec_eval ``binG``).
-
-    Each relevant recommended item scores ``1 / log2(2 + #non-relevant items above
-    it)``; the sum is divided by the number of relevant items.
-
-    Examples
-    --------
-    Relevant items at ranks 1 and 3 (one non-relevant item above the second), and a
-    third relevant item that was not recommended.
-
-    >>> import polars as pl
-    >>> from polars_rankeval.metrics.trec_gain import bin_g
-    >>> df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
-    ...                    "score": [0.9, 0.8, 0.7, None], "relevance": [1, 0, 1, 1]})
-    >>> round(df.select(bin_g()).item(), 6)  # (1 / log2(2) + 1 / log2(3)) / 3
-    0.543643
-    """
-    return inline(
-        "bin_g", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank, rel=rel
-    )
-
-
-def g(
-    *,
-    ties: TiePolicy = "item_desc",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """trec_eval's normalised gain ``G``.
-
-    The item at rank i scores ``gain / log2(2 + cost(i) - got(i))``: ``got(i)`` is the
-    gain of ranks 1..i, ``cost(i)`` that of the ideal ranks 1..i (each at least 1). The
-    sum is divided by the total gain of the judged items. Deterministic tie policies
-    only (the default is trec_eval's).
-
-    Examples
-    --------
-    Gains 1, 0, 2 and an unrecommended item of gain 1: the ideal list is 2, 1, 1, so
-    cost = 2, 3, 4 and got = 1, 1, 3.
-
-    >>> import polars as pl
-    >>> from polars_rankeval.metrics.trec_gain import g
-    >>> df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
-    ...                    "score": [0.9, 0.8, 0.7, None], "relevance": [1, 0, 2, 1]})
-    >>> round(df.select(g()).item(), 6)  # (1 / log2(2 + 2 - 1) + 2 / log2(2 + 4 - 3)) / 4
-    0.473197
-    """
-    return inline("g", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank)
-
-
-def ndcg_rel(
-    *,
-    ties: TiePolicy = "item_desc",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Normalised DCG averaged over the ranks of the relevant items (trec_eval ``ndcg_rel``).
+    doc="""
+    Normalised DCG averaged over the ranks of the relevant items (trec_eval ``ndcg_rel``).
 
     Each relevant recommended item at rank i contributes ``dcg@i / idcg@i``; each
     relevant item that was not recommended contributes the full-list ``dcg / idcg``.
@@ -384,7 +277,7 @@ def ndcg_rel(
 
     >>> import polars as pl
     >>> from math import log2
-    >>> from polars_rankeval.metrics.trec_gain import ndcg_rel
+    >>> from polars_rankeval.metrics import ndcg_rel
     >>> df = pl.DataFrame({"user": [1] * 4, "item": list("ABCD"),
     ...                    "score": [0.9, 0.8, 0.7, None], "relevance": [1, 0, 2, 1]})
     >>> dcg1, dcg3 = 1.0, 1 + 2 / log2(4)
@@ -392,21 +285,38 @@ def ndcg_rel(
     >>> expected = (dcg1 / idcg1 + dcg3 / idcg3 + dcg3 / idcg3) / 3
     >>> abs(df.select(ndcg_rel()).item() - expected) < 1e-12
     True
-    """
-    return inline(
-        "ndcg_rel", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank
-    )
+    """,
+)
+def _ndcg_rel(f: Features, k: None) -> pl.Expr:
+    gain = gain_of(f, "linear")  # trec_eval: the relevance level
+    dcg_upto = _in_list_order(f, pl.when(f.ret).then(gain * _log2_disc(f.o)).otherwise(0.0))
+    pos = f.o - 1
+    ratio = f.user_window(dcg_upto.gather(pos) / _ideal_dcg_upto(f).gather(pos), "ndcg_at_own_rank")
+    relevant_ret = f.ret & (gain > 0)
+    at_ranks = pl.when(relevant_ret).then(ratio).otherwise(0.0).sum()
+    n_rel = _n_positive(f)
+    missed = n_rel - relevant_ret.cast(pl.Float64).sum()
+    final = dcg_sum(f, None, "linear", "log", 2.0, None) / _ideal_dcg(f)
+    return defined_if(n_rel > 0, (at_ranks + missed * final) / n_rel)
 
 
-def rndcg(
-    *,
-    ties: TiePolicy = "item_desc",
-    item: str = "item",
-    score: str | None = None,
-    relevance: str = "relevance",
-    rank: str | None = None,
-) -> pl.Expr:
-    """Normalised DCG averaged at the R-level cutoffs (trec_eval ``Rndcg``).
+@register(
+    "rndcg",
+    defined="truth",
+    family="trec_gain",
+    aliases=("Rndcg",),
+    takes_k=False,
+    ties_require=("deterministic",),
+    summary="nDCG averaged at the R-level cutoffs (trec_eval Rndcg).",
+    definition=(
+        "mean of ndcg@R_v over the distinct positive relevances v, R_v = #items with "
+        "relevance >= v (dcg cut at R_v, idcg cut at R_v; gain = relevance), plus the "
+        "full-list dcg / idcg when #recommended > R + 1 (R = #positive items), as "
+        "trec_eval computes it. Null without a relevant item. Deterministic tie policies "
+        "only."
+    ),
+    doc="""
+    Normalised DCG averaged at the R-level cutoffs (trec_eval ``Rndcg``).
 
     For each distinct positive relevance v, ndcg at R_v = the number of items with
     relevance at least v; plus the full-list ndcg when more than R + 1 items are
@@ -420,7 +330,7 @@ def rndcg(
 
     >>> import polars as pl
     >>> from math import log2
-    >>> from polars_rankeval.metrics.trec_gain import rndcg
+    >>> from polars_rankeval.metrics import rndcg
     >>> df = pl.DataFrame({"user": [1] * 6, "item": list("ABCDEF"),
     ...                    "score": [0.9, 0.8, 0.7, 0.6, 0.5, None],
     ...                    "relevance": [1, 0, 2, 0, 0, 1]})
@@ -429,5 +339,21 @@ def rndcg(
     >>> expected = (1 / idcg1 + dcg / idcg3 + dcg / idcg3) / 3
     >>> abs(df.select(rndcg()).item() - expected) < 1e-12
     True
-    """
-    return inline("rndcg", None, ties=ties, item=item, score=score, relevance=relevance, rank=rank)
+    """,
+)
+def _rndcg(f: Features, k: None) -> pl.Expr:
+    gain = gain_of(f, "linear")  # trec_eval: the relevance level
+    dcg_upto = _in_list_order(f, pl.when(f.ret).then(gain * _log2_disc(f.o)).otherwise(0.0))
+    # One row per distinct positive gain (the last of its level in the ideal order)
+    # carries ndcg at R_v, the number of items with at least that gain; others null.
+    level_end = gain.rank("max", descending=True).cast(pl.Int64)
+    is_end = (gain > 0) & (gain.rank("ordinal", descending=True).cast(pl.Int64) == level_end)
+    cut = level_end - 1
+    at_level = pl.when(is_end).then(dcg_upto.gather(cut) / _ideal_dcg_upto(f).gather(cut))
+    ndcg_at_levels = f.user_window(at_level, "ndcg_at_level_ends")
+    n_rel = _n_positive(f)
+    extra = f.ret.cast(pl.Float64).sum() > n_rel + 1
+    final = dcg_sum(f, None, "linear", "log", 2.0, None) / _ideal_dcg(f)
+    total = ndcg_at_levels.sum() + pl.when(extra).then(final).otherwise(0.0)
+    points = ndcg_at_levels.is_not_null().cast(pl.Float64).sum() + extra.cast(pl.Float64)
+    return defined_if(n_rel > 0, total / points)
