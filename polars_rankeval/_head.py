@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from polars_rankeval._features import Features, order_kind
+from polars_rankeval._ties import resolve_ties
 
 if TYPE_CHECKING:
     from polars_rankeval._plan import Job
@@ -112,9 +113,9 @@ def _gain(rel: pl.Expr, gain: str) -> pl.Expr:
 def _discount(p: pl.Expr, discount: str, base: float, half_life: float | None) -> pl.Expr:
     """The discount of position ``p``, as the graded kernels define it."""
     # Imported here: the metrics package imports evaluate, which imports this module.
-    from polars_rankeval.metrics.graded import _discount as discount_of
+    from polars_rankeval.metrics._common import discount_at
 
-    return discount_of(p, discount, base, half_life)  # type: ignore[arg-type]
+    return discount_at(p, discount, base, half_life)
 
 
 def _at(name: str, k: int, empty: float = 0.0) -> pl.Expr:
@@ -185,7 +186,7 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
 
     cols, keys = job.icols, job.ikeys
     need = _Request(job, rows.collect_schema()[cols.relevance])
-    expected = job.ties == "expected"
+    expected = not resolve_ties(job.ties).deterministic
     length = need.k + TIE_MARGIN if expected else need.k
     relevance, order = pl.col(cols.relevance), pl.col(cols.order)
     descending = cols.rank is None
@@ -230,21 +231,26 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _tie_order(job: Job) -> tuple[list[pl.Expr], list[bool]]:
-    """Sort keys and directions of a deterministic policy (as :data:`TIE_ORDER`).
+    """Sort keys and directions of a deterministic policy: the score, then its breaks.
 
     The score (or rank) itself sorts exactly (``-0.0`` ties with ``0.0``) and its
-    nulls, the rows that were not recommended, come last.
+    nulls, the rows that were not recommended, come last; the tie-break keys are the
+    policy's (:attr:`polars_rankeval._ties.Ties.breaks`), as the general path orders
+    positions.
     """
     cols = job.icols
-    order, item = pl.col(cols.order), pl.col(cols.item)
-    best_first = cols.rank is None
-    if job.ties == "item_desc":
-        return [order, item], [best_first, True]
-    if job.ties == "item_asc":
-        return [order, item], [best_first, False]
     f = Features(cols, job.ties, None, order_dtype=job.order_dtype)
-    optimistic = job.ties == "optimistic"
-    return [order, f.rel, ~f.judged, item], [best_first, optimistic, False, False]
+    item = pl.col(cols.item)
+    keys: dict[str, tuple[pl.Expr, bool]] = {
+        "item_desc": (item, True),
+        "item_asc": (item, False),
+        "relevance_desc": (f.rel, True),
+        "relevance_asc": (f.rel, False),
+        "judged_first": (~f.judged, False),
+    }
+    breaks = [keys[key] for key in resolve_ties(job.ties).breaks]
+    by = [pl.col(cols.order), *(expr for expr, _ in breaks)]
+    return by, [cols.rank is None, *(descending for _, descending in breaks)]
 
 
 def _ideal_gains(
