@@ -118,6 +118,16 @@ def _discount(p: pl.Expr, discount: str, base: float, half_life: float | None) -
     return discount_at(p, discount, base, half_life)
 
 
+def _discounts(values: pl.Expr, discount: str, base: float, half_life: float | None) -> pl.Expr:
+    """The discounts of positions 1 .. len, one list per row of the list ``values``.
+
+    The positions come from ``int_ranges`` and the discount is an elementwise
+    ``list.eval`` (a ``list.eval`` with ``int_range`` runs per list: ~50x slower).
+    """
+    positions = pl.int_ranges(1, values.list.len() + 1)
+    return positions.list.eval(_discount(pl.element(), discount, base, half_life))
+
+
 def _at(name: str, k: int, empty: float = 0.0) -> pl.Expr:
     """The cumulative list ``name`` at position k (its last value beyond its end)."""
     values = pl.col(name)
@@ -265,9 +275,7 @@ def _ideal_gains(
     gains = positive.list.eval(_gain(pl.element(), gain)).list.sort(descending=True)
     if cut is not None:
         gains = gains.list.head(cut)
-    return gains * gains.list.eval(
-        _discount(pl.int_range(1, pl.len() + 1), discount, base, half_life)
-    )
+    return gains * _discounts(gains, discount, base, half_life)
 
 
 def _reduce(need: _Request, name: str, values: pl.Expr, cut: int | None = 0) -> pl.Expr:
@@ -309,9 +317,7 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
         if kind == "dcg":
             gain, discount, base, half_life = quantity[1:]
             gains = rel.list.eval(_gain(pl.element(), gain))
-            discounts = rel.list.eval(
-                _discount(pl.int_range(1, pl.len() + 1), discount, base, half_life)
-            )
+            discounts = _discounts(rel, discount, base, half_life)
             columns[name] = _reduce(need, name, gains * discounts)
             continue
         t = quantity[1]
