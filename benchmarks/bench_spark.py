@@ -58,6 +58,7 @@ from bench_core import (  # noqa: E402
 )
 
 import polars_rankeval as prk  # noqa: E402
+from polars_rankeval import _spark_ops  # noqa: E402
 from polars_rankeval import spark as prk_spark  # noqa: E402
 
 METRICS: list[str] = ["ndcg@10", "map@10", "mrr@10", "precision@10", "recall@10"]
@@ -192,13 +193,11 @@ def split_run(session: Any, sdf: Any, ui: StageMetrics, run: int) -> dict[str, A
     return {"wall": wall, **found, "stages": stages, "partitions": plan.n_partitions}
 
 
-def group_by_only(rows: Any, plan: prk_spark.Plan) -> Any:
-    """``_by_bucket`` without the repartition: ``groupBy(pmod(xxhash64(user), n))``."""
+def group_by_only(inputs: Any, user: str, n: int) -> Any:
+    """``by_bucket`` without the repartition: ``groupBy(pmod(xxhash64(user), n))``."""
     from pyspark.sql import functions as sf
 
-    user_slot = sf.col(f"__prk_c{plan.needed.index(plan.user)}")
-    bucket = sf.pmod(sf.xxhash64(user_slot), sf.lit(plan.n_partitions))
-    return prk_spark._safe_columns(rows, plan.needed).groupBy(bucket)
+    return inputs.groupBy(sf.pmod(sf.xxhash64(sf.col(user)), sf.lit(n)))
 
 
 def sweep_point(session: Any, sdf: Any, ui: StageMetrics, n: int, variant: str) -> dict[str, Any]:
@@ -533,18 +532,18 @@ def main(argv: list[str] | None = None) -> int:
 
         sweep: list[dict[str, Any]] = []
         if args.sweep:
-            shipped = prk_spark._by_bucket
+            shipped = _spark_ops.by_bucket
             for variant in ("repartition", "groupBy only"):
                 # "groupBy only" drops the repartition by bucket (the grouping is built on
                 # the driver, so patching it here changes the plan): AQE then coalesces.
                 if variant != "repartition":
-                    prk_spark._by_bucket = group_by_only  # type: ignore[assignment]
+                    _spark_ops.by_bucket = group_by_only
                 try:
                     for n in [int(x) for x in args.sweep_partitions.split(",")]:
                         sweep.append(sweep_point(session, sdf, ui, n, variant))
                         log(f"  sweep {sweep[-1]}")
                 finally:
-                    prk_spark._by_bucket = shipped
+                    _spark_ops.by_bucket = shipped
 
         log("same numbers ...")
         polars_summary = prk.evaluate(df, METRICS, validate=False)

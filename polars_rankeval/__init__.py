@@ -16,6 +16,7 @@ from polars_rankeval import namespace as _namespace  # registers df.rankeval / l
 
 if TYPE_CHECKING:
     from polars_rankeval import datasets, plot, trec
+    from polars_rankeval._evaluate import evaluate, join
     from polars_rankeval._overlap import OverlapWarning, overlap
     from polars_rankeval._types import (
         EMPTY_POLICIES,
@@ -27,9 +28,9 @@ if TYPE_CHECKING:
         UserUniverse,
     )
     from polars_rankeval.compare import compare, compare_per_user
+    from polars_rankeval.conventions import Convention, conventions
     from polars_rankeval.curves import curve, pr_curve
     from polars_rankeval.datasets import load_example, load_systems
-    from polars_rankeval.evaluate import evaluate, join
     from polars_rankeval.metrics.functions import *  # noqa: F403 - every metric function
     from polars_rankeval.popularity import item_popularity
     from polars_rankeval.registry import Metric, bind, expand_metric, list_metrics, parse_metric
@@ -105,12 +106,14 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "UserUniverse": ("polars_rankeval._types", "UserUniverse"),
     "compare": ("polars_rankeval.compare", "compare"),
     "compare_per_user": ("polars_rankeval.compare", "compare_per_user"),
+    "Convention": ("polars_rankeval.conventions", "Convention"),
+    "conventions": ("polars_rankeval.conventions", "conventions"),
     "curve": ("polars_rankeval.curves", "curve"),
     "pr_curve": ("polars_rankeval.curves", "pr_curve"),
     "load_example": ("polars_rankeval.datasets", "load_example"),
     "load_systems": ("polars_rankeval.datasets", "load_systems"),
-    "evaluate": ("polars_rankeval.evaluate", "evaluate"),
-    "join": ("polars_rankeval.evaluate", "join"),
+    "evaluate": ("polars_rankeval._evaluate", "evaluate"),
+    "join": ("polars_rankeval._evaluate", "join"),
     "inter_list_diversity_sampled": ("polars_rankeval.sampled", "inter_list_diversity_sampled"),
     "item_popularity": ("polars_rankeval.popularity", "item_popularity"),
     "Metric": ("polars_rankeval.registry", "Metric"),
@@ -176,6 +179,8 @@ __all__ = [
     "bind",
     "compare",
     "compare_per_user",
+    "Convention",
+    "conventions",
     "curve",
     "datasets",
     "evaluate",

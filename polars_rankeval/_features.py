@@ -108,7 +108,7 @@ class Features:
         :func:`order_kind`); ``None`` (unknown) ranks by the dense rank.
     columns
         The user's column name -> its name in the rows (``evaluate`` renames the input
-        columns, see :func:`polars_rankeval._plan.internal_names`); default: as is.
+        columns, see :func:`polars_rankeval._job.internal_names`); default: as is.
     """
 
     def __init__(

@@ -43,7 +43,7 @@ from polars_rankeval._features import Features, order_kind
 from polars_rankeval._ties import resolve_ties
 
 if TYPE_CHECKING:
-    from polars_rankeval._plan import Job
+    from polars_rankeval._job import Job
     from polars_rankeval.registry import Metric
 
 HEAD_METRICS = frozenset({"precision", "recall", "f1", "hit_rate", "mrr", "map", "dcg", "ndcg"})
@@ -187,12 +187,12 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
     """Per-user values of every metric of ``job`` (and the truth/recs flags).
 
     ``rows`` holds whole users with the plan's column names (see
-    :func:`polars_rankeval._plan.internal_names`). Returns one row per user with the
+    :func:`polars_rankeval._job.internal_names`). Returns one row per user with the
     key columns, one Float64 column per metric and the two boolean flags the user
-    universe is decided on (named as :meth:`polars_rankeval._plan.Job.build` names
+    universe is decided on (named as :func:`polars_rankeval._build.build` names
     them).
     """
-    from polars_rankeval._plan import _HAS_RECS, _HAS_TRUTH
+    from polars_rankeval._build import _HAS_RECS, _HAS_TRUTH
 
     cols, keys = job.icols, job.ikeys
     need = _Request(job, rows.collect_schema()[cols.relevance])

@@ -3,9 +3,10 @@
 Polars' streaming engine does not bound the memory of per-user work (ranks within a
 user, windows and list aggregations buffer everything), but per-user values only
 depend on the user's own rows. So the users are hashed into ``k`` buckets and the
-same plan (:class:`polars_rankeval._plan.Job`) runs on one bucket at a time; per-user
+same plan (:class:`polars_rankeval._job.Job`) runs on one bucket at a time; per-user
 values are concatenated and the global partials merged, which gives exactly the
-in-memory result, whatever ``k`` is.
+in-memory result, whatever ``k`` is. :class:`BucketedEngine` is this engine's side of
+the engine interface (:mod:`polars_rankeval._engine`).
 
 Two ways to read a bucket:
 
@@ -36,14 +37,18 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
 import polars as pl
 
-from polars_rankeval._plan import Job, UsersArg, wanted_users
+from polars_rankeval._build import wanted_users
+from polars_rankeval._engine import Scalar, UserOutputs
+from polars_rankeval._finish import finish
+from polars_rankeval._job import Job, UsersArg
+from polars_rankeval._run import PolarsScan, UserFn
 from polars_rankeval._types import STRATEGIES, Strategy, check_choice
 from polars_rankeval._validate import raise_on_problems, value_checks
 
@@ -326,44 +331,65 @@ def _clock(seconds: float) -> str:
     return f"{hours:d}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
 
 
-def run_bucketed(
-    job: Job,
-    lf: pl.LazyFrame,
-    *,
-    k: int,
-    mode: Strategy,
-    temp_dir: str | os.PathLike[str] | None,
-    validate: bool,
-    progress: bool,
-) -> pl.DataFrame:
-    """Run ``job`` bucket by bucket; the result equals the in-memory one.
+class BucketedEngine(PolarsScan):
+    """Users hashed into ``k`` buckets, the plan run on one bucket at a time.
 
-    ``k`` is capped by the number of distinct users (one pass over the user column):
-    more buckets than users only adds empty passes.
+    ``mode``: ``"buckets"`` (a filter on the user hash per pass) or ``"partition"`` (the
+    input written once, partitioned by bucket, to ``temp_dir``). The temporary files
+    live from :meth:`map_users` to the end of :meth:`finish`, which returns a computed
+    frame. ``k`` is capped by the number of distinct users (one pass over the user
+    column): more buckets than users only adds empty passes.
     """
-    cols = job.cols
-    source = lf.select(job.columns(lf.collect_schema()))
-    schema = source.collect_schema()
-    if k > 1:
-        n_users = source.select(pl.col(cols.user).n_unique()).collect(engine="streaming").item()
-        k = max(1, min(k, int(n_users)))
-    wanted = groups = None
-    if not isinstance(job.users, str):
-        wanted = wanted_users(job.users, cols.user, schema[cols.user]).to_frame()
-        if job.by:
-            # An explicit list is crossed with every by value of the input, not only
-            # with those present in a bucket (one pass reading the by columns).
-            groups = source.select(job.by).unique().collect(engine="streaming").lazy()
-    with temporary_directory(temp_dir) as work:
-        report = Progress(k, progress)
-        try:
-            return _run_buckets(job, source, work, report, k, mode, wanted, groups, validate)
-        finally:
-            report.close()
+
+    def __init__(
+        self,
+        lf: pl.LazyFrame,
+        *,
+        k: int,
+        mode: Strategy,
+        temp_dir: str | os.PathLike[str] | None,
+        progress: bool,
+    ) -> None:
+        super().__init__(lf)
+        self.k, self.mode, self.temp_dir, self.progress = k, mode, temp_dir, progress
+        self._stack = contextlib.ExitStack()
+
+    def distinct(self, columns: Sequence[str]) -> pl.LazyFrame:
+        return super().distinct(columns).collect(engine="streaming").lazy()
+
+    def map_users(self, job: Job, fn: UserFn, *, validate: bool) -> UserOutputs:
+        cols = job.cols
+        source = self.lf.select(job.columns(self.lf.collect_schema()))
+        schema = source.collect_schema()
+        k = self.k
+        if k > 1:
+            n_users = self.scalars({"n": Scalar("n_unique", cols.user)})["n"]
+            k = max(1, min(k, int(n_users)))
+        wanted = groups = None
+        if not isinstance(job.users, str):
+            wanted = wanted_users(job.users, cols.user, schema[cols.user]).to_frame()
+            if job.by:
+                # An explicit list is crossed with every by value of the input, not only
+                # with those present in a bucket (one pass reading the by columns).
+                groups = self.distinct(job.by)
+        with contextlib.ExitStack() as stack:
+            work = stack.enter_context(temporary_directory(self.temp_dir))
+            report = Progress(k, self.progress)
+            stack.callback(report.close)
+            outputs = _run_buckets(
+                job, fn, source, work, report, k, self.mode, wanted, groups, validate
+            )
+            self._stack = stack.pop_all()  # the files stay until finish
+        return outputs
+
+    def finish(self, job: Job, outputs: UserOutputs) -> pl.DataFrame:
+        with self._stack:
+            return finish(job, outputs.per_user, outputs.partials).collect()
 
 
 def _run_buckets(
     job: Job,
+    fn: UserFn,
     source: pl.LazyFrame,
     work: Path,
     report: Progress,
@@ -372,7 +398,7 @@ def _run_buckets(
     wanted: pl.DataFrame | None,
     groups: pl.LazyFrame | None,
     validate: bool,
-) -> pl.DataFrame:
+) -> UserOutputs:
     cols = job.cols
     schema = source.collect_schema()
     bucket = pl.col(cols.user).hash(seed=_SEED) % k
@@ -390,7 +416,7 @@ def _run_buckets(
         users: UsersArg | None = None
         if wanted is not None:
             users = wanted.filter(bucket == b)
-        per_user, bucket_partials = job.build(part, users, groups)
+        per_user, bucket_partials = fn(part, users, groups)
         names = list(bucket_partials)
         # One collect_all: the checks, the plan and the row count share the scan.
         frames = pl.collect_all(
@@ -405,8 +431,7 @@ def _run_buckets(
             frame.write_parquet(path)
             partials[name].append(pl.scan_parquet(path))
         report.step(int(frames[-1].item()))
-    per_user_all = pl.scan_parquet(work / "per_user_*.parquet")
-    return job.finish(per_user_all, partials).collect()
+    return UserOutputs(pl.scan_parquet(work / "per_user_*.parquet"), partials)
 
 
 def _bucket_source(

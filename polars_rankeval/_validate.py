@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import polars as pl
 
+from polars_rankeval._engine import Scalar
 from polars_rankeval._types import Columns
 
 _ORDER_DTYPES = "a numeric dtype"
@@ -183,6 +185,25 @@ def checked_on_collect(
     return pl.concat([guard, result], how="vertical")
 
 
+def row_checks(schema: pl.Schema, cols: Columns, by: list[str]) -> dict[str, Scalar]:
+    """The row-level value checks as counts any engine computes (see :func:`problem_templates`)."""
+    rel = cols.relevance
+    checks = {
+        "null_user": Scalar("count", cols.user, "null"),
+        "null_item": Scalar("count", cols.item, "null"),
+        "nan_rel": Scalar("count", rel, "nan", as_float=True),
+        "inf_rel": Scalar("count", rel, "inf", as_float=True),
+        "neg_rel": Scalar("count", rel, "below", 0.0, as_float=True),
+    }
+    if schema[cols.order].is_float():
+        checks["bad_order"] = Scalar("count", cols.order, "nan_or_inf", as_float=True)
+    for column in by:
+        checks[f"null_by:{column}"] = Scalar("count", column, "null")
+    if cols.rank is not None:
+        checks["bad_rank"] = Scalar("count", cols.order, "below", 1.0)
+    return checks
+
+
 def value_checks(
     lf: pl.LazyFrame, cols: Columns, by: list[str]
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
@@ -190,22 +211,8 @@ def value_checks(
 
     For callers that collect them together with other queries over the same rows.
     """
-    order = pl.col(cols.order)
-    is_float = lf.collect_schema()[cols.order].is_float()
-    rel = pl.col(cols.relevance).cast(pl.Float64)
-    checks: dict[str, pl.Expr] = {
-        "null_user": pl.col(cols.user).null_count(),
-        "null_item": pl.col(cols.item).null_count(),
-        "bad_order": (order.is_nan() | order.is_infinite()).sum() if is_float else pl.lit(0),
-        "nan_rel": rel.is_nan().sum(),
-        "inf_rel": rel.is_infinite().sum(),
-        "neg_rel": (rel < 0).sum(),
-        "n_rows": pl.len(),
-    }
-    for column in by:
-        checks[f"null_by:{column}"] = pl.col(column).null_count()
-    if cols.rank is not None:
-        checks["bad_rank"] = (order < 1).sum()
+    checks = row_checks(lf.collect_schema(), cols, by)
+    counts = {key: check.polars() for key, check in checks.items()}
     # Duplicate keys: per (by, user), its rows minus its distinct items. Counting within
     # each user's group is about 3x faster than a hash group_by on (by, user, item) (itself
     # 3x faster than is_duplicated on a struct); the number of rows sharing a key, which
@@ -217,7 +224,7 @@ def value_checks(
     extra = pl.len() - pl.col(cols.item).n_unique()
     per_user = lf.group_by([*by, cols.user]).agg(extra.cast(pl.Int64).alias(count))
     dups = per_user.select(pl.col(count).sum().alias("dup"))
-    return lf.select(**checks), dups
+    return lf.select(**counts, n_rows=pl.len()), dups
 
 
 def problem_templates(cols: Columns, by: list[str]) -> list[tuple[str, str]]:
@@ -251,12 +258,25 @@ def raise_on_problems(
     found["dup"] = dups.item()
     if found["dup"]:  # rows beyond the first of each key: count the rows sharing a key
         found["dup"] = _rows_sharing_a_key(lf, cols, by)
-    problems = problem_templates(cols, by)
-    for key, template in problems:
-        count = found.get(key, 0) or 0
+    raise_first_problem(found, cols, by, lambda key: _example(lf, cols, by, key))
+
+
+def raise_first_problem(
+    counts: Mapping[str, Any], cols: Columns, by: list[str], example: Callable[[str], str]
+) -> None:
+    """Raise the first problem with a non-zero count, in the order of the checks.
+
+    ``counts`` maps the keys of :func:`problem_templates` to counts; without a
+    ``"dup"`` count (not counted yet) the problems reported after duplicates are not
+    looked at. ``example(key)`` gives the text appended to the message (offending
+    rows). Every engine reports its problems through this function.
+    """
+    for key, template in problem_templates(cols, by):
+        if key == "dup" and counts.get("dup") is None:
+            return
+        count = counts.get(key, 0) or 0
         if count:
-            example = _example(lf, cols, by, key)
-            raise ValueError(template.format(n=count) + example)
+            raise ValueError(template.format(n=count) + example(key))
 
 
 def _rows_sharing_a_key(lf: pl.LazyFrame, cols: Columns, by: list[str]) -> int:
@@ -270,36 +290,69 @@ MAX_BY_SUGGESTION = 1000
 """A column is suggested as ``by=`` for duplicates only with at most this many values."""
 
 
-def _duplicates(lf: pl.LazyFrame, cols: Columns, by: list[str]) -> str:
-    """Real duplicate pairs (up to 3 keys, each with its rows) and a ``by=`` hint."""
+def top_duplicates(lf: pl.LazyFrame, cols: Columns, by: list[str]) -> pl.LazyFrame:
+    """The (up to) 3 keys with the most rows, with their count in ``__prk_n``.
+
+    Keys hold one user each, so the top keys of disjoint groups of whole users, sorted
+    again, give the top keys of all of them (:func:`sort_duplicates`).
+    """
     keys = [*by, cols.user, cols.item]
-    count = _free_name("__prk_n", lf.collect_schema().names())
-    dup_keys = (
-        lf.group_by(keys)
-        .agg(pl.len().alias(count))
-        .filter(pl.col(count) > 1)
-        .sort([count, *keys], descending=[True, *([False] * len(keys))])
-        .head(3)
-        .collect()
-    )
+    count = _free_name("__prk_n", keys)
+    counts = lf.group_by(keys).agg(pl.len().alias(count))
+    return sort_duplicates(counts.filter(pl.col(count) > 1), keys)
+
+
+def sort_duplicates(top: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """The 3 keys with the most rows first (then by key); the count is the other column."""
+    count = next(c for c in top.collect_schema().names() if c not in keys)
+    return top.sort([count, *keys], descending=[True, *([False] * len(keys))]).head(3)
+
+
+def duplicate_details(
+    top: pl.DataFrame,
+    schema: pl.Schema,
+    cols: Columns,
+    by: list[str],
+    rows_of: Callable[[dict[str, Any]], list[dict[str, Any]]],
+    scalars: Callable[[dict[str, Scalar]], dict[str, Any]],
+) -> str:
+    """Duplicate pairs (each key with up to 3 of its rows) and a ``by=`` hint.
+
+    ``top``: :func:`top_duplicates`; ``rows_of(key)``: up to 3 rows whose columns equal
+    the key's values; ``scalars``: an engine's data-wide aggregates.
+    """
+    keys = [*by, cols.user, cols.item]
+    count = next(c for c in top.columns if c not in keys)
     examples = []
-    for key in dup_keys.iter_rows(named=True):
-        n = key.pop(count)
-        rows = lf.filter(pl.all_horizontal(pl.col(c) == v for c, v in key.items())).head(3)
-        examples.append((key, n, rows.collect().rows(named=True)))
-    candidates = by_candidates(lf.collect_schema(), cols, by)
+    for found in top.iter_rows(named=True):
+        n = found[count]
+        key = {k: found[k] for k in keys}
+        examples.append((key, n, rows_of(key)))
+    candidates = by_candidates(schema, cols, by)
     stats: dict[str, int] = {}
     if candidates:
-        stats = (
-            lf.select(
-                pl.len().alias("rows"),
-                *(pl.struct([*keys, c]).n_unique().alias(f"key:{c}") for c in candidates),
-                *(pl.col(c).n_unique().alias(f"values:{c}") for c in candidates),
-            )
-            .collect()
-            .row(0, named=True)
-        )
+        wanted = {"rows": Scalar("len")}
+        for c in candidates:
+            wanted[f"key:{c}"] = Scalar("n_unique", (*keys, c))
+            wanted[f"values:{c}"] = Scalar("n_unique", c)
+        stats = {name: int(value) for name, value in scalars(wanted).items()}
     return format_duplicates(examples) + format_by_hint(stats, candidates, by)
+
+
+def _duplicates(lf: pl.LazyFrame, cols: Columns, by: list[str]) -> str:
+    """Real duplicate pairs (up to 3 keys, each with its rows) and a ``by=`` hint."""
+    schema = lf.collect_schema()
+    top = top_duplicates(lf, cols, by).collect()
+
+    def rows_of(key: dict[str, Any]) -> list[dict[str, Any]]:
+        match = lf.filter(pl.all_horizontal(pl.col(c) == v for c, v in key.items()))
+        return match.head(3).collect().rows(named=True)
+
+    def scalars(wanted: dict[str, Scalar]) -> dict[str, Any]:
+        exprs = {name: scalar.polars() for name, scalar in wanted.items()}
+        return lf.select(**exprs).collect().row(0, named=True)
+
+    return duplicate_details(top, schema, cols, by, rows_of, scalars)
 
 
 def _free_name(name: str, taken: list[str]) -> str:
@@ -367,18 +420,8 @@ def _example(lf: pl.LazyFrame, cols: Columns, by: list[str], key: str) -> str:
     """A short excerpt of offending rows, to make the error actionable."""
     if key == "dup":
         return _duplicates(lf, cols, by)
-    order = pl.col(cols.order)
-    rel = pl.col(cols.relevance).cast(pl.Float64)
-    predicate = {
-        "null_user": pl.col(cols.user).is_null(),
-        "null_item": pl.col(cols.item).is_null(),
-        "bad_order": order.cast(pl.Float64).is_nan() | order.cast(pl.Float64).is_infinite(),
-        "nan_rel": rel.is_nan(),
-        "inf_rel": rel.is_infinite(),
-        "neg_rel": rel < 0,
-        "bad_rank": order < 1,
-    }.get(key)
-    if predicate is None:
+    if key.startswith("null_by:"):
         return ""
+    predicate = row_checks(lf.collect_schema(), cols, by)[key].predicate()
     rows = lf.filter(predicate).head(3).collect().rows(named=True)
     return f"; e.g. {rows}"

@@ -45,6 +45,24 @@ INTERRUPTED_EXIT = 128 + signal.SIGINT
 """Exit status after Ctrl-C (130)."""
 TERMINATED_EXIT = 128 + signal.SIGTERM
 """Exit status after SIGTERM (143)."""
+CONVENTION_PRESETS: tuple[str, ...] = (
+    "trec_eval",
+    "ranx",
+    "ir_measures",
+    "rectools",
+    "replay",
+    "recommenders",
+    "lenskit",
+    "torchmetrics",
+    "recbole",
+    "jurity",
+    "hivemall",
+    "sklearn",
+    "cornac",
+    "elliot",
+)
+"""The presets of ``--conventions`` (``polars_rankeval.conventions.PRESETS``, kept here
+so that the command line starts without importing the metrics)."""
 DEFAULT_METRICS: tuple[str, ...] = (
     "ndcg@10",
     "map@10",
@@ -140,6 +158,17 @@ def build_parser() -> argparse.ArgumentParser:
             "what an undefined per-user value becomes: skip (default; each metric's mean "
             "over the users it is defined for, counted in n_users(METRIC)), skip_row (a "
             "user undefined for any metric is left out of every mean), zero, error"
+        ),
+    )
+    ev.add_argument(
+        "--conventions",
+        choices=CONVENTION_PRESETS,
+        default=None,
+        metavar="LIBRARY",
+        help=(
+            "reproduce a library's numbers: -m takes that library's metric names (e.g. "
+            "MAP@10 for rectools), ties/empty/users default to its rules and the columns "
+            "read NAME@k[LIBRARY]; one of " + ", ".join(CONVENTION_PRESETS)
         ),
     )
     ev.add_argument(
@@ -381,6 +410,17 @@ def _add_compare(sub: Any) -> None:
         help="undefined per-user values (default: skip)",
     )
     cp.add_argument(
+        "--conventions",
+        choices=CONVENTION_PRESETS,
+        default=None,
+        metavar="LIBRARY",
+        help=(
+            "reproduce a library's numbers: -m takes that library's metric names (e.g. "
+            "MAP@10 for rectools), ties/empty/users default to its rules and the columns "
+            "read NAME@k[LIBRARY]; one of " + ", ".join(CONVENTION_PRESETS)
+        ),
+    )
+    cp.add_argument(
         "--format",
         choices=COMPARE_FORMATS,
         default="markdown",
@@ -582,7 +622,7 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         Columns by, user, item, score (or rank) and relevance; and the ``by`` columns
         (``system`` first when several ``--recs`` files are given).
     """
-    from polars_rankeval.evaluate import join
+    from polars_rankeval._evaluate import join
 
     by = list(args.by or [])
     if args.data is not None:
@@ -715,10 +755,20 @@ def _summary_form(args: argparse.Namespace) -> str:
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
-    from polars_rankeval._plan import long_summary
-    from polars_rankeval.evaluate import evaluate, parse_metrics, summarize
+    from polars_rankeval._evaluate import evaluate, parse_metrics, summarize
+    from polars_rankeval._finish import long_summary
 
-    metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
+    if args.conventions is not None:  # library names: resolved before reading data
+        from polars_rankeval.conventions import shown_names
+
+        if not args.metrics:
+            msg = f"--conventions {args.conventions} needs -m with that library's metric names"
+            raise UsageError(msg)
+        metrics: Any = list(args.metrics)
+        names = shown_names(args.conventions, metrics, **_convention_options(args))
+    else:
+        metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
+        names = [m.name for m in metrics]
     args.summary = _summary_form(args)
     _progress("reading ...")
     data, by = load_data(args)
@@ -740,12 +790,12 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         n_buckets=args.buckets,
         temp_dir=args.temp_dir,
         progress=sys.stderr.isatty(),
+        conventions=args.conventions,
     ).collect()
     if args.per_user in (None, "-"):
         write_frame(result, args.format, sys.stdout)
         return 0
     _write_per_user(result, Path(args.per_user))
-    names = [m.name for m in metrics]
     aggregate = args.aggregate or ["mean"]
     # zero and error were applied to the per-user values already.
     empty: Literal["skip", "skip_row"] = "skip_row" if args.empty == "skip_row" else "skip"
@@ -916,10 +966,10 @@ def describe_metric(spec: MetricSpec, width: int) -> str:
         name_w = max(len(p.name) for p in spec.params.values())
         default_w = max(len(_fmt_option(p.default)) for p in spec.params.values())
         for p in spec.params.values():
-            values = p.values
-            lines.append(
-                f"  {p.name.ljust(name_w)}  {_fmt_option(p.default).ljust(default_w)}  {values}"
-            )
+            head = f"  {p.name.ljust(name_w)}  {_fmt_option(p.default).ljust(default_w)}  "
+            # Long choice lists continue under the first value, split at the bars.
+            rest = textwrap.wrap(p.values, max(width - len(head), 20), break_on_hyphens=False)
+            lines += [head + rest[0], *(" " * len(head) + line for line in rest[1:])]
             if p.doc:
                 lines += ["      " + line for line in textwrap.wrap(p.doc, max(wrap - 4, 20))]
     else:
@@ -966,7 +1016,7 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
 
 def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
     """The long frame with a system column from --data, --recs/--truth, --run/--qrels."""
-    from polars_rankeval.evaluate import join
+    from polars_rankeval._evaluate import join
 
     given = [
         name
@@ -1028,12 +1078,26 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
     return load_systems().lazy()
 
 
+def _convention_options(args: argparse.Namespace) -> dict[str, Any]:
+    """--ties/--users/--empty given with --conventions (left at their defaults: none)."""
+    defaults = {"ties": "expected", "users": "truth", "empty": "skip"}
+    return {key: getattr(args, key) for key, d in defaults.items() if getattr(args, key) != d}
+
+
 def _run_compare(args: argparse.Namespace) -> int:
+    from polars_rankeval._evaluate import parse_metrics
     from polars_rankeval.compare import compare
-    from polars_rankeval.evaluate import parse_metrics
     from polars_rankeval.report import report
 
-    metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
+    if args.conventions is not None:  # library names, resolved by compare
+        metrics = list(args.metrics or [])
+        if not metrics:
+            msg = f"--conventions {args.conventions} needs -m with that library's metric names"
+            raise UsageError(msg)
+        rules: dict[str, Any] = {"conventions": args.conventions, **_convention_options(args)}
+    else:
+        metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
+        rules = {"ties": args.ties, "users": args.users, "empty": args.empty}
     data = _compare_data(args)
     result = compare(
         data,
@@ -1049,9 +1113,7 @@ def _run_compare(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         ci=args.ci,
         progress=True if args.progress else None,
-        ties=args.ties,
-        users=args.users,
-        empty=args.empty,
+        **rules,
     )
     if args.format in ("table", "csv", "json"):
         write_frame(result, args.format, sys.stdout)
@@ -1141,7 +1203,7 @@ def _add_plot_parser(sub: Any) -> None:
 
 def _run_plot(args: argparse.Namespace) -> int:
     from polars_rankeval import curves, plot
-    from polars_rankeval.evaluate import evaluate
+    from polars_rankeval._evaluate import evaluate
 
     if args.data is None and args.recs is None and args.truth is None:
         from polars_rankeval.datasets import load_systems

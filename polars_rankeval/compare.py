@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from polars_rankeval._plan import Job, MetricsArg, parse_metrics
+from polars_rankeval._job import Job, MetricsArg, parse_metrics
 from polars_rankeval._stats import (
     CI_METHODS,
     CORRECTIONS,
@@ -150,7 +150,9 @@ def compare(
     -------
     polars.DataFrame
         One row per (metric, system, baseline): see :func:`compare_per_user`. The
-        ``conventions`` column records ``ties``, ``empty`` and ``users``.
+        ``conventions`` column records ``ties``, ``empty`` and ``users`` (and the
+        preset of ``conventions=``, passed on to ``evaluate``: the metrics are then
+        that library's names and the rows name them ``<name>@k[<preset>]``).
 
     Notes
     -----
@@ -178,7 +180,7 @@ def compare(
     │ random ┆ bm25     ┆ 500     ┆ true        │
     └────────┴──────────┴─────────┴─────────────┘
     """
-    from polars_rankeval.evaluate import evaluate
+    from polars_rankeval._evaluate import evaluate
 
     for name in (*_NOT_FORWARDED, "by"):
         if name in evaluate_options:
@@ -197,15 +199,25 @@ def compare(
     if not isinstance(by, str):
         msg = f"by must be one column name (str), got {by!r}"
         raise TypeError(msg)
+    preset = evaluate_options.pop("conventions", None)
+    shown: dict[str, str] = {}
+    if preset is not None:  # a library's conventions (polars_rankeval.conventions)
+        from polars_rankeval.conventions import resolve_options
+
+        metrics, shown = resolve_options(preset, metrics, evaluate_options)  # type: ignore[arg-type]
     lf, _ = to_lazy(data)
     schema = lf.collect_schema()
     _refuse_global(schema, metrics, by, evaluate_options)
     per_user = evaluate(lf, metrics, by=by, per_user=True, **evaluate_options)
     frame = per_user.collect() if isinstance(per_user, pl.LazyFrame) else per_user
     names = [m.name for m in parse_metrics(metrics)]
+    if shown:
+        frame = frame.rename({name: shown[name] for name in names})
+        names = [shown[name] for name in names]
     users = evaluate_options.get("users", "truth")
     conventions = (
-        f"ties={evaluate_options.get('ties', 'expected')}, "
+        (f"{preset}: " if preset is not None else "")
+        + f"ties={evaluate_options.get('ties', 'expected')}, "
         f"empty={evaluate_options.get('empty', 'skip')}, "
         f"users={users if isinstance(users, str) else 'list'}"
     )

@@ -14,9 +14,9 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval._plan import count_name, parse_metrics, summary_name
+from polars_rankeval._evaluate import evaluate
+from polars_rankeval._job import count_name, parse_metrics, summary_name
 from polars_rankeval._types import Aggregation, TiePolicy
-from polars_rankeval.evaluate import evaluate
 from polars_rankeval.registry import Metric, bind, parse_cutoffs
 
 __all__ = ["curve", "pr_curve"]

@@ -26,7 +26,7 @@ def load_example() -> pl.DataFrame:
     >>> df.columns, df.height, df["user"].n_unique()
     (['user', 'item', 'score', 'relevance'], 4443, 3)
     """
-    from polars_rankeval.evaluate import join
+    from polars_rankeval._evaluate import join
 
     qrels, run = example_paths()
     joined = join(scan_run(run).select("user", "item", "score"), scan_qrels(qrels))
@@ -63,7 +63,7 @@ def load_systems() -> pl.DataFrame:
     >>> df.columns, df["system"].unique().sort().to_list(), df["user"].n_unique()
     (['system', 'user', 'item', 'score', 'relevance'], ['bm25', 'dense', 'hybrid', 'random'], 500)
     """
-    from polars_rankeval.evaluate import join
+    from polars_rankeval._evaluate import join
 
     qrels, runs = systems_paths()
     joined = join(pl.scan_parquet(runs), pl.scan_parquet(qrels), by="system")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import polars as pl
 
 if TYPE_CHECKING:
-    from polars_rankeval.evaluate import MetricsArg
+    from polars_rankeval._evaluate import MetricsArg
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
@@ -18,19 +18,19 @@ class _RankEval(Generic[FrameT]):
 
     def evaluate(self, metrics: MetricsArg, **options: Any) -> FrameT:
         """Summary of ``metrics`` over users; see :func:`polars_rankeval.evaluate`."""
-        from polars_rankeval.evaluate import evaluate
+        from polars_rankeval._evaluate import evaluate
 
         return evaluate(self._frame, metrics, **options)  # type: ignore[return-value]
 
     def per_user(self, metrics: MetricsArg, **options: Any) -> FrameT:
         """One row per user with one column per metric (``evaluate(per_user=True)``)."""
-        from polars_rankeval.evaluate import evaluate
+        from polars_rankeval._evaluate import evaluate
 
         return evaluate(self._frame, metrics, per_user=True, **options)  # type: ignore[return-value]
 
     def per_item(self, metrics: MetricsArg, **options: Any) -> FrameT:
         """One row per item for item metrics (``evaluate(per_item=True)``)."""
-        from polars_rankeval.evaluate import evaluate
+        from polars_rankeval._evaluate import evaluate
 
         return evaluate(self._frame, metrics, per_item=True, **options)  # type: ignore[return-value]
 

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
-from polars_rankeval._plan import RESERVED, count_name
+from polars_rankeval._evaluate import evaluate
+from polars_rankeval._job import RESERVED, count_name
 from polars_rankeval._validate import to_lazy
-from polars_rankeval.evaluate import evaluate
 from polars_rankeval.registry import expand_metric, parse_metric
 
 if TYPE_CHECKING:

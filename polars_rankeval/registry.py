@@ -668,6 +668,13 @@ def parse_cutoffs(text: str, raw: str) -> tuple[int, ...] | int:
 
 
 def _parse(text: str) -> tuple[MetricSpec, int | tuple[int, ...] | None, dict[str, str]]:
+    if re.search(r"(?<=[\w)])\[[A-Za-z_]\w*\]\s*$", text):
+        msg = (
+            f"cannot parse metric {text!r}: a [library] suffix names a convention; pass "
+            "the library's metric names with conventions='<library>' to evaluate or compare "
+            "(see polars_rankeval.conventions)"
+        )
+        raise ValueError(msg)
     match = _GRAMMAR.match(text)
     if match is None:
         msg = (

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polars_rankeval._evaluate import evaluate
 from polars_rankeval._ties import resolve_ties
 from polars_rankeval._types import TiePolicy, make_columns
 from polars_rankeval._validate import to_lazy
-from polars_rankeval.evaluate import evaluate
 
 
 def inter_list_diversity_sampled(

@@ -70,6 +70,16 @@ def _annotation(param: Any, required: bool) -> str:
     return base + (" | None" if param.optional and not required else "")
 
 
+def _sig_lines(text: str) -> list[str]:
+    """One parameter of the signature, split as ruff format does when too long."""
+    line = f"    {text},"
+    if len(line) <= 100 or "Literal[" not in text:  # ruff line-length
+        return [line]
+    head, _, rest = text.partition("Literal[")
+    inner, _, tail = rest.rpartition("]")
+    return [f"    {head}Literal[", f"        {inner}", f"    ]{tail},"]
+
+
 def _sentence(text: str) -> str:
     text = text.strip()
     if not text:
@@ -170,7 +180,7 @@ def function_source(spec: Any) -> str:
         call.append("n_items=n_items")
     call += [f"{p.name}={p.name}" for p in options]
     lines = [f"def {spec.name}("]
-    lines += [f"    {s}," for s in sig]
+    lines += [line for s in sig for line in _sig_lines(s)]
     lines += [") -> pl.Expr:", '    """' + body[0].lstrip(), *body[1:], '    """']
     lines += ["    return inline(", *(f"        {c}," for c in call), "    )"]
     return "\n".join(lines) + "\n"

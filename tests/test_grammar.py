@@ -121,5 +121,5 @@ def test_list_metrics_lists_every_registered_metric() -> None:
     assert set(table.columns) >= {"name", "family", "options", "summary", "definition"}
     ndcg = table.filter(pl.col("name") == "ndcg").row(0, named=True)
     assert "gain=linear (linear|exp)" in ndcg["options"]
-    assert "idcg=cut (cut|all)" in ndcg["options"]
+    assert "idcg=cut (cut|all|k)" in ndcg["options"]
     assert all(table["definition"].str.len_chars() > 20)

@@ -41,6 +41,20 @@ def test_metric_table_is_current() -> None:
     )
 
 
+def test_convention_matrix_is_current() -> None:
+    path = ROOT / "scripts" / "gen_convention_matrix.py"
+    spec = importlib.util.spec_from_file_location("gen_convention_matrix", path)
+    assert spec is not None
+    assert spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    text = readme()
+    assert gen.replace_block(text, gen.matrix()) == text, (
+        "README.md's convention matrix is out of date; run: "
+        "python scripts/gen_convention_matrix.py --write"
+    )
+
+
 def test_metric_table_lists_every_metric() -> None:
     import polars_rankeval as prk
 

@@ -542,3 +542,58 @@ def test_cutoff_ranges_one_pass_on_spark(spark: SparkSession) -> None:
     assert_frame_equal(got, expected, **TOL)
     singles = [f"ndcg@{k}" for k in range(1, 6)] + ["recall@1", "recall@3", "auc@1", "auc@2"]
     assert_frame_equal(expected, prk.evaluate(df, singles, by="system", per_user=True), **TOL)
+
+
+def test_evaluate_engine_argument_runs_spark(spark: SparkSession) -> None:
+    """prk.evaluate on a Spark DataFrame is the Spark engine (auto, by name or object)."""
+    df = systems(13)
+    sdf = to_spark(spark, df)
+    expected = prk.evaluate(df, ["ndcg@3", "global_auc"], by="system")
+    for engine in ("auto", "spark", prk_spark.SparkEngine(n_partitions=3)):
+        got = collect(prk.evaluate(sdf, ["ndcg@3", "global_auc"], by="system", engine=engine))
+        assert_frame_equal(got, expected, **TOL)
+    with pytest.raises(TypeError, match="data must be a pyspark DataFrame, got DataFrame"):
+        prk.evaluate(df, "mrr", engine="spark")
+
+
+def test_shared_statistics_checks_run_on_spark(spark: SparkSession) -> None:
+    """The gain=exp bound of the statistics pass (once missing on Spark) is the shared one."""
+    df = BASE.with_columns(relevance=pl.Series([600, 0, 1, 0]))
+    with pytest.raises(ValueError, match="gain=exp") as polars_error:
+        prk.evaluate(df, "ndcg(gain=exp)@3", by="system")
+    with pytest.raises(ValueError, match="gain=exp") as spark_error:
+        prk_spark.evaluate(to_spark(spark, df), "ndcg(gain=exp)@3", by="system")
+    assert str(spark_error.value) == str(polars_error.value)
+
+
+def test_explicit_users_without_validation(spark: SparkSession) -> None:
+    """validate=False: only the listed users' rows go to the Polars calls; same values."""
+    df = systems(32)
+    kwargs: dict[str, Any] = {"by": "system", "users": [1, 3, 500], "validate": False}
+    metrics = ["ndcg@3", "map", "global_auc", "coverage@3"]
+    got, expected = both(spark, df, metrics, **kwargs)
+    assert_frame_equal(got, expected, **TOL)
+    got, expected = both(spark, df, ["ndcg@3", "map"], per_user=True, **kwargs)
+    assert got.height == 9
+    assert_frame_equal(got, expected, **TOL)
+
+
+def test_conventions_preset_on_spark(spark: SparkSession) -> None:
+    """``conventions=`` runs on Spark: same values and names as Polars, rank gaps refused."""
+    df = systems(30)
+    metrics = ["MAP@5", "NDCG@5", "Recall@3"]
+    for summary in ("wide", "long"):
+        got, expected = both(
+            spark, df, metrics, conventions="rectools", summary=summary, by="system"
+        )
+        sort = ["system", "metric"] if summary == "long" else None
+        got, expected = (f.sort(sort) if sort else f for f in (got, expected))
+        assert "MAP@5[rectools]" in (
+            expected["metric"].to_list() if summary == "long" else expected.columns
+        )
+        assert_frame_equal(got, expected, **TOL)
+    gaps = pl.DataFrame(
+        {"user": [1, 1], "item": [1, 2], "rank": [1, 3], "relevance": [1, 0]}
+    )  # rank 2 is missing
+    with pytest.raises(ValueError, match="ranks with gaps for 1 user"):
+        prk_spark.evaluate(to_spark(spark, gaps), ["MAP@3"], rank="rank", conventions="rectools")

@@ -14,9 +14,11 @@ provider, never ``evaluate`` or anything above it.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Annotated, Any, Literal
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._features import Features, f64
@@ -41,9 +43,12 @@ HalfLife = Annotated[
     "rank (> 1) at which the half_life discount halves; only with discount=half_life",
 ]
 IdealCut = Annotated[
-    Literal["cut", "all"],
-    "ideal DCG cut at k (trec_eval, scikit-learn) or over all relevant items (Jurity)",
+    Literal["cut", "all", "k"],
+    "ideal DCG cut at k (trec_eval, scikit-learn), over all relevant items (Jurity), or "
+    "of k items of the user's highest gain (RecTools: k relevant items; needs @k)",
 ]
+MAX_IDEAL_K = 10**7
+"""Largest cutoff of ``idcg=k`` (its ideal DCG sums k discounts)."""
 
 
 def check_half_life(metric: str, values: dict[str, Any]) -> None:
@@ -78,6 +83,32 @@ def discount_at(p: pl.Expr, discount: str, base: float, half_life: float | None)
     if discount == "log_clipped":
         return 1.0 / pl.max_horizontal(pl.lit(1.0), p.log() / math.log(base))
     return 2.0 ** (-(p - 1.0) / (float(half_life) - 1.0))  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=256)
+def ideal_discount_sum(k: int, discount: str, base: float, half_life: float | None) -> float:
+    """Sum of the discounts of ranks 1..k: the ideal DCG of k items of gain 1."""
+    if k > MAX_IDEAL_K:
+        msg = f"idcg='k' supports cutoffs up to {MAX_IDEAL_K}, got k={k}"
+        raise ValueError(msg)
+    p = np.arange(1, k + 1, dtype=np.float64)
+    if discount == "log":
+        values = math.log(base) / np.log(p + 1.0)
+    elif discount == "log_clipped":
+        values = 1.0 / np.maximum(1.0, np.log(p) / math.log(base))
+    else:
+        values = 2.0 ** (-(p - 1.0) / (float(half_life) - 1.0))  # type: ignore[arg-type]
+    return math.fsum(values.tolist())
+
+
+def ideal_k(
+    f: Features, k: int | None, gain: str, discount: str, base: float, hl: float | None
+) -> pl.Expr:
+    """``idcg=k``: the DCG of k items of the user's highest gain (RecTools)."""
+    if k is None:
+        msg = "ndcg(idcg=k) needs a cutoff @k (the ideal list holds k items)"
+        raise ValueError(msg)
+    return gain_of(f, gain).max() * ideal_discount_sum(k, discount, base, hl)
 
 
 def dcg_sum(

@@ -22,8 +22,15 @@ PrecisionDenominator = Annotated[
     "divide by k (trec_eval P_k) or by min(k, #recommended) (Hivemall, Jurity)",
 ]
 APDenominator = Annotated[
-    Literal["relevant", "min_k_relevant"],
-    "divide by #relevant (trec_eval map, Hivemall) or by min(k, #relevant) (Jurity, RePlay)",
+    Literal["relevant", "min_k_relevant", "k", "hits", "min_list_relevant"],
+    "divide by #relevant (trec_eval map), min(k, #relevant) (Jurity, RePlay, RecBole), "
+    "k (RecTools divide_by_k), the hits in the top k (Hivemall, torchmetrics AP@k) or "
+    "min(#relevant, k, #recommended) (LensKit)",
+]
+AUCDegenerate = Annotated[
+    Literal["zero_one", "half", "zero"],
+    "auc@k of a head without a relevant or without a non-relevant item: 0 or 1 (RePlay), "
+    "1/2 (Hivemall) or 0 (torchmetrics)",
 ]
 Mult = Annotated[
     float,
@@ -294,8 +301,14 @@ def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     summary="Average precision over the relevant items (mean over users: MAP).",
     definition=(
         "sum over relevant items within the top k of precision at their rank, divided by "
-        "#relevant (denominator=relevant: trec_eval map / map_cut, Hivemall) or by "
-        "min(k, #relevant) (denominator=min_k_relevant: Jurity, RePlay)."
+        "#relevant (denominator=relevant: trec_eval map / map_cut, ranx, MS Recommenders "
+        "map), by min(k, #relevant) (denominator=min_k_relevant: Jurity, RePlay, RecBole, "
+        "MS Recommenders map_at_k), by k (denominator=k: RecTools divide_by_k), by the "
+        "hits in the top k (denominator=hits: Hivemall's code, torchmetrics "
+        "RetrievalMAP(top_k); 0 without a hit) or by min(#relevant, k, #recommended) "
+        "(denominator=min_list_relevant: LensKit AveragePrecision, whose truncated list "
+        "may be shorter than k). Without @k, relevant, min_k_relevant and k divide by "
+        "#relevant."
     ),
     doc="""
     Average precision at k; its mean over users is MAP.
@@ -329,8 +342,64 @@ def _map(
     expected = (f.rel_above(rel) + 1 - c * a) * inv_pos + c * p_within
     total = pl.when(f.ret & (is_rel > 0)).then(expected).otherwise(0.0).sum()
     n_rel = num_relevant(f, rel)
-    den = n_rel if denominator == "relevant" or k is None else pl.min_horizontal(n_rel, k)
+    if denominator == "hits":
+        value = _ap_by_hits(f, k, rel, is_rel, r, expected, inv_pos, total)
+        return defined_if(n_rel > 0, value)
+    if denominator == "min_list_relevant":
+        n_ret = f.ret.cast(pl.Float64).sum()
+        size = n_ret if k is None else pl.min_horizontal(n_ret, pl.lit(float(k)))
+        return defined_if(n_rel > 0, safe_div(total, pl.min_horizontal(n_rel, size)))
+    if denominator == "relevant" or k is None:
+        den = n_rel
+    elif denominator == "k":
+        den = pl.lit(float(k))
+    else:
+        den = pl.min_horizontal(n_rel, k)
     return defined_if(n_rel > 0, total / den)
+
+
+def _ap_by_hits(
+    f: Features,
+    k: int | None,
+    rel: float,
+    is_rel: pl.Expr,
+    r: pl.Expr,
+    expected: pl.Expr,
+    inv_pos: pl.Expr,
+    total: pl.Expr,
+) -> pl.Expr:
+    """AP divided by the hits in the top k (Hivemall, torchmetrics AP@k); 0 without a hit.
+
+    The hits are fixed unless a tie group straddles k (at most one does). Then, with
+    h0 relevant items in the groups above it (all inside the top k) and X ~
+    Hypergeometric(n, r, m) relevant items of the group in its m = k - a + 1 slots
+    inside, E[AP] = sum_x P(X=x) * (S_full + E[S_G | x]) / (h0 + x), where S_full is the
+    expected precision sum over the groups above and, the x relevant items being
+    uniform over the m slots, E[S_G | x] = (x / m) * ((h0 + 1) * H + (x - 1) / (m - 1) *
+    (m - a * H)) with H = sum_{p=a..k} 1 / p.
+    """
+    deterministic = safe_div(total, hits(f, k, rel))
+    if k is None or not f.expected:
+        return deterministic
+    a, n, j = f.a, f.n, f.j
+    end = a + n - 1
+    full = f.ret & (end <= k)
+    straddle = f.ret & (a <= k) & (end > k)
+    h0 = f.user_total(pl.when(full).then(is_rel).otherwise(0.0), f"ap_h0:{rel}@{k}")
+    s_full = f.user_total(
+        pl.when(full & (is_rel > 0)).then(expected).otherwise(0.0), f"ap_sfull:{rel}@{k}"
+    )
+    m = (k - a + 1).cast(pl.Float64)
+    x = j.cast(pl.Float64)
+    harmonic = inv_pos * n
+    spread = pl.when(m > 1).then((x - 1) / (m - 1) * (m - a * harmonic)).otherwise(0.0)
+    s_group = x / m * ((h0 + 1) * harmonic + spread)
+    h = f.tie_row(
+        f"ap_hypergeom:{rel}@{k}", comb_ratio([(r, j), (n - r, m - j)], [(n, m)]), pl.lit(0.0)
+    )
+    mixed = pl.when(straddle).then(h * safe_div(s_full + s_group, h0 + x)).otherwise(0.0).sum()
+    has_straddle = straddle.cast(pl.Int64).sum() > 0
+    return pl.when(has_straddle).then(mixed).otherwise(deterministic)
 
 
 @register(
@@ -339,8 +408,11 @@ def _map(
     aliases=("cauc",),
     summary="Fraction of (relevant, non-relevant) pairs ranked in the right order.",
     definition=(
-        "With @k (Hivemall): over the recommended top k only; 0 if it holds no relevant "
-        "item, 1 if it holds no non-relevant one. Without @k: over all the user's "
+        "With @k: over the recommended top k only (Hivemall, RePlay RocAuc, torchmetrics "
+        "RetrievalAUROC(top_k)); a head without a relevant item scores 0 and one without "
+        "a non-relevant item 1 (degenerate=zero_one: RePlay), both 1/2 (degenerate=half: "
+        "Hivemall's code) or both 0 (degenerate=zero: torchmetrics). Without @k: over all "
+        "the user's "
         "candidates, never-recommended items ranked below every recommended one and tied "
         "with each other; null when there is no non-relevant candidate. Ties count 1/2 "
         "under ties=expected (Mann-Whitney)."
@@ -348,7 +420,8 @@ def _map(
     doc="""
     Area under the ROC curve of one user's ranking.
 
-    With ``k``, Hivemall's AUC over the recommended top k; without, over all the
+    With ``k``, the AUC over the recommended top k (Hivemall, RePlay; ``degenerate``
+    picks the value of a head with one class only); without, over all the
     user's candidates (relevant items never recommended rank below every recommended
     item). The mean over users is cAUC.
 
@@ -369,7 +442,9 @@ def _map(
     └───────┴───────┴─────┘
     """,
 )
-def _auc(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
+def _auc(
+    f: Features, k: int | None, *, rel: Rel = 1.0, degenerate: AUCDegenerate = "zero_one"
+) -> pl.Expr:
     is_rel = f.is_rel(rel)
     a, n = f.a, f.n
     n_rel = num_relevant(f, rel)
@@ -379,10 +454,12 @@ def _auc(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
         mean_pos = a + (n - 1) / 2.0
         u = n_rel * (total + 1.0) - (is_rel * mean_pos).sum() - n_rel * (n_rel + 1.0) / 2.0
         return defined_if((n_rel > 0) & (n_non > 0), u / (n_rel * n_non))
-    return defined_if(n_rel > 0, _auc_at_k(f, k, is_rel, rel))
+    return defined_if(n_rel > 0, _auc_at_k(f, k, is_rel, rel, degenerate))
 
 
-def _auc_at_k(f: Features, k: int, is_rel: pl.Expr, rel: float) -> pl.Expr:
+def _auc_at_k(
+    f: Features, k: int, is_rel: pl.Expr, rel: float, degenerate: AUCDegenerate
+) -> pl.Expr:
     # Tie groups entirely inside the top k are fixed; at most one group straddles k.
     # Of its m slots inside, X ~ Hypergeometric(n, r, m) go to relevant items.
     a, n, j = f.a, f.n, f.j
@@ -399,12 +476,14 @@ def _auc_at_k(f: Features, k: int, is_rel: pl.Expr, rel: float) -> pl.Expr:
     wrong = pl.when(full & (is_rel > 0)).then(nonrel_above + (n - r) / 2.0).otherwise(0.0)
     c0 = p0 * n0 - f.user_total(wrong, f"auc_wrong:{rel}@{k}")
 
+    no_pos, no_neg = {"zero_one": (0.0, 1.0), "half": (0.5, 0.5), "zero": (0.0, 0.0)}[degenerate]
+
     def value(pos: pl.Expr, neg: pl.Expr, correct: pl.Expr) -> pl.Expr:
         return (
             pl.when(pos <= 0)
-            .then(0.0)
+            .then(no_pos)
             .when(neg <= 0)
-            .then(1.0)
+            .then(no_neg)
             .otherwise(correct / (pos * neg).clip(lower_bound=1.0))
         )
 

@@ -30,11 +30,21 @@ floating-point rounding (the sums run in another order); the tests check every c
 
 from __future__ import annotations
 
+from typing import cast
+
 import polars as pl
 
 from polars_rankeval._features import Features, comb_ratio
-from polars_rankeval.metrics._common import Discount, Gain, IdealCut, Rel, discount_at, gain_of
-from polars_rankeval.metrics.binary import APDenominator, PrecisionDenominator
+from polars_rankeval.metrics._common import (
+    Discount,
+    Gain,
+    IdealCut,
+    Rel,
+    discount_at,
+    gain_of,
+    ideal_discount_sum,
+)
+from polars_rankeval.metrics.binary import APDenominator, PrecisionDenominator, _map
 from polars_rankeval.registry import CurvePlan, register_curve
 
 _PREFIX = "__prk_curve"
@@ -164,12 +174,36 @@ def _map_curve(
     contribution = pl.when(f.ret & (r > 0)).then(expected).otherwise(0.0)
     name = f"{_PREFIX}[ap:{rel}]"
     n_rel = _scalar(f"{_PREFIX}[n_rel:{rel}]")
+    aggs = {name: _cumulative(f, contribution), **_counts(f, rel)}
+    if denominator == "hits" and f.expected:
+        # A tie group straddling k makes the hits random: E[sum / hits] is not a
+        # ratio of cumulative sums, so each cutoff takes the single-cutoff kernel.
+        singles = {
+            f"{_PREFIX}[ap_hits:{rel}@{k}]": cast(pl.Expr, _map(f, k, rel=rel, denominator="hits"))
+            for k in ks
+        }
+        return CurvePlan(
+            {**singles, **_counts(f, rel)}, lambda k: pl.col(f"{_PREFIX}[ap_hits:{rel}@{k}]")
+        )
+    hits_name, hits_cum = _hits(f, rel)
 
     def value(k: int) -> pl.Expr:
-        den = n_rel if denominator == "relevant" else pl.min_horizontal(n_rel, pl.lit(float(k)))
-        return _defined(rel, at(name, k) / den)
+        if denominator == "relevant":
+            den = n_rel
+        elif denominator == "k":
+            den = pl.lit(float(k))
+        elif denominator == "hits":
+            den = at(hits_name, k)
+        elif denominator == "min_list_relevant":
+            size = pl.min_horizontal(_scalar(f"{_PREFIX}[n_ret]"), pl.lit(float(k)))
+            den = pl.min_horizontal(n_rel, size)
+        else:
+            den = pl.min_horizontal(n_rel, pl.lit(float(k)))
+        return _defined(rel, pl.when(den > 0).then(at(name, k) / den).otherwise(0.0))
 
-    return CurvePlan({name: _cumulative(f, contribution), **_counts(f, rel)}, value)
+    if denominator == "hits":
+        aggs[hits_name] = hits_cum
+    return CurvePlan(aggs, value)
 
 
 def _dcg_list(
@@ -209,6 +243,14 @@ def _ndcg_curve(
 ) -> CurvePlan:
     name, cum = _dcg_list(f, gain, discount, base, half_life)
     g = gain_of(f, gain)
+    if idcg == "k":
+        top = f"{_PREFIX}[maxgain:{gain}]"
+
+        def value_k(k: int) -> pl.Expr:
+            ideal = pl.col(top) * ideal_discount_sum(k, discount, base, half_life)
+            return pl.when(ideal > 0).then(at(name, k) / ideal).otherwise(None)
+
+        return CurvePlan({name: cum, top: g.max()}, value_k)
     irank = f.ideal_rank(g, f"gain:{gain}")
     positive = irank.is_not_null()
     # The ideal list: the positive gains in ideal order, one per ideal position.

@@ -452,7 +452,9 @@ def map(
     k: int | None = None,
     *,
     rel: float = 1.0,
-    denominator: Literal["relevant", "min_k_relevant"] = "relevant",
+    denominator: Literal[
+        "relevant", "min_k_relevant", "k", "hits", "min_list_relevant"
+    ] = "relevant",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -468,8 +470,10 @@ def map(
     rel
         Minimum relevance that counts as relevant (inclusive). A number > 0.
     denominator
-        Divide by #relevant (trec_eval map, Hivemall) or by min(k, #relevant) (Jurity,
-        RePlay). One of ``"relevant"``, ``"min_k_relevant"``.
+        Divide by #relevant (trec_eval map), min(k, #relevant) (Jurity, RePlay, RecBole), k
+        (RecTools divide_by_k), the hits in the top k (Hivemall, torchmetrics AP@k) or
+        min(#relevant, k, #recommended) (LensKit). One of ``"relevant"``,
+        ``"min_k_relevant"``, ``"k"``, ``"hits"``, ``"min_list_relevant"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -484,8 +488,13 @@ def map(
     Notes
     -----
     sum over relevant items within the top k of precision at their rank, divided by
-    #relevant (denominator=relevant: trec_eval map / map_cut, Hivemall) or by min(k,
-    #relevant) (denominator=min_k_relevant: Jurity, RePlay).
+    #relevant (denominator=relevant: trec_eval map / map_cut, ranx, MS Recommenders map), by
+    min(k, #relevant) (denominator=min_k_relevant: Jurity, RePlay, RecBole, MS Recommenders
+    map_at_k), by k (denominator=k: RecTools divide_by_k), by the hits in the top k
+    (denominator=hits: Hivemall's code, torchmetrics RetrievalMAP(top_k); 0 without a hit)
+    or by min(#relevant, k, #recommended) (denominator=min_list_relevant: LensKit
+    AveragePrecision, whose truncated list may be shorter than k). Without @k, relevant,
+    min_k_relevant and k divide by #relevant.
 
     Examples
     --------
@@ -515,6 +524,7 @@ def auc(
     k: int | None = None,
     *,
     rel: float = 1.0,
+    degenerate: Literal["zero_one", "half", "zero"] = "zero_one",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -523,7 +533,8 @@ def auc(
 ) -> pl.Expr:
     """Area under the ROC curve of one user's ranking.
 
-    With ``k``, Hivemall's AUC over the recommended top k; without, over all the
+    With ``k``, the AUC over the recommended top k (Hivemall, RePlay; ``degenerate``
+    picks the value of a head with one class only); without, over all the
     user's candidates (relevant items never recommended rank below every recommended
     item). The mean over users is cAUC.
 
@@ -533,6 +544,9 @@ def auc(
         Cutoff; ``None`` uses the whole recommendation list.
     rel
         Minimum relevance that counts as relevant (inclusive). A number > 0.
+    degenerate
+        Auc@k of a head without a relevant or without a non-relevant item: 0 or 1 (RePlay),
+        1/2 (Hivemall) or 0 (torchmetrics). One of ``"zero_one"``, ``"half"``, ``"zero"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -546,11 +560,13 @@ def auc(
 
     Notes
     -----
-    With @k (Hivemall): over the recommended top k only; 0 if it holds no relevant item, 1
-    if it holds no non-relevant one. Without @k: over all the user's candidates,
-    never-recommended items ranked below every recommended one and tied with each other;
-    null when there is no non-relevant candidate. Ties count 1/2 under ties=expected
-    (Mann-Whitney).
+    With @k: over the recommended top k only (Hivemall, RePlay RocAuc, torchmetrics
+    RetrievalAUROC(top_k)); a head without a relevant item scores 0 and one without a
+    non-relevant item 1 (degenerate=zero_one: RePlay), both 1/2 (degenerate=half: Hivemall's
+    code) or both 0 (degenerate=zero: torchmetrics). Without @k: over all the user's
+    candidates, never-recommended items ranked below every recommended one and tied with
+    each other; null when there is no non-relevant candidate. Ties count 1/2 under
+    ties=expected (Mann-Whitney).
 
     Examples
     --------
@@ -577,6 +593,7 @@ def auc(
         relevance=relevance,
         rank=rank,
         rel=rel,
+        degenerate=degenerate,
     )
 
 
@@ -1587,7 +1604,7 @@ def ndcg(
     discount: Literal["log", "log_clipped", "half_life"] = "log",
     base: float = 2.0,
     half_life: float | None = None,
-    idcg: Literal["cut", "all"] = "cut",
+    idcg: Literal["cut", "all", "k"] = "cut",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -1612,8 +1629,9 @@ def ndcg(
         Rank (> 1) at which the half_life discount halves; only with discount=half_life. A
         number, or ``None``.
     idcg
-        Ideal DCG cut at k (trec_eval, scikit-learn) or over all relevant items (Jurity).
-        One of ``"cut"``, ``"all"``.
+        Ideal DCG cut at k (trec_eval, scikit-learn), over all relevant items (Jurity), or
+        of k items of the user's highest gain (RecTools: k relevant items; needs @k). One of
+        ``"cut"``, ``"all"``, ``"k"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -1630,7 +1648,9 @@ def ndcg(
     dcg@k / idcg, the ideal ordering built from all of the user's judged items (recommended
     or not), cut at k (idcg=cut: trec_eval ndcg_cut, Hivemall, scikit-learn) or over all
     relevant items (idcg=all: Jurity; the 'Personalized Recommendation Metrics' book
-    chapter). Null when the ideal DCG is 0.
+    chapter); idcg=k: the DCG of k items of the user's highest gain, the same for every user
+    of binary relevance (RecTools' default NDCG: an ideal list of k relevant items; needs
+    @k). Null when the ideal DCG is 0.
 
     Examples
     --------

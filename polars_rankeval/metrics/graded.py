@@ -28,6 +28,7 @@ from polars_rankeval.metrics._common import (
     discount_at,
     f64,
     gain_of,
+    ideal_k,
 )
 from polars_rankeval.registry import Interval, Public, register
 
@@ -83,7 +84,9 @@ def _dcg(
         "dcg@k / idcg, the ideal ordering built from all of the user's judged items "
         "(recommended or not), cut at k (idcg=cut: trec_eval ndcg_cut, Hivemall, "
         "scikit-learn) or over all relevant items (idcg=all: Jurity; the 'Personalized "
-        "Recommendation Metrics' book chapter). "
+        "Recommendation Metrics' book chapter); idcg=k: the DCG of k items of the user's "
+        "highest gain, the same for every user of binary relevance (RecTools' default "
+        "NDCG: an ideal list of k relevant items; needs @k). "
         "Null when the ideal DCG is 0."
     ),
     check=check_half_life,
@@ -121,6 +124,9 @@ def _ndcg(
     idcg: IdealCut = "cut",
 ) -> pl.Expr:
     dcg = dcg_sum(f, k, gain, discount, base, half_life)
+    if idcg == "k":
+        ideal = ideal_k(f, k, gain, discount, base, half_life)
+        return defined_if(ideal > 0, dcg / ideal)
     g = gain_of(f, gain)
     irank = f.ideal_rank(g, f"gain:{gain}")
     ideal_disc = discount_at(irank, discount, base, half_life)

@@ -1,0 +1,353 @@
+"""The end of the plan: merge the partials, apply ``empty=``, summarize, shape the result.
+
+:func:`finish` turns the per-user values and the partial aggregates of the global
+metrics (from :func:`polars_rankeval._build.build`, concatenated over buckets or
+partitions) into what ``evaluate`` returns. It is two steps that an engine may run
+apart: :func:`fill_empty` (``empty="zero"``) on the per-user values, and
+:func:`summary_of` on the per-user values of one or every by group with the finalized
+global metrics (:func:`finalize`); Spark runs :func:`summary_of` once per by group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import polars as pl
+
+from polars_rankeval._job import (
+    RESERVED,
+    Job,
+    aggregations,
+    count_name,
+    summary_name,
+)
+from polars_rankeval._types import Aggregation, check_choice
+from polars_rankeval.registry import GlobalPlan, Metric
+
+GLOBAL_AGGREGATION = "global"
+"""The ``aggregation`` of a global metric's row in the long summary (its one value)."""
+GMEAN_FLOOR = 1e-5
+"""Values below this are raised to it before a geometric mean (trec_eval's gm_map)."""
+
+
+def finish(
+    job: Job, per_user: pl.LazyFrame, partials: dict[str, list[pl.LazyFrame]]
+) -> pl.LazyFrame:
+    """The result from per-user values and the (unmerged) partials of the globals.
+
+    ``empty=`` is applied here: ``zero`` fills, ``error`` raises (when the result is
+    collected), ``skip`` and ``skip_row`` are :func:`summarize`'s rules. Plan names in,
+    the user's names out.
+    """
+    names = job.user_names
+    keys = job.ikeys
+    per_user = fill_empty(job, per_user.sort(keys))
+    if job.empty == "error":
+        # Checked when the result is collected (lazy in, lazy out): the callback
+        # sees the per-user values, raises on an undefined one, else passes them on.
+        schema = per_user.collect_schema()
+
+        def check(frame: pl.DataFrame) -> pl.DataFrame:
+            _raise_on_undefined(frame, names, keys)
+            return frame
+
+        per_user = per_user.map_batches(
+            check,
+            schema=schema,
+            predicate_pushdown=False,
+            projection_pushdown=False,
+            slice_pushdown=False,
+        )
+    if job.per_user:
+        return job.outer(per_user)
+    if job.per_item:
+        on = [*job.iby, job.icols.item]
+        return job.outer(finalize(job, partials, job.item_names, on).sort(on))
+    values = finalize(job, partials, job.global_names, job.iby) if job.global_names else None
+    return job.outer(summary_of(job, per_user, values))
+
+
+def fill_empty(job: Job, per_user: pl.LazyFrame) -> pl.LazyFrame:
+    """``empty="zero"``: undefined per-user values count as 0 (else unchanged)."""
+    if job.empty == "zero":
+        return per_user.with_columns(pl.col(job.user_names).fill_null(0.0))
+    return per_user
+
+
+def summary_of(job: Job, per_user: pl.LazyFrame, values: pl.LazyFrame | None) -> pl.LazyFrame:
+    """The summary (plan names) of per-user values and the finalized global ``values``.
+
+    ``per_user`` has had :func:`fill_empty` applied; it may hold one by group or all.
+    """
+    names, by = job.user_names, job.iby
+    empty: Literal["skip", "skip_row"] = "skip_row" if job.empty == "skip_row" else "skip"
+    summary = summarize(per_user, names, by, aggregate=job.aggregate, empty=empty)
+    if values is not None:
+        if by:
+            summary = summary.join(values, on=by, how="full", coalesce=True)
+            summary = summary.sort(by)
+        else:
+            summary = pl.concat([summary, values], how="horizontal")
+    out = summary.select(summary_columns(job.metrics, job.kinds, by, job.aggregate))
+    if job.global_names:
+        counts = [count_name(n) for n in names]
+        out = out.with_columns(pl.col([*counts, *RESERVED]).fill_null(0))
+    if job.summary == "long":
+        out = long_summary(out, by, names, job.aggregate, job.global_names)
+    return out
+
+
+def finalize_globals(job: Job, partials: dict[str, list[pl.LazyFrame]]) -> pl.LazyFrame:
+    """Merge partials of :func:`polars_rankeval._build.user_partials`; finalize the globals.
+
+    Returns the by-columns and one column per global metric (the user's names).
+    """
+    inner = {name: [job.inner(p) for p in parts] for name, parts in partials.items()}
+    return job.outer(finalize(job, inner, job.global_names, job.iby))
+
+
+def finalize(
+    job: Job,
+    partials: dict[str, list[pl.LazyFrame]],
+    names: list[str],
+    on: list[str],
+) -> pl.LazyFrame:
+    """Merge the partials of global (or item) metrics and finalize them.
+
+    Returns the ``on`` columns (plan names) and one column per metric.
+    """
+    features = job.features()
+    values: pl.LazyFrame | None = None
+    for name in names:
+        metric = next(m for m in job.metrics if m.name == name)
+        plan = metric.plan(features)
+        if not isinstance(plan, GlobalPlan):  # pragma: no cover - classified in create
+            msg = f"metric {name!r} is not a global metric"
+            raise TypeError(msg)
+        group = [*job.iby, *plan.group]
+        merged_input = pl.concat(partials.get(name, []), how="vertical_relaxed")
+        combine = {
+            "sum": lambda c: pl.col(c).sum(),
+            "min": lambda c: pl.col(c).min(),
+            "max": lambda c: pl.col(c).max(),
+        }
+        aggs = [combine[how](part).alias(part) for part, how in plan.combine.items()]
+        merged = merged_input.group_by(group).agg(aggs) if group else merged_input.select(aggs)
+        value = plan.finalize(merged, list(job.iby)).select(
+            *on, pl.col("value").cast(pl.Float64).alias(name)
+        )
+        if job.empty == "zero":
+            value = value.with_columns(pl.col(name).fill_null(0.0))
+        elif job.empty == "error":
+            collected = value.collect()
+            missing = collected.get_column(name).null_count()
+            if missing:
+                msg = (
+                    f"metric {name!r} is undefined for {missing} by group(s) (e.g. no "
+                    "relevant or no non-relevant row); "
+                    "pass empty='skip' or empty='zero'"
+                )
+                raise ValueError(msg)
+            value = collected.lazy()
+        if values is None:
+            values = value
+        elif on:
+            values = values.join(value, on=on, how="full", coalesce=True, nulls_equal=True)
+        else:
+            values = pl.concat([values, value], how="horizontal")
+    if values is None:  # pragma: no cover - only called with global metrics
+        msg = "no global metric to finalize"
+        raise ValueError(msg)
+    return values
+
+
+def summarize(
+    per_user: pl.LazyFrame,
+    names: list[str],
+    by: list[str],
+    *,
+    aggregate: Aggregation | Sequence[Aggregation] = "mean",
+    empty: Literal["skip", "skip_row", "zero"] = "skip",
+) -> pl.LazyFrame:
+    """Aggregate per-user values per by-group, with the user counts.
+
+    Each metric's aggregates cover the users for which that metric is defined
+    (non-null), counted in ``n_users(<metric>)``: a metric's value does not depend on
+    the other metrics of the call. ``n_users`` counts the users of the group and
+    ``n_skipped`` those left out of at least one metric's aggregates (an undefined
+    value for at least one of ``names``).
+
+    Parameters
+    ----------
+    per_user
+        One row per (by, user) with one column per metric in ``names``.
+    names
+        The per-user metrics to aggregate.
+    by
+        The by-columns (one summary row per group).
+    aggregate
+        ``mean`` (named by the metric itself), ``gmean`` (geometric; values below
+        ``1e-5`` are raised to ``1e-5`` first, as trec_eval's gm_map does; null if a
+        value is negative), ``hmean`` (harmonic; 0 if a value is 0, null if one is
+        negative), ``qmean`` (quadratic, the root mean square), ``median`` and
+        ``std`` (the sample standard deviation, ddof=1), or a list of them; all but
+        the mean are named ``"<aggregation>(<metric>)"``, e.g. ``gmean(map)``.
+    empty
+        ``"skip"`` (default): a metric's aggregates leave out the users for which it
+        is undefined. ``"skip_row"``: a user undefined for any metric of ``names`` is
+        left out of every aggregate, so all of them cover ``n_users - n_skipped``
+        users (the former default). ``"zero"``: an undefined value counts as 0.
+
+    Returns
+    -------
+    polars.LazyFrame
+        The by-columns, one column per metric and aggregation, ``n_users(<metric>)``
+        per metric, ``n_users`` and ``n_skipped`` (Int64).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval.engine import summarize
+    >>> per_user = pl.LazyFrame({"ndcg": [1.0, 0.5, None], "tau": [None, 0.2, 0.4]})
+    >>> summarize(per_user, ["ndcg", "tau"], []).collect()
+    shape: (1, 6)
+    ┌──────┬─────┬───────────────┬──────────────┬─────────┬───────────┐
+    │ ndcg ┆ tau ┆ n_users(ndcg) ┆ n_users(tau) ┆ n_users ┆ n_skipped │
+    │ ---  ┆ --- ┆ ---           ┆ ---          ┆ ---     ┆ ---       │
+    │ f64  ┆ f64 ┆ i64           ┆ i64          ┆ i64     ┆ i64       │
+    ╞══════╪═════╪═══════════════╪══════════════╪═════════╪═══════════╡
+    │ 0.75 ┆ 0.3 ┆ 2             ┆ 2            ┆ 3       ┆ 2         │
+    └──────┴─────┴───────────────┴──────────────┴─────────┴───────────┘
+    >>> summarize(per_user, ["ndcg", "tau"], [], empty="skip_row").collect()
+    shape: (1, 6)
+    ┌──────┬─────┬───────────────┬──────────────┬─────────┬───────────┐
+    │ ndcg ┆ tau ┆ n_users(ndcg) ┆ n_users(tau) ┆ n_users ┆ n_skipped │
+    │ ---  ┆ --- ┆ ---           ┆ ---          ┆ ---     ┆ ---       │
+    │ f64  ┆ f64 ┆ i64           ┆ i64          ┆ i64     ┆ i64       │
+    ╞══════╪═════╪═══════════════╪══════════════╪═════════╪═══════════╡
+    │ 0.5  ┆ 0.2 ┆ 1             ┆ 1            ┆ 3       ┆ 2         │
+    └──────┴─────┴───────────────┴──────────────┴─────────┴───────────┘
+    """
+    aggs_wanted = aggregations(aggregate)
+    check_choice("empty", empty, ("skip", "skip_row", "zero"))
+    if empty == "zero":
+        per_user = per_user.with_columns(pl.col(names).fill_null(0.0))
+    # Without per-user metrics (only global ones requested) every user counts as defined.
+    # A column, not an expression repeated in every aggregation (many metrics, e.g. a
+    # cutoff range, would make the plan quadratic in size).
+    flag = "__prk_defined"
+    per_user = per_user.with_columns(
+        (
+            pl.all_horizontal([pl.col(n).is_not_null() for n in names]) if names else pl.lit(True)
+        ).alias(flag)
+    )
+    every = pl.col(flag)
+
+    def defined(name: str) -> pl.Expr:
+        return every if empty == "skip_row" else pl.col(name).is_not_null()
+
+    aggs = [
+        _aggregate(agg, pl.col(n).filter(defined(n))).alias(summary_name(agg, n))
+        for n in names
+        for agg in aggs_wanted
+    ]
+    aggs += [defined(n).sum().cast(pl.Int64).alias(count_name(n)) for n in names]
+    aggs += [
+        pl.len().cast(pl.Int64).alias("n_users"),
+        (~every).sum().cast(pl.Int64).alias("n_skipped"),
+    ]
+    if by:
+        return per_user.group_by(by).agg(aggs).sort(by)
+    return per_user.select(aggs)
+
+
+def summary_columns(
+    metrics: Sequence[Metric], kinds: dict[str, str], by: list[str], aggregate: list[Aggregation]
+) -> list[str]:
+    """The columns of the wide summary: by, metrics x aggregations, counts."""
+    values = [
+        summary_name(agg, m.name) if kinds[m.name] != "global" else m.name
+        for m in metrics
+        for agg in (aggregate if kinds[m.name] != "global" else ["mean"])
+    ]
+    counts = [count_name(m.name) for m in metrics if kinds[m.name] in ("expr", "frame")]
+    return [*by, *values, *counts, *RESERVED]
+
+
+def long_summary(
+    wide: pl.LazyFrame,
+    by: list[str],
+    names: list[str],
+    aggregate: Sequence[Aggregation],
+    global_names: Sequence[str] = (),
+) -> pl.LazyFrame:
+    """The wide summary as one row per (by, metric, aggregation).
+
+    Columns: the by-columns, ``metric``, ``aggregation`` (``"global"`` for a global
+    metric's one value), ``value``, ``n_users`` (the users the value covers) and
+    ``n_skipped`` (the users of the group it leaves out: undefined for that metric, or
+    under ``empty="skip_row"`` for any per-user metric; 0 for global metrics).
+    Rows are ordered by the by-columns, then as the metrics and aggregations were
+    requested.
+    """
+    parts = []
+    for name in names:
+        for agg in aggregate:
+            parts.append(
+                wide.select(
+                    *by,
+                    pl.lit(name, pl.String).alias("metric"),
+                    pl.lit(agg, pl.String).alias("aggregation"),
+                    pl.col(summary_name(agg, name)).cast(pl.Float64).alias("value"),
+                    pl.col(count_name(name)).alias("n_users"),
+                    (pl.col("n_users") - pl.col(count_name(name))).alias("n_skipped"),
+                )
+            )
+    for name in global_names:
+        parts.append(
+            wide.select(
+                *by,
+                pl.lit(name, pl.String).alias("metric"),
+                pl.lit(GLOBAL_AGGREGATION, pl.String).alias("aggregation"),
+                pl.col(name).cast(pl.Float64).alias("value"),
+                pl.col("n_users"),
+                pl.lit(0, pl.Int64).alias("n_skipped"),
+            )
+        )
+    out = pl.concat(parts, how="vertical")
+    return out.sort(by, maintain_order=True) if by else out
+
+
+def _aggregate(aggregation: str, x: pl.Expr) -> pl.Expr:
+    negative = (x < 0).any()
+    if aggregation == "gmean":
+        value = x.clip(lower_bound=GMEAN_FLOOR).log().mean().exp()
+        return pl.when(negative).then(None).otherwise(value)
+    if aggregation == "hmean":
+        value = pl.when((x == 0).any()).then(0.0).otherwise(x.len() / (1.0 / x).sum())
+        return pl.when(negative).then(None).otherwise(value)
+    if aggregation == "qmean":
+        return (x * x).mean().sqrt()
+    if aggregation == "median":
+        return x.median()
+    if aggregation == "std":
+        return x.std(ddof=1)
+    return x.mean()
+
+
+def _raise_on_undefined(frame: pl.DataFrame, names: list[str], keys: list[str]) -> None:
+    for name in names:
+        bad = frame.filter(pl.col(name).is_null())
+        if bad.height:
+            example = bad.select(keys).head(5).rows()
+            raise ValueError(undefined_message(name, bad.height, example))
+
+
+def undefined_message(name: str, count: int, example: list[tuple[Any, ...]]) -> str:
+    """The ``empty="error"`` message (shared by the Polars and the Spark engines)."""
+    return (
+        f"metric {name!r} is undefined for {count} user(s) (e.g. no relevant "
+        f"item), first {example}; pass empty='skip' (each metric's mean over the users "
+        "it is defined for), empty='skip_row' or empty='zero'"
+    )

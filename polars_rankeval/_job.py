@@ -1,0 +1,476 @@
+"""The evaluation job: every decision taken before the data is touched.
+
+A :class:`Job` holds the metrics (parsed and classified by what their kernels return),
+the columns and their names inside the plan, the policies (ties, users, empty,
+aggregations, summary form) and the data-wide statistics, which
+:meth:`Job.compute_statistics` asks an engine for (:mod:`polars_rankeval._engine`).
+
+The layers of the plan, bottom up: :mod:`polars_rankeval._engine` (the engine
+interface), this module (the decisions), :mod:`polars_rankeval._build` (rows of whole
+users to per-user values and global partials), :mod:`polars_rankeval._finish` (merge
+the partials, summarize, the result) and :mod:`polars_rankeval._run` (the one sequence
+every engine goes through).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from polars_rankeval._engine import Scalar, Scan
+from polars_rankeval._features import Features
+from polars_rankeval._ties import resolve_ties
+from polars_rankeval._types import (
+    AGGREGATIONS,
+    EMPTY_POLICIES,
+    SUMMARY_FORMS,
+    USER_UNIVERSES,
+    Aggregation,
+    Columns,
+    EmptyPolicy,
+    SummaryForm,
+    TiePolicy,
+    UserUniverse,
+    check_choice,
+)
+from polars_rankeval._validate import check_schema
+from polars_rankeval.registry import FramePlan, GlobalPlan, Metric, expand_metric
+
+RESERVED = ("n_users", "n_skipped")
+MAX_EXP_RELEVANCE = 512
+"""gain=exp refuses relevance from this value on: 2^rel - 1 is infinite in float64 from
+1024, and sums of 2^32 such gains from 992 (then ndcg would be inf / inf = NaN)."""
+LONG_COLUMNS = ("metric", "aggregation", "value", "n_users", "n_skipped")
+"""Columns of ``summary="long"`` after the by-columns."""
+
+INTERNAL = "__prk@"
+"""Prefix of the names the plan gives the input columns (see :func:`internal_names`)."""
+
+MetricsArg = str | Metric | Iterable[str | Metric]
+UsersArg = UserUniverse | Sequence[Any] | pl.Series | pl.DataFrame
+NItemsArg = int | pl.DataFrame | pl.LazyFrame | pl.Series | None
+
+
+def parse_metrics(metrics: MetricsArg) -> list[Metric]:
+    """Parse one metric or a list of metrics; reject empty lists and duplicates.
+
+    A list or range of cutoffs (``ndcg@1..100``) gives one metric per cutoff.
+    """
+    items = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
+    if not items:
+        msg = "metrics must name at least one metric, e.g. ['ndcg@10', 'recall@20']"
+        raise ValueError(msg)
+    parsed = [metric for m in items for metric in expand_metric(m)]
+    seen: set[str] = set()
+    for metric in parsed:
+        if metric.name in seen:
+            msg = f"metric {metric.name!r} is requested twice"
+            raise ValueError(msg)
+        seen.add(metric.name)
+    return parsed
+
+
+def aggregations(aggregate: Aggregation | Sequence[Aggregation]) -> list[Aggregation]:
+    """Normalise ``aggregate=`` to a non-empty list of distinct aggregations."""
+    aggs = [aggregate] if isinstance(aggregate, str) else list(aggregate)
+    if not aggs:
+        msg = f"aggregate must name at least one of {', '.join(AGGREGATIONS)}"
+        raise ValueError(msg)
+    for agg in aggs:
+        check_choice("aggregate", agg, AGGREGATIONS)
+    if len(set(aggs)) != len(aggs):
+        msg = f"aggregate lists an aggregation twice: {aggs!r}"
+        raise ValueError(msg)
+    return aggs
+
+
+def summary_name(aggregation: str, metric: str) -> str:
+    """Column name of one aggregation of one metric: the plain name for the mean."""
+    return metric if aggregation == "mean" else f"{aggregation}({metric})"
+
+
+def count_name(metric: str) -> str:
+    """Column name of the number of users a per-user metric's aggregates cover."""
+    return f"n_users({metric})"
+
+
+@dataclass
+class Job:
+    """Everything decided before the data is read; see the module docstring."""
+
+    cols: Columns
+    by: list[str]
+    metrics: list[Metric]
+    ties: TiePolicy = "expected"
+    users: UsersArg = "truth"
+    empty: EmptyPolicy = "skip"
+    aggregate: list[Aggregation] = field(default_factory=lambda: ["mean"])
+    per_user: bool = False
+    n_items: int | None = None
+    rating_range: tuple[float, float] | None = None
+    kinds: dict[str, str] = field(default_factory=dict)
+    items: pl.LazyFrame | None = None
+    per_item: bool = False
+    extra: list[str] = field(default_factory=list)
+    order_dtype: pl.DataType | None = None
+    names: dict[str, str] = field(default_factory=dict)
+    summary: SummaryForm = "wide"
+
+    @classmethod
+    def create(
+        cls,
+        schema: pl.Schema,
+        metrics: MetricsArg,
+        cols: Columns,
+        *,
+        by: str | Sequence[str] | None,
+        ties: TiePolicy,
+        users: UsersArg,
+        empty: EmptyPolicy,
+        aggregate: Aggregation | Sequence[Aggregation],
+        per_user: bool,
+        per_item: bool = False,
+        items: pl.DataFrame | pl.LazyFrame | None = None,
+        summary: SummaryForm = "wide",
+    ) -> Job:
+        """Check the options against the schema and classify the metrics."""
+        parsed = parse_metrics(metrics)
+        resolve_ties(ties)
+        check_choice("empty", empty, EMPTY_POLICIES)
+        check_choice("summary", summary, SUMMARY_FORMS)
+        if isinstance(users, str):
+            check_choice("users", users, USER_UNIVERSES)
+        by_cols = [by] if isinstance(by, str) else list(by or [])
+        check_schema(schema, cols, by_cols)
+        job = cls(cols, by_cols, parsed, ties, users, empty, aggregations(aggregate), per_user)
+        job.items = _side_table(items, schema, cols.item)
+        job.per_item = per_item
+        job.summary = summary
+        if summary == "long":
+            check_long_names(by_cols)
+        if per_user and per_item:
+            msg = "per_user and per_item cannot both be True"
+            raise ValueError(msg)
+        names = {summary_name(a, m.name) for a in job.aggregate for m in parsed}
+        names |= {count_name(m.name) for m in parsed}
+        taken = [*job.keys, cols.item] if per_item else job.keys
+        for name in sorted(names | {m.name for m in parsed}):
+            if name in (*taken, *RESERVED):
+                msg = (
+                    f"metric name {name!r} collides with the output column {name!r} "
+                    "(a by, user or item column, or n_users / n_skipped); rename that column"
+                )
+                raise ValueError(msg)
+        for column in by_cols if not per_user else []:
+            if column in RESERVED:
+                msg = (
+                    f"by column {column!r} collides with the summary's {column!r} column; rename it"
+                )
+                raise ValueError(msg)
+        # Classify the metrics by what their kernels return (a dry run on a provider
+        # with placeholder statistics: kernels only build expressions here).
+        job.order_dtype = schema[cols.order]
+        probe = Features(
+            cols, ties, job.keys, n_items=1, rating_range=(0.0, 1.0), order_dtype=job.order_dtype
+        )
+        # The cutoffs of one list or range share their kind: one dry run for them all.
+        seen: dict[tuple[Any, ...], str] = {}
+        for metric in parsed:
+            key = (metric.spec.name, metric.options, metric.cutoffs)
+            if metric.cutoffs and key in seen:
+                job.kinds[metric.name] = seen[key]
+                continue
+            out = metric.plan(probe)
+            job.kinds[metric.name] = seen[key] = (
+                ("item" if metric.spec.scope == "item" else "global")
+                if isinstance(out, GlobalPlan)
+                else "frame"
+                if isinstance(out, FramePlan)
+                else "expr"
+            )
+        side = job.items.collect_schema() if job.items is not None else pl.Schema()
+        job.extra = list(probe.extra)
+        job.names = internal_names(cols, by_cols, job.extra)
+        for name in probe.extra:
+            if name not in schema and name not in side:
+                where = "the data" + (" or the items= table" if job.items is not None else "")
+                msg = f"column {name!r} (read by a requested metric) not found in {where}"
+                raise ValueError(msg)
+        item_names = [m.name for m in parsed if job.kinds[m.name] == "item"]
+        if per_item and len(item_names) != len(parsed):
+            others = [m.name for m in parsed if job.kinds[m.name] != "item"]
+            msg = (
+                f"per_item=True evaluates item metrics only; {', '.join(others)} are not "
+                "item metrics (see list_metrics(), family 'item')"
+            )
+            raise ValueError(msg)
+        if item_names and not per_item:
+            msg = (
+                f"metric(s) {', '.join(item_names)} have one value per item; evaluate them "
+                "with per_item=True"
+            )
+            raise ValueError(msg)
+        if per_user and job.global_names:
+            msg = (
+                f"metric(s) {', '.join(job.global_names)} have one value per by group, not "
+                "per user; leave them out of a per-user evaluation"
+            )
+            raise ValueError(msg)
+        return job
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def keys(self) -> list[str]:
+        return [*self.by, self.cols.user]
+
+    @property
+    def icols(self) -> Columns:
+        """The column names inside the plan (:func:`internal_names`)."""
+        c, n = self.cols, self.names
+        return Columns(
+            user=n[c.user],
+            item=n[c.item],
+            score=n[c.order] if c.score is not None else None,
+            relevance=n[c.relevance],
+            rank=n[c.order] if c.rank is not None else None,
+        )
+
+    @property
+    def iby(self) -> list[str]:
+        return [self.names[b] for b in self.by]
+
+    @property
+    def ikeys(self) -> list[str]:
+        return [*self.iby, self.names[self.cols.user]]
+
+    def outer(self, lf: pl.LazyFrame) -> pl.LazyFrame:
+        """``lf`` with the plan's column names turned back into the user's."""
+        present = set(lf.collect_schema().names())
+        back = {inner: outer for outer, inner in self.names.items() if inner in present}
+        return lf.rename(back)
+
+    def inner(self, lf: pl.LazyFrame) -> pl.LazyFrame:
+        """``lf`` (user names, e.g. partials of :func:`global_partials`) with plan names."""
+        present = set(lf.collect_schema().names())
+        return lf.rename({o: i for o, i in self.names.items() if o in present})
+
+    @property
+    def user_names(self) -> list[str]:
+        return [m.name for m in self.metrics if self.kinds[m.name] in ("expr", "frame")]
+
+    @property
+    def global_names(self) -> list[str]:
+        return [m.name for m in self.metrics if self.kinds[m.name] == "global"]
+
+    @property
+    def item_names(self) -> list[str]:
+        return [m.name for m in self.metrics if self.kinds[m.name] == "item"]
+
+    @property
+    def partial_names(self) -> list[str]:
+        """Metrics computed from merged partials (global and item metrics)."""
+        return [m.name for m in self.metrics if self.kinds[m.name] in ("global", "item")]
+
+    @property
+    def needs(self) -> set[str]:
+        return {need for m in self.metrics for need in m.spec.needs}
+
+    def columns(self, schema: pl.Schema) -> list[str]:
+        """The columns of the data the plan reads (extra ones included)."""
+        cols = self.cols
+        own = [c for c in self.extra if c in schema]
+        return list(dict.fromkeys([*self.keys, cols.item, cols.order, cols.relevance, *own]))
+
+    def curve_groups(self) -> list[list[Metric]]:
+        """Metrics computed together by a curve kernel: the cutoffs of one request.
+
+        A group is the metrics expanded from one list or range of cutoffs (same metric,
+        same options) whose metric has a curve kernel; the others are computed alone.
+        """
+        groups: dict[tuple[Any, ...], list[Metric]] = {}
+        for metric in self.metrics:
+            has_kernel = metric.spec.curve is not None and self.kinds[metric.name] == "expr"
+            if metric.cutoffs and has_kernel:
+                key = (metric.spec.name, metric.options, metric.cutoffs)
+                groups.setdefault(key, []).append(metric)
+        return list(groups.values())
+
+    def features(self) -> Features:
+        """The window feature provider, with the data-wide statistics filled in."""
+        return Features(
+            self.icols,
+            self.ties,
+            self.ikeys,
+            n_items=self.n_items,
+            rating_range=self.rating_range,
+            order_dtype=self.order_dtype,
+            columns=self.names,
+        )
+
+    # ------------------------------------------------------------------ statistics
+    def compute_statistics(
+        self,
+        engine: Scan,
+        n_items: NItemsArg,
+        rating_range: tuple[float, float] | None,
+    ) -> None:
+        """Fill in the data-wide statistics the metrics need (one pass at most).
+
+        ``n_items``: an int; or a frame/series of catalog items (every item of the data
+        must be in it); default the number of distinct items in the whole input (all
+        rows, recommended or judged, over all by groups). ``rating_range``: default the
+        minimum and maximum relevance over the judged rows. ``engine`` computes the
+        aggregates (:meth:`polars_rankeval._engine.Engine.scalars`).
+        """
+        needs = self.needs
+        item = self.cols.item
+        if n_items is not None:
+            self.n_items = _catalog_size(n_items, engine, item)
+        if rating_range is not None:
+            low, high = (float(v) for v in rating_range)
+            if not (math.isfinite(low) and math.isfinite(high) and high > low):
+                msg = f"rating_range must be (low, high) with low < high, got {rating_range!r}"
+                raise ValueError(msg)
+            self.rating_range = (low, high)
+        wanted: dict[str, Scalar] = {}
+        if "n_items" in needs and self.n_items is None:
+            wanted["n_items"] = Scalar("n_unique", item)
+        if "rating_range" in needs and self.rating_range is None:
+            wanted["low"] = Scalar("min", self.cols.relevance, as_float=True)
+            wanted["high"] = Scalar("max", self.cols.relevance, as_float=True)
+        exp_gain = [m.name for m in self.metrics if dict(m.options).get("gain") == "exp"]
+        if exp_gain:
+            wanted["max_rel"] = Scalar("max", self.cols.relevance, as_float=True)
+        if not wanted:
+            return
+        found = engine.scalars(wanted)
+        top = found.get("max_rel")
+        if top is not None and top >= MAX_EXP_RELEVANCE:
+            msg = (
+                f"relevance column {self.cols.relevance!r} holds {top!r}: gain=exp (2^rel - 1) "
+                f"takes relevance below {MAX_EXP_RELEVANCE} (beyond, sums of gains overflow "
+                f"float64) in {', '.join(exp_gain)}; use gain=linear or rescale the relevance"
+            )
+            raise ValueError(msg)
+        if "n_items" in found:
+            self.n_items = int(found["n_items"])
+        if "low" in found:
+            low, high = found["low"], found["high"]
+            if low is None or high is None or not high > low:
+                msg = (
+                    f"cannot derive the rating range from relevance column "
+                    f"{self.cols.relevance!r} (min {low!r}, max {high!r}); pass rating_range="
+                )
+                raise ValueError(msg)
+            self.rating_range = (float(low), float(high))
+
+
+def internal_names(cols: Columns, by: list[str], extra: list[str]) -> dict[str, str]:
+    """The name each input column gets inside the plan: ``user name -> plan name``.
+
+    Every column the plan reads is renamed to a name with the prefix
+    :data:`INTERNAL`, which no other column of the plan has (ranks, counts, partial
+    sums, ``"value"``, ``"len"``...): whatever the user's columns are called (even
+    ``__prk_key`` or ``value``), they never collide with the engine's own. The
+    columns of a role are distinct (checked by :func:`check_schema`); an extra
+    column read by a metric (e.g. ``predicted=score``) may be one of them.
+    """
+    names = {
+        cols.user: f"{INTERNAL}user",
+        cols.item: f"{INTERNAL}item",
+        cols.order: f"{INTERNAL}order",
+        cols.relevance: f"{INTERNAL}relevance",
+    }
+    for i, column in enumerate(by):
+        names[column] = f"{INTERNAL}by{i}"
+    for i, column in enumerate(extra):
+        names.setdefault(column, f"{INTERNAL}extra{i}")
+    return names
+
+
+def _side_table(
+    items: pl.DataFrame | pl.LazyFrame | None, schema: pl.Schema, item: str
+) -> pl.LazyFrame | None:
+    """Check the item side table: an item column of the data's dtype, one row per item."""
+    if items is None:
+        return None
+    if not isinstance(items, pl.DataFrame | pl.LazyFrame):
+        msg = f"items must be a polars DataFrame or LazyFrame, got {type(items).__name__}"
+        raise TypeError(msg)
+    side = items.lazy()
+    side_schema = side.collect_schema()
+    if item not in side_schema:
+        msg = f"the items= table needs an {item!r} column, got {side_schema.names()}"
+        raise ValueError(msg)
+    if side_schema[item] != schema[item]:
+        msg = (
+            f"item column {item!r} has dtype {side_schema[item]} in items= but "
+            f"{schema[item]} in the data; cast one of them"
+        )
+        raise TypeError(msg)
+    count = f"{INTERNAL}count"
+    dups = side.group_by(item).agg(pl.len().alias(count)).filter(pl.col(count) > 1).collect()
+    if dups.height:
+        msg = (
+            f"the items= table has {dups.height} item(s) on more than one row, e.g. "
+            f"{dups.get_column(item).head(3).to_list()}"
+        )
+        raise ValueError(msg)
+    return side
+
+
+def _catalog_size(n_items: NItemsArg, engine: Scan, item: str) -> int:
+    if isinstance(n_items, bool) or not isinstance(
+        n_items, int | pl.DataFrame | pl.LazyFrame | pl.Series
+    ):
+        msg = (
+            "n_items must be an int or a frame (or series) of catalog items, "
+            f"got {type(n_items).__name__}"
+        )
+        raise TypeError(msg)
+    if isinstance(n_items, int):
+        if n_items <= 0:
+            msg = f"n_items must be a positive integer, got {n_items}"
+            raise ValueError(msg)
+        found = engine.scalars({"n": Scalar("n_unique", item)})["n"]
+        if found > n_items:
+            msg = f"n_items={n_items} is smaller than the {found} distinct items in the data"
+            raise ValueError(msg)
+        return n_items
+    if isinstance(n_items, pl.Series):
+        catalog = n_items.rename(item).to_frame().lazy()
+    else:
+        catalog = n_items.lazy()
+        if item not in catalog.collect_schema():
+            msg = f"the catalog frame needs an {item!r} column"
+            raise ValueError(msg)
+        catalog = catalog.select(item)
+    catalog = catalog.unique()
+    size = catalog.select(pl.len()).collect().item()
+    missing = engine.distinct([item]).join(catalog, on=item, how="anti")
+    missing_items = missing.collect(engine="streaming")
+    if missing_items.height:
+        msg = (
+            f"{missing_items.height} item(s) of the data are not in the catalog, e.g. "
+            f"{missing_items.get_column(item).head(5).to_list()}"
+        )
+        raise ValueError(msg)
+    if size == 0:
+        msg = "the catalog frame is empty"
+        raise ValueError(msg)
+    return int(size)
+
+
+def check_long_names(by: Sequence[str]) -> None:
+    """A by-column may not be named like a column of the long summary."""
+    clash = [b for b in by if b in LONG_COLUMNS]
+    if clash:
+        msg = (
+            f"by column {clash[0]!r} collides with a column of summary='long' "
+            f"({', '.join(LONG_COLUMNS)}); rename it or use summary='wide'"
+        )
+        raise ValueError(msg)

@@ -1,0 +1,109 @@
+"""The one sequence every engine goes through, and the in-memory Polars engine.
+
+:func:`run`: the data-wide statistics (:meth:`Job.compute_statistics`, through the
+engine's ``scalars``), the per-user build on whole users with the value checks
+(``map_users``), then the result (``finish``). :class:`MemoryEngine` runs it as one
+lazy Polars plan; :class:`polars_rankeval._outofcore.BucketedEngine` bucket by bucket;
+:class:`polars_rankeval.spark.SparkEngine` inside Spark.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import polars as pl
+
+from polars_rankeval._build import build
+from polars_rankeval._engine import Scalar, Scan, UserOutputs
+from polars_rankeval._finish import finish
+from polars_rankeval._job import Job, NItemsArg, UsersArg
+from polars_rankeval._validate import check_values, checked_on_collect
+
+UserFn = Callable[
+    [pl.LazyFrame, UsersArg | None, pl.LazyFrame | None],
+    tuple[pl.LazyFrame, dict[str, pl.LazyFrame]],
+]
+"""The per-user build (:func:`polars_rankeval._build.build` bound to a job): rows of
+whole users, the share of an explicit user list whose rows they are (``None``: the
+job's ``users=``) and the by groups of the whole input that list is crossed with
+(``None``: those of the rows) to (per-user values, global partials)."""
+
+
+class Engine(Scan, Protocol):
+    """The operations the plan needs from an engine (see :mod:`polars_rankeval._engine`)."""
+
+    def map_users(self, job: Job, fn: UserFn, *, validate: bool) -> UserOutputs:
+        """Run ``fn`` on the rows of whole users; concatenate and merge its outputs.
+
+        ``validate``: also run the value checks of
+        :mod:`polars_rankeval._validate` (null ids, NaN scores, duplicates, ...).
+        """
+        ...
+
+    def finish(self, job: Job, outputs: UserOutputs) -> Any:
+        """The result (per-user values or the summary) from :meth:`map_users`' outputs."""
+        ...
+
+
+def run(
+    job: Job,
+    engine: Engine,
+    *,
+    n_items: NItemsArg = None,
+    rating_range: tuple[float, float] | None = None,
+    validate: bool = True,
+) -> Any:
+    """Evaluate ``job`` on ``engine``: statistics, per-user build, result."""
+    job.compute_statistics(engine, n_items, rating_range)
+    outputs = engine.map_users(job, functools.partial(build, job), validate=validate)
+    return engine.finish(job, outputs)
+
+
+class PolarsScan:
+    """The operations of the Polars engines over a LazyFrame: schema, scalars, distinct."""
+
+    def __init__(self, lf: pl.LazyFrame) -> None:
+        self.lf = lf
+
+    def schema(self) -> pl.Schema:
+        return self.lf.collect_schema()
+
+    def scalars(self, wanted: Mapping[str, Scalar]) -> dict[str, Any]:
+        exprs = {name: scalar.polars() for name, scalar in wanted.items()}
+        return self.lf.select(**exprs).collect(engine="streaming").row(0, named=True)
+
+    def distinct(self, columns: Sequence[str]) -> pl.LazyFrame:
+        return self.lf.select(columns).unique()
+
+
+class MemoryEngine(PolarsScan):
+    """One lazy Polars plan over all the rows (``strategy="memory"``).
+
+    A LazyFrame stays lazy: with ``validate=True`` the value checks become part of the
+    returned plan (they raise from ``collect``, reading the source in the same query);
+    for input that was in memory (``eager=True``) they run at the call.
+    """
+
+    def __init__(self, lf: pl.LazyFrame, *, eager: bool) -> None:
+        super().__init__(lf)
+        self.eager = eager
+        self._source = lf
+        self._deferred = False
+
+    def map_users(self, job: Job, fn: UserFn, *, validate: bool) -> UserOutputs:
+        if validate and self.eager:
+            check_values(self.lf, job.cols, job.by)
+        self._deferred = validate and not self.eager
+        # Lazy in, lazy out: the checks run when the result is collected, in the same
+        # query as the evaluation; an explicit cache makes both read the source once.
+        self._source = self.lf.cache() if self._deferred else self.lf
+        per_user, partials = fn(self._source, None, None)
+        return UserOutputs(per_user, {name: [p] for name, p in partials.items()})
+
+    def finish(self, job: Job, outputs: UserOutputs) -> pl.LazyFrame:
+        result = finish(job, outputs.per_user, outputs.partials)
+        if self._deferred:
+            result = checked_on_collect(result, self._source, job.cols, job.by)
+        return result

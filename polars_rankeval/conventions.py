@@ -1,0 +1,976 @@
+"""Named presets that reproduce another library's numbers: ``conventions="rectools"``.
+
+The same metric name means different numbers in different libraries (MAP@k's
+denominator, nDCG's ideal list, what a user without relevant items scores, the tie
+rule). A :class:`Convention` holds, for one library, which of its metric names maps to
+which polars_rankeval metric with which options, and the tie rule, the empty-user rule
+and the user set that library applies. Under a preset, metrics are named as the library
+names them (``"map@10"``, ``"ndcg_burges@10"``, ``"AP@10"``), and the output columns say
+which convention was used: ``map@10[rectools]``.
+
+A library metric that polars_rankeval cannot reproduce faithfully is refused with the
+reason (never a silently different number). Where a library's documentation and its
+code disagree, the preset follows the code; every such case is listed in the preset's
+``notes`` (README "Conventions of other libraries").
+
+The mappings follow the code of the library versions named in :attr:`Convention.version`
+and are tested against the values hard-coded in those libraries' own test suites
+(``tests/test_conventions.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import polars as pl
+
+from polars_rankeval.registry import expand_metric
+
+Cutoff = Literal["required", "optional", "none"]
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """One metric of a library and the polars_rankeval metric that reproduces it.
+
+    ``metric`` is in the metric grammar without the cutoff (``"map(denominator=k)"``);
+    ``None`` means the library's metric cannot be reproduced and ``note`` says why.
+    ``cutoff`` says whether the library's metric takes a cutoff. ``ties`` and ``users``
+    are set when this metric needs another tie rule or user set than the preset's
+    (the call must then pass them explicitly: one call has one rule).
+    """
+
+    name: str
+    metric: str | None
+    cutoff: Cutoff = "required"
+    note: str = ""
+    ties: str | None = None
+    users: str | None = None
+    ties_at_k: str | None = None
+    """The tie policy the library uses when this metric is given a cutoff."""
+
+
+@dataclass(frozen=True)
+class Convention:
+    """The conventions of one library: metric names, ties, empty users, user set.
+
+    ``ties`` is the tie policy passed to ``evaluate``; ``ties_note`` says what the
+    library does (several libraries have no defined tie order: their numbers on tied
+    scores depend on a sort's internals, and the preset gives the expectation over the
+    tied orderings). ``empty`` is what a user without relevant items becomes and
+    ``users`` which users are averaged, as in ``evaluate``.
+    """
+
+    name: str
+    library: str
+    version: str
+    ties: str
+    ties_note: str
+    empty: str
+    users: str
+    metrics: tuple[Mapped, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def lookup(self, name: str) -> Mapped:
+        """The library metric called ``name`` (case and spaces ignored)."""
+        key = _key(name)
+        for mapped in self.metrics:
+            if _key(mapped.name) == key:
+                return mapped
+        known = ", ".join(m.name for m in self.metrics if m.metric is not None)
+        msg = (
+            f"{self.library} has no metric {name!r} that conventions={self.name!r} "
+            f"reproduces; its metrics here: {known}"
+        )
+        raise ValueError(msg)
+
+
+def _key(name: str) -> str:
+    return re.sub(r"\s+", "", name).lower()
+
+
+_UNDEFINED = (
+    "no defined tie order ({how}): on tied scores the preset gives the expectation over "
+    "the tied orderings; the library's value depends on its sort. Equal on tie-free data."
+)
+
+_PRESETS: tuple[Convention, ...] = (
+    Convention(
+        "trec_eval",
+        "trec_eval",
+        "10.0-rc3",
+        "item_desc",
+        "score descending, then docno descending as strings (form_res_rels.c; give "
+        "string item ids: integer ids sort as numbers)",
+        "zero",
+        "both",
+        (
+            Mapped("map", "map", "none", "m_map.c: / #relevant"),
+            Mapped("map_cut", "map", "required", "m_map_cut.c: / #relevant"),
+            Mapped("P", "precision", "required", "m_P.c: / k, a short list padded"),
+            Mapped("recall", "recall", "required"),
+            Mapped("relative_P", "relative_precision", "required"),
+            Mapped("ndcg", "ndcg", "none", "linear gain, ideal over all judged items"),
+            Mapped("ndcg_cut", "ndcg", "required", "ideal cut at k"),
+            Mapped("recip_rank", "mrr", "none", "no cutoff"),
+            Mapped("Rprec", "r_precision", "none"),
+            Mapped("success", "hit_rate", "required"),
+            Mapped("bpref", "bpref", "none"),
+            Mapped(
+                "infAP",
+                "inf_ap",
+                "none",
+                "a qrels relevance < 0 (trec_eval: pooled but unjudged) is refused by "
+                "evaluate's validation, not read as pooled",
+            ),
+            Mapped(
+                "num_ret",
+                None,
+                note="trec_eval reports the sum over queries; evaluate averages "
+                "(use evaluate's num_ret and multiply by n_users, or polars-rankeval trec-eval)",
+            ),
+        ),
+        (
+            "Queries in both qrels and run are averaged (users='both'); trec_eval -c "
+            "(every qrels query, missing ones 0) is evaluate(ties='item_desc', "
+            "empty='zero', users='truth') or `polars-rankeval trec-eval -c`.",
+            "A query whose judged documents are all non-relevant scores 0 (empty='zero').",
+        ),
+    ),
+    Convention(
+        "ranx",
+        "ranx",
+        "0.3.21",
+        "expected",
+        _UNDEFINED.format(how="numba np.argsort quicksort; long tie groups are scrambled"),
+        "zero",
+        "truth",
+        (
+            Mapped("precision", "precision", "optional", "/ k (no k: / list length)"),
+            Mapped("recall", "recall", "optional"),
+            Mapped("f1", "f1", "optional"),
+            Mapped("hits", "num_rel_ret", "optional"),
+            Mapped("hit_rate", "hit_rate", "optional"),
+            Mapped("mrr", "mrr", "optional", "cut at k (the docstring says k is ignored)"),
+            Mapped("map", "map", "optional", "/ #relevant"),
+            Mapped("ndcg", "ndcg", "optional", "linear gain (Jarvelin)"),
+            Mapped("ndcg_burges", "ndcg(gain=exp)", "optional", "gain 2^rel - 1"),
+            Mapped("dcg", "dcg", "optional"),
+            Mapped("dcg_burges", "dcg(gain=exp)", "optional"),
+            Mapped("r-precision", "r_precision", "none"),
+            Mapped(
+                "rbp",
+                None,
+                note="ranx uses the raw graded relevance as RBP gain (can exceed 1); "
+                "polars_rankeval's rbp follows trec_eval",
+            ),
+            Mapped("bpref", None, note="ranx's bpref conventions are not verified"),
+        ),
+        (
+            "A query without relevant document scores 0 and is averaged (empty='zero'); "
+            "qrels and run must hold the same queries unless make_comparable=True, which "
+            "scores queries missing from the run 0 (users='truth' does the same).",
+            "Contradiction: reciprocal_rank's docstring says k is ignored; the code cuts "
+            "at k. The preset follows the code.",
+        ),
+    ),
+    Convention(
+        "ir_measures",
+        "ir_measures",
+        "0.4.3",
+        "item_desc",
+        "per provider: pytrec_eval (P, R, AP, nDCG, RR, Rprec, Success, Bpref, infAP) "
+        "breaks ties by doc id descending; msmarco (RR@k) by doc id ascending",
+        "zero",
+        "truth",
+        (
+            Mapped("P", "precision", "required"),
+            Mapped("R", "recall", "required"),
+            Mapped("AP", "map", "optional"),
+            Mapped("nDCG", "ndcg", "optional", "linear gain, ideal cut at k"),
+            Mapped(
+                "RR",
+                "mrr",
+                "optional",
+                "RR (pytrec_eval): ties doc id descending; RR@k (msmarco provider): "
+                "ties doc id ascending, so RR@k needs ties='item_asc'",
+                ties_at_k="item_asc",
+            ),
+            Mapped("Rprec", "r_precision", "none"),
+            Mapped("Success", "hit_rate", "required"),
+            Mapped("Bpref", "bpref", "none"),
+            Mapped("infAP", "inf_ap", "none", "a qrels relevance < 0 is refused (validation)"),
+            Mapped(
+                "Judged",
+                None,
+                note="ir_measures divides by min(k, #retrieved) (its docstring says 'as "
+                "P@k'); polars_rankeval's unjudged divides by k as trec_eval unj",
+            ),
+            Mapped("NumRet", None, note="aggregated as a sum over queries; evaluate averages"),
+            Mapped("NumRel", None, note="aggregated as a sum over queries; evaluate averages"),
+        ),
+        (
+            "Queries of the qrels missing from the run score 0 (like trec_eval -c): "
+            "users='truth', empty='zero'.",
+            "Contradiction: measures/judged.py says Judged@k is 'equivalent to P@k'; the "
+            "judged provider divides by min(k, #retrieved).",
+        ),
+    ),
+    Convention(
+        "rectools",
+        "RecTools",
+        "0.19.0",
+        "expected",
+        "RecTools reads explicit ranks (pass rank=); ranks must run 1..n per user: "
+        "RecTools keeps gaps (an item at rank 9 is outside k=3), polars_rankeval "
+        "renumbers them, so gapped ranks are refused",
+        "skip",
+        "truth",
+        (
+            Mapped("Precision", "precision", "required", "tp / k"),
+            Mapped(
+                "Precision(r_precision=true)",
+                "relative_precision",
+                "required",
+                "tp / min(k, #relevant)",
+            ),
+            Mapped("Recall", "recall", "required"),
+            Mapped("HitRate", "hit_rate", "required"),
+            Mapped("MAP", "map", "required", "/ #relevant (divide_by_k=False)"),
+            Mapped("MAP(divide_by_k=true)", "map(denominator=k)", "required", "/ k"),
+            Mapped(
+                "NDCG",
+                "ndcg(idcg=k)",
+                "required",
+                "ideal list of k relevant items, the same for every user",
+            ),
+            Mapped(
+                "NDCG(divide_by_achievable=true)",
+                "ndcg",
+                "required",
+                "ideal over min(#relevant, k) items",
+            ),
+            Mapped("MRR", "mrr", "required"),
+            Mapped(
+                "Accuracy",
+                None,
+                note="RecTools sets fp = k - tp even for a list shorter than k "
+                "(list size k over the full catalog): not expressible",
+            ),
+            Mapped("MCC", None, note="fp = k - tp as Accuracy: not expressible"),
+            Mapped(
+                "F1Beta",
+                None,
+                note="RecTools' precision part divides by k, fbeta by min(k, #recommended)",
+            ),
+            Mapped("PartialAUC", None, note="partial AUC up to the k-th negative: no metric"),
+            Mapped("PAP", None, note="no metric"),
+            Mapped(
+                "MeanInvUserFreq",
+                None,
+                note="cold items counted as one user; polars_rankeval's novelty reads a "
+                "popularity column: not verified equal",
+            ),
+            Mapped("IntraListDiversity", None, note="Hamming distance: no option"),
+            Mapped(
+                "CatalogCoverage",
+                None,
+                note="counts recommended items outside the catalog (can exceed 1)",
+            ),
+        ),
+        (
+            "Users are the test users (with at least one relevant item); a test user "
+            "without recommendations scores 0; recommended users outside the test set are "
+            "ignored (users='truth', empty='skip').",
+            "Relevance is binary (any test interaction is relevant): give relevance 1.",
+            "Duplicated test interactions count twice in RecTools' #relevant; "
+            "polars_rankeval refuses duplicated (user, item) rows.",
+            "Contradiction: the Accuracy/MCC docstrings count fp among the first k "
+            "recommended items; the code uses fp = k - tp (refused here).",
+            "Contradiction: the MeanInvUserFreq, Serendipity and IntraListDiversity "
+            "docstrings divide by k; the code averages over the items present.",
+        ),
+    ),
+    Convention(
+        "replay",
+        "RePlay",
+        "0.22.0",
+        "item_desc",
+        "score descending, then item id descending (pandas and polars paths)",
+        "skip",
+        "truth",
+        (
+            Mapped("Precision", "precision", "required", "/ k"),
+            Mapped("Recall", "recall", "required"),
+            Mapped("HitRate", "hit_rate", "required"),
+            Mapped("MRR", "mrr", "required"),
+            Mapped("MAP", "map(denominator=min_k_relevant)", "required", "/ min(k, #relevant)"),
+            Mapped("NDCG", "ndcg", "required", "binary gain, ideal over min(k, #relevant)"),
+            Mapped(
+                "RocAuc",
+                "auc",
+                "required",
+                "over the top k; 0 without a hit in the head, 1 without a non-relevant item",
+            ),
+            Mapped(
+                "Coverage",
+                None,
+                note="RePlay drops recommended items outside the train catalog",
+            ),
+            Mapped(
+                "Novelty",
+                None,
+                note="share of the top k outside the user's own history: no metric",
+            ),
+            Mapped("Surprisal", None, note="divides by k, cold items weigh 1: no option"),
+            Mapped("Unexpectedness", None, note="compares with base recommendations"),
+            Mapped("CategoricalDiversity", None, note="no metric"),
+        ),
+        (
+            "Ground-truth users are evaluated; one without recommendations scores 0; "
+            "recommended users without ground truth are ignored (empty='skip').",
+            "Binary relevance: every ground-truth item is relevant (relevance 1).",
+            "Contradiction: Novelty's docstring divides by K, its code by the list length "
+            "(and RePlay's torch builder by k); RocAuc's degenerate cases are undocumented.",
+        ),
+    ),
+    Convention(
+        "recommenders",
+        "Microsoft Recommenders",
+        "1.2.1",
+        "expected",
+        _UNDEFINED.format(how="pandas stable sort: tied items keep the input row order"),
+        "skip",
+        "truth",
+        (
+            Mapped("precision_at_k", "precision", "required", "/ k; users='both'", users="both"),
+            Mapped("recall_at_k", "recall", "required", "users='both'", users="both"),
+            Mapped(
+                "map_at_k",
+                "map(denominator=min_k_relevant)",
+                "required",
+                "users='both'",
+                users="both",
+            ),
+            Mapped("map", "map", "required", "/ #relevant, top k only; users='both'", users="both"),
+            Mapped(
+                "ndcg_at_k",
+                "ndcg",
+                "required",
+                "score_type='binary' needs 0/1 relevance (every truth row is relevant); "
+                "averaged over every truth user (users='truth')",
+            ),
+            Mapped(
+                "ndcg_at_k(score_type=raw)",
+                "ndcg",
+                "required",
+                "rating as linear gain; every truth user (users='truth')",
+            ),
+            Mapped(
+                "ndcg_at_k(score_type=exp)",
+                "ndcg(gain=exp)",
+                "required",
+                "gain 2^rating - 1; every truth user (users='truth')",
+            ),
+            Mapped(
+                "r_precision_at_k",
+                None,
+                note="skips the users without a hit within min(k, #relevant) (NaN in the "
+                "mean): no empty-user rule expresses it",
+            ),
+            Mapped("auc", None, note="pooled over the (user, item) rows of both tables"),
+            Mapped("catalog_coverage", None, note="counts items outside the catalog"),
+            Mapped("novelty", None, note="interaction share, unknown items 0: no option"),
+            Mapped("diversity", None, note="co-occurrence cosine: no option"),
+        ),
+        (
+            "precision/recall/map average over the users with truth and predictions "
+            "(users='both'); ndcg_at_k over all truth users (users='truth').",
+            "Contradiction: r_precision_at_k's docstring says it equals precision@k; the "
+            "code and its test give recall@k on their data, skipping users without a hit.",
+            "Contradiction: merge_ranking_true_pred keeps common users, ndcg_at_k all truth users.",
+        ),
+    ),
+    Convention(
+        "lenskit",
+        "LensKit",
+        "2025.8.1",
+        "expected",
+        _UNDEFINED.format(how="np.argsort quicksort in argtopn"),
+        "skip",
+        "truth",
+        (
+            Mapped(
+                "Precision",
+                "precision(denominator=retrieved)",
+                "optional",
+                "/ min(n, #recommended); a user without recommendations scores 0 (RunAnalysis)",
+            ),
+            Mapped(
+                "Recall",
+                "relative_precision",
+                "required",
+                "hits / min(#relevant, n); without n LensKit's Recall is hits / #relevant, "
+                "polars_rankeval's recall metric",
+            ),
+            Mapped(
+                "NDCG",
+                "ndcg(discount=log_clipped)",
+                "optional",
+                "binary gain needs 0/1 relevance; weight 1 / max(1, log2 rank)",
+            ),
+            Mapped(
+                "NDCG(gain=rating)",
+                "ndcg(discount=log_clipped)",
+                "optional",
+                "the rating as linear gain",
+            ),
+            Mapped("DCG", "dcg(discount=log_clipped)", "optional"),
+            Mapped("RecipRank", "mrr", "optional"),
+            Mapped("Hit", "hit_rate", "optional"),
+            Mapped(
+                "AveragePrecision",
+                "map(denominator=min_list_relevant)",
+                "optional",
+                "/ min(#relevant, len(truncated list)); 0 without recommendations",
+            ),
+            Mapped("RBP", None, note="LensKit's normalisation differs: not verified"),
+        ),
+        (
+            "A user with an empty test list is NaN and skipped (empty='skip').",
+            "Contradiction: the NDCG docstring writes the base-2 log discount; the default "
+            "LogRankWeight clips the rank at 2 (1 / max(1, log2 rank)).",
+        ),
+    ),
+    Convention(
+        "torchmetrics",
+        "torchmetrics",
+        "1.9.0",
+        "expected",
+        "RetrievalNormalizedDCG averages tie groups (= expected); the others sort with "
+        "torch.topk/argsort (no defined order): expectation on tied scores",
+        "zero",
+        "truth",
+        (
+            Mapped(
+                "RetrievalMAP",
+                "map(denominator=hits)",
+                "optional",
+                "mean precision over the hits within top_k",
+            ),
+            Mapped("RetrievalPrecision", "precision", "optional", "/ top_k (adaptive_k=False)"),
+            Mapped("RetrievalRecall", "recall", "optional"),
+            Mapped("RetrievalMRR", "mrr", "optional"),
+            Mapped("RetrievalHitRate", "hit_rate", "optional"),
+            Mapped("RetrievalRPrecision", "r_precision", "none"),
+            Mapped("RetrievalNormalizedDCG", "ndcg", "optional", "linear gain, ties averaged"),
+            Mapped(
+                "RetrievalAUROC",
+                "auc(degenerate=zero)",
+                "optional",
+                "over the top k (all candidates without top_k); 0 when a class is missing",
+            ),
+            Mapped(
+                "RetrievalFallOut",
+                None,
+                note="an empty query scores 1.0 by default (empty_target_action='pos') and "
+                "the catalog is the query's candidates",
+            ),
+        ),
+        (
+            "Every row of a query is a candidate (give every row a score); a query without "
+            "a positive target scores 0 (empty_target_action='neg').",
+            "torchmetrics 1.9.0 counts relevant items scored <= 0 as not retrieved in AP, "
+            "precision, recall and MRR (PR #3160), which a newer upstream test reverts: "
+            "the preset follows the score-shift-invariant rule (give positive scores to "
+            "match 1.9.0).",
+            "Contradiction: AP@k's normalisation by the hits in the top k is undocumented.",
+        ),
+    ),
+    Convention(
+        "recbole",
+        "RecBole",
+        "1.2.1",
+        "expected",
+        _UNDEFINED.format(how="torch.topk"),
+        "skip",
+        "truth",
+        (
+            Mapped("hit", "hit_rate", "required"),
+            Mapped("mrr", "mrr", "required"),
+            Mapped("map", "map(denominator=min_k_relevant)", "required"),
+            Mapped("recall", "recall", "required"),
+            Mapped("ndcg", "ndcg", "required", "binary gain: 0/1 relevance"),
+            Mapped("precision", "precision", "required"),
+            Mapped("gauc", None, note="per-user AUC weighted by #positives: no aggregation"),
+            Mapped(
+                "shannonentropy",
+                None,
+                note="divides the entropy by #distinct recommended items",
+            ),
+        ),
+        (
+            "Contradiction: MAP's docstring normalises by min(|recommendation list|, K); "
+            "the code by min(#test items, K).",
+        ),
+    ),
+    Convention(
+        "jurity",
+        "Jurity",
+        "2.1.0",
+        "expected",
+        _UNDEFINED.format(how="pandas quicksort"),
+        "skip",
+        "truth",
+        (
+            Mapped(
+                "Precision",
+                "precision(denominator=retrieved)",
+                "required",
+                "/ min(k, #recommended); users with a click and a recommendation (users='both')",
+                users="both",
+            ),
+            Mapped("Recall", "recall", "required", "every clicked user"),
+            Mapped(
+                "MAP",
+                "map(denominator=min_k_relevant)",
+                "required",
+                "users with a click and a recommendation (users='both')",
+                users="both",
+            ),
+            Mapped("NDCG", "ndcg(idcg=all)", "required", "ideal over every click, not cut"),
+            Mapped("AUC", None, note="pooled over users (global), one row per matched pair"),
+            Mapped("CTR", None, note="use the ctr metric directly; inputs differ"),
+        ),
+        (
+            "Users without a click are skipped (empty='skip'); Recall and NDCG count a "
+            "clicked user without recommendations as 0, Precision and MAP leave them out: "
+            "one call evaluates one user set (pass users='both' for Precision and MAP).",
+            "Contradiction: the MAP docstring averages over every clicked user; the code "
+            "over users with clicks and recommendations.",
+        ),
+    ),
+    Convention(
+        "hivemall",
+        "Hivemall",
+        "0.6 (master)",
+        "expected",
+        "Hivemall takes the list in the order the query built it (to_ordered_list); "
+        "tied scores have no rule: expectation over the tied orderings",
+        "zero",
+        "truth",
+        (
+            Mapped(
+                "precision",
+                "precision(denominator=retrieved)",
+                "required",
+                "/ min(#recommended, k); Hivemall requires k <= list size, where it is / k",
+            ),
+            Mapped("recall", "recall", "required"),
+            Mapped("hitrate", "hit_rate", "required"),
+            Mapped("mrr", "mrr", "required"),
+            Mapped(
+                "average_precision",
+                "map(denominator=hits)",
+                "required",
+                "code: / #hits in the head (the docs say / #relevant)",
+            ),
+            Mapped(
+                "auc",
+                "auc(degenerate=half)",
+                "required",
+                "over the head; 1/2 when it holds no hit or only hits",
+            ),
+            Mapped("ndcg", "ndcg(gain=exp)", "required", "gain 2^rel - 1 (1 for binary)"),
+        ),
+        (
+            "A user without relevant items scores 0 (empty='zero'); Hivemall gives "
+            "precision, recall and AP 1.0 when the list is empty too.",
+            "Contradiction: docs/gitbook/eval/rank.md divides MAP by #relevant (0.5556 at "
+            "top 4 in its table); the code divides by the hits in the head (0.8333, "
+            "BinaryResponsesMeasuresTest.testAP).",
+            "Contradiction: the docs describe AUC over all (relevant, non-relevant) pairs; "
+            "the code counts the head only and returns 1/2 when it has one class.",
+        ),
+    ),
+    Convention(
+        "sklearn",
+        "scikit-learn",
+        "1.9.1",
+        "expected",
+        "dcg_score/ndcg_score average tie groups (ignore_ties=False): = expected",
+        "zero",
+        "truth",
+        (
+            Mapped("ndcg_score", "ndcg", "optional", "linear gain; all-zero row scores 0"),
+            Mapped("dcg_score", "dcg", "optional"),
+            Mapped(
+                "average_precision_score",
+                None,
+                note="a tie group is one threshold (constant scores give the positive "
+                "rate): no tie policy reproduces it; on tie-free data it equals map",
+            ),
+        ),
+        ("Every column of a row is a candidate: give every (user, item) a score.",),
+    ),
+    Convention(
+        "cornac",
+        "Cornac",
+        "3.0.1",
+        "expected",
+        _UNDEFINED.format(how="numpy argsort"),
+        "skip",
+        "truth",
+        (
+            Mapped("Precision", "precision", "optional", "/ k"),
+            Mapped("Recall", "recall", "optional"),
+            Mapped("FMeasure", "f1", "optional"),
+            Mapped("HitRatio", "hit_rate", "optional"),
+            Mapped("NDCG", "ndcg", "optional", "binary gain: 0/1 relevance"),
+            Mapped(
+                "MRR",
+                "mrr",
+                "none",
+                "Cornac raises ValueError when no positive is ranked; here 0",
+            ),
+            Mapped(
+                "AUC",
+                "auc",
+                "none",
+                "a tied (positive, negative) pair counts 0: pass ties='pessimistic'",
+                ties="pessimistic",
+            ),
+            Mapped(
+                "MAP",
+                None,
+                note="tied items take the maximum rank: no tie policy reproduces it "
+                "(on tie-free data it equals map)",
+            ),
+            Mapped("NCRR", None, note="no metric"),
+        ),
+        ("Users without a test positive are skipped (empty='skip').",),
+    ),
+    Convention(
+        "elliot",
+        "Elliot",
+        "GitHub master",
+        "expected",
+        _UNDEFINED.format(how="the model's top-k routine"),
+        "skip",
+        "both",
+        (
+            Mapped("Precision", "precision", "required", "/ cutoff"),
+            Mapped("MRR", "mrr", "required"),
+            Mapped(
+                "nDCG",
+                "ndcg(gain=exp)",
+                "required",
+                "gain 2^(rel - t + 1) - 1 with the default threshold t = 1 and integer "
+                "ratings; ideal over min(#relevant, cutoff)",
+            ),
+            Mapped(
+                "MAP",
+                None,
+                note="the code averages precision@1..N over every cutoff (the docstring "
+                "says / min(m, N)): a different metric",
+            ),
+        ),
+        (
+            "Users present in the recommendations with at least one relevant test item "
+            "(users='both', empty='skip').",
+            "Contradiction: MAP's docstring (1/min(m, N)) sum P(k) rel(k) vs the code's "
+            "mean of P@1..N; nDCG's docstring binary with a k-ideal vs the code's graded "
+            "gains with an ideal over min(#relevant, K).",
+        ),
+    ),
+)
+
+PRESETS: dict[str, Convention] = {c.name: c for c in _PRESETS}
+"""Every preset by name."""
+
+
+def get_convention(name: str) -> Convention:
+    """The preset called ``name``, or a ``ValueError`` listing them."""
+    if not isinstance(name, str):
+        msg = f"conventions must be a preset name (str), got {type(name).__name__}"
+        raise TypeError(msg)
+    if name not in PRESETS:
+        msg = f"conventions must be one of {sorted(PRESETS)}, got {name!r}"
+        raise ValueError(msg)
+    return PRESETS[name]
+
+
+def conventions(name: str | None = None) -> pl.DataFrame:
+    """The metric mapping of a preset (or of every preset) as a table.
+
+    One row per metric of the library: its name there, the polars_rankeval metric
+    that reproduces it (null: not expressible, ``note`` says why), whether it takes
+    a cutoff, the tie policy, empty-user rule and user set the preset applies.
+
+    Examples
+    --------
+    >>> import polars_rankeval as prk
+    >>> table = prk.conventions("rectools")
+    >>> table.filter(table["library_metric"] == "MAP(divide_by_k=true)").row(0, named=True)[
+    ...     "metric"
+    ... ]
+    'map(denominator=k)'
+    >>> sorted(prk.conventions()["preset"].unique())[:3]
+    ['cornac', 'elliot', 'hivemall']
+    """
+    chosen = [get_convention(name)] if name is not None else list(_PRESETS)
+    rows = [
+        {
+            "preset": c.name,
+            "library_metric": m.name,
+            "metric": m.metric,
+            "cutoff": m.cutoff,
+            "ties": m.ties or c.ties,
+            "empty": c.empty,
+            "users": m.users or c.users,
+            "note": m.note,
+        }
+        for c in chosen
+        for m in c.metrics
+    ]
+    return pl.DataFrame(rows)
+
+
+_SUFFIX = re.compile(r"^(?P<body>.*?)\s*\[(?P<preset>[A-Za-z_][A-Za-z0-9_]*)\]\s*$")
+_NAME = re.compile(r"^\s*(?P<name>[^@]+?)\s*(?:@\s*(?P<k>.+?))?\s*$")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Library metric names resolved under a preset: what to pass to ``evaluate``."""
+
+    metrics: list[str]
+    ties: str
+    empty: str
+    users: Any
+    names: dict[str, str]
+    """polars_rankeval canonical name -> displayed name (``map@10[rectools]``)."""
+
+
+def resolve(
+    preset: str,
+    metrics: str | Sequence[str],
+    *,
+    ties: str | None = None,
+    empty: str | None = None,
+    users: Any = None,
+) -> Resolved:
+    """Translate library metric names under ``preset`` into polars_rankeval metrics.
+
+    ``ties``, ``empty`` and ``users`` are the values the caller passed explicitly
+    (``None``: take the preset's). A metric whose library rule needs another tie policy
+    or user set than the call's is refused with the value to pass.
+    """
+    convention = get_convention(preset)
+    texts = [metrics] if isinstance(metrics, str) else list(metrics)
+    if ties is not None and ties != convention.ties:
+        needed = {t for m in convention.metrics for t in (m.ties, m.ties_at_k) if t}
+        if ties not in needed:
+            msg = (
+                f"conventions={preset!r} sets ties={convention.ties!r} ({convention.ties_note}); "
+                f"got ties={ties!r}"
+            )
+            raise ValueError(msg)
+    if empty is not None and empty != convention.empty:
+        msg = f"conventions={preset!r} sets empty={convention.empty!r}; got empty={empty!r}"
+        raise ValueError(msg)
+    call_ties = ties if ties is not None else convention.ties
+    call_users = users if users is not None else convention.users
+    out: list[str] = []
+    names: dict[str, str] = {}
+    for text in texts:
+        if not isinstance(text, str):
+            msg = f"a metric must be a string such as 'map@10', got {type(text).__name__}"
+            raise TypeError(msg)
+        body = text
+        suffix = _SUFFIX.match(text)
+        if suffix is not None:
+            if suffix["preset"].strip() != preset:
+                msg = (
+                    f"metric {text!r} names convention {suffix['preset'].strip()!r} "
+                    f"but conventions={preset!r}"
+                )
+                raise ValueError(msg)
+            body = suffix["body"]
+        match = _NAME.match(body)
+        if match is None:  # pragma: no cover - the pattern accepts any non-empty text
+            msg = f"cannot parse metric {text!r}"
+            raise ValueError(msg)
+        mapped = convention.lookup(match["name"])
+        cut = match["k"]
+        if mapped.metric is None:
+            msg = (
+                f"conventions={preset!r}: {convention.library}'s {mapped.name} cannot be "
+                f"reproduced: {mapped.note}"
+            )
+            raise ValueError(msg)
+        if cut is None and mapped.cutoff == "required":
+            msg = f"{convention.library}'s {mapped.name} needs a cutoff, e.g. {mapped.name}@10"
+            raise ValueError(msg)
+        if cut is not None and mapped.cutoff == "none":
+            msg = f"{convention.library}'s {mapped.name} takes no cutoff, got {text!r}"
+            raise ValueError(msg)
+        need_ties = mapped.ties_at_k if cut is not None and mapped.ties_at_k else mapped.ties
+        if need_ties is not None and need_ties != call_ties:
+            msg = (
+                f"conventions={preset!r}: {convention.library}'s {text} needs "
+                f"ties={need_ties!r} ({mapped.note or convention.ties_note}); "
+                "evaluate it in a call of its own with that ties="
+            )
+            raise ValueError(msg)
+        if need_ties is None and call_ties != convention.ties:
+            msg = (
+                f"conventions={preset!r}: {convention.library}'s {text} uses "
+                f"ties={convention.ties!r}, the call has ties={call_ties!r}; "
+                "evaluate it in a separate call"
+            )
+            raise ValueError(msg)
+        need_users = mapped.users or convention.users
+        if need_users != call_users:
+            msg = (
+                f"conventions={preset!r}: {convention.library}'s {mapped.name} averages over "
+                f"users={need_users!r}, the call has users={call_users!r}; evaluate it in "
+                f"a call with users={need_users!r}"
+            )
+            raise ValueError(msg)
+        ours = mapped.metric + (f"@{cut}" if cut is not None else "")
+        for metric in expand_metric(ours):
+            shown = mapped.name + (f"@{metric.k}" if metric.k is not None else "") + f"[{preset}]"
+            if metric.name in names:
+                msg = (
+                    f"conventions={preset!r}: {text!r} and another requested metric are both "
+                    f"{metric.name!r} here; request it once"
+                )
+                raise ValueError(msg)
+            names[metric.name] = shown
+        out.append(ours)
+    return Resolved(out, call_ties, convention.empty, call_users, names)
+
+
+def rename(frame: Any, names: dict[str, str], *, long: bool) -> Any:
+    """Rename the metric columns (and ``n_users(<metric>)`` etc.) to their shown names."""
+    spark = not hasattr(frame, "collect_schema")  # a Spark DataFrame (engine="spark")
+    columns = list(frame.columns) if spark else frame.collect_schema().names()
+    mapping: dict[str, str] = {}
+    for column in columns:
+        new = column
+        for ours, shown in names.items():
+            if column == ours:
+                new = shown
+            elif column.endswith(f"({ours})"):
+                new = column[: -len(ours) - 1] + shown + ")"
+        if new != column:
+            mapping[column] = new
+    if spark:
+        from pyspark.sql import functions as F  # noqa: N812
+
+        out = frame.withColumnsRenamed(mapping)
+        if long and "metric" in columns:
+            shown = F.create_map(*(F.lit(x) for pair in names.items() for x in pair))
+            out = out.withColumn("metric", F.coalesce(shown[F.col("metric")], F.col("metric")))
+        return out
+    out = frame.rename(mapping)
+    if long and "metric" in columns:
+        out = out.with_columns(pl.col("metric").replace(names))
+    return out
+
+
+_EVALUATE_DEFAULTS = {"ties": "expected", "empty": "skip", "users": "truth"}
+
+
+def evaluate_under(evaluate: Callable[..., Any], args: dict[str, Any]) -> Any:
+    """``evaluate(**args)`` under ``args["conventions"]``: rewrite, run, rename.
+
+    ``args`` are every argument of the call (``locals()`` at its top). ``ties``,
+    ``empty`` and ``users`` left at evaluate's defaults take the preset's values.
+    """
+    args = dict(args)
+    preset = args.pop("conventions")
+    explicit = {
+        key: (args[key] if not _same(args[key], default) else None)
+        for key, default in _EVALUATE_DEFAULTS.items()
+    }
+    resolved = resolve(preset, args["metrics"], **explicit)
+    args.update(
+        metrics=resolved.metrics, ties=resolved.ties, empty=resolved.empty, users=resolved.users
+    )
+    if args.get("rank") is not None and preset == "rectools":
+        _check_consecutive_ranks(args["data"], args["rank"], args.get("user", "user"))
+    result = evaluate(**args)
+    return rename(result, resolved.names, long=args.get("summary") == "long")
+
+
+def resolve_options(
+    preset: str, metrics: str | Sequence[str], options: dict[str, Any]
+) -> tuple[list[str], dict[str, str]]:
+    """For ``compare``: resolve ``metrics`` and set ties/empty/users in ``options``.
+
+    Returns the polars_rankeval metrics and the canonical -> shown name mapping.
+    """
+    resolved = resolve(
+        preset,
+        metrics,
+        ties=options.get("ties"),
+        empty=options.get("empty"),
+        users=options.get("users"),
+    )
+    options.update(ties=resolved.ties, empty=resolved.empty, users=resolved.users)
+    return resolved.metrics, resolved.names
+
+
+def _same(value: Any, default: str) -> bool:
+    return isinstance(value, str) and value == default
+
+
+def _check_consecutive_ranks(data: Any, rank: str, user: str) -> None:
+    """RecTools keeps gaps in ranks; polars_rankeval renumbers them: refuse gaps."""
+    if not hasattr(data, "collect_schema") and hasattr(data, "groupBy"):  # Spark
+        from pyspark.sql import functions as F  # noqa: N812
+
+        gaps = (
+            data.filter(F.col(rank).isNotNull())
+            .groupBy(user)
+            .agg((F.max(rank) != F.count(F.lit(1))).alias("gap"))
+            .filter(F.col("gap"))
+            .count()
+        )
+    else:
+        from polars_rankeval._validate import to_lazy
+
+        lf, _ = to_lazy(data)
+        gaps = _polars_gaps(lf, rank, user)
+    if gaps:
+        msg = (
+            f"conventions='rectools': column {rank!r} has ranks with gaps for {gaps} user(s); "
+            "RecTools keeps absolute ranks (an item at rank 9 is outside the top 3) while "
+            "polars_rankeval renumbers them 1..n, so these values would differ; drop the "
+            "missing items from the ranks or rank without gaps"
+        )
+        raise ValueError(msg)
+
+
+def _polars_gaps(lf: pl.LazyFrame, rank: str, user: str) -> int:
+    """How many users' ranks are not exactly 1..n."""
+    return int(
+        lf.filter(pl.col(rank).is_not_null())
+        .group_by(user)
+        .agg(gap=pl.col(rank).max() != pl.len())
+        .filter(pl.col("gap"))
+        .select(pl.len())
+        .collect()
+        .item()
+    )
+
+
+def shown_names(preset: str, metrics: str | Sequence[str], **explicit: Any) -> list[str]:
+    """The output names of ``metrics`` under ``preset``, in order (``map@10[rectools]``)."""
+    resolved = resolve(preset, metrics, **explicit)
+    return [resolved.names[m.name] for text in resolved.metrics for m in expand_metric(text)]

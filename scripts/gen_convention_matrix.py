@@ -1,0 +1,85 @@
+"""Generate the README's matrix of metrics x libraries from the ``conventions=`` presets.
+
+    python scripts/gen_convention_matrix.py          # print it
+    python scripts/gen_convention_matrix.py --write  # replace it in README.md
+
+The text between the markers ``<!-- conventions: start -->`` and
+``<!-- conventions: end -->`` is generated from
+:data:`polars_rankeval.conventions.PRESETS`; ``tests/test_readme.py`` checks it is
+current.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from polars_rankeval.conventions import PRESETS
+
+ROOT = Path(__file__).resolve().parents[1]
+START = "<!-- conventions: start -->"
+END = "<!-- conventions: end -->"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def matrix() -> str:
+    """The generated block: the matrix, what each preset refuses, and its rules."""
+    presets = list(PRESETS.values())
+    rows: dict[str, dict[str, list[str]]] = {}
+    for preset in presets:
+        for mapped in preset.metrics:
+            if mapped.metric is None:
+                continue
+            shown = mapped.name + {"required": "@k", "optional": "[@k]", "none": ""}[mapped.cutoff]
+            rows.setdefault(mapped.metric, {}).setdefault(preset.name, []).append(shown)
+    lines = [
+        "| polars_rankeval | " + " | ".join(f"`{p.name}`" for p in presets) + " |",
+        "| --- | " + " | ".join("---" for _ in presets) + " |",
+    ]
+    for metric in sorted(rows):
+        cells = [", ".join(f"`{_cell(n)}`" for n in rows[metric].get(p.name, [])) or "—"
+                 for p in presets]  # fmt: skip
+        lines.append(f"| `{_cell(metric)}` | " + " | ".join(cells) + " |")
+    lines += ["", "Rules and metrics refused per preset (the library's code, version named):", ""]
+    for preset in presets:
+        lines.append(
+            f"- **`{preset.name}`** ({preset.library} {preset.version}): ties `{preset.ties}` "
+            f"({preset.ties_note}); empty `{preset.empty}`; users `{preset.users}`."
+        )
+        refused = [m for m in preset.metrics if m.metric is None]
+        if refused:
+            lines.append(
+                "  Not reproduced: " + "; ".join(f"`{m.name}` ({m.note})" for m in refused) + "."
+            )
+        for note in preset.notes:
+            lines.append(f"  {note}")
+    return "\n".join(lines) + "\n"
+
+
+def replace_block(readme: str, block: str) -> str:
+    """``readme`` with the text between the markers replaced by ``block``."""
+    head, start, rest = readme.partition(START)
+    _, end, tail = rest.partition(END)
+    if not start or not end:
+        msg = f"README.md lacks the markers {START} ... {END}"
+        raise ValueError(msg)
+    return head + START + "\n" + block + end + tail
+
+
+def main(argv: list[str]) -> int:
+    """Print the block, or write it into README.md with ``--write``."""
+    block = matrix()
+    if "--write" in argv:
+        path = ROOT / "README.md"
+        path.write_text(replace_block(path.read_text(), block))
+        print(f"updated {path}")
+    else:
+        print(block, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

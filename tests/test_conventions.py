@@ -1,0 +1,795 @@
+"""Issue 15: the options that reproduce other libraries, and the ``conventions=`` presets.
+
+Expected values are hard-coded from each library's own tests or docstrings (cited per
+test; the research note /work/notes/conventions_research.md lists them), or computed by
+the library itself where it is installed (ranx, pytrec_eval, ir_measures, jurity,
+scikit-learn).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_rankeval as prk
+from polars_rankeval.cli import CONVENTION_PRESETS
+from polars_rankeval.conventions import PRESETS, conventions
+
+ROOT = Path(__file__).resolve().parents[1]
+LOG2_3 = math.log2(3)
+
+
+def frame(
+    recs: dict[Any, list[tuple[Any, float]]],
+    truth: dict[Any, dict[Any, float]],
+    *,
+    rank: bool = False,
+) -> pl.DataFrame:
+    """Long format: recommended rows (relevance from the truth, 0 if absent), plus the
+    relevant items never recommended (null score); users without truth get null
+    relevance (not judged)."""
+    rows = []
+    for user in sorted({*recs, *truth}):
+        judged = truth.get(user)
+        listed = recs.get(user, [])
+        for position, (item, score) in enumerate(listed, 1):
+            rel = None if judged is None else judged.get(item, 0.0)
+            rows.append((user, item, float(position) if rank else score, rel))
+        for item, rel in (judged or {}).items():
+            if item not in {i for i, _ in listed}:
+                rows.append((user, item, None, rel))
+    schema = {"user": pl.Int64, "item": pl.Int64, "score": pl.Float64, "relevance": pl.Float64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def per_user(df: pl.DataFrame, metrics: list[str], preset: str, **kw: Any) -> pl.DataFrame:
+    return prk.evaluate(df, metrics, conventions=preset, per_user=True, **kw).sort("user")
+
+
+# --------------------------------------------------------------------------- options
+HIVEMALL = frame({1: [(1, 4.0), (3, 3.0), (2, 2.0), (6, 1.0)]}, {1: {1: 1, 2: 1, 4: 1}})
+
+
+def test_map_denominators_hand_computed() -> None:
+    # Relevant at ranks 1 and 3 of [1, 3, 2, 6]; 3 relevant items (4 never recommended).
+    got = HIVEMALL.select(
+        prk.map(4, denominator="hits"),
+        prk.map(2, denominator="hits"),
+        prk.map(4, denominator="k"),
+        prk.map(4),
+        prk.map(4, denominator="min_k_relevant"),
+        prk.map(denominator="hits"),
+        prk.map(denominator="k"),
+        prk.map(2, denominator="min_list_relevant"),
+        prk.map(6, denominator="min_list_relevant"),
+    ).row(0)
+    assert got == pytest.approx(
+        [
+            (1 + 2 / 3) / 2,
+            1 / 1,
+            (1 + 2 / 3) / 4,
+            (1 + 2 / 3) / 3,
+            (1 + 2 / 3) / 3,
+            (1 + 2 / 3) / 2,
+            (1 + 2 / 3) / 3,
+            1 / 2,  # k=2: one hit, / min(3, 2, 4)
+            (1 + 2 / 3) / 3,  # k=6: / min(3, 6, 4)
+        ]
+    )
+
+
+def test_map_by_hits_with_ties_hand_computed() -> None:
+    # Items 1 (relevant) and 2 tied at the top, item 3 (relevant) third.
+    tied = frame({1: [(1, 1.0), (2, 1.0), (3, 0.5)]}, {1: {1: 1, 2: 0, 3: 1}})
+    exprs = [prk.map(k, denominator="hits") for k in (1, 2, 3)]
+    # k=1: the relevant item is first w.p. 1/2 (AP 1), else no hit (0) -> 1/2.
+    # k=2: [R, N] 1/1 or [N, R] (1/2)/1 -> 3/4.
+    # k=3: [R, N, R] (1 + 2/3)/2 = 5/6 or [N, R, R] (1/2 + 2/3)/2 = 7/12 -> 17/24.
+    assert tied.select(exprs).row(0) == pytest.approx([1 / 2, 3 / 4, 17 / 24])
+    got = prk.evaluate(tied, ["map(denominator=hits)@[1,2,3]"]).row(0)[:3]
+    assert got == pytest.approx([1 / 2, 3 / 4, 17 / 24])
+    # min_list_relevant at k=2: E[1 or 1/2] = 3/4 over min(2 relevant, 2, 3 recommended).
+    assert tied.select(prk.map(2, denominator="min_list_relevant")).item() == pytest.approx(3 / 8)
+    det = tied.select(prk.map(1, denominator="hits", ties="item_desc")).item()
+    assert det == 0.0  # item 2 first: no hit
+
+
+def _ap_hits(rels: list[int], k: int) -> float:
+    hits, total = 0, 0.0
+    for i, rel in enumerate(rels[:k]):
+        if rel:
+            hits += 1
+            total += hits / (i + 1)
+    return total / hits if hits else 0.0
+
+
+def test_map_by_hits_is_the_expectation_over_tied_orderings() -> None:
+    rng = random.Random(15)
+    for _ in range(25):
+        n = rng.randint(1, 6)
+        scores = [float(rng.choice([1, 2, 3])) for _ in range(n)]
+        rels = [rng.choice([0, 1]) for _ in range(n)]
+        rels[0] = 1
+        k = rng.randint(1, n + 1)
+        orders = [
+            p
+            for p in itertools.permutations(range(n))
+            if all(scores[p[i]] >= scores[p[i + 1]] for i in range(n - 1))
+        ]
+        brute = sum(_ap_hits([rels[i] for i in p], k) for p in orders) / len(orders)
+        df = pl.DataFrame(
+            {"user": [1] * n, "item": list(range(n)), "score": scores, "relevance": rels}
+        )
+        assert df.select(prk.map(k, denominator="hits")).item() == pytest.approx(brute)
+        curve = prk.evaluate(df, [f"map(denominator=hits)@[{k},{k + 1}]"]).item(0, 0)
+        assert curve == pytest.approx(brute)
+
+
+def test_ndcg_ideal_of_k_items_hand_computed() -> None:
+    one = frame({1: [(1, 2.0), (2, 1.0)]}, {1: {1: 1}})
+    idcg3 = 1 + 1 / LOG2_3 + 1 / 2
+    assert one.select(prk.ndcg(3, idcg="k")).item() == pytest.approx(1 / idcg3)  # 0.4693
+    assert one.select(prk.ndcg(1, idcg="k")).item() == 1.0
+    # Tied: the relevant item is at rank 1 or 2 w.p. 1/2: (1 + 1/log2 3) / 2 / idcg3.
+    tied = frame({1: [(1, 1.0), (2, 1.0)]}, {1: {1: 1}})
+    expected = (1 + 1 / LOG2_3) / 2 / idcg3
+    assert tied.select(prk.ndcg(3, idcg="k")).item() == pytest.approx(expected)
+    assert prk.evaluate(tied, ["ndcg(idcg=k)@[1,3]"]).row(0)[:2] == pytest.approx([1 / 2, expected])
+    # Graded: k items of the user's highest gain (3): dcg 3 + 1/log2 3 over 3 * idcg2.
+    graded = frame({1: [(1, 2.0), (2, 1.0)]}, {1: {1: 3, 2: 1}})
+    assert graded.select(prk.ndcg(2, idcg="k")).item() == pytest.approx(
+        (3 + 1 / LOG2_3) / (3 * (1 + 1 / LOG2_3))
+    )
+    with pytest.raises(ValueError, match=r"ndcg\(idcg=k\) needs a cutoff @k"):
+        one.select(prk.ndcg(idcg="k"))
+
+
+def test_auc_degenerate_heads() -> None:
+    # Hivemall BinaryResponsesMeasuresTest.testAUC: [1,3,2,6] vs truth [1,2,4]: k=4 0.75,
+    # k=2 1.0; all TP (truth [1,3,2,6]) 0.5; all FP (truth [7,8,9,10]) 0.5.
+    all_tp = frame({1: [(1, 4.0), (3, 3.0), (2, 2.0), (6, 1.0)]}, {1: {1: 1, 3: 1, 2: 1, 6: 1}})
+    all_fp = frame({1: [(1, 4.0), (3, 3.0), (2, 2.0), (6, 1.0)]}, {1: {7: 1, 8: 1, 9: 1, 10: 1}})
+    half = [prk.auc(4, degenerate="half")]
+    assert HIVEMALL.select(prk.auc(4, degenerate="half"), prk.auc(2, degenerate="half")).row(0) == (
+        0.75,
+        1.0,
+    )
+    assert all_tp.select(half).item() == 0.5
+    assert all_fp.select(half).item() == 0.5
+    assert all_tp.select(prk.auc(4)).item() == 1.0  # zero_one (RePlay)
+    assert all_fp.select(prk.auc(4)).item() == 0.0
+    assert all_tp.select(prk.auc(4, degenerate="zero")).item() == 0.0  # torchmetrics
+    # A tie straddling k: [R, N] tied with k=1: the head is [R] or [N], one class each.
+    tied = frame({1: [(1, 1.0), (2, 1.0)]}, {1: {1: 1}})
+    assert tied.select(prk.auc(1, degenerate="half")).item() == pytest.approx(0.5)
+    assert tied.select(prk.auc(1)).item() == pytest.approx(0.5)  # 1/2 * 1 + 1/2 * 0
+    assert tied.select(prk.auc(1, degenerate="zero")).item() == 0.0
+
+
+# --------------------------------------------------------------------------- presets
+def test_every_preset_is_on_the_cli_and_maps_to_valid_metrics() -> None:
+    assert sorted(CONVENTION_PRESETS) == sorted(PRESETS)
+    for convention in PRESETS.values():
+        for mapped in convention.metrics:
+            if mapped.metric is None:
+                assert mapped.note, (convention.name, mapped.name)
+                continue
+            text = mapped.metric + ("@10" if mapped.cutoff != "none" else "")
+            prk.parse_metric(text)  # valid grammar and options
+
+
+def test_conventions_table() -> None:
+    table = conventions("rectools")
+    row = table.filter(pl.col("library_metric") == "NDCG").row(0, named=True)
+    assert row["metric"] == "ndcg(idcg=k)"
+    assert row["empty"] == "skip"
+    assert set(conventions()["preset"]) == set(PRESETS)
+    with pytest.raises(ValueError, match="conventions must be one of"):
+        conventions("nope")
+
+
+def test_refused_and_unknown_metrics_say_why() -> None:
+    with pytest.raises(ValueError, match="r_precision_at_k cannot be reproduced: skips"):
+        prk.evaluate(HIVEMALL, ["r_precision_at_k@5"], conventions="recommenders")
+    with pytest.raises(ValueError, match="RecTools has no metric 'ndcg_burges'"):
+        prk.evaluate(HIVEMALL, ["ndcg_burges@5"], conventions="rectools")
+    with pytest.raises(ValueError, match="needs a cutoff"):
+        prk.evaluate(HIVEMALL, ["MAP"], conventions="rectools")
+    with pytest.raises(ValueError, match="names convention 'ranx'"):
+        prk.evaluate(HIVEMALL, ["MAP@3[ranx]"], conventions="rectools")
+    with pytest.raises(ValueError, match="sets ties='item_desc'"):
+        prk.evaluate(HIVEMALL, ["map"], conventions="trec_eval", ties="pessimistic")
+    with pytest.raises(ValueError, match="averages over users='both'"):
+        prk.evaluate(HIVEMALL, ["Precision@2"], conventions="jurity")
+    with pytest.raises(ValueError, match=r"a \[library\] suffix names a convention"):
+        prk.evaluate(HIVEMALL, ["map@10[rectools]"])
+
+
+def test_output_names_say_the_convention() -> None:
+    out = prk.evaluate(HIVEMALL, ["average_precision@4", "auc@[2,4]"], conventions="hivemall")
+    assert out.columns[:3] == [
+        "average_precision@4[hivemall]",
+        "auc@2[hivemall]",
+        "auc@4[hivemall]",
+    ]
+    assert "n_users(auc@4[hivemall])" in out.columns
+    long = prk.evaluate(HIVEMALL, ["mrr@4"], conventions="hivemall", summary="long")
+    assert long["metric"].to_list() == ["mrr@4[hivemall]"]
+    # The suffix may be written on the input too.
+    again = prk.evaluate(HIVEMALL, ["mrr@4[hivemall]"], conventions="hivemall")
+    assert again.columns[0] == "mrr@4[hivemall]"
+
+
+def test_hivemall() -> None:
+    # apache/incubator-hivemall core/src/test/java/hivemall/evaluation/
+    # BinaryResponsesMeasuresTest.java: rankedList [1,3,2,6], groundTruth [1,2,4].
+    names = [
+        "ndcg@4",
+        "ndcg@2",
+        "recall@4",
+        "recall@2",
+        "precision@4",
+        "precision@2",
+        "mrr@4",
+        "average_precision@4",
+        "average_precision@3",
+        "average_precision@2",
+        "auc@4",
+        "auc@2",
+    ]
+    got = prk.evaluate(HIVEMALL, names, conventions="hivemall").row(0)[: len(names)]
+    expected = [
+        0.7039180890341348,
+        0.6131471927654585,
+        2 / 3,
+        1 / 3,
+        0.5,
+        0.5,
+        1.0,
+        (1 + 2 / 3) / 2,
+        (1 + 2 / 3) / 2,
+        1.0,
+        0.75,
+        1.0,
+    ]
+    assert got == pytest.approx(expected)
+    # testAPString10: ranked a..j, truth [a,x,c,x,e,f]: k=10 (1 + 2/3 + 3/5 + 4/6)/4,
+    # k=5 (1 + 2/3 + 3/5)/3.
+    ten = frame({1: [(i, 10.0 - i) for i in range(10)]}, {1: {0: 1, 2: 1, 4: 1, 5: 1}})
+    got = prk.evaluate(ten, ["average_precision@[5,10]"], conventions="hivemall").row(0)[:2]
+    assert got == pytest.approx([(1 + 2 / 3 + 3 / 5) / 3, (1 + 2 / 3 + 3 / 5 + 4 / 6) / 4])
+    # GradedResponsesMeasuresTest: recommended relevances [5,2,4,1,3], k=3 0.918770780535,
+    # k=2 0.812891283859 (exp gain).
+    graded = frame({1: [(i, 5.0 - i) for i in range(5)]}, {1: dict(enumerate([5, 2, 4, 1, 3]))})
+    got = prk.evaluate(graded, ["ndcg@[2,3]"], conventions="hivemall").row(0)[:2]
+    assert got == pytest.approx([0.812891283859, 0.918770780535])
+
+
+def test_rectools() -> None:
+    # MobileTeleSystems/RecTools rectools/metrics/ranking.py, NDCG and MAP docstrings:
+    # reco u1:(7,1),(8,2); u2:(1,1),(2,2); u3:(1..4); u4:(1..3); interactions
+    # u1:{1,2}; u2:{1}; u3:{1,3,4}; u4:{1,2,3}.
+    reco = {1: [7, 8], 2: [1, 2], 3: [1, 2, 3, 4], 4: [1, 2, 3]}
+    inter = {1: {1, 2}, 2: {1}, 3: {1, 3, 4}, 4: {1, 2, 3}}
+    df = frame(
+        {u: [(i, 0.0) for i in items] for u, items in reco.items()},
+        {u: dict.fromkeys(s, 1.0) for u, s in inter.items()},
+        rank=True,
+    ).rename({"score": "rank"})
+    names = [
+        "NDCG@1",
+        "NDCG@3",
+        "MAP@1",
+        "MAP@3",
+        "MAP(divide_by_k=true)@1",
+        "MAP(divide_by_k=true)@3",
+    ]
+    got = per_user(df, names, "rectools", rank="rank")
+    assert got[names[0] + "[rectools]"].to_list() == [0, 1, 1, 1]
+    assert got["NDCG@3[rectools]"].to_list() == pytest.approx([0, 0.46927873, 0.70391809, 1])
+    assert got["MAP@1[rectools]"].to_list() == pytest.approx([0, 1, 1 / 3, 1 / 3])
+    assert got["MAP@3[rectools]"].to_list() == pytest.approx([0, 1, 0.55555556, 1])
+    assert got["MAP(divide_by_k=true)@1[rectools]"].to_list() == [0, 1, 1, 1]
+    assert got["MAP(divide_by_k=true)@3[rectools]"].to_list() == pytest.approx(
+        [0, 1 / 3, 0.55555556, 1]
+    )
+    # tests/metrics/test_classification.py (k=2): reco u1:(1,2,3); u2:(1,2); u3:(1);
+    # u4:(1); interactions u1:{4,2,3}; u3:{1}; u4:{2}; u5:{2}; users [1,3,4,5].
+    cls = frame(
+        {1: [(1, 0), (2, 0), (3, 0)], 2: [(1, 0), (2, 0)], 3: [(1, 0)], 4: [(1, 0)]},
+        {1: {4: 1, 2: 1, 3: 1}, 3: {1: 1}, 4: {2: 1}, 5: {2: 1}},
+        rank=True,
+    ).rename({"score": "rank"})
+    names = ["Precision@2", "Precision(r_precision=true)@2", "Recall@2", "HitRate@2"]
+    got = per_user(cls, names, "rectools", rank="rank").filter(pl.col("user") != 2)
+    assert got["Precision@2[rectools]"].to_list() == [0.5, 0.5, 0, 0]
+    assert got["Precision(r_precision=true)@2[rectools]"].to_list() == [0.5, 1, 0, 0]
+    assert got["Recall@2[rectools]"].to_list() == pytest.approx([1 / 3, 1, 0, 0])
+    assert got["HitRate@2[rectools]"].to_list() == [1, 1, 0, 0]
+    summary = prk.evaluate(cls, ["Recall@2"], rank="rank", conventions="rectools")
+    assert summary["n_users(Recall@2[rectools])"].item() == 4  # user 2: no interactions
+    # Gapped ranks (TestMAP: an item at rank 9) are refused, not renumbered silently.
+    gaps = df.with_columns(
+        pl.when(pl.col("user") == 1).then(pl.col("rank") * 4).otherwise(pl.col("rank"))
+    )
+    with pytest.raises(ValueError, match="ranks with gaps for 1 user"):
+        prk.evaluate(gaps, ["MAP@3"], rank="rank", conventions="rectools")
+
+
+REPLAY_RECS = {
+    1: [(3, 0.6), (7, 0.5), (10, 0.4), (11, 0.3), (2, 0.2)],
+    2: [(5, 0.6), (8, 0.5), (11, 0.4), (1, 0.3), (3, 0.2)],
+    3: [(4, 1.0), (9, 0.5), (2, 0.1)],
+}
+REPLAY_TRUTH = {
+    1: dict.fromkeys([5, 6, 7, 8, 9, 10], 1.0),
+    2: dict.fromkeys([6, 7, 4, 10, 11], 1.0),
+    3: dict.fromkeys([1, 2, 3, 4, 5], 1.0),
+}
+
+
+def test_replay() -> None:
+    # sb-ai-lab/RePlay tests/metrics/conftest.py + test_metrics.py::test_metric (1e-5).
+    df = frame(REPLAY_RECS, REPLAY_TRUTH)
+    expected = {
+        "Precision": [0.55555, 0.333333, 0.166666],
+        "HitRate": [1, 1, 1],
+        "MRR": [0.61111] * 3,
+        "MAP": [0.35185, 0.21111, 0.198148],
+        "NDCG": [0.48975, 0.35396, 0.34018],
+        "RocAuc": [0.16666, 0.55555, 0.55555],
+    }
+    names = [f"{name}@[3,5,10]" for name in expected]
+    out = prk.evaluate(df, names, conventions="replay")
+    for name, values in expected.items():
+        got = [out[f"{name}@{k}[replay]"].item() for k in (3, 5, 10)]
+        assert got == pytest.approx(values, abs=1e-5), name
+    recall = prk.evaluate(df, ["Recall@[5,10]"], conventions="replay").row(0)[:2]
+    assert recall == pytest.approx([0.31111] * 2, abs=1e-5)
+    # Docstrings (k=2): MAP per user {0.25, 0, 0.5}, NDCG {0.38685280723454163, 0,
+    # 0.6131471927654584}, RocAuc {0, 0, 1}.
+    got = per_user(df, ["MAP@2", "NDCG@2", "RocAuc@2"], "replay")
+    assert got["MAP@2[replay]"].to_list() == pytest.approx([0.25, 0, 0.5])
+    assert got["NDCG@2[replay]"].to_list() == pytest.approx(
+        [0.38685280723454163, 0, 0.6131471927654584]
+    )
+    assert got["RocAuc@2[replay]"].to_list() == [0, 0, 1]
+
+
+MS_TRUE = {
+    1: {3: 3, 1: 5, 2: 4},
+    2: {1: 5, 4: 5, 5: 3, 6: 3, 7: 1},
+    3: {2: 5, 5: 5, 6: 5, 8: 4, 9: 4, 10: 3, 11: 3, 12: 3, 13: 2, 14: 1},
+}
+MS_PRED = {
+    1: [(12, 12), (3, 14), (10, 13)],
+    2: [(10, 14), (3, 13), (5, 12), (11, 11), (13, 10)],
+    3: [(4, 14), (10, 13), (7, 12), (13, 11), (1, 10), (3, 9), (5, 8), (2, 7), (11, 6), (14, 5)],
+}
+
+
+def test_recommenders() -> None:
+    # recommenders-team/recommenders tests/unit/recommenders/evaluation/conftest.py and
+    # test_python_evaluation.py (TOL 1e-4); binary relevance: every truth row relevant.
+    binary = {u: dict.fromkeys(items, 1.0) for u, items in MS_TRUE.items()}
+    recs = {u: [(i, float(s)) for i, s in rows] for u, rows in MS_PRED.items()}
+    df = frame(recs, binary)
+    names = ["precision_at_k@10", "recall_at_k@10", "map@10", "map_at_k@10"]
+    got = prk.evaluate(df, names, conventions="recommenders", users="both").row(0)[:4]
+    assert got == pytest.approx([0.26666, 0.37777, 0.23613, 0.23613], abs=1e-4)
+    ndcg = prk.evaluate(df, ["ndcg_at_k@10"], conventions="recommenders")
+    assert ndcg.item(0, 0) == pytest.approx(0.38172, abs=1e-4)
+    with pytest.raises(ValueError, match="averages over users='both'"):
+        prk.evaluate(df, ["map@10"], conventions="recommenders")
+    # Values from running the wheel's python_evaluation.py on the same data (research
+    # note, section 3): k=3 map 0.15, map_at_k 0.2037037; k=5 map 0.1666667, map_at_k 0.2.
+    names = ["map@[3,5]", "map_at_k@[3,5]"]
+    got = prk.evaluate(df, names, conventions="recommenders", users="both").row(0)[:4]
+    assert got == pytest.approx([0.15, 0.1666667, 0.2037037, 0.2], abs=1e-6)
+    with pytest.raises(ValueError, match="r_precision_at_k cannot be reproduced"):
+        prk.evaluate(df, ["r_precision_at_k@5"], conventions="recommenders")
+
+
+def test_recbole() -> None:
+    # RUCAIBox/RecBole tests/metrics/test_topk_metrics.py: hit matrix
+    # [[0,0,0],[1,1,1],[1,0,1],[0,0,1]], pos_len [1,3,4,2].
+    hits = [[0, 0, 0], [1, 1, 1], [1, 0, 1], [0, 0, 1]]
+    pos_len = [1, 3, 4, 2]
+    recs: dict[Any, list[tuple[Any, float]]] = {}
+    truth: dict[Any, dict[Any, float]] = {}
+    for user, (row, n_pos) in enumerate(zip(hits, pos_len, strict=True)):
+        recs[user] = [(i, 3.0 - i) for i in range(3)]
+        rel = {i: 1.0 for i, h in enumerate(row) if h}
+        rel.update({100 + j: 1.0 for j in range(n_pos - len(rel))})  # never recommended
+        truth[user] = rel
+    df = frame(recs, truth)
+    got = per_user(df, ["map@[1,2,3]", "ndcg@3", "recall@3", "precision@2"], "recbole")
+    assert got["map@3[recbole]"].to_list() == pytest.approx([0, 1, (1 + 2 / 3) / 3, 1 / 6])
+    assert got["map@2[recbole]"].to_list() == pytest.approx([0, 1, 1 / 2, 0])
+    assert got["ndcg@3[recbole]"].to_list() == pytest.approx(
+        [0, 1, (1 + 1 / 2) / (1 + 1 / LOG2_3 + 1 / 2), (1 / 2) / (1 + 1 / LOG2_3)]
+    )
+    assert got["recall@3[recbole]"].to_list() == pytest.approx([0, 1, 2 / 4, 1 / 2])
+    assert got["precision@2[recbole]"].to_list() == pytest.approx([0, 1, 1 / 2, 0])
+
+
+def test_torchmetrics() -> None:
+    # Lightning-AI/torchmetrics docstrings of the retrieval classes: indexes
+    # [0,0,0,1,1,1,1], preds [.2,.3,.5,.1,.3,.5,.2], target [F,F,T,F,T,F,T].
+    df = pl.DataFrame(
+        {
+            "user": [0, 0, 0, 1, 1, 1, 1],
+            "item": list(range(7)),
+            "score": [0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2],
+            "relevance": [0, 0, 1, 0, 1, 0, 1],
+        }
+    )
+    names = [
+        "RetrievalMAP",
+        "RetrievalNormalizedDCG",
+        "RetrievalMRR",
+        "RetrievalRecall@2",
+        "RetrievalPrecision@2",
+        "RetrievalRPrecision",
+        "RetrievalAUROC",
+    ]
+    got = prk.evaluate(df, names, conventions="torchmetrics").row(0)[: len(names)]
+    assert got == pytest.approx([0.7917, 0.8467, 0.75, 0.75, 0.5, 0.75, 0.75], abs=5e-5)
+    hit = df.with_columns(relevance=pl.Series([1, 0, 0, 0, 1, 0, 1]))
+    assert prk.evaluate(hit, ["RetrievalHitRate@2"], conventions="torchmetrics").item(
+        0, 0
+    ) == pytest.approx(0.5)
+
+
+def test_jurity_against_its_tests_and_itself() -> None:
+    # fidelity/jurity tests/test_reco_ranking.py::test_map: MAP@2 0.5, @3 0.5, @4 0.75
+    # over users with clicks and predictions (support 1).
+    df = frame(
+        {1: [(1, 0.8), (2, 0.7), (3, 0.75), (4, 0.65)], 2: [(3, 0.7)]},
+        {1: {1: 1, 2: 0, 4: 1}, 3: {3: 1}},
+    )
+    got = prk.evaluate(df, ["MAP@[2,3,4]"], conventions="jurity", users="both")
+    assert got.row(0)[:3] == pytest.approx([0.5, 0.5, 0.75])
+    assert got["n_users(MAP@4[jurity])"].item() == 1
+    # test_ndcg: NDCG(k=3) = ((1 + 1/log2 4) / idcg(3)) / 3, support 3.
+    nd = frame(
+        {1: [(1, 0.8), (2, 0.7), (3, 0.75)], 2: [(3, 0.7)], 4: [(3, 0.6), (4, 0.4)]},
+        {1: {1: 1, 2: 1, 3: 0, 4: 1}, 3: {3: 1}, 4: {1: 1, 2: 1}},
+    )
+    got = prk.evaluate(nd, ["NDCG@3"], conventions="jurity")
+    assert got.item(0, 0) == pytest.approx((1 + 1 / 2) / (1 + 1 / LOG2_3 + 1 / 2) / 3)
+    assert got["n_users(NDCG@3[jurity])"].item() == 3
+
+
+def test_jurity_runs_match_per_user() -> None:
+    pytest.importorskip("jurity")
+    import pandas as pd
+    from jurity.recommenders import RankingRecoMetrics
+
+    rng = random.Random(7)
+    actual, predicted = [], []
+    for user in range(30):
+        items = rng.sample(range(40), 12)
+        for item in items[:6]:
+            actual.append((user, item, rng.choice([0, 1])))
+        if user % 7:  # some clicked users without predictions
+            scores = rng.sample(range(1000), 8)  # distinct: jurity's sort is unstable
+            predicted += [
+                (user, item, s / 1000) for item, s in zip(items[3:11], scores, strict=True)
+            ]
+    a = pd.DataFrame(actual, columns=["user", "item", "click"])
+    p = pd.DataFrame(predicted, columns=["user", "item", "click"])
+    recs: dict[Any, list[tuple[Any, float]]] = {}
+    for u, i, s in predicted:
+        recs.setdefault(u, []).append((i, s))
+    truth: dict[Any, dict[Any, float]] = {}
+    for u, i, c in actual:
+        truth.setdefault(u, {})[i] = float(c)
+    df = frame(recs, truth)
+    for name, cls, users in (
+        ("Recall", RankingRecoMetrics.Recall, None),
+        ("NDCG", RankingRecoMetrics.NDCG, None),
+        ("Precision", RankingRecoMetrics.Precision, "both"),
+        ("MAP", RankingRecoMetrics.MAP, "both"),
+    ):
+        theirs = cls(click_column="click", k=5, user_id_column="user", item_id_column="item")
+        expected = theirs.get_score(a, p)
+        kw = {"users": users} if users else {}
+        ours = prk.evaluate(df, [f"{name}@5"], conventions="jurity", **kw).item(0, 0)
+        assert ours == pytest.approx(expected), name
+
+
+def test_lenskit() -> None:
+    # lenskit/lkpy tests/eval/test_rank_precision.py: rel 0..99, items [1,0,150] n=5 -> 2/3.
+    rel = {0: dict.fromkeys(range(100), 1.0)}
+    short = frame({0: [(1, 3.0), (0, 2.0), (150, 1.0)]}, rel)
+    assert prk.evaluate(short, ["Precision@5"], conventions="lenskit").item(0, 0) == 2 / 3
+    # test_rank_recall.py: items [1,0,150,3,10]: n=5 0.8, n=10 0.4 (4 / min(100, n)).
+    five = frame({0: [(i, 5.0 - j) for j, i in enumerate([1, 0, 150, 3, 10])]}, rel)
+    got = prk.evaluate(five, ["Recall@[5,10]"], conventions="lenskit").row(0)[:2]
+    assert got == pytest.approx([0.8, 0.4])
+    # test_rank_ndcg.py: truth 1,2,3; list [1,2] -> fixed_dcg(2)/fixed_dcg(3) with the
+    # clipped discount: 2 / (2 + 1/log2 3).
+    # test_rank_map.py: [1,2,3] vs [1,3] (1 + 2/3)/2; vs [2,4] 1/2 / 2 = 0.25;
+    # [1,2,3,4,5] vs [1,3,5] n=3 (1 + 2/3)/3; a 1-item list [1] vs [1,3]: 1.0 (/ min(R, L)).
+    lists = {0: [1, 2, 3], 1: [1, 2, 3], 2: [1, 2, 3, 4, 5], 3: [1]}
+    truths = {0: [1, 3], 1: [2, 4], 2: [1, 3, 5], 3: [1, 3]}
+    ap = frame(
+        {u: [(i, 10.0 - j) for j, i in enumerate(items)] for u, items in lists.items()},
+        {u: dict.fromkeys(items, 1.0) for u, items in truths.items()},
+    )
+    got = per_user(ap, ["AveragePrecision", "AveragePrecision@3"], "lenskit")
+    assert got["AveragePrecision[lenskit]"].to_list()[:2] == pytest.approx([(1 + 2 / 3) / 2, 0.25])
+    assert got["AveragePrecision@3[lenskit]"].to_list() == pytest.approx(
+        [(1 + 2 / 3) / 2, 0.25, (1 + 2 / 3) / 3, 1.0]
+    )
+    curve = prk.evaluate(ap, ["AveragePrecision@[3,4]"], conventions="lenskit", per_user=True)
+    assert curve.sort("user")["AveragePrecision@3[lenskit]"].to_list() == pytest.approx(
+        [(1 + 2 / 3) / 2, 0.25, (1 + 2 / 3) / 3, 1.0]
+    )
+    nd = frame({0: [(1, 2.0), (2, 1.0)]}, {0: {1: 1.0, 2: 1.0, 3: 1.0}})
+    assert prk.evaluate(nd, ["NDCG"], conventions="lenskit").item(0, 0) == pytest.approx(
+        2 / (2 + 1 / LOG2_3)
+    )
+
+
+def test_cornac() -> None:
+    # PreferredAI/cornac tests/cornac/metrics/test_ranking.py (0-based item ids).
+    one = frame({0: [(1, 3.0), (2, 2.0), (0, 1.0)]}, {0: {2: 1.0}})
+    got = prk.evaluate(
+        one, ["NDCG@2", "Precision@2", "Precision", "Recall@2", "HitRatio@2"], conventions="cornac"
+    ).row(0)[:5]
+    assert got == pytest.approx([1 / LOG2_3, 0.5, 1 / 3, 1.0, 1.0])
+    two = frame({0: [(0, 3.0), (2, 2.0), (1, 1.0)]}, {0: {0: 1.0, 2: 1.0}})
+    assert prk.evaluate(two, ["FMeasure"], conventions="cornac").item(0, 0) == pytest.approx(4 / 5)
+    # AUC: scores [0.1, 0.4, 0.35, 0.8] of items 0..3, gt [2, 3] -> 0.75; a tied
+    # (positive, negative) pair counts 0 (ties='pessimistic').
+    auc = frame({0: [(0, 0.1), (1, 0.4), (2, 0.35), (3, 0.8)]}, {0: {2: 1.0, 3: 1.0}})
+    assert prk.evaluate(auc, ["AUC"], conventions="cornac", ties="pessimistic").item(0, 0) == 0.75
+    tied = frame({0: [(0, 0.5), (1, 0.5)]}, {0: {0: 1.0}})
+    assert prk.evaluate(tied, ["AUC"], conventions="cornac", ties="pessimistic").item(0, 0) == 0
+    with pytest.raises(ValueError, match="needs ties='pessimistic'"):
+        prk.evaluate(auc, ["AUC"], conventions="cornac")
+
+
+def test_elliot_values_derived_from_its_code() -> None:
+    # sisinflab/elliot tests/evaluation/test_accelerated_metrics.py data, cutoff 3,
+    # threshold 1; values derived from the code (research note section 14): u3 skipped
+    # (no relevant item); Precision u1 2/3, u2 1/3; nDCG u1 (7 + 1/2)/(7 + 1/log2 3),
+    # u2 (3/log2 3)/3.
+    df = frame(
+        {
+            1: [(2, 0.9), (5, 0.8), (1, 0.7), (6, 0.3)],
+            2: [(8, 0.9), (3, 0.8), (6, 0.2)],
+            3: [(9, 0.9), (10, 0.8)],
+        },
+        {1: {1: 1.0, 2: 3.0, 7: 0.0}, 2: {3: 2.0, 4: 0.0}, 3: {9: 0.0}},
+    )
+    got = per_user(df, ["Precision@3", "MRR@3", "nDCG@3"], "elliot")
+    assert got["Precision@3[elliot]"].to_list()[:2] == pytest.approx([2 / 3, 1 / 3])
+    assert got["MRR@3[elliot]"].to_list()[:2] == [1.0, 0.5]
+    assert got["nDCG@3[elliot]"].to_list()[:2] == pytest.approx(
+        [(7 + 1 / 2) / (7 + 1 / LOG2_3), 0.630930], abs=1e-6
+    )
+    summary = prk.evaluate(df, ["Precision@3"], conventions="elliot")
+    assert summary["n_users(Precision@3[elliot])"].item() == 2
+
+
+def _random_run(seed: int, ties: bool) -> pl.DataFrame:
+    rng = random.Random(seed)
+    rows = []
+    for user in range(25):
+        items = rng.sample(range(60), 20)
+        for j, item in enumerate(items):
+            score = float(rng.randint(0, 5)) if ties else rng.random()
+            rel = rng.choice([0, 0, 1, 2]) if j < 14 else None
+            recommended = j < 16
+            rows.append((user, item, score if recommended else None, rel))
+    schema = {"user": pl.Int64, "item": pl.Int64, "score": pl.Float64, "relevance": pl.Float64}
+    df = pl.DataFrame(rows, schema=schema, orient="row")
+    # String ids: trec_eval breaks ties by docno descending as strings.
+    df = df.with_columns(item=pl.format("d{}", "item"))
+    return df.filter(pl.col("score").is_not_null() | pl.col("relevance").is_not_null())
+
+
+def _qrels_run(df: pl.DataFrame) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for user, item, score, rel in df.iter_rows():
+        if rel is not None:
+            qrels.setdefault(str(user), {})[item] = int(rel)
+        if score is not None:
+            run.setdefault(str(user), {})[item] = score
+    return qrels, run
+
+
+def test_trec_eval_preset_matches_pytrec_eval_with_ties() -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    df = _random_run(3, ties=True)  # trec_eval's tie rule is deterministic
+    qrels, run = _qrels_run(df)
+    measures = {
+        "map",
+        "map_cut.10",
+        "P.5",
+        "ndcg",
+        "ndcg_cut.10",
+        "recip_rank",
+        "Rprec",
+        "recall.10",
+        "success.5",
+        "bpref",
+    }
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    names = {
+        "map": "map",
+        "map_cut@10": "map_cut_10",
+        "P@5": "P_5",
+        "ndcg": "ndcg",
+        "ndcg_cut@10": "ndcg_cut_10",
+        "recip_rank": "recip_rank",
+        "Rprec": "Rprec",
+        "recall@10": "recall_10",
+        "success@5": "success_5",
+        "bpref": "bpref",
+    }
+    ours = per_user(df, list(names), "trec_eval")
+    for name, key in names.items():
+        expected = [theirs[str(u)][key] for u in ours["user"].to_list()]
+        column = ours[f"{name}[trec_eval]"].fill_null(0.0).to_list()
+        assert column == pytest.approx(expected), name
+
+
+def test_ir_measures_preset_matches_ir_measures() -> None:
+    ir_measures = pytest.importorskip("ir_measures")
+    df = _random_run(5, ties=True)
+    qrels, run = _qrels_run(df)
+    measures = {
+        "P@5": "P@5",
+        "AP": "AP",
+        "AP@10": "AP@10",
+        "nDCG@10": "nDCG@10",
+        "RR": "RR",
+        "R@10": "R@10",
+        "Success@3": "Success@3",
+    }
+    parsed = [ir_measures.parse_measure(m) for m in measures.values()]
+    theirs: dict[tuple[str, str], float] = {}
+    for m in ir_measures.iter_calc(parsed, qrels, run):
+        theirs[(str(m.measure), m.query_id)] = m.value
+    ours = per_user(df, list(measures), "ir_measures")
+    for name, measure in measures.items():
+        expected = [theirs[(measure, str(u))] for u in ours["user"].to_list()]
+        assert ours[f"{name}[ir_measures]"].fill_null(0.0).to_list() == pytest.approx(expected)
+    # RR@k comes from the msmarco provider: ties by doc id ascending.
+    tie = pl.DataFrame({"user": [1, 1], "item": [1, 2], "score": [1.0, 1.0], "relevance": [1, 0]})
+    assert prk.evaluate(tie, ["RR"], conventions="ir_measures").item(0, 0) == 0.5
+    with pytest.raises(ValueError, match="needs ties='item_asc'"):
+        prk.evaluate(tie, ["RR@10"], conventions="ir_measures")
+    asc = prk.evaluate(tie, ["RR@10"], conventions="ir_measures", ties="item_asc")
+    assert asc.item(0, 0) == 1.0
+    qr = {"1": {"d1": 1, "d2": 0}}
+    rn = {"1": {"d1": 1.0, "d2": 1.0}}
+    rr = {
+        str(m.measure): m.value
+        for m in ir_measures.iter_calc(
+            [ir_measures.parse_measure("RR"), ir_measures.parse_measure("RR@10")], qr, rn
+        )
+    }
+    assert rr == {"RR": 0.5, "RR@10": 1.0}  # d2 > d1 as strings descending, d1 first ascending
+
+
+def test_ranx_preset_matches_ranx_without_ties() -> None:
+    ranx = pytest.importorskip("ranx")
+    df = _random_run(11, ties=False)  # ranx's sort is unstable: no defined tie rule
+    qrels_d, run_d = _qrels_run(df)
+    qrels, run = ranx.Qrels(qrels_d), ranx.Run(run_d)
+    metrics = [
+        "precision@5",
+        "recall@10",
+        "f1@5",
+        "hits@5",
+        "hit_rate@3",
+        "mrr@5",
+        "map@10",
+        "ndcg@10",
+        "ndcg_burges@10",
+        "dcg@5",
+        "dcg_burges@5",
+        "r-precision",
+    ]
+    theirs = ranx.evaluate(qrels, run, metrics, return_mean=False, make_comparable=True)
+    ours = per_user(df, metrics, "ranx")
+    order = list(qrels.keys())
+    index = {u: i for i, u in enumerate(order)}
+    for name in metrics:
+        expected = [float(theirs[name][index[str(u)]]) for u in ours["user"].to_list()]
+        assert ours[f"{name}[ranx]"].fill_null(0.0).to_list() == pytest.approx(expected), name
+
+
+def test_sklearn_preset_matches_scikit_learn_with_ties() -> None:
+    metrics = pytest.importorskip("sklearn.metrics")
+    df = _random_run(13, ties=True).filter(pl.col("score").is_not_null())
+    df = df.with_columns(pl.col("relevance").fill_null(0.0))
+    ours = per_user(df, ["ndcg_score@5", "ndcg_score", "dcg_score@5"], "sklearn")
+    for user, group in df.group_by("user"):
+        truth = [group["relevance"].to_list()]
+        score = [group["score"].to_list()]
+        row = ours.filter(pl.col("user") == user[0]).row(0, named=True)
+        assert (row["ndcg_score@5[sklearn]"] or 0.0) == pytest.approx(
+            metrics.ndcg_score(truth, score, k=5)
+        )
+        assert (row["ndcg_score[sklearn]"] or 0.0) == pytest.approx(
+            metrics.ndcg_score(truth, score)
+        )
+        assert row["dcg_score@5[sklearn]"] == pytest.approx(metrics.dcg_score(truth, score, k=5))
+
+
+def test_compare_and_cli_accept_conventions(tmp_path: Path) -> None:
+    runs = pl.concat(
+        [
+            frame(REPLAY_RECS, REPLAY_TRUTH).with_columns(system=pl.lit("a")),
+            frame(
+                {u: list(reversed(r)) for u, r in REPLAY_RECS.items()}, REPLAY_TRUTH
+            ).with_columns(system=pl.lit("b")),
+        ]
+    )
+    result = prk.compare(runs, ["MAP@3"], baseline="a", n_resamples=50, conventions="replay")
+    assert result["metric"].unique().to_list() == ["MAP@3[replay]"]
+    assert result["conventions"][0].startswith("replay: ties=item_desc")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polars_rankeval",
+            "evaluate",
+            "--conventions",
+            "trec_eval",
+            "-m",
+            "map",
+            "-m",
+            "P@5",
+            "--format",
+            "csv",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    header, row = proc.stdout.splitlines()[:2]
+    assert header.split(",")[:2] == ["map[trec_eval]", "P@5[trec_eval]"]
+    # The same as the explicit options on the bundled example (trec_eval's test run).
+    plain = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polars_rankeval",
+            "evaluate",
+            "-m",
+            "map",
+            "-m",
+            "P@5",
+            "--ties",
+            "item_desc",
+            "--empty",
+            "zero",
+            "--users",
+            "both",
+            "--format",
+            "csv",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    assert plain.stdout.splitlines()[1] == row
