@@ -74,13 +74,38 @@ _REL = f"{MARKER}:rel"
 _RET = f"{MARKER}:ret"
 
 
+SUPPORTED: dict[str, dict[str, frozenset[Any] | None]] = {
+    "precision": {"rel": None, "denominator": frozenset({"k", "retrieved"})},
+    "recall": {"rel": None},
+    "f1": {"rel": None, "denominator": frozenset({"k", "retrieved"})},
+    "hit_rate": {"rel": None},
+    "mrr": {"rel": None},
+    "map": {"rel": None, "denominator": frozenset({"relevant", "min_k_relevant"})},
+    "dcg": {
+        "gain": frozenset({"linear", "exp"}),
+        "discount": frozenset({"log", "log_clipped", "half_life"}),
+        "base": None,
+        "half_life": None,
+    },
+    "ndcg": {
+        "gain": frozenset({"linear", "exp"}),
+        "discount": frozenset({"log", "log_clipped", "half_life"}),
+        "base": None,
+        "half_life": None,
+        "idcg": frozenset({"cut", "all"}),
+    },
+}
+"""The options (and option values; ``None``: any) this path evaluates, per metric. A
+metric with another option or value (a newer convention) takes the general path."""
+
+
 def applies(job: Job) -> bool:
     """True when every metric of ``job`` is evaluated by this path.
 
     That is: each is one of :data:`HEAD_METRICS` with a cutoff ``k >= 1`` (metrics
-    without ``@k`` read the whole list and stay on the general path), the score/rank
-    column's order is exact without a window (:func:`order_kind` ``f64`` or ``i128``),
-    and no metric reads an extra column.
+    without ``@k`` read the whole list and stay on the general path) and options in
+    :data:`SUPPORTED`, the score/rank column's order is exact without a window
+    (:func:`order_kind` ``f64`` or ``i128``), and no metric reads an extra column.
     """
     if not ENABLED or job.extra or order_kind(job.order_dtype) == "dense":
         return False
@@ -89,8 +114,20 @@ def applies(job: Job) -> bool:
         and m.k is not None
         and m.k >= 1
         and job.kinds.get(m.name) == "expr"
+        and _supported(m.spec.name, dict(m.options))
         for m in job.metrics
     )
+
+
+def _supported(name: str, options: dict[str, Any]) -> bool:
+    allowed = SUPPORTED[name]
+    for option, value in options.items():
+        if option not in allowed:
+            return False
+        values = allowed[option]
+        if values is not None and value not in values:
+            return False
+    return True
 
 
 def _name(*parts: Any) -> str:

@@ -215,5 +215,8 @@ def test_path_is_taken_only_for_cutoff_core_metrics() -> None:
     assert not uses_head_path(df, ["ndcg@10", "auc"])
     assert not uses_head_path(df, ["ndcg"])  # no cutoff: the whole list
     assert not uses_head_path(df, ["r_precision"])
+    # Options beyond the ones the path implements (conventions added later) fall back.
+    assert not uses_head_path(df, ["map(denominator=hits)@3", "ndcg@3"])
+    assert not uses_head_path(df, ["ndcg(idcg=k)@3"])
     decimal = df.with_columns(pl.col("score").cast(pl.Decimal(10, 3)))
     assert not uses_head_path(decimal, ["ndcg@10"])
