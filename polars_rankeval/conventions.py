@@ -874,8 +874,8 @@ def rename(frame: Any, names: dict[str, str], *, long: bool) -> Any:
 
         out = frame.withColumnsRenamed(mapping)
         if long and "metric" in columns:
-            shown = F.create_map(*(F.lit(x) for pair in names.items() for x in pair))
-            out = out.withColumn("metric", F.coalesce(shown[F.col("metric")], F.col("metric")))
+            table = F.create_map(*(F.lit(x) for pair in names.items() for x in pair))
+            out = out.withColumn("metric", F.coalesce(table[F.col("metric")], F.col("metric")))
         return out
     out = frame.rename(mapping)
     if long and "metric" in columns:
