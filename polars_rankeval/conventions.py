@@ -256,15 +256,23 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("MRR", "mrr", "required"),
             Mapped(
                 "Accuracy",
-                None,
-                note="RecTools sets fp = k - tp even for a list shorter than k "
-                "(list size k over the full catalog): not expressible",
+                "accuracy(denominator=k)",
+                "required",
+                "(tp + tn) / #catalog with fp = k - tp even for a shorter list; pass "
+                "n_items= (len(catalog))",
             ),
-            Mapped("MCC", None, note="fp = k - tp as Accuracy: not expressible"),
+            Mapped(
+                "MCC",
+                "mcc(denominator=k)",
+                "required",
+                "fp = k - tp as Accuracy; pass n_items=; RecTools scores 0 where a margin "
+                "is 0 (only when k or #relevant equals the catalog size), polars_rankeval null",
+            ),
             Mapped(
                 "F1Beta",
-                None,
-                note="RecTools' precision part divides by k, fbeta by min(k, #recommended)",
+                "fbeta(denominator=k)",
+                "required",
+                "beta=1; precision hits / k; for another beta use fbeta(beta=b, denominator=k)",
             ),
             Mapped("PartialAUC", None, note="partial AUC up to the k-th negative: no metric"),
             Mapped("PAP", None, note="no metric"),
@@ -289,7 +297,8 @@ _PRESETS: tuple[Convention, ...] = (
             "Duplicated test interactions count twice in RecTools' #relevant; "
             "polars_rankeval refuses duplicated (user, item) rows.",
             "Contradiction: the Accuracy/MCC docstrings count fp among the first k "
-            "recommended items; the code uses fp = k - tp (refused here).",
+            "recommended items; the code uses fp = k - tp even for a shorter list "
+            "(denominator=k follows the code).",
             "Contradiction: the MeanInvUserFreq, Serendipity and IntraListDiversity "
             "docstrings divide by k; the code averages over the items present.",
         ),

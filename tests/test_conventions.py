@@ -152,6 +152,52 @@ def test_ndcg_ideal_of_k_items_hand_computed() -> None:
         one.select(prk.ndcg(idcg="k"))
 
 
+def test_classification_with_a_list_of_k_items_hand_computed() -> None:
+    # Items 1..3 recommended (1 and 3 relevant), item 6 relevant and never recommended;
+    # catalog of 10, k = 5: the list holds 3 items (L = 3) or, RecTools, k = 5.
+    df = frame({1: [(1, 3.0), (2, 2.0), (3, 1.0)]}, {1: {1: 1, 3: 1, 6: 1}})
+    got = df.select(
+        prk.accuracy(5, n_items=10),
+        prk.accuracy(5, n_items=10, denominator="k"),
+        prk.mcc(5, n_items=10),
+        prk.mcc(5, n_items=10, denominator="k"),
+        prk.fbeta(5, n_items=10),
+        prk.fbeta(5, n_items=10, denominator="k"),
+        prk.fbeta(2, n_items=10, denominator="k"),
+    ).row(0)
+    assert got == pytest.approx(
+        [
+            (2 + (10 - 3 - 3 + 2)) / 10,  # tp 2, tn 6
+            (2 + (10 - 5 - 3 + 2)) / 10,  # tp 2, fp = 5 - 2, tn 4
+            (10 * 2 - 3 * 3) / math.sqrt(3 * 3 * 7 * 7),
+            (10 * 2 - 5 * 3) / math.sqrt(5 * 3 * 5 * 7),
+            2 * 2 / (3 + 3),
+            2 * 2 / (3 + 5),
+            2 * 1 / (3 + 2),
+        ]
+    )
+    # Without a cutoff the list is every recommended row for both sizes.
+    assert df.select(prk.accuracy(n_items=10, denominator="k")).item() == 0.8
+    # Ties: items 1 (relevant) and 2 tied for the top at k = 1: E[tp] = 1/2, linear.
+    tied = frame({1: [(1, 2.0), (2, 2.0), (3, 1.0)]}, {1: {1: 1, 3: 1, 6: 1}})
+    exp = tied.select(
+        prk.accuracy(1, n_items=10, denominator="k"),
+        prk.mcc(1, n_items=10, denominator="k"),
+        prk.fbeta(1, n_items=10, denominator="k"),
+    ).row(0)
+    assert exp == pytest.approx(
+        [
+            (0.5 + (10 - 1 - 3 + 0.5)) / 10,
+            (10 * 0.5 - 1 * 3) / math.sqrt(1 * 3 * 9 * 7),
+            2 * 0.5 / (3 + 1),
+        ]
+    )
+    det = tied.select(prk.accuracy(1, n_items=10, denominator="k", ties="item_desc")).item()
+    assert det == (0 + (10 - 1 - 3 + 0)) / 10  # item 2 first: no hit
+    curve = prk.evaluate(tied, ["mcc(denominator=k)@[1,5]"], n_items=10).row(0)[:2]
+    assert curve == pytest.approx([exp[1], (10 * 2 - 5 * 3) / math.sqrt(5 * 3 * 5 * 7)])
+
+
 def test_auc_degenerate_heads() -> None:
     # Hivemall BinaryResponsesMeasuresTest.testAUC: [1,3,2,6] vs truth [1,2,4]: k=4 0.75,
     # k=2 1.0; all TP (truth [1,3,2,6]) 0.5; all FP (truth [7,8,9,10]) 0.5.
@@ -316,6 +362,23 @@ def test_rectools() -> None:
     assert got["HitRate@2[rectools]"].to_list() == [1, 1, 0, 0]
     summary = prk.evaluate(cls, ["Recall@2"], rank="rank", conventions="rectools")
     assert summary["n_users(Recall@2[rectools])"].item() == 4  # user 2: no interactions
+    # Same file, CATALOG = range(10): Accuracy [0.7, 0.9, 0.7, 0.7] (u3, u4 recommend one
+    # item but fp = k - tp), MCC [1/sqrt(21), 2/3, -1/6, -1/6], F1Beta(beta=sqrt 2)
+    # [0.375, 0.75, 0, 0].
+    names = ["Accuracy@2", "MCC@2", "F1Beta@2"]
+    got = per_user(cls, names, "rectools", rank="rank", n_items=10)
+    got = got.filter(pl.col("user") != 2)
+    assert got["Accuracy@2[rectools]"].to_list() == pytest.approx([0.7, 0.9, 0.7, 0.7])
+    assert got["MCC@2[rectools]"].to_list() == pytest.approx(
+        [1 / math.sqrt(21), 2 / 3, -1 / 6, -1 / 6]
+    )
+    # beta = 1: 2 tp / (R + k): u1 2/(3 + 2), u3 2/(1 + 2).
+    assert got["F1Beta@2[rectools]"].to_list() == pytest.approx([2 / 5, 2 / 3, 0, 0])
+    beta = cls.filter(pl.col("user") != 2).with_columns(score=-pl.col("rank"))
+    fb = beta.group_by("user").agg(
+        prk.fbeta(2, n_items=10, beta=math.sqrt(2), denominator="k").alias("f")
+    )
+    assert fb.sort("user")["f"].to_list() == pytest.approx([0.375, 0.75, 0, 0])
     # Gapped ranks (TestMAP: an item at rank 9) are refused, not renumbered silently.
     gaps = df.with_columns(
         pl.when(pl.col("user") == 1).then(pl.col("rank") * 4).otherwise(pl.col("rank"))

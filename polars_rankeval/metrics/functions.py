@@ -855,6 +855,7 @@ def fbeta(
     n_items: int,
     beta: float = 1.0,
     rel: float = 1.0,
+    denominator: Literal["retrieved", "k"] = "retrieved",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -866,7 +867,9 @@ def fbeta(
     ``beta`` > 0 weighs recall beta times as much as precision; ``beta=1`` is F1 over
     the actual list size min(k, #recommended), i.e. ``f1(denominator="retrieved")``.
     The value does not depend on ``n_items``; it is asked for so that every metric of
-    the classification family takes the same arguments.
+    the classification family takes the same arguments. ``denominator="k"`` takes the
+    list to be k long even when fewer items were recommended, so that precision is
+    hits@k / k: RecTools' ``F1Beta`` (1 + beta^2) hits@k / (beta^2 R + k).
 
     The other arguments as for :func:`fallout`.
 
@@ -881,6 +884,9 @@ def fbeta(
         Weight of recall against precision (> 0). A number > 0.
     rel
         Minimum relevance that counts as relevant (inclusive). A number > 0.
+    denominator
+        The list size L: min(k, #recommended) (retrieved) or k even for a shorter list (k:
+        RecTools Accuracy, MCC, F1Beta, fp = k - tp). One of ``"retrieved"``, ``"k"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -896,8 +902,9 @@ def fbeta(
     -----
     (1 + beta^2) * tp / ((1 + beta^2) * tp + beta^2 * fn + fp) = (1 + beta^2) * hits@k /
     (beta^2 * R + L), L = min(k, #recommended), beta > 0; fbeta@k equals
-    f1(denominator=retrieved)@k. Null without a relevant item; 0 when there is no hit. Does
-    not depend on the catalog size.
+    f1(denominator=retrieved)@k; denominator=k sets L = k (RecTools F1Beta, whose precision
+    is hits@k / k). Null without a relevant item; 0 when there is no hit. Does not depend on
+    the catalog size. Expected ties: exact (linear in hits@k).
 
     Examples
     --------
@@ -908,6 +915,11 @@ def fbeta(
     ...                    "relevance": [1, 0, 1, 0, 0, 1]})
     >>> df.select(prk.fbeta(2, n_items=10, beta=2.0)).item() == 5 * 1 / (4 * 3 + 2)
     True
+
+    At k = 10 the list holds the 5 scored items (L = 5), or 10 with ``denominator="k"``:
+
+    >>> df.select(prk.fbeta(10, n_items=10), prk.fbeta(10, n_items=10, denominator="k")).row(0)
+    (0.5, 0.3076923076923077)
     """
     return inline(
         "fbeta",
@@ -920,6 +932,7 @@ def fbeta(
         n_items=n_items,
         beta=beta,
         rel=rel,
+        denominator=denominator,
     )
 
 
@@ -1051,6 +1064,7 @@ def mcc(
     *,
     n_items: int,
     rel: float = 1.0,
+    denominator: Literal["retrieved", "k"] = "retrieved",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -1060,7 +1074,9 @@ def mcc(
     """Matthews correlation at k of "in the top k" and "relevant" over the catalog.
 
     Null (undefined) when a margin of the contingency table is 0; scikit-learn's
-    ``matthews_corrcoef`` returns 0 there instead.
+    ``matthews_corrcoef`` and RecTools' ``MCC`` return 0 there instead.
+    ``denominator="k"`` takes the list to be k long even when fewer items were
+    recommended (fp = k - tp, tn = N - k - fn), as RecTools' ``MCC`` does.
 
     Parameters
     ----------
@@ -1071,6 +1087,9 @@ def mcc(
         The value is null for a user with more rows than N.
     rel
         Minimum relevance that counts as relevant (inclusive). A number > 0.
+    denominator
+        The list size L: min(k, #recommended) (retrieved) or k even for a shorter list (k:
+        RecTools Accuracy, MCC, F1Beta, fp = k - tp). One of ``"retrieved"``, ``"k"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -1086,8 +1105,9 @@ def mcc(
     -----
     (tp * tn - fp * fn) / sqrt((tp + fp)(fn + tn)(tp + fn)(fp + tn)) = (N * hits@k - L * R)
     / sqrt(L * R * (N - L) * (N - R)), in [-1, 1] (Schröder 5.1). Null when a factor is 0 (L
-    = 0, L = N, R = 0 or R = N), where scikit-learn returns 0. Expected ties: exact (linear
-    in hits@k).
+    = 0, L = N, R = 0 or R = N), where scikit-learn and RecTools return 0. denominator=k
+    sets L = k even for a shorter list (RecTools MCC: fp = k - tp, tn = N - k - fn).
+    Expected ties: exact (linear in hits@k).
 
     Examples
     --------
@@ -1110,6 +1130,7 @@ def mcc(
         rank=rank,
         n_items=n_items,
         rel=rel,
+        denominator=denominator,
     )
 
 
@@ -1185,6 +1206,7 @@ def accuracy(
     *,
     n_items: int,
     rel: float = 1.0,
+    denominator: Literal["retrieved", "k"] = "retrieved",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -1192,6 +1214,9 @@ def accuracy(
     rank: str | None = None,
 ) -> pl.Expr:
     """Accuracy at k: (tp + tn) / N, the catalog items classified right.
+
+    ``denominator="k"`` takes the list to be k long even when fewer items were
+    recommended (fp = k - tp, tn = N - k - fn), as RecTools' ``Accuracy`` does.
 
     Parameters
     ----------
@@ -1202,6 +1227,9 @@ def accuracy(
         The value is null for a user with more rows than N.
     rel
         Minimum relevance that counts as relevant (inclusive). A number > 0.
+    denominator
+        The list size L: min(k, #recommended) (retrieved) or k even for a shorter list (k:
+        RecTools Accuracy, MCC, F1Beta, fp = k - tp). One of ``"retrieved"``, ``"k"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -1215,7 +1243,8 @@ def accuracy(
     Notes
     -----
     (tp + tn) / N = (N - L - R + 2 * hits@k) / N; dominated by the true negatives in a large
-    catalog. Never undefined.
+    catalog; denominator=k sets L = k even for a shorter list (RecTools Accuracy: fp = k -
+    tp). Never undefined. Expected ties: exact (linear in hits@k).
 
     Examples
     --------
@@ -1226,6 +1255,12 @@ def accuracy(
     ...                    "relevance": [1, 0, 1, 0, 0, 1]})
     >>> df.select(prk.accuracy(2, n_items=10)).item() == (1 + 6) / 10
     True
+
+    At k = 8 the list holds the 5 scored items: tn = 10 - 5 - 3 + 2 = 4. Read as a list
+    of k = 8 items (RecTools), tn = 10 - 8 - 3 + 2 = 1:
+
+    >>> df.select(prk.accuracy(8, n_items=10), prk.accuracy(8, n_items=10, denominator="k")).row(0)
+    (0.6, 0.3)
     """
     return inline(
         "accuracy",
@@ -1237,6 +1272,7 @@ def accuracy(
         rank=rank,
         n_items=n_items,
         rel=rel,
+        denominator=denominator,
     )
 
 
