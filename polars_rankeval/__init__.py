@@ -74,6 +74,7 @@ _METRIC_FUNCTIONS = (
     "num_ret",
     "precision",
     "r_precision",
+    "r_precision_cut",
     "rbp",
     "rbp_resid",
     "recall",

@@ -386,9 +386,15 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "r_precision_at_k",
-                None,
-                note="skips the users without a hit within min(k, #relevant) (NaN in the "
-                "mean): no empty-user rule expresses it",
+                "r_precision_cut(no_hit=undefined)",
+                "required",
+                "hits within min(k, #relevant) ranks / #relevant; a user without such a "
+                "hit is NaN and skipped; users='both'; needs ties='item_asc' (deterministic "
+                "only: pandas' stable sort keeps the input row order among ties, which "
+                "item_asc matches for input sorted by item id); no hit for any user: "
+                "Recommenders returns 0, polars_rankeval null (no user)",
+                ties="item_asc",
+                users="both",
             ),
             Mapped("auc", None, note="pooled over the (user, item) rows of both tables"),
             Mapped("catalog_coverage", None, note="counts items outside the catalog"),
@@ -399,7 +405,8 @@ _PRESETS: tuple[Convention, ...] = (
             "precision/recall/map average over the users with truth and predictions "
             "(users='both'); ndcg_at_k over all truth users (users='truth').",
             "Contradiction: r_precision_at_k's docstring says it equals precision@k; the "
-            "code and its test give recall@k on their data, skipping users without a hit.",
+            "code and its test give recall@k on their data, skipping users without a hit "
+            "(the preset follows the code).",
             "Contradiction: merge_ranking_true_pred keeps common users, ndcg_at_k all truth users.",
         ),
     ),

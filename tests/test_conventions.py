@@ -198,6 +198,39 @@ def test_classification_with_a_list_of_k_items_hand_computed() -> None:
     assert curve == pytest.approx([exp[1], (10 * 2 - 5 * 3) / math.sqrt(5 * 3 * 5 * 7)])
 
 
+def test_r_precision_cut_hand_computed() -> None:
+    # Relevant 1, 2, 4 (R = 3); list [1, 3, 2, 6]: hits within min(k, 3) ranks.
+    df = HIVEMALL
+    got = df.select(
+        prk.r_precision_cut(1),  # rank 1: item 1 -> 1/3
+        prk.r_precision_cut(2),  # ranks 1-2: [1, 3] -> 1/3
+        prk.r_precision_cut(3),  # ranks 1-3: [1, 3, 2] -> 2/3
+        prk.r_precision_cut(10),  # still min(10, 3) = 3 ranks -> 2/3 = r_precision
+        prk.r_precision(),
+    ).row(0)
+    assert got == pytest.approx([1 / 3, 1 / 3, 2 / 3, 2 / 3, 2 / 3])
+    late = frame({1: [(5, 3.0), (1, 2.0), (2, 1.0)]}, {1: {1: 1, 2: 1}})  # R = 2
+    assert late.select(prk.r_precision_cut(1)).item() == 0.0  # rank 1 not relevant
+    und = late.select(prk.r_precision_cut(1, no_hit="undefined", ties="item_desc")).item()
+    assert und is None
+    assert late.select(prk.r_precision_cut(2, no_hit="undefined", ties="item_desc")).item() == 0.5
+    # Ties: items 5 (not relevant) and 1 (relevant) tied at the top, R = 2, k = 1: the
+    # relevant one is first w.p. 1/2 -> E = (1/2) / 2. At k = 5: min(5, 2) = 2 ranks hold
+    # the tie group {5, 1}: exactly one hit -> 1/2.
+    tied = frame({1: [(5, 2.0), (1, 2.0), (2, 1.0)]}, {1: {1: 1, 2: 1}})
+    assert tied.select(prk.r_precision_cut(1), prk.r_precision_cut(5)).row(0) == pytest.approx(
+        [1 / 4, 1 / 2]
+    )
+    assert prk.evaluate(tied, ["r_precision_cut@[1,5]"]).row(0)[:2] == pytest.approx([1 / 4, 1 / 2])
+    with pytest.raises(ValueError, match="no_hit='undefined' needs a deterministic tie"):
+        tied.select(prk.r_precision_cut(1, no_hit="undefined"))
+    # item_asc puts item 1 first (hit), item_desc item 5 (no hit: undefined).
+    asc = prk.evaluate(tied, ["r_precision_cut(no_hit=undefined)@1"], ties="item_asc")
+    desc = prk.evaluate(tied, ["r_precision_cut(no_hit=undefined)@1"], ties="item_desc")
+    assert asc.item(0, 0) == 1 / 2
+    assert desc.item(0, 0) is None
+
+
 def test_auc_degenerate_heads() -> None:
     # Hivemall BinaryResponsesMeasuresTest.testAUC: [1,3,2,6] vs truth [1,2,4]: k=4 0.75,
     # k=2 1.0; all TP (truth [1,3,2,6]) 0.5; all FP (truth [7,8,9,10]) 0.5.
@@ -243,8 +276,8 @@ def test_conventions_table() -> None:
 
 
 def test_refused_and_unknown_metrics_say_why() -> None:
-    with pytest.raises(ValueError, match="r_precision_at_k cannot be reproduced: skips"):
-        prk.evaluate(HIVEMALL, ["r_precision_at_k@5"], conventions="recommenders")
+    with pytest.raises(ValueError, match="auc cannot be reproduced: pooled"):
+        prk.evaluate(HIVEMALL, ["auc"], conventions="recommenders")
     with pytest.raises(ValueError, match="RecTools has no metric 'ndcg_burges'"):
         prk.evaluate(HIVEMALL, ["ndcg_burges@5"], conventions="rectools")
     with pytest.raises(ValueError, match="needs a cutoff"):
@@ -457,8 +490,21 @@ def test_recommenders() -> None:
     names = ["map@[3,5]", "map_at_k@[3,5]"]
     got = prk.evaluate(df, names, conventions="recommenders", users="both").row(0)[:4]
     assert got == pytest.approx([0.15, 0.1666667, 0.2037037, 0.2], abs=1e-6)
-    with pytest.raises(ValueError, match="r_precision_at_k cannot be reproduced"):
-        prk.evaluate(df, ["r_precision_at_k@5"], conventions="recommenders")
+    # test_python_r_precision: k=3 0.21111, k=5 0.24444, k=10 0.37777 (no tied predictions).
+    got = prk.evaluate(
+        df, ["r_precision_at_k@[3,5,10]"], conventions="recommenders", users="both", ties="item_asc"
+    ).row(0)[:3]
+    assert got == pytest.approx([0.21111, 0.24444, 0.37777], abs=1e-4)
+    with pytest.raises(ValueError, match="needs ties='item_asc'"):
+        prk.evaluate(df, ["r_precision_at_k@5"], conventions="recommenders", users="both")
+    # Research note, section 3 (run of the wheel): two users with one relevant item each,
+    # hit at rank 1 and at rank 2: 1.0 (the second has no hit within min(k, R) = 1 rank).
+    two = frame({1: [(1, 2.0), (2, 1.0)], 2: [(3, 2.0), (4, 1.0)]}, {1: {1: 1}, 2: {4: 1}})
+    one = prk.evaluate(
+        two, ["r_precision_at_k@5"], conventions="recommenders", users="both", ties="item_asc"
+    )
+    assert one.item(0, 0) == 1.0
+    assert one["n_users(r_precision_at_k@5[recommenders])"].item() == 1
 
 
 def test_recbole() -> None:

@@ -51,6 +51,7 @@ __all__ = [
     "num_ret",
     "precision",
     "r_precision",
+    "r_precision_cut",
     "rbp",
     "rbp_resid",
     "recall",
@@ -385,6 +386,88 @@ def r_precision(
         rank=rank,
         rel=rel,
         mult=mult,
+    )
+
+
+def r_precision_cut(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    no_hit: Literal["zero", "undefined"] = "zero",
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """R-precision cut at k: the hits within the first min(k, R) ranks, over R.
+
+    It is r_precision for a user with at most k relevant items and recall@k for one
+    with more. ``no_hit="undefined"`` reproduces Microsoft Recommenders'
+    ``r_precision_at_k``: a user without a hit in the first min(k, R) ranks is NaN
+    there and left out of the mean (its docstring says the value equals precision@k
+    when every user has more than k relevant items; its code and tests give recall@k).
+    That rule needs a deterministic tie policy.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    no_hit
+        A user without a hit in the first min(k, R) ranks scores 0 (zero) or is undefined,
+        skipped under empty='skip' (undefined: MS Recommenders r_precision_at_k;
+        deterministic tie policies only). One of ``"zero"``, ``"undefined"``.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; null where it is
+        undefined (see Notes).
+
+    Notes
+    -----
+    hits@min(k, R) / R with R = #relevant (MS Recommenders r_precision_at_k); equals
+    r_precision when k >= R and recall@k when k <= R. A user without a hit in the first
+    min(k, R) ranks scores 0 (no_hit=zero), or is undefined (no_hit=undefined: MS
+    Recommenders, whose mean skips such users; deterministic tie policies only, the
+    expectation of a value that exists only in some orderings has no closed form). Expected
+    ties with no_hit=zero: exact (hits at a per-user cut).
+
+    Examples
+    --------
+    R = 3, relevant at ranks 1 and 3 of the 4 recommended items (item 4 never
+    recommended): at k = 2 one hit within min(2, 3) = 2 ranks, at k = 5 two within 3.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
+    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
+    >>> df.select(prk.r_precision_cut(2), prk.r_precision_cut(5)).row(0) == (1 / 3, 2 / 3)
+    True
+
+    At k = 1 the only rank holds item 1, a hit; had it not been relevant, the value
+    would be undefined with ``no_hit="undefined"``:
+
+    >>> miss = df.with_columns(relevance=pl.Series([0, 0, 1, 0, 1]))
+    >>> miss.select(prk.r_precision_cut(1, no_hit="undefined", ties="item_desc")).item() is None
+    True
+    """
+    return inline(
+        "r_precision_cut",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
+        no_hit=no_hit,
     )
 
 
