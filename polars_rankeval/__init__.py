@@ -57,6 +57,7 @@ _METRIC_FUNCTIONS = (
     "inverse_recall",
     "iprec_11pt",
     "iprec_at_recall",
+    "judged_fraction",
     "lauc",
     "mae",
     "map",

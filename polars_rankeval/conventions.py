@@ -205,9 +205,11 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("infAP", "inf_ap", "none", "a qrels relevance < 0 is refused (validation)"),
             Mapped(
                 "Judged",
-                None,
-                note="ir_measures divides by min(k, #retrieved) (its docstring says 'as "
-                "P@k'); polars_rankeval's unjudged divides by k as trec_eval unj",
+                "judged_fraction",
+                "required",
+                "judged provider: #judged in the top k / min(k, #retrieved) (its docstring "
+                "says 'as P@k'); ties by doc id ascending, so Judged@k needs ties='item_asc'",
+                ties="item_asc",
             ),
             Mapped("NumRet", None, note="aggregated as a sum over queries; evaluate averages"),
             Mapped("NumRel", None, note="aggregated as a sum over queries; evaluate averages"),
@@ -216,7 +218,7 @@ _PRESETS: tuple[Convention, ...] = (
             "Queries of the qrels missing from the run score 0 (like trec_eval -c): "
             "users='truth', empty='zero'.",
             "Contradiction: measures/judged.py says Judged@k is 'equivalent to P@k'; the "
-            "judged provider divides by min(k, #retrieved).",
+            "judged provider divides by min(k, #retrieved) (the preset follows the code).",
         ),
     ),
     Convention(

@@ -795,6 +795,67 @@ def test_ir_measures_preset_matches_ir_measures() -> None:
     assert rr == {"RR": 0.5, "RR@10": 1.0}  # d2 > d1 as strings descending, d1 first ascending
 
 
+def test_judged_fraction_hand_computed() -> None:
+    # Items 1 (judged 0), 2 (unjudged), 3 (judged 1); item 4 judged, never recommended.
+    df = pl.DataFrame(
+        {
+            "user": [1] * 4,
+            "item": [1, 2, 3, 4],
+            "score": [3.0, 2.0, 1.0, None],
+            "relevance": [0.0, None, 1.0, 1.0],
+        }
+    )
+    got = df.select(
+        prk.judged_fraction(2),  # [1, 2]: 1 judged / min(2, 3)
+        prk.judged_fraction(10),  # 2 judged / min(10, 3)
+        prk.judged_fraction(10, denominator="k"),  # 2 / 10
+        prk.judged_fraction(),  # whole list: 2 / 3
+        prk.unjudged(10),  # trec_eval unj_10: 1 / 10
+        prk.unjudged(10, denominator="retrieved"),  # 1 / 3
+    ).row(0)
+    assert got == pytest.approx([1 / 2, 2 / 3, 2 / 10, 2 / 3, 1 / 10, 1 / 3])
+    nothing = df.with_columns(score=pl.lit(None, pl.Float64))
+    assert nothing.select(prk.judged_fraction(5)).item() == 0.0
+    # Ties: items 1 (judged) and 2 (unjudged) tied at the top, k = 1: 1/2 exactly.
+    tied = df.with_columns(score=pl.Series([2.0, 2.0, 1.0, None]))
+    assert tied.select(prk.judged_fraction(1), prk.unjudged(1)).row(0) == (0.5, 0.5)
+    assert prk.evaluate(tied, ["judged_fraction@[1,2]"]).row(0)[:2] == pytest.approx([0.5, 0.5])
+    assert tied.select(prk.judged_fraction(1, ties="item_asc")).item() == 1.0
+
+
+def test_ir_measures_judged() -> None:
+    # terrierteam/ir_measures test/test_judged.py: Judged@1000 [1.0, 0.25], @10 the same,
+    # @3 [1.0, 1/3], @1 [1.0, 0.0] (q1: 1 judged document among 4 retrieved: / 4).
+    qrels = {0: {"D0": 0, "D1": 1, "D2": 1, "D3": 2, "D4": 0}, 1: {"D0": 1, "D3": 2, "D5": 2}}
+    run = {
+        0: {"D0": 0.8, "D2": 0.7, "D1": 0.3, "D3": 0.4, "D4": 0.1},
+        1: {"D1": 0.8, "D3": 0.7, "D4": 0.3, "D2": 0.4},
+    }
+    rows = [
+        (q, d, run[q].get(d), qrels[q].get(d)) for q in (0, 1) for d in sorted({*qrels[q], *run[q]})
+    ]
+    schema = {"user": pl.Int64, "item": pl.String, "score": pl.Float64, "relevance": pl.Float64}
+    df = pl.DataFrame(rows, schema=schema, orient="row")
+    names = ["Judged@1000", "Judged@10", "Judged@3", "Judged@1"]
+    got = per_user(df, names, "ir_measures", ties="item_asc")
+    assert got["Judged@1000[ir_measures]"].to_list() == [1.0, 0.25]
+    assert got["Judged@10[ir_measures]"].to_list() == [1.0, 0.25]
+    assert got["Judged@3[ir_measures]"].to_list() == pytest.approx([1.0, 1 / 3])
+    assert got["Judged@1[ir_measures]"].to_list() == [1.0, 0.0]
+    with pytest.raises(ValueError, match="needs ties='item_asc'"):
+        prk.evaluate(df, ["Judged@3"], conventions="ir_measures")
+    # Against ir_measures itself on random runs with ties (doc ids ascending as strings).
+    ir_measures = pytest.importorskip("ir_measures")
+    rnd = _random_run(7, ties=True)
+    qr, rn = _qrels_run(rnd)
+    parsed = [ir_measures.parse_measure(f"Judged@{k}") for k in (1, 5, 10, 30)]
+    theirs = {(str(m.measure), m.query_id): m.value for m in ir_measures.iter_calc(parsed, qr, rn)}
+    ours = per_user(rnd, ["Judged@[1,5,10,30]"], "ir_measures", ties="item_asc")
+    for k in (1, 5, 10, 30):
+        expected = [theirs[(f"Judged@{k}", str(u))] for u in ours["user"].to_list()]
+        assert ours[f"Judged@{k}[ir_measures]"].to_list() == pytest.approx(expected)
+
+
 def test_ranx_preset_matches_ranx_without_ties() -> None:
     ranx = pytest.importorskip("ranx")
     df = _random_run(11, ties=False)  # ranx's sort is unstable: no defined tie rule

@@ -34,6 +34,7 @@ __all__ = [
     "inverse_recall",
     "iprec_11pt",
     "iprec_at_recall",
+    "judged_fraction",
     "lauc",
     "mae",
     "map",
@@ -2323,6 +2324,7 @@ def num_nonrel_judged_ret(
 def unjudged(
     k: int | None = None,
     *,
+    denominator: Literal["k", "retrieved"] = "k",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -2331,12 +2333,17 @@ def unjudged(
 ) -> pl.Expr:
     """Fraction of the top ``k`` recommendations without a judgment (trec_eval ``unj``).
 
-    A list shorter than ``k`` counts as padded with judged items.
+    A list shorter than ``k`` counts as padded with judged items;
+    ``denominator="retrieved"`` divides by min(k, #recommended) instead, as
+    ir_measures' ``Judged@k`` does (see :func:`judged_fraction`).
 
     Parameters
     ----------
     k
         Cutoff; ``None`` uses the whole recommendation list.
+    denominator
+        Divide by k (trec_eval unj_k) or by min(k, #recommended) (ir_measures Judged@k). One
+        of ``"k"``, ``"retrieved"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -2350,8 +2357,10 @@ def unjudged(
     Notes
     -----
     #unjudged recommended items within the top k / k, a list shorter than k padded with
-    judged items (trec_eval unj_k); without @k over #recommended, 0 when nothing is
-    recommended; never undefined.
+    judged items (trec_eval unj_k); denominator=retrieved divides by min(k, #recommended)
+    (ir_measures Judged@k = 1 - unjudged(denominator=retrieved)@k). Without @k over
+    #recommended, 0 when nothing is recommended; never undefined. Expected ties: exact
+    (linear in the membership probabilities).
 
     Examples
     --------
@@ -2361,6 +2370,8 @@ def unjudged(
     ...                    "score": [0.9, 0.8, 0.7], "relevance": [1, None, None]})
     >>> df.select(unjudged(2), unjudged(5)).row(0)  # 1/2 and 2/5
     (0.5, 0.4)
+    >>> df.select(unjudged(5, denominator="retrieved")).item() == 2 / 3
+    True
     """
     return inline(
         "unjudged",
@@ -2370,6 +2381,70 @@ def unjudged(
         score=score,
         relevance=relevance,
         rank=rank,
+        denominator=denominator,
+    )
+
+
+def judged_fraction(
+    k: int | None = None,
+    *,
+    denominator: Literal["k", "retrieved"] = "retrieved",
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Fraction of the top ``k`` recommendations with a judgment (ir_measures ``Judged``).
+
+    With the default ``denominator="retrieved"`` it is 1 - ``unjudged(denominator=
+    "retrieved")`` for a user with recommendations.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    denominator
+        Divide by k (trec_eval unj_k) or by min(k, #recommended) (ir_measures Judged@k). One
+        of ``"k"``, ``"retrieved"``.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; never null.
+
+    Notes
+    -----
+    #judged recommended items within the top k / min(k, #recommended)
+    (denominator=retrieved, the default: ir_measures Judged@k, which its docstring calls
+    'equivalent to P@k' though it divides by min(k, #retrieved)), or / k (denominator=k: a
+    list shorter than k counts as padded with unjudged items). A judged item is one with a
+    relevance, whatever its value. 0 when nothing is recommended; never undefined. Expected
+    ties: exact (linear in the membership probabilities).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval.metrics import judged_fraction
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
+    ...                    "score": [0.9, 0.8, 0.7], "relevance": [0, None, None]})
+    >>> exprs = [judged_fraction(2), judged_fraction(5), judged_fraction(5, denominator="k")]
+    >>> df.select(exprs).row(0)  # 1/2, 1/3, 1/5
+    (0.5, 0.3333333333333333, 0.2)
+    """
+    return inline(
+        "judged_fraction",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        denominator=denominator,
     )
 
 
