@@ -493,9 +493,16 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "RetrievalFallOut",
-                None,
-                note="an empty query scores 1.0 by default (empty_target_action='pos') and "
-                "the catalog is the query's candidates",
+                "fallout(catalog=candidates, no_negative=one)",
+                "optional",
+                "negatives in the top k / the query's negative candidates; a query "
+                "without a negative scores 1 (default empty_target_action='pos')",
+            ),
+            Mapped(
+                "RetrievalFallOut(empty_target_action=neg)",
+                "fallout(catalog=candidates, no_negative=zero)",
+                "optional",
+                "a query without a negative candidate scores 0",
             ),
         ),
         (

@@ -231,6 +231,43 @@ def test_r_precision_cut_hand_computed() -> None:
     assert desc.item(0, 0) is None
 
 
+def test_fallout_over_the_candidates_hand_computed() -> None:
+    # Rows 1..4 scored (1 and 3 relevant), 5 unjudged and unscored, 6 relevant unscored:
+    # 6 candidates, 3 relevant, negatives 2, 4, 5.
+    df = pl.DataFrame(
+        {
+            "user": [1] * 6,
+            "item": [1, 2, 3, 4, 5, 6],
+            "score": [4.0, 3.0, 2.0, 1.0, None, None],
+            "relevance": [1.0, 0.0, 1.0, 0.0, None, 1.0],
+        }
+    )
+    got = df.select(
+        prk.fallout(2, n_items=100, catalog="candidates"),  # [1, 2]: fp 1 / 3
+        prk.fallout(10, n_items=100, catalog="candidates"),  # [1..4]: fp 2 / 3
+        prk.fallout(n_items=100, catalog="candidates"),  # whole list: 2 / 3
+        prk.fallout(2, n_items=100),  # catalog of 100: 1 / (100 - 3)
+    ).row(0)
+    assert got == pytest.approx([1 / 3, 2 / 3, 2 / 3, 1 / 97])
+    # Ties: items 1 (relevant) and 2 tied at the top, k = 1: E[fp] = 1/2 -> (1/2) / 3.
+    tied = df.with_columns(score=pl.Series([4.0, 4.0, 2.0, 1.0, None, None]))
+    exp = tied.select(prk.fallout(1, n_items=100, catalog="candidates")).item()
+    assert exp == pytest.approx(1 / 6)
+    assert prk.evaluate(tied, ["fallout(catalog=candidates)@[1,2]"]).row(0)[:2] == pytest.approx(
+        [1 / 6, 1 / 3]
+    )
+    # Without a negative candidate: null, 1 or 0.
+    allpos = df.filter(pl.col("relevance") == 1)
+    opts = [
+        prk.fallout(2, n_items=100, catalog="candidates"),
+        prk.fallout(2, n_items=100, catalog="candidates", no_negative="one"),
+        prk.fallout(2, n_items=100, catalog="candidates", no_negative="zero"),
+    ]
+    assert allpos.select(opts).row(0) == (None, 1.0, 0.0)
+    # no_negative with a catalog: every catalog item relevant (N = R = 3).
+    assert allpos.select(prk.fallout(2, n_items=3, no_negative="one")).item() == 1.0
+
+
 def test_auc_degenerate_heads() -> None:
     # Hivemall BinaryResponsesMeasuresTest.testAUC: [1,3,2,6] vs truth [1,2,4]: k=4 0.75,
     # k=2 1.0; all TP (truth [1,3,2,6]) 0.5; all FP (truth [7,8,9,10]) 0.5.
@@ -552,6 +589,25 @@ def test_torchmetrics() -> None:
     ]
     got = prk.evaluate(df, names, conventions="torchmetrics").row(0)[: len(names)]
     assert got == pytest.approx([0.7917, 0.8467, 0.75, 0.75, 0.5, 0.75, 0.75], abs=5e-5)
+    # RetrievalFallOut(top_k=2) docstring: 0.5 (each query: 1 of its 2 negatives in the
+    # top 2). Functional docstring: preds [0.2, 0.3, 0.5], target [T, F, T], top_k=2: 1.0.
+    fall = prk.evaluate(df, ["RetrievalFallOut@2"], conventions="torchmetrics")
+    assert fall.item(0, 0) == 0.5
+    one = pl.DataFrame(
+        {"user": [0] * 3, "item": [0, 1, 2], "score": [0.2, 0.3, 0.5], "relevance": [1, 0, 1]}
+    )
+    assert prk.evaluate(one, ["RetrievalFallOut@2"], conventions="torchmetrics").item(0, 0) == 1
+    # A query without a negative candidate: 1.0 (empty_target_action='pos'), or 0 ('neg').
+    allpos = one.with_columns(user=pl.lit(1, pl.Int64), relevance=pl.lit(1, pl.Int64))
+    names = ["RetrievalFallOut@2", "RetrievalFallOut(empty_target_action=neg)@2"]
+    both = prk.evaluate(
+        pl.concat([one, allpos]),
+        names,
+        conventions="torchmetrics",
+        per_user=True,
+    ).sort("user")
+    assert both["RetrievalFallOut@2[torchmetrics]"].to_list() == [1.0, 1.0]
+    assert both["RetrievalFallOut(empty_target_action=neg)@2[torchmetrics]"].to_list() == [1.0, 0.0]
     hit = df.with_columns(relevance=pl.Series([1, 0, 0, 0, 1, 0, 1]))
     assert prk.evaluate(hit, ["RetrievalHitRate@2"], conventions="torchmetrics").item(
         0, 0

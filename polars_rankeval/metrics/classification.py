@@ -43,6 +43,16 @@ ListSize = Annotated[
     "the list size L: min(k, #recommended) (retrieved) or k even for a shorter list "
     "(k: RecTools Accuracy, MCC, F1Beta, fp = k - tp)",
 ]
+Catalog = Annotated[
+    Literal["n_items", "candidates"],
+    "the negatives: the catalog of n_items less the relevant items (n_items), or the "
+    "user's own non-relevant rows (candidates: torchmetrics RetrievalFallOut)",
+]
+NoNegative = Annotated[
+    Literal["undefined", "one", "zero"],
+    "a user without a negative item: undefined (null; empty= decides), 1 (torchmetrics "
+    "RetrievalFallOut's default empty_target_action='pos') or 0",
+]
 _SCORE = "__prk_gauc_score"
 
 
@@ -86,14 +96,20 @@ class _Table:
     summary="False positive rate: irrelevant catalog items that are in the top k.",
     definition=(
         "fp / (fp + tn) = (L - hits@k) / (N - R) over a catalog of N items, L = min(k, "
-        "#recommended), R = #relevant (Schröder 4.2); lower is better. Null when every "
-        "catalog item is relevant (N = R)."
+        "#recommended), R = #relevant (Schröder 4.2); lower is better. catalog=candidates "
+        "takes the user's own rows as the catalog, (L - hits@k) / #non-relevant rows "
+        "(torchmetrics RetrievalFallOut, whose catalog is the query's candidates). Null "
+        "without a negative item (N = R), or 1 or 0 with no_negative=one|zero. Expected "
+        "ties: exact (linear in hits@k)."
     ),
     doc="""
     Fallout (false positive rate) at k: fp / (fp + tn) over a catalog of ``n_items``.
 
     Every metric of the classification family reads the top-k list as a classifier of
-    the whole catalog and takes the same arguments.
+    the whole catalog and takes the same arguments. ``catalog="candidates"`` reads it
+    over the user's own rows instead (every row a candidate, unjudged rows counted as
+    non-relevant; ``n_items`` is then not read): torchmetrics' ``RetrievalFallOut``, which
+    scores a query without a negative candidate 1 by default (``no_negative="one"``).
 
     Examples
     --------
@@ -108,12 +124,37 @@ class _Table:
     ...                    "relevance": [1, 0, 1, 0, 0, 1]})
     >>> df.select(prk.fallout(2, n_items=10)).item() == 1 / (1 + 6)
     True
+
+    Over the user's 6 rows, 3 of them non-relevant: fp = 1 of 3.
+
+    >>> df.select(prk.fallout(2, n_items=10, catalog="candidates")).item() == 1 / 3
+    True
     """,
 )
-def _fallout(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
-    t = _Table(f, k, rel)
-    negatives = t.n - t.relevant
-    return t.defined(negatives > 0, t.fp / negatives)
+def _fallout(
+    f: Features,
+    k: int | None,
+    *,
+    rel: Rel = 1.0,
+    catalog: Catalog = "n_items",
+    no_negative: NoNegative = "undefined",
+) -> pl.Expr:
+    if catalog == "candidates":
+        relevant = num_relevant(f, rel)
+        negatives = pl.len().cast(pl.Float64) - relevant
+        n_ret = f64(f.ret).sum()
+        size = n_ret if k is None else pl.min_horizontal(n_ret, pl.lit(float(k)))
+        value = (size - hits(f, k, rel)) / negatives
+        fits = pl.lit(True)
+    else:
+        t = _Table(f, k, rel)
+        negatives = t.n - t.relevant
+        value = t.fp / negatives
+        fits = t.fits
+    if no_negative == "undefined":
+        return defined_if(fits & (negatives > 0), value)
+    fallback = 1.0 if no_negative == "one" else 0.0
+    return defined_if(fits, pl.when(negatives > 0).then(value).otherwise(fallback))
 
 
 @register(

@@ -686,6 +686,8 @@ def fallout(
     *,
     n_items: int,
     rel: float = 1.0,
+    catalog: Literal["n_items", "candidates"] = "n_items",
+    no_negative: Literal["undefined", "one", "zero"] = "undefined",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -695,7 +697,10 @@ def fallout(
     """Fallout (false positive rate) at k: fp / (fp + tn) over a catalog of ``n_items``.
 
     Every metric of the classification family reads the top-k list as a classifier of
-    the whole catalog and takes the same arguments.
+    the whole catalog and takes the same arguments. ``catalog="candidates"`` reads it
+    over the user's own rows instead (every row a candidate, unjudged rows counted as
+    non-relevant; ``n_items`` is then not read): torchmetrics' ``RetrievalFallOut``, which
+    scores a query without a negative candidate 1 by default (``no_negative="one"``).
 
     Parameters
     ----------
@@ -706,6 +711,14 @@ def fallout(
         The value is null for a user with more rows than N.
     rel
         Minimum relevance that counts as relevant (inclusive). A number > 0.
+    catalog
+        The negatives: the catalog of n_items less the relevant items (n_items), or the
+        user's own non-relevant rows (candidates: torchmetrics RetrievalFallOut). One of
+        ``"n_items"``, ``"candidates"``.
+    no_negative
+        A user without a negative item: undefined (null; empty= decides), 1 (torchmetrics
+        RetrievalFallOut's default empty_target_action='pos') or 0. One of ``"undefined"``,
+        ``"one"``, ``"zero"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -720,8 +733,10 @@ def fallout(
     Notes
     -----
     fp / (fp + tn) = (L - hits@k) / (N - R) over a catalog of N items, L = min(k,
-    #recommended), R = #relevant (Schröder 4.2); lower is better. Null when every catalog
-    item is relevant (N = R).
+    #recommended), R = #relevant (Schröder 4.2); lower is better. catalog=candidates takes
+    the user's own rows as the catalog, (L - hits@k) / #non-relevant rows (torchmetrics
+    RetrievalFallOut, whose catalog is the query's candidates). Null without a negative item
+    (N = R), or 1 or 0 with no_negative=one|zero. Expected ties: exact (linear in hits@k).
 
     Examples
     --------
@@ -736,6 +751,11 @@ def fallout(
     ...                    "relevance": [1, 0, 1, 0, 0, 1]})
     >>> df.select(prk.fallout(2, n_items=10)).item() == 1 / (1 + 6)
     True
+
+    Over the user's 6 rows, 3 of them non-relevant: fp = 1 of 3.
+
+    >>> df.select(prk.fallout(2, n_items=10, catalog="candidates")).item() == 1 / 3
+    True
     """
     return inline(
         "fallout",
@@ -747,6 +767,8 @@ def fallout(
         rank=rank,
         n_items=n_items,
         rel=rel,
+        catalog=catalog,
+        no_negative=no_negative,
     )
 
 
