@@ -63,8 +63,9 @@ def generate(folder: Path, rows: int, seed: int = 7) -> float:
         user = np.repeat(np.arange(first, first + n, dtype=np.int64), CANDIDATES)
         item = ((user * 7919 + np.tile(j, n) * 104_729) % N_ITEMS).astype(np.int32)
         score = np.round(rng.random(n * CANDIDATES), 3)
-        relevance = rng.choice(np.array([0, 1, 2], dtype=np.int8), n * CANDIDATES,
-                               p=[0.85, 0.10, 0.05])
+        relevance = rng.choice(
+            np.array([0, 1, 2], dtype=np.int8), n * CANDIDATES, p=[0.85, 0.10, 0.05]
+        )
         pl.DataFrame(
             {"user": user, "item": item, "score": score, "relevance": relevance}
         ).write_parquet(folder / f"chunk_{chunk:05d}.parquet", row_group_size=1_000_000)
@@ -174,7 +175,7 @@ def main() -> None:
         if notes_path.exists():
             old = notes_path.read_text()
             if "<!-- notes -->" in old:
-                notes = old[old.index("<!-- notes -->"):]
+                notes = old[old.index("<!-- notes -->") :]
         text = "\n".join([*header, *table, "", notes or "<!-- notes -->\n"])
         notes_path.write_text(text)
 

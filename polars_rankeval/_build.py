@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval import _head
 from polars_rankeval._job import Job, UsersArg
 from polars_rankeval._types import USER_UNIVERSES, Columns, check_choice
 from polars_rankeval.registry import CurvePlan, FramePlan, GlobalPlan, Metric
@@ -70,7 +71,9 @@ def build(
         pl.col(cols.relevance).is_not_null().any().alias(_HAS_TRUTH),
         pl.col(cols.order).is_not_null().any().alias(_HAS_RECS),
     )
-    if curves:
+    if _head.applies(job):  # the sorted-head path: every metric reads the top k
+        per_user = _head.per_user(job, base)
+    elif curves:
         per_user = per_user.with_columns(
             plan.at(m.k).cast(pl.Float64).alias(m.name)
             for plan, group in curves

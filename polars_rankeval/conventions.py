@@ -205,9 +205,11 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("infAP", "inf_ap", "none", "a qrels relevance < 0 is refused (validation)"),
             Mapped(
                 "Judged",
-                None,
-                note="ir_measures divides by min(k, #retrieved) (its docstring says 'as "
-                "P@k'); polars_rankeval's unjudged divides by k as trec_eval unj",
+                "judged_fraction",
+                "required",
+                "judged provider: #judged in the top k / min(k, #retrieved) (its docstring "
+                "says 'as P@k'); ties by doc id ascending, so Judged@k needs ties='item_asc'",
+                ties="item_asc",
             ),
             Mapped("NumRet", None, note="aggregated as a sum over queries; evaluate averages"),
             Mapped("NumRel", None, note="aggregated as a sum over queries; evaluate averages"),
@@ -216,7 +218,7 @@ _PRESETS: tuple[Convention, ...] = (
             "Queries of the qrels missing from the run score 0 (like trec_eval -c): "
             "users='truth', empty='zero'.",
             "Contradiction: measures/judged.py says Judged@k is 'equivalent to P@k'; the "
-            "judged provider divides by min(k, #retrieved).",
+            "judged provider divides by min(k, #retrieved) (the preset follows the code).",
         ),
     ),
     Convention(
@@ -256,15 +258,23 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("MRR", "mrr", "required"),
             Mapped(
                 "Accuracy",
-                None,
-                note="RecTools sets fp = k - tp even for a list shorter than k "
-                "(list size k over the full catalog): not expressible",
+                "accuracy(denominator=k)",
+                "required",
+                "(tp + tn) / #catalog with fp = k - tp even for a shorter list; pass "
+                "n_items= (len(catalog))",
             ),
-            Mapped("MCC", None, note="fp = k - tp as Accuracy: not expressible"),
+            Mapped(
+                "MCC",
+                "mcc(denominator=k)",
+                "required",
+                "fp = k - tp as Accuracy; pass n_items=; RecTools scores 0 where a margin "
+                "is 0 (only when k or #relevant equals the catalog size), polars_rankeval null",
+            ),
             Mapped(
                 "F1Beta",
-                None,
-                note="RecTools' precision part divides by k, fbeta by min(k, #recommended)",
+                "fbeta(denominator=k)",
+                "required",
+                "beta=1; precision hits / k; for another beta use fbeta(beta=b, denominator=k)",
             ),
             Mapped("PartialAUC", None, note="partial AUC up to the k-th negative: no metric"),
             Mapped("PAP", None, note="no metric"),
@@ -308,7 +318,8 @@ _PRESETS: tuple[Convention, ...] = (
             "Duplicated test interactions count twice in RecTools' #relevant; "
             "polars_rankeval refuses duplicated (user, item) rows.",
             "Contradiction: the Accuracy/MCC docstrings count fp among the first k "
-            "recommended items; the code uses fp = k - tp (refused here).",
+            "recommended items; the code uses fp = k - tp even for a shorter list "
+            "(denominator=k follows the code).",
             "Contradiction: the MeanInvUserFreq, Serendipity and IntraListDiversity "
             "docstrings divide by k; the code averages over the items present.",
         ),
@@ -412,9 +423,15 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "r_precision_at_k",
-                None,
-                note="skips the users without a hit within min(k, #relevant) (NaN in the "
-                "mean): no empty-user rule expresses it",
+                "r_precision_cut(no_hit=undefined)",
+                "required",
+                "hits within min(k, #relevant) ranks / #relevant; a user without such a "
+                "hit is NaN and skipped; users='both'; needs ties='item_asc' (deterministic "
+                "only: pandas' stable sort keeps the input row order among ties, which "
+                "item_asc matches for input sorted by item id); no hit for any user: "
+                "Recommenders returns 0, polars_rankeval null (no user)",
+                ties="item_asc",
+                users="both",
             ),
             Mapped("auc", None, note="pooled over the (user, item) rows of both tables"),
             Mapped(
@@ -442,7 +459,8 @@ _PRESETS: tuple[Convention, ...] = (
             "precision/recall/map average over the users with truth and predictions "
             "(users='both'); ndcg_at_k over all truth users (users='truth').",
             "Contradiction: r_precision_at_k's docstring says it equals precision@k; the "
-            "code and its test give recall@k on their data, skipping users without a hit.",
+            "code and its test give recall@k on their data, skipping users without a hit "
+            "(the preset follows the code).",
             "Contradiction: merge_ranking_true_pred keeps common users, ndcg_at_k all truth users.",
         ),
     ),
@@ -527,9 +545,16 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "RetrievalFallOut",
-                None,
-                note="an empty query scores 1.0 by default (empty_target_action='pos') and "
-                "the catalog is the query's candidates",
+                "fallout(catalog=candidates, no_negative=one)",
+                "optional",
+                "negatives in the top k / the query's negative candidates; a query "
+                "without a negative scores 1 (default empty_target_action='pos')",
+            ),
+            Mapped(
+                "RetrievalFallOut(empty_target_action=neg)",
+                "fallout(catalog=candidates, no_negative=zero)",
+                "optional",
+                "a query without a negative candidate scores 0",
             ),
         ),
         (

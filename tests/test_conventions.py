@@ -153,6 +153,122 @@ def test_ndcg_ideal_of_k_items_hand_computed() -> None:
         one.select(prk.ndcg(idcg="k"))
 
 
+def test_classification_with_a_list_of_k_items_hand_computed() -> None:
+    # Items 1..3 recommended (1 and 3 relevant), item 6 relevant and never recommended;
+    # catalog of 10, k = 5: the list holds 3 items (L = 3) or, RecTools, k = 5.
+    df = frame({1: [(1, 3.0), (2, 2.0), (3, 1.0)]}, {1: {1: 1, 3: 1, 6: 1}})
+    got = df.select(
+        prk.accuracy(5, n_items=10),
+        prk.accuracy(5, n_items=10, denominator="k"),
+        prk.mcc(5, n_items=10),
+        prk.mcc(5, n_items=10, denominator="k"),
+        prk.fbeta(5, n_items=10),
+        prk.fbeta(5, n_items=10, denominator="k"),
+        prk.fbeta(2, n_items=10, denominator="k"),
+    ).row(0)
+    assert got == pytest.approx(
+        [
+            (2 + (10 - 3 - 3 + 2)) / 10,  # tp 2, tn 6
+            (2 + (10 - 5 - 3 + 2)) / 10,  # tp 2, fp = 5 - 2, tn 4
+            (10 * 2 - 3 * 3) / math.sqrt(3 * 3 * 7 * 7),
+            (10 * 2 - 5 * 3) / math.sqrt(5 * 3 * 5 * 7),
+            2 * 2 / (3 + 3),
+            2 * 2 / (3 + 5),
+            2 * 1 / (3 + 2),
+        ]
+    )
+    # Without a cutoff the list is every recommended row for both sizes.
+    assert df.select(prk.accuracy(n_items=10, denominator="k")).item() == 0.8
+    # Ties: items 1 (relevant) and 2 tied for the top at k = 1: E[tp] = 1/2, linear.
+    tied = frame({1: [(1, 2.0), (2, 2.0), (3, 1.0)]}, {1: {1: 1, 3: 1, 6: 1}})
+    exp = tied.select(
+        prk.accuracy(1, n_items=10, denominator="k"),
+        prk.mcc(1, n_items=10, denominator="k"),
+        prk.fbeta(1, n_items=10, denominator="k"),
+    ).row(0)
+    assert exp == pytest.approx(
+        [
+            (0.5 + (10 - 1 - 3 + 0.5)) / 10,
+            (10 * 0.5 - 1 * 3) / math.sqrt(1 * 3 * 9 * 7),
+            2 * 0.5 / (3 + 1),
+        ]
+    )
+    det = tied.select(prk.accuracy(1, n_items=10, denominator="k", ties="item_desc")).item()
+    assert det == (0 + (10 - 1 - 3 + 0)) / 10  # item 2 first: no hit
+    curve = prk.evaluate(tied, ["mcc(denominator=k)@[1,5]"], n_items=10).row(0)[:2]
+    assert curve == pytest.approx([exp[1], (10 * 2 - 5 * 3) / math.sqrt(5 * 3 * 5 * 7)])
+
+
+def test_r_precision_cut_hand_computed() -> None:
+    # Relevant 1, 2, 4 (R = 3); list [1, 3, 2, 6]: hits within min(k, 3) ranks.
+    df = HIVEMALL
+    got = df.select(
+        prk.r_precision_cut(1),  # rank 1: item 1 -> 1/3
+        prk.r_precision_cut(2),  # ranks 1-2: [1, 3] -> 1/3
+        prk.r_precision_cut(3),  # ranks 1-3: [1, 3, 2] -> 2/3
+        prk.r_precision_cut(10),  # still min(10, 3) = 3 ranks -> 2/3 = r_precision
+        prk.r_precision(),
+    ).row(0)
+    assert got == pytest.approx([1 / 3, 1 / 3, 2 / 3, 2 / 3, 2 / 3])
+    late = frame({1: [(5, 3.0), (1, 2.0), (2, 1.0)]}, {1: {1: 1, 2: 1}})  # R = 2
+    assert late.select(prk.r_precision_cut(1)).item() == 0.0  # rank 1 not relevant
+    und = late.select(prk.r_precision_cut(1, no_hit="undefined", ties="item_desc")).item()
+    assert und is None
+    assert late.select(prk.r_precision_cut(2, no_hit="undefined", ties="item_desc")).item() == 0.5
+    # Ties: items 5 (not relevant) and 1 (relevant) tied at the top, R = 2, k = 1: the
+    # relevant one is first w.p. 1/2 -> E = (1/2) / 2. At k = 5: min(5, 2) = 2 ranks hold
+    # the tie group {5, 1}: exactly one hit -> 1/2.
+    tied = frame({1: [(5, 2.0), (1, 2.0), (2, 1.0)]}, {1: {1: 1, 2: 1}})
+    assert tied.select(prk.r_precision_cut(1), prk.r_precision_cut(5)).row(0) == pytest.approx(
+        [1 / 4, 1 / 2]
+    )
+    assert prk.evaluate(tied, ["r_precision_cut@[1,5]"]).row(0)[:2] == pytest.approx([1 / 4, 1 / 2])
+    with pytest.raises(ValueError, match="no_hit='undefined' needs a deterministic tie"):
+        tied.select(prk.r_precision_cut(1, no_hit="undefined"))
+    # item_asc puts item 1 first (hit), item_desc item 5 (no hit: undefined).
+    asc = prk.evaluate(tied, ["r_precision_cut(no_hit=undefined)@1"], ties="item_asc")
+    desc = prk.evaluate(tied, ["r_precision_cut(no_hit=undefined)@1"], ties="item_desc")
+    assert asc.item(0, 0) == 1 / 2
+    assert desc.item(0, 0) is None
+
+
+def test_fallout_over_the_candidates_hand_computed() -> None:
+    # Rows 1..4 scored (1 and 3 relevant), 5 unjudged and unscored, 6 relevant unscored:
+    # 6 candidates, 3 relevant, negatives 2, 4, 5.
+    df = pl.DataFrame(
+        {
+            "user": [1] * 6,
+            "item": [1, 2, 3, 4, 5, 6],
+            "score": [4.0, 3.0, 2.0, 1.0, None, None],
+            "relevance": [1.0, 0.0, 1.0, 0.0, None, 1.0],
+        }
+    )
+    got = df.select(
+        prk.fallout(2, n_items=100, catalog="candidates"),  # [1, 2]: fp 1 / 3
+        prk.fallout(10, n_items=100, catalog="candidates"),  # [1..4]: fp 2 / 3
+        prk.fallout(n_items=100, catalog="candidates"),  # whole list: 2 / 3
+        prk.fallout(2, n_items=100),  # catalog of 100: 1 / (100 - 3)
+    ).row(0)
+    assert got == pytest.approx([1 / 3, 2 / 3, 2 / 3, 1 / 97])
+    # Ties: items 1 (relevant) and 2 tied at the top, k = 1: E[fp] = 1/2 -> (1/2) / 3.
+    tied = df.with_columns(score=pl.Series([4.0, 4.0, 2.0, 1.0, None, None]))
+    exp = tied.select(prk.fallout(1, n_items=100, catalog="candidates")).item()
+    assert exp == pytest.approx(1 / 6)
+    assert prk.evaluate(tied, ["fallout(catalog=candidates)@[1,2]"]).row(0)[:2] == pytest.approx(
+        [1 / 6, 1 / 3]
+    )
+    # Without a negative candidate: null, 1 or 0.
+    allpos = df.filter(pl.col("relevance") == 1)
+    opts = [
+        prk.fallout(2, n_items=100, catalog="candidates"),
+        prk.fallout(2, n_items=100, catalog="candidates", no_negative="one"),
+        prk.fallout(2, n_items=100, catalog="candidates", no_negative="zero"),
+    ]
+    assert allpos.select(opts).row(0) == (None, 1.0, 0.0)
+    # no_negative with a catalog: every catalog item relevant (N = R = 3).
+    assert allpos.select(prk.fallout(2, n_items=3, no_negative="one")).item() == 1.0
+
+
 def test_auc_degenerate_heads() -> None:
     # Hivemall BinaryResponsesMeasuresTest.testAUC: [1,3,2,6] vs truth [1,2,4]: k=4 0.75,
     # k=2 1.0; all TP (truth [1,3,2,6]) 0.5; all FP (truth [7,8,9,10]) 0.5.
@@ -198,8 +314,8 @@ def test_conventions_table() -> None:
 
 
 def test_refused_and_unknown_metrics_say_why() -> None:
-    with pytest.raises(ValueError, match="r_precision_at_k cannot be reproduced: skips"):
-        prk.evaluate(HIVEMALL, ["r_precision_at_k@5"], conventions="recommenders")
+    with pytest.raises(ValueError, match="auc cannot be reproduced: pooled"):
+        prk.evaluate(HIVEMALL, ["auc"], conventions="recommenders")
     with pytest.raises(ValueError, match="RecTools has no metric 'ndcg_burges'"):
         prk.evaluate(HIVEMALL, ["ndcg_burges@5"], conventions="rectools")
     with pytest.raises(ValueError, match="needs a cutoff"):
@@ -317,6 +433,23 @@ def test_rectools() -> None:
     assert got["HitRate@2[rectools]"].to_list() == [1, 1, 0, 0]
     summary = prk.evaluate(cls, ["Recall@2"], rank="rank", conventions="rectools")
     assert summary["n_users(Recall@2[rectools])"].item() == 4  # user 2: no interactions
+    # Same file, CATALOG = range(10): Accuracy [0.7, 0.9, 0.7, 0.7] (u3, u4 recommend one
+    # item but fp = k - tp), MCC [1/sqrt(21), 2/3, -1/6, -1/6], F1Beta(beta=sqrt 2)
+    # [0.375, 0.75, 0, 0].
+    names = ["Accuracy@2", "MCC@2", "F1Beta@2"]
+    got = per_user(cls, names, "rectools", rank="rank", n_items=10)
+    got = got.filter(pl.col("user") != 2)
+    assert got["Accuracy@2[rectools]"].to_list() == pytest.approx([0.7, 0.9, 0.7, 0.7])
+    assert got["MCC@2[rectools]"].to_list() == pytest.approx(
+        [1 / math.sqrt(21), 2 / 3, -1 / 6, -1 / 6]
+    )
+    # beta = 1: 2 tp / (R + k): u1 2/(3 + 2), u3 2/(1 + 2).
+    assert got["F1Beta@2[rectools]"].to_list() == pytest.approx([2 / 5, 2 / 3, 0, 0])
+    beta = cls.filter(pl.col("user") != 2).with_columns(score=-pl.col("rank"))
+    fb = beta.group_by("user").agg(
+        prk.fbeta(2, n_items=10, beta=math.sqrt(2), denominator="k").alias("f")
+    )
+    assert fb.sort("user")["f"].to_list() == pytest.approx([0.375, 0.75, 0, 0])
     # Gapped ranks (TestMAP: an item at rank 9) are refused, not renumbered silently.
     gaps = df.with_columns(
         pl.when(pl.col("user") == 1).then(pl.col("rank") * 4).otherwise(pl.col("rank"))
@@ -534,8 +667,21 @@ def test_recommenders() -> None:
     names = ["map@[3,5]", "map_at_k@[3,5]"]
     got = prk.evaluate(df, names, conventions="recommenders", users="both").row(0)[:4]
     assert got == pytest.approx([0.15, 0.1666667, 0.2037037, 0.2], abs=1e-6)
-    with pytest.raises(ValueError, match="r_precision_at_k cannot be reproduced"):
-        prk.evaluate(df, ["r_precision_at_k@5"], conventions="recommenders")
+    # test_python_r_precision: k=3 0.21111, k=5 0.24444, k=10 0.37777 (no tied predictions).
+    got = prk.evaluate(
+        df, ["r_precision_at_k@[3,5,10]"], conventions="recommenders", users="both", ties="item_asc"
+    ).row(0)[:3]
+    assert got == pytest.approx([0.21111, 0.24444, 0.37777], abs=1e-4)
+    with pytest.raises(ValueError, match="needs ties='item_asc'"):
+        prk.evaluate(df, ["r_precision_at_k@5"], conventions="recommenders", users="both")
+    # Research note, section 3 (run of the wheel): two users with one relevant item each,
+    # hit at rank 1 and at rank 2: 1.0 (the second has no hit within min(k, R) = 1 rank).
+    two = frame({1: [(1, 2.0), (2, 1.0)], 2: [(3, 2.0), (4, 1.0)]}, {1: {1: 1}, 2: {4: 1}})
+    one = prk.evaluate(
+        two, ["r_precision_at_k@5"], conventions="recommenders", users="both", ties="item_asc"
+    )
+    assert one.item(0, 0) == 1.0
+    assert one["n_users(r_precision_at_k@5[recommenders])"].item() == 1
 
 
 def test_recbole() -> None:
@@ -583,6 +729,25 @@ def test_torchmetrics() -> None:
     ]
     got = prk.evaluate(df, names, conventions="torchmetrics").row(0)[: len(names)]
     assert got == pytest.approx([0.7917, 0.8467, 0.75, 0.75, 0.5, 0.75, 0.75], abs=5e-5)
+    # RetrievalFallOut(top_k=2) docstring: 0.5 (each query: 1 of its 2 negatives in the
+    # top 2). Functional docstring: preds [0.2, 0.3, 0.5], target [T, F, T], top_k=2: 1.0.
+    fall = prk.evaluate(df, ["RetrievalFallOut@2"], conventions="torchmetrics")
+    assert fall.item(0, 0) == 0.5
+    one = pl.DataFrame(
+        {"user": [0] * 3, "item": [0, 1, 2], "score": [0.2, 0.3, 0.5], "relevance": [1, 0, 1]}
+    )
+    assert prk.evaluate(one, ["RetrievalFallOut@2"], conventions="torchmetrics").item(0, 0) == 1
+    # A query without a negative candidate: 1.0 (empty_target_action='pos'), or 0 ('neg').
+    allpos = one.with_columns(user=pl.lit(1, pl.Int64), relevance=pl.lit(1, pl.Int64))
+    names = ["RetrievalFallOut@2", "RetrievalFallOut(empty_target_action=neg)@2"]
+    both = prk.evaluate(
+        pl.concat([one, allpos]),
+        names,
+        conventions="torchmetrics",
+        per_user=True,
+    ).sort("user")
+    assert both["RetrievalFallOut@2[torchmetrics]"].to_list() == [1.0, 1.0]
+    assert both["RetrievalFallOut(empty_target_action=neg)@2[torchmetrics]"].to_list() == [1.0, 0.0]
     hit = df.with_columns(relevance=pl.Series([1, 0, 0, 0, 1, 0, 1]))
     assert prk.evaluate(hit, ["RetrievalHitRate@2"], conventions="torchmetrics").item(
         0, 0
@@ -824,6 +989,67 @@ def test_ir_measures_preset_matches_ir_measures() -> None:
         )
     }
     assert rr == {"RR": 0.5, "RR@10": 1.0}  # d2 > d1 as strings descending, d1 first ascending
+
+
+def test_judged_fraction_hand_computed() -> None:
+    # Items 1 (judged 0), 2 (unjudged), 3 (judged 1); item 4 judged, never recommended.
+    df = pl.DataFrame(
+        {
+            "user": [1] * 4,
+            "item": [1, 2, 3, 4],
+            "score": [3.0, 2.0, 1.0, None],
+            "relevance": [0.0, None, 1.0, 1.0],
+        }
+    )
+    got = df.select(
+        prk.judged_fraction(2),  # [1, 2]: 1 judged / min(2, 3)
+        prk.judged_fraction(10),  # 2 judged / min(10, 3)
+        prk.judged_fraction(10, denominator="k"),  # 2 / 10
+        prk.judged_fraction(),  # whole list: 2 / 3
+        prk.unjudged(10),  # trec_eval unj_10: 1 / 10
+        prk.unjudged(10, denominator="retrieved"),  # 1 / 3
+    ).row(0)
+    assert got == pytest.approx([1 / 2, 2 / 3, 2 / 10, 2 / 3, 1 / 10, 1 / 3])
+    nothing = df.with_columns(score=pl.lit(None, pl.Float64))
+    assert nothing.select(prk.judged_fraction(5)).item() == 0.0
+    # Ties: items 1 (judged) and 2 (unjudged) tied at the top, k = 1: 1/2 exactly.
+    tied = df.with_columns(score=pl.Series([2.0, 2.0, 1.0, None]))
+    assert tied.select(prk.judged_fraction(1), prk.unjudged(1)).row(0) == (0.5, 0.5)
+    assert prk.evaluate(tied, ["judged_fraction@[1,2]"]).row(0)[:2] == pytest.approx([0.5, 0.5])
+    assert tied.select(prk.judged_fraction(1, ties="item_asc")).item() == 1.0
+
+
+def test_ir_measures_judged() -> None:
+    # terrierteam/ir_measures test/test_judged.py: Judged@1000 [1.0, 0.25], @10 the same,
+    # @3 [1.0, 1/3], @1 [1.0, 0.0] (q1: 1 judged document among 4 retrieved: / 4).
+    qrels = {0: {"D0": 0, "D1": 1, "D2": 1, "D3": 2, "D4": 0}, 1: {"D0": 1, "D3": 2, "D5": 2}}
+    run = {
+        0: {"D0": 0.8, "D2": 0.7, "D1": 0.3, "D3": 0.4, "D4": 0.1},
+        1: {"D1": 0.8, "D3": 0.7, "D4": 0.3, "D2": 0.4},
+    }
+    rows = [
+        (q, d, run[q].get(d), qrels[q].get(d)) for q in (0, 1) for d in sorted({*qrels[q], *run[q]})
+    ]
+    schema = {"user": pl.Int64, "item": pl.String, "score": pl.Float64, "relevance": pl.Float64}
+    df = pl.DataFrame(rows, schema=schema, orient="row")
+    names = ["Judged@1000", "Judged@10", "Judged@3", "Judged@1"]
+    got = per_user(df, names, "ir_measures", ties="item_asc")
+    assert got["Judged@1000[ir_measures]"].to_list() == [1.0, 0.25]
+    assert got["Judged@10[ir_measures]"].to_list() == [1.0, 0.25]
+    assert got["Judged@3[ir_measures]"].to_list() == pytest.approx([1.0, 1 / 3])
+    assert got["Judged@1[ir_measures]"].to_list() == [1.0, 0.0]
+    with pytest.raises(ValueError, match="needs ties='item_asc'"):
+        prk.evaluate(df, ["Judged@3"], conventions="ir_measures")
+    # Against ir_measures itself on random runs with ties (doc ids ascending as strings).
+    ir_measures = pytest.importorskip("ir_measures")
+    rnd = _random_run(7, ties=True)
+    qr, rn = _qrels_run(rnd)
+    parsed = [ir_measures.parse_measure(f"Judged@{k}") for k in (1, 5, 10, 30)]
+    theirs = {(str(m.measure), m.query_id): m.value for m in ir_measures.iter_calc(parsed, qr, rn)}
+    ours = per_user(rnd, ["Judged@[1,5,10,30]"], "ir_measures", ties="item_asc")
+    for k in (1, 5, 10, 30):
+        expected = [theirs[(f"Judged@{k}", str(u))] for u in ours["user"].to_list()]
+        assert ours[f"Judged@{k}[ir_measures]"].to_list() == pytest.approx(expected)
 
 
 def test_ranx_preset_matches_ranx_without_ties() -> None:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval.registry import bind, registered
+from polars_rankeval.registry import bind, expand_metric, registered
 
 from ._reference import random_frame
 
@@ -343,6 +343,11 @@ def recs_variants(df: pl.DataFrame, seed: int) -> list[pl.DataFrame]:
     ]
 
 
+# Options under which a metric's definedness depends on the ranking (its default's
+# does not): the declaration "ranking" covers them.
+RANKING_DEFINED_VARIANTS = ("r_precision_cut(no_hit=undefined)@3",)
+
+
 def null_masks(frames: list[pl.DataFrame], n_items: int | None) -> dict[str, list[pl.Series]]:
     """Per metric, which users are null in each frame (one call: the frames as by groups)."""
     data = pl.concat(
@@ -350,7 +355,8 @@ def null_masks(frames: list[pl.DataFrame], n_items: int | None) -> dict[str, lis
     )
     items = side_items(data.get_column("item"))
     options = {**EVERY_OPTIONS, "items": items, "n_items": n_items, "by": "variant"}
-    out = prk.evaluate(data, user_metrics(), per_user=True, users="all", **options)
+    metrics = [*user_metrics(), *RANKING_DEFINED_VARIANTS]
+    out = prk.evaluate(data, metrics, per_user=True, users="all", **options)
     groups = out.sort("variant", "user").partition_by("variant", maintain_order=True)
     return {metric: [g.get_column(metric).is_null() for g in groups] for metric in out.columns[2:]}
 
@@ -382,7 +388,7 @@ def test_declared_definedness_matches_the_kernels() -> None:
             assert "varies" not in kinds, name
     for name, spec in registered().items():
         if spec.scope == "user" and spec.defined == "ranking":
-            variants = [n for n in found if bind(*_split(n)).spec.name == name]
+            variants = [n for n in found if expand_metric(n)[0].spec.name == name]
             assert any(found[n] & {"varies", "varies_with_catalog"} for n in variants), name
 
 

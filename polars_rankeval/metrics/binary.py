@@ -32,6 +32,12 @@ AUCDegenerate = Annotated[
     "auc@k of a head without a relevant or without a non-relevant item: 0 or 1 (RePlay), "
     "1/2 (Hivemall) or 0 (torchmetrics)",
 ]
+NoHit = Annotated[
+    Literal["zero", "undefined"],
+    "a user without a hit in the first min(k, R) ranks scores 0 (zero) or is undefined, "
+    "skipped under empty='skip' (undefined: MS Recommenders r_precision_at_k; "
+    "deterministic tie policies only)",
+]
 Mult = Annotated[
     float,
     Interval(0, None, closed="neither"),
@@ -242,6 +248,68 @@ def _r_precision(f: Features, k: None, *, rel: Rel = 1.0, mult: Mult = 1.0) -> p
     per_row_cut = (mult * per_row_r + 0.9).floor()
     cut = (mult * n_rel + 0.9).floor()
     return defined_if(n_rel > 0, safe_div(hits(f, per_row_cut, rel), cut))
+
+
+@register(
+    "r_precision_cut",
+    defined="ranking",
+    family="binary",
+    summary="R-precision cut at k: hits within the first min(k, R) ranks over R.",
+    definition=(
+        "hits@min(k, R) / R with R = #relevant (MS Recommenders r_precision_at_k); equals "
+        "r_precision when k >= R and recall@k when k <= R. A user without a hit in the "
+        "first min(k, R) ranks scores 0 (no_hit=zero), or is undefined (no_hit=undefined: "
+        "MS Recommenders, whose mean skips such users; deterministic tie policies only, "
+        "the expectation of a value that exists only in some orderings has no closed "
+        "form). Expected ties with no_hit=zero: exact (hits at a per-user cut)."
+    ),
+    doc="""
+    R-precision cut at k: the hits within the first min(k, R) ranks, over R.
+
+    It is r_precision for a user with at most k relevant items and recall@k for one
+    with more. ``no_hit="undefined"`` reproduces Microsoft Recommenders'
+    ``r_precision_at_k``: a user without a hit in the first min(k, R) ranks is NaN
+    there and left out of the mean (its docstring says the value equals precision@k
+    when every user has more than k relevant items; its code and tests give recall@k).
+    That rule needs a deterministic tie policy.
+
+    Examples
+    --------
+    R = 3, relevant at ranks 1 and 3 of the 4 recommended items (item 4 never
+    recommended): at k = 2 one hit within min(2, 3) = 2 ranks, at k = 5 two within 3.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
+    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
+    >>> df.select(prk.r_precision_cut(2), prk.r_precision_cut(5)).row(0) == (1 / 3, 2 / 3)
+    True
+
+    At k = 1 the only rank holds item 1, a hit; had it not been relevant, the value
+    would be undefined with ``no_hit="undefined"``:
+
+    >>> miss = df.with_columns(relevance=pl.Series([0, 0, 1, 0, 1]))
+    >>> miss.select(prk.r_precision_cut(1, no_hit="undefined", ties="item_desc")).item() is None
+    True
+    """,
+)
+def _r_precision_cut(
+    f: Features, k: int | None, *, rel: Rel = 1.0, no_hit: NoHit = "zero"
+) -> pl.Expr:
+    if no_hit == "undefined" and not f.tie.has("deterministic"):
+        msg = (
+            "metric 'r_precision_cut' with no_hit='undefined' needs a deterministic tie "
+            f"policy (item_desc, item_asc, optimistic, pessimistic), got ties={f.ties!r}"
+        )
+        raise ValueError(msg)
+    n_rel = num_relevant(f, rel)
+    per_row_r = f.user_total(f.is_rel(rel), f"rel>={rel}")
+    cut = per_row_r if k is None else pl.min_horizontal(per_row_r, pl.lit(float(k)))
+    found = hits(f, cut, rel)
+    value = found / n_rel
+    if no_hit == "undefined":
+        return defined_if((n_rel > 0) & (found > 0), value)
+    return defined_if(n_rel > 0, value)
 
 
 @register(

@@ -5,7 +5,8 @@ The top-k list is read as a classifier over the whole catalog of N items: an ite
 least ``rel``. The user's contingency table is
 
 * L = min(k, #recommended), the size of the actual top-k list (every recommended row
-  without ``@k``);
+  without ``@k``); ``denominator="k"`` on ``accuracy``, ``mcc`` and ``fbeta`` sets L = k
+  even for a shorter list, as RecTools' ``Accuracy``, ``MCC`` and ``F1Beta`` do;
 * R = #relevant rows of the user, recommended or not;
 * tp = hits@k, fp = L - tp, fn = R - tp, tn = N - L - R + tp (every catalog item the
   user has no row for is a true negative).
@@ -25,7 +26,7 @@ pairs with both a score and a relevance, per ``by`` group rather than per user.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import polars as pl
 
@@ -37,16 +38,39 @@ FAMILY = "classification"
 Beta = Annotated[
     float, Interval(0, None, closed="neither"), "weight of recall against precision (> 0)"
 ]
+ListSize = Annotated[
+    Literal["retrieved", "k"],
+    "the list size L: min(k, #recommended) (retrieved) or k even for a shorter list "
+    "(k: RecTools Accuracy, MCC, F1Beta, fp = k - tp)",
+]
+Catalog = Annotated[
+    Literal["n_items", "candidates"],
+    "the negatives: the catalog of n_items less the relevant items (n_items), or the "
+    "user's own non-relevant rows (candidates: torchmetrics RetrievalFallOut)",
+]
+NoNegative = Annotated[
+    Literal["undefined", "one", "zero"],
+    "a user without a negative item: undefined (null; empty= decides), 1 (torchmetrics "
+    "RetrievalFallOut's default empty_target_action='pos') or 0",
+]
 _SCORE = "__prk_gauc_score"
 
 
 class _Table:
     """The user's contingency table over the catalog, as aggregation expressions."""
 
-    def __init__(self, f: Features, k: int | None, rel: float) -> None:
+    def __init__(
+        self, f: Features, k: int | None, rel: float, size: ListSize = "retrieved"
+    ) -> None:
         n_ret = f64(f.ret).sum()
         self.n = f.n_items
-        self.size = n_ret if k is None else pl.min_horizontal(n_ret, pl.lit(float(k)))
+        if k is None:
+            self.size = n_ret
+        elif size == "k":
+            # RecTools: the list is k long even when fewer items were recommended.
+            self.size = pl.lit(float(k))
+        else:
+            self.size = pl.min_horizontal(n_ret, pl.lit(float(k)))
         self.relevant = num_relevant(f, rel)
         self.tp = hits(f, k, rel)
         self.fp = self.size - self.tp
@@ -72,14 +96,20 @@ class _Table:
     summary="False positive rate: irrelevant catalog items that are in the top k.",
     definition=(
         "fp / (fp + tn) = (L - hits@k) / (N - R) over a catalog of N items, L = min(k, "
-        "#recommended), R = #relevant (Schröder 4.2); lower is better. Null when every "
-        "catalog item is relevant (N = R)."
+        "#recommended), R = #relevant (Schröder 4.2); lower is better. catalog=candidates "
+        "takes the user's own rows as the catalog, (L - hits@k) / #non-relevant rows "
+        "(torchmetrics RetrievalFallOut, whose catalog is the query's candidates). Null "
+        "without a negative item (N = R), or 1 or 0 with no_negative=one|zero. Expected "
+        "ties: exact (linear in hits@k)."
     ),
     doc="""
     Fallout (false positive rate) at k: fp / (fp + tn) over a catalog of ``n_items``.
 
     Every metric of the classification family reads the top-k list as a classifier of
-    the whole catalog and takes the same arguments.
+    the whole catalog and takes the same arguments. ``catalog="candidates"`` reads it
+    over the user's own rows instead (every row a candidate, unjudged rows counted as
+    non-relevant; ``n_items`` is then not read): torchmetrics' ``RetrievalFallOut``, which
+    scores a query without a negative candidate 1 by default (``no_negative="one"``).
 
     Examples
     --------
@@ -94,12 +124,37 @@ class _Table:
     ...                    "relevance": [1, 0, 1, 0, 0, 1]})
     >>> df.select(prk.fallout(2, n_items=10)).item() == 1 / (1 + 6)
     True
+
+    Over the user's 6 rows, 3 of them non-relevant: fp = 1 of 3.
+
+    >>> df.select(prk.fallout(2, n_items=10, catalog="candidates")).item() == 1 / 3
+    True
     """,
 )
-def _fallout(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
-    t = _Table(f, k, rel)
-    negatives = t.n - t.relevant
-    return t.defined(negatives > 0, t.fp / negatives)
+def _fallout(
+    f: Features,
+    k: int | None,
+    *,
+    rel: Rel = 1.0,
+    catalog: Catalog = "n_items",
+    no_negative: NoNegative = "undefined",
+) -> pl.Expr:
+    if catalog == "candidates":
+        relevant = num_relevant(f, rel)
+        negatives = pl.len().cast(pl.Float64) - relevant
+        n_ret = f64(f.ret).sum()
+        size = n_ret if k is None else pl.min_horizontal(n_ret, pl.lit(float(k)))
+        value = (size - hits(f, k, rel)) / negatives
+        fits = pl.lit(True)
+    else:
+        t = _Table(f, k, rel)
+        negatives = t.n - t.relevant
+        value = t.fp / negatives
+        fits = t.fits
+    if no_negative == "undefined":
+        return defined_if(fits & (negatives > 0), value)
+    fallback = 1.0 if no_negative == "one" else 0.0
+    return defined_if(fits, pl.when(negatives > 0).then(value).otherwise(fallback))
 
 
 @register(
@@ -201,8 +256,9 @@ def _inverse_recall(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     definition=(
         "(1 + beta^2) * tp / ((1 + beta^2) * tp + beta^2 * fn + fp) = (1 + beta^2) * "
         "hits@k / (beta^2 * R + L), L = min(k, #recommended), beta > 0; fbeta@k equals "
-        "f1(denominator=retrieved)@k. Null without a relevant item; 0 when there is no hit. "
-        "Does not depend on the catalog size."
+        "f1(denominator=retrieved)@k; denominator=k sets L = k (RecTools F1Beta, whose "
+        "precision is hits@k / k). Null without a relevant item; 0 when there is no hit. "
+        "Does not depend on the catalog size. Expected ties: exact (linear in hits@k)."
     ),
     doc="""
     F-beta at k: (1 + beta^2) tp / ((1 + beta^2) tp + beta^2 fn + fp).
@@ -210,7 +266,9 @@ def _inverse_recall(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     ``beta`` > 0 weighs recall beta times as much as precision; ``beta=1`` is F1 over
     the actual list size min(k, #recommended), i.e. ``f1(denominator="retrieved")``.
     The value does not depend on ``n_items``; it is asked for so that every metric of
-    the classification family takes the same arguments.
+    the classification family takes the same arguments. ``denominator="k"`` takes the
+    list to be k long even when fewer items were recommended, so that precision is
+    hits@k / k: RecTools' ``F1Beta`` (1 + beta^2) hits@k / (beta^2 R + k).
 
     The other arguments as for :func:`fallout`.
 
@@ -223,13 +281,25 @@ def _inverse_recall(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     ...                    "relevance": [1, 0, 1, 0, 0, 1]})
     >>> df.select(prk.fbeta(2, n_items=10, beta=2.0)).item() == 5 * 1 / (4 * 3 + 2)
     True
+
+    At k = 10 the list holds the 5 scored items (L = 5), or 10 with ``denominator="k"``:
+
+    >>> df.select(prk.fbeta(10, n_items=10), prk.fbeta(10, n_items=10, denominator="k")).row(0)
+    (0.5, 0.3076923076923077)
     """,
 )
-def _fbeta(f: Features, k: int | None, *, beta: Beta = 1.0, rel: Rel = 1.0) -> pl.Expr:
+def _fbeta(
+    f: Features,
+    k: int | None,
+    *,
+    beta: Beta = 1.0,
+    rel: Rel = 1.0,
+    denominator: ListSize = "retrieved",
+) -> pl.Expr:
     if beta <= 0:
         msg = f"parameter 'beta' of metric 'fbeta' must be > 0, got {beta!r}"
         raise ValueError(msg)
-    t = _Table(f, k, rel)
+    t = _Table(f, k, rel, denominator)
     b2 = beta * beta
     if b2 >= 1.0:
         # Divided through by beta^2, so that a huge beta tends to recall, not inf / inf.
@@ -319,14 +389,17 @@ def _phi(t: _Table) -> pl.Expr:
     definition=(
         "(tp * tn - fp * fn) / sqrt((tp + fp)(fn + tn)(tp + fn)(fp + tn)) = (N * hits@k - "
         "L * R) / sqrt(L * R * (N - L) * (N - R)), in [-1, 1] (Schröder 5.1). Null when a "
-        "factor is 0 (L = 0, L = N, R = 0 or R = N), where scikit-learn returns 0. "
-        "Expected ties: exact (linear in hits@k)."
+        "factor is 0 (L = 0, L = N, R = 0 or R = N), where scikit-learn and RecTools "
+        "return 0. denominator=k sets L = k even for a shorter list (RecTools MCC: fp = k - "
+        "tp, tn = N - k - fn). Expected ties: exact (linear in hits@k)."
     ),
     doc="""
     Matthews correlation at k of "in the top k" and "relevant" over the catalog.
 
     Null (undefined) when a margin of the contingency table is 0; scikit-learn's
-    ``matthews_corrcoef`` returns 0 there instead.
+    ``matthews_corrcoef`` and RecTools' ``MCC`` return 0 there instead.
+    ``denominator="k"`` takes the list to be k long even when fewer items were
+    recommended (fp = k - tp, tn = N - k - fn), as RecTools' ``MCC`` does.
 
     Examples
     --------
@@ -340,8 +413,10 @@ def _phi(t: _Table) -> pl.Expr:
     True
     """,
 )
-def _mcc(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
-    return _phi(_Table(f, k, rel))
+def _mcc(
+    f: Features, k: int | None, *, rel: Rel = 1.0, denominator: ListSize = "retrieved"
+) -> pl.Expr:
+    return _phi(_Table(f, k, rel, denominator))
 
 
 @register(
@@ -385,10 +460,14 @@ def _boolean_kendall_tau(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Ex
     summary="Catalog items classified right: relevant in the top k, irrelevant outside it.",
     definition=(
         "(tp + tn) / N = (N - L - R + 2 * hits@k) / N; dominated by the true negatives in "
-        "a large catalog. Never undefined."
+        "a large catalog; denominator=k sets L = k even for a shorter list (RecTools "
+        "Accuracy: fp = k - tp). Never undefined. Expected ties: exact (linear in hits@k)."
     ),
     doc="""
     Accuracy at k: (tp + tn) / N, the catalog items classified right.
+
+    ``denominator="k"`` takes the list to be k long even when fewer items were
+    recommended (fp = k - tp, tn = N - k - fn), as RecTools' ``Accuracy`` does.
 
     Examples
     --------
@@ -399,10 +478,18 @@ def _boolean_kendall_tau(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Ex
     ...                    "relevance": [1, 0, 1, 0, 0, 1]})
     >>> df.select(prk.accuracy(2, n_items=10)).item() == (1 + 6) / 10
     True
+
+    At k = 8 the list holds the 5 scored items: tn = 10 - 5 - 3 + 2 = 4. Read as a list
+    of k = 8 items (RecTools), tn = 10 - 8 - 3 + 2 = 1:
+
+    >>> df.select(prk.accuracy(8, n_items=10), prk.accuracy(8, n_items=10, denominator="k")).row(0)
+    (0.6, 0.3)
     """,
 )
-def _accuracy(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
-    t = _Table(f, k, rel)
+def _accuracy(
+    f: Features, k: int | None, *, rel: Rel = 1.0, denominator: ListSize = "retrieved"
+) -> pl.Expr:
+    t = _Table(f, k, rel, denominator)
     return t.defined(t.n > 0, (t.tp + t.tn) / t.n)
 
 

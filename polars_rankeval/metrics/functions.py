@@ -34,6 +34,7 @@ __all__ = [
     "inverse_recall",
     "iprec_11pt",
     "iprec_at_recall",
+    "judged_fraction",
     "lauc",
     "mae",
     "map",
@@ -51,6 +52,7 @@ __all__ = [
     "num_ret",
     "precision",
     "r_precision",
+    "r_precision_cut",
     "rbp",
     "rbp_resid",
     "recall",
@@ -388,6 +390,88 @@ def r_precision(
     )
 
 
+def r_precision_cut(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    no_hit: Literal["zero", "undefined"] = "zero",
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """R-precision cut at k: the hits within the first min(k, R) ranks, over R.
+
+    It is r_precision for a user with at most k relevant items and recall@k for one
+    with more. ``no_hit="undefined"`` reproduces Microsoft Recommenders'
+    ``r_precision_at_k``: a user without a hit in the first min(k, R) ranks is NaN
+    there and left out of the mean (its docstring says the value equals precision@k
+    when every user has more than k relevant items; its code and tests give recall@k).
+    That rule needs a deterministic tie policy.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    no_hit
+        A user without a hit in the first min(k, R) ranks scores 0 (zero) or is undefined,
+        skipped under empty='skip' (undefined: MS Recommenders r_precision_at_k;
+        deterministic tie policies only). One of ``"zero"``, ``"undefined"``.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; null where it is
+        undefined (see Notes).
+
+    Notes
+    -----
+    hits@min(k, R) / R with R = #relevant (MS Recommenders r_precision_at_k); equals
+    r_precision when k >= R and recall@k when k <= R. A user without a hit in the first
+    min(k, R) ranks scores 0 (no_hit=zero), or is undefined (no_hit=undefined: MS
+    Recommenders, whose mean skips such users; deterministic tie policies only, the
+    expectation of a value that exists only in some orderings has no closed form). Expected
+    ties with no_hit=zero: exact (hits at a per-user cut).
+
+    Examples
+    --------
+    R = 3, relevant at ranks 1 and 3 of the 4 recommended items (item 4 never
+    recommended): at k = 2 one hit within min(2, 3) = 2 ranks, at k = 5 two within 3.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 3, 2, 6, 4],
+    ...                    "score": [10.0, 8.0, 6.0, 2.0, None], "relevance": [1, 0, 1, 0, 1]})
+    >>> df.select(prk.r_precision_cut(2), prk.r_precision_cut(5)).row(0) == (1 / 3, 2 / 3)
+    True
+
+    At k = 1 the only rank holds item 1, a hit; had it not been relevant, the value
+    would be undefined with ``no_hit="undefined"``:
+
+    >>> miss = df.with_columns(relevance=pl.Series([0, 0, 1, 0, 1]))
+    >>> miss.select(prk.r_precision_cut(1, no_hit="undefined", ties="item_desc")).item() is None
+    True
+    """
+    return inline(
+        "r_precision_cut",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
+        no_hit=no_hit,
+    )
+
+
 def mrr(
     k: int | None = None,
     *,
@@ -602,6 +686,8 @@ def fallout(
     *,
     n_items: int,
     rel: float = 1.0,
+    catalog: Literal["n_items", "candidates"] = "n_items",
+    no_negative: Literal["undefined", "one", "zero"] = "undefined",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -611,7 +697,10 @@ def fallout(
     """Fallout (false positive rate) at k: fp / (fp + tn) over a catalog of ``n_items``.
 
     Every metric of the classification family reads the top-k list as a classifier of
-    the whole catalog and takes the same arguments.
+    the whole catalog and takes the same arguments. ``catalog="candidates"`` reads it
+    over the user's own rows instead (every row a candidate, unjudged rows counted as
+    non-relevant; ``n_items`` is then not read): torchmetrics' ``RetrievalFallOut``, which
+    scores a query without a negative candidate 1 by default (``no_negative="one"``).
 
     Parameters
     ----------
@@ -622,6 +711,14 @@ def fallout(
         The value is null for a user with more rows than N.
     rel
         Minimum relevance that counts as relevant (inclusive). A number > 0.
+    catalog
+        The negatives: the catalog of n_items less the relevant items (n_items), or the
+        user's own non-relevant rows (candidates: torchmetrics RetrievalFallOut). One of
+        ``"n_items"``, ``"candidates"``.
+    no_negative
+        A user without a negative item: undefined (null; empty= decides), 1 (torchmetrics
+        RetrievalFallOut's default empty_target_action='pos') or 0. One of ``"undefined"``,
+        ``"one"``, ``"zero"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -636,8 +733,10 @@ def fallout(
     Notes
     -----
     fp / (fp + tn) = (L - hits@k) / (N - R) over a catalog of N items, L = min(k,
-    #recommended), R = #relevant (Schröder 4.2); lower is better. Null when every catalog
-    item is relevant (N = R).
+    #recommended), R = #relevant (Schröder 4.2); lower is better. catalog=candidates takes
+    the user's own rows as the catalog, (L - hits@k) / #non-relevant rows (torchmetrics
+    RetrievalFallOut, whose catalog is the query's candidates). Null without a negative item
+    (N = R), or 1 or 0 with no_negative=one|zero. Expected ties: exact (linear in hits@k).
 
     Examples
     --------
@@ -652,6 +751,11 @@ def fallout(
     ...                    "relevance": [1, 0, 1, 0, 0, 1]})
     >>> df.select(prk.fallout(2, n_items=10)).item() == 1 / (1 + 6)
     True
+
+    Over the user's 6 rows, 3 of them non-relevant: fp = 1 of 3.
+
+    >>> df.select(prk.fallout(2, n_items=10, catalog="candidates")).item() == 1 / 3
+    True
     """
     return inline(
         "fallout",
@@ -663,6 +767,8 @@ def fallout(
         rank=rank,
         n_items=n_items,
         rel=rel,
+        catalog=catalog,
+        no_negative=no_negative,
     )
 
 
@@ -855,6 +961,7 @@ def fbeta(
     n_items: int,
     beta: float = 1.0,
     rel: float = 1.0,
+    denominator: Literal["retrieved", "k"] = "retrieved",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -866,7 +973,9 @@ def fbeta(
     ``beta`` > 0 weighs recall beta times as much as precision; ``beta=1`` is F1 over
     the actual list size min(k, #recommended), i.e. ``f1(denominator="retrieved")``.
     The value does not depend on ``n_items``; it is asked for so that every metric of
-    the classification family takes the same arguments.
+    the classification family takes the same arguments. ``denominator="k"`` takes the
+    list to be k long even when fewer items were recommended, so that precision is
+    hits@k / k: RecTools' ``F1Beta`` (1 + beta^2) hits@k / (beta^2 R + k).
 
     The other arguments as for :func:`fallout`.
 
@@ -881,6 +990,9 @@ def fbeta(
         Weight of recall against precision (> 0). A number > 0.
     rel
         Minimum relevance that counts as relevant (inclusive). A number > 0.
+    denominator
+        The list size L: min(k, #recommended) (retrieved) or k even for a shorter list (k:
+        RecTools Accuracy, MCC, F1Beta, fp = k - tp). One of ``"retrieved"``, ``"k"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -896,8 +1008,9 @@ def fbeta(
     -----
     (1 + beta^2) * tp / ((1 + beta^2) * tp + beta^2 * fn + fp) = (1 + beta^2) * hits@k /
     (beta^2 * R + L), L = min(k, #recommended), beta > 0; fbeta@k equals
-    f1(denominator=retrieved)@k. Null without a relevant item; 0 when there is no hit. Does
-    not depend on the catalog size.
+    f1(denominator=retrieved)@k; denominator=k sets L = k (RecTools F1Beta, whose precision
+    is hits@k / k). Null without a relevant item; 0 when there is no hit. Does not depend on
+    the catalog size. Expected ties: exact (linear in hits@k).
 
     Examples
     --------
@@ -908,6 +1021,11 @@ def fbeta(
     ...                    "relevance": [1, 0, 1, 0, 0, 1]})
     >>> df.select(prk.fbeta(2, n_items=10, beta=2.0)).item() == 5 * 1 / (4 * 3 + 2)
     True
+
+    At k = 10 the list holds the 5 scored items (L = 5), or 10 with ``denominator="k"``:
+
+    >>> df.select(prk.fbeta(10, n_items=10), prk.fbeta(10, n_items=10, denominator="k")).row(0)
+    (0.5, 0.3076923076923077)
     """
     return inline(
         "fbeta",
@@ -920,6 +1038,7 @@ def fbeta(
         n_items=n_items,
         beta=beta,
         rel=rel,
+        denominator=denominator,
     )
 
 
@@ -1051,6 +1170,7 @@ def mcc(
     *,
     n_items: int,
     rel: float = 1.0,
+    denominator: Literal["retrieved", "k"] = "retrieved",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -1060,7 +1180,9 @@ def mcc(
     """Matthews correlation at k of "in the top k" and "relevant" over the catalog.
 
     Null (undefined) when a margin of the contingency table is 0; scikit-learn's
-    ``matthews_corrcoef`` returns 0 there instead.
+    ``matthews_corrcoef`` and RecTools' ``MCC`` return 0 there instead.
+    ``denominator="k"`` takes the list to be k long even when fewer items were
+    recommended (fp = k - tp, tn = N - k - fn), as RecTools' ``MCC`` does.
 
     Parameters
     ----------
@@ -1071,6 +1193,9 @@ def mcc(
         The value is null for a user with more rows than N.
     rel
         Minimum relevance that counts as relevant (inclusive). A number > 0.
+    denominator
+        The list size L: min(k, #recommended) (retrieved) or k even for a shorter list (k:
+        RecTools Accuracy, MCC, F1Beta, fp = k - tp). One of ``"retrieved"``, ``"k"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -1086,8 +1211,9 @@ def mcc(
     -----
     (tp * tn - fp * fn) / sqrt((tp + fp)(fn + tn)(tp + fn)(fp + tn)) = (N * hits@k - L * R)
     / sqrt(L * R * (N - L) * (N - R)), in [-1, 1] (Schröder 5.1). Null when a factor is 0 (L
-    = 0, L = N, R = 0 or R = N), where scikit-learn returns 0. Expected ties: exact (linear
-    in hits@k).
+    = 0, L = N, R = 0 or R = N), where scikit-learn and RecTools return 0. denominator=k
+    sets L = k even for a shorter list (RecTools MCC: fp = k - tp, tn = N - k - fn).
+    Expected ties: exact (linear in hits@k).
 
     Examples
     --------
@@ -1110,6 +1236,7 @@ def mcc(
         rank=rank,
         n_items=n_items,
         rel=rel,
+        denominator=denominator,
     )
 
 
@@ -1185,6 +1312,7 @@ def accuracy(
     *,
     n_items: int,
     rel: float = 1.0,
+    denominator: Literal["retrieved", "k"] = "retrieved",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -1192,6 +1320,9 @@ def accuracy(
     rank: str | None = None,
 ) -> pl.Expr:
     """Accuracy at k: (tp + tn) / N, the catalog items classified right.
+
+    ``denominator="k"`` takes the list to be k long even when fewer items were
+    recommended (fp = k - tp, tn = N - k - fn), as RecTools' ``Accuracy`` does.
 
     Parameters
     ----------
@@ -1202,6 +1333,9 @@ def accuracy(
         The value is null for a user with more rows than N.
     rel
         Minimum relevance that counts as relevant (inclusive). A number > 0.
+    denominator
+        The list size L: min(k, #recommended) (retrieved) or k even for a shorter list (k:
+        RecTools Accuracy, MCC, F1Beta, fp = k - tp). One of ``"retrieved"``, ``"k"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -1215,7 +1349,8 @@ def accuracy(
     Notes
     -----
     (tp + tn) / N = (N - L - R + 2 * hits@k) / N; dominated by the true negatives in a large
-    catalog. Never undefined.
+    catalog; denominator=k sets L = k even for a shorter list (RecTools Accuracy: fp = k -
+    tp). Never undefined. Expected ties: exact (linear in hits@k).
 
     Examples
     --------
@@ -1226,6 +1361,12 @@ def accuracy(
     ...                    "relevance": [1, 0, 1, 0, 0, 1]})
     >>> df.select(prk.accuracy(2, n_items=10)).item() == (1 + 6) / 10
     True
+
+    At k = 8 the list holds the 5 scored items: tn = 10 - 5 - 3 + 2 = 4. Read as a list
+    of k = 8 items (RecTools), tn = 10 - 8 - 3 + 2 = 1:
+
+    >>> df.select(prk.accuracy(8, n_items=10), prk.accuracy(8, n_items=10, denominator="k")).row(0)
+    (0.6, 0.3)
     """
     return inline(
         "accuracy",
@@ -1237,6 +1378,7 @@ def accuracy(
         rank=rank,
         n_items=n_items,
         rel=rel,
+        denominator=denominator,
     )
 
 
@@ -2204,6 +2346,7 @@ def num_nonrel_judged_ret(
 def unjudged(
     k: int | None = None,
     *,
+    denominator: Literal["k", "retrieved"] = "k",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -2212,12 +2355,17 @@ def unjudged(
 ) -> pl.Expr:
     """Fraction of the top ``k`` recommendations without a judgment (trec_eval ``unj``).
 
-    A list shorter than ``k`` counts as padded with judged items.
+    A list shorter than ``k`` counts as padded with judged items;
+    ``denominator="retrieved"`` divides by min(k, #recommended) instead, as
+    ir_measures' ``Judged@k`` does (see :func:`judged_fraction`).
 
     Parameters
     ----------
     k
         Cutoff; ``None`` uses the whole recommendation list.
+    denominator
+        Divide by k (trec_eval unj_k) or by min(k, #recommended) (ir_measures Judged@k). One
+        of ``"k"``, ``"retrieved"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -2231,8 +2379,10 @@ def unjudged(
     Notes
     -----
     #unjudged recommended items within the top k / k, a list shorter than k padded with
-    judged items (trec_eval unj_k); without @k over #recommended, 0 when nothing is
-    recommended; never undefined.
+    judged items (trec_eval unj_k); denominator=retrieved divides by min(k, #recommended)
+    (ir_measures Judged@k = 1 - unjudged(denominator=retrieved)@k). Without @k over
+    #recommended, 0 when nothing is recommended; never undefined. Expected ties: exact
+    (linear in the membership probabilities).
 
     Examples
     --------
@@ -2242,6 +2392,8 @@ def unjudged(
     ...                    "score": [0.9, 0.8, 0.7], "relevance": [1, None, None]})
     >>> df.select(unjudged(2), unjudged(5)).row(0)  # 1/2 and 2/5
     (0.5, 0.4)
+    >>> df.select(unjudged(5, denominator="retrieved")).item() == 2 / 3
+    True
     """
     return inline(
         "unjudged",
@@ -2251,6 +2403,70 @@ def unjudged(
         score=score,
         relevance=relevance,
         rank=rank,
+        denominator=denominator,
+    )
+
+
+def judged_fraction(
+    k: int | None = None,
+    *,
+    denominator: Literal["k", "retrieved"] = "retrieved",
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Fraction of the top ``k`` recommendations with a judgment (ir_measures ``Judged``).
+
+    With the default ``denominator="retrieved"`` it is 1 - ``unjudged(denominator=
+    "retrieved")`` for a user with recommendations.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    denominator
+        Divide by k (trec_eval unj_k) or by min(k, #recommended) (ir_measures Judged@k). One
+        of ``"k"``, ``"retrieved"``.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; never null.
+
+    Notes
+    -----
+    #judged recommended items within the top k / min(k, #recommended)
+    (denominator=retrieved, the default: ir_measures Judged@k, which its docstring calls
+    'equivalent to P@k' though it divides by min(k, #retrieved)), or / k (denominator=k: a
+    list shorter than k counts as padded with unjudged items). A judged item is one with a
+    relevance, whatever its value. 0 when nothing is recommended; never undefined. Expected
+    ties: exact (linear in the membership probabilities).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval.metrics import judged_fraction
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
+    ...                    "score": [0.9, 0.8, 0.7], "relevance": [0, None, None]})
+    >>> exprs = [judged_fraction(2), judged_fraction(5), judged_fraction(5, denominator="k")]
+    >>> df.select(exprs).row(0)  # 1/2, 1/3, 1/5
+    (0.5, 0.3333333333333333, 0.2)
+    """
+    return inline(
+        "judged_fraction",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        denominator=denominator,
     )
 
 

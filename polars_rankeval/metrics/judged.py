@@ -8,7 +8,7 @@ trec_eval's documents outside the pool.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import polars as pl
 
@@ -17,6 +17,10 @@ from polars_rankeval.metrics._common import Rel, defined_if, f64, num_relevant, 
 from polars_rankeval.registry import register
 
 Weight = Annotated[float, "weight of one item of this kind (see the definition)"]
+ListDenominator = Annotated[
+    Literal["k", "retrieved"],
+    "divide by k (trec_eval unj_k) or by min(k, #recommended) (ir_measures Judged@k)",
+]
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 
@@ -169,13 +173,17 @@ def _num_nonrel_judged_ret(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.
     summary="Fraction of the top k that is unjudged (null relevance).",
     definition=(
         "#unjudged recommended items within the top k / k, a list shorter than k padded "
-        "with judged items (trec_eval unj_k); without @k over #recommended, 0 when nothing "
-        "is recommended; never undefined."
+        "with judged items (trec_eval unj_k); denominator=retrieved divides by min(k, "
+        "#recommended) (ir_measures Judged@k = 1 - unjudged(denominator=retrieved)@k). "
+        "Without @k over #recommended, 0 when nothing is recommended; never undefined. "
+        "Expected ties: exact (linear in the membership probabilities)."
     ),
     doc="""
     Fraction of the top ``k`` recommendations without a judgment (trec_eval ``unj``).
 
-    A list shorter than ``k`` counts as padded with judged items.
+    A list shorter than ``k`` counts as padded with judged items;
+    ``denominator="retrieved"`` divides by min(k, #recommended) instead, as
+    ir_measures' ``Judged@k`` does (see :func:`judged_fraction`).
 
     Examples
     --------
@@ -185,12 +193,61 @@ def _num_nonrel_judged_ret(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.
     ...                    "score": [0.9, 0.8, 0.7], "relevance": [1, None, None]})
     >>> df.select(unjudged(2), unjudged(5)).row(0)  # 1/2 and 2/5
     (0.5, 0.4)
+    >>> df.select(unjudged(5, denominator="retrieved")).item() == 2 / 3
+    True
     """,
 )
-def _unjudged(f: Features, k: int | None) -> pl.Expr:
+def _unjudged(f: Features, k: int | None, *, denominator: ListDenominator = "k") -> pl.Expr:
     unjudged = (f64(~f.judged) * f.p_in(k)).sum()
-    den = f64(f.ret).sum() if k is None else pl.lit(float(k))
-    return safe_div(unjudged, den)
+    return safe_div(unjudged, _list_size(f, k, denominator))
+
+
+def _list_size(f: Features, k: int | None, denominator: ListDenominator) -> pl.Expr:
+    n_ret = f64(f.ret).sum()
+    if k is None:
+        return n_ret
+    if denominator == "k":
+        return pl.lit(float(k))
+    return pl.min_horizontal(n_ret, pl.lit(float(k)))
+
+
+@register(
+    "judged_fraction",
+    defined="always",
+    family="judged",
+    normalized=False,
+    summary="Fraction of the top k that is judged (ir_measures Judged@k).",
+    definition=(
+        "#judged recommended items within the top k / min(k, #recommended) "
+        "(denominator=retrieved, the default: ir_measures Judged@k, which its docstring "
+        "calls 'equivalent to P@k' though it divides by min(k, #retrieved)), or / k "
+        "(denominator=k: a list shorter than k counts as padded with unjudged items). A "
+        "judged item is one with a relevance, whatever its value. 0 when nothing is "
+        "recommended; never undefined. Expected ties: exact (linear in the membership "
+        "probabilities)."
+    ),
+    doc="""
+    Fraction of the top ``k`` recommendations with a judgment (ir_measures ``Judged``).
+
+    With the default ``denominator="retrieved"`` it is 1 - ``unjudged(denominator=
+    "retrieved")`` for a user with recommendations.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval.metrics import judged_fraction
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
+    ...                    "score": [0.9, 0.8, 0.7], "relevance": [0, None, None]})
+    >>> exprs = [judged_fraction(2), judged_fraction(5), judged_fraction(5, denominator="k")]
+    >>> df.select(exprs).row(0)  # 1/2, 1/3, 1/5
+    (0.5, 0.3333333333333333, 0.2)
+    """,
+)
+def _judged_fraction(
+    f: Features, k: int | None, *, denominator: ListDenominator = "retrieved"
+) -> pl.Expr:
+    found = (f64(f.judged) * f.p_in(k)).sum()
+    return safe_div(found, _list_size(f, k, denominator))
 
 
 @register(

@@ -1,0 +1,640 @@
+"""The sorted-head path of ``evaluate``: sort each user's rows once, read the top.
+
+The general path (:class:`~polars_rankeval._features.Features`, window provider)
+materialises positions, tie groups and per-user totals as window columns over every
+row, then reduces them with one ``group_by``. For the cutoff metrics of the binary and
+graded core (precision, recall, f1, hit_rate, mrr, map, dcg and ndcg at a cutoff, and
+their cutoff lists and ranges) most of that work is wasted: a metric at cutoff k only
+reads the positions 1..k. This path instead runs
+
+1. **one** ``group_by(by + user).agg(...)`` over the rows, holding per user: the head of
+   the list sorted by the tie policy's order (Polars sorts inside the aggregation and
+   stops at the head, a partial sort), the user's totals (#relevant per threshold,
+   #recommended) and the ideal gains (a top-k by gain among the positive gains);
+2. a small frame of the head rows (users x K rows, K the largest cutoff) on which each
+   position's contribution is computed with the formulas of the curve kernels
+   (:mod:`polars_rankeval.metrics.curves`), summed cumulatively per user, and read at
+   every cutoff.
+
+Ties. Under a deterministic policy the sort itself breaks ties (:data:`TIE_ORDER`) and
+every position is its own tie group. Under ``ties="expected"`` the head is sorted by
+the score alone and its tie groups are read from it; only the group holding position K
+may extend beyond the head. The head is therefore ``K + margin`` rows long: when the
+group at K ends inside it, every group that touches a position <= K is complete. For
+the few users whose group at K fills the whole margin, that one group's size, relevant
+counts and gain sums are counted exactly on the user's rows with the group's score (a
+join restricted to those users; empty on most data).
+
+The values equal those of the general path up to floating-point rounding (sums run in
+another order); ``tests/test_head_path.py`` pins them for every metric, option, tie
+policy and cutoff form. :func:`applies` decides, from the job alone, whether every
+requested metric can be evaluated here; otherwise the general path runs (a job is
+never split between the two). Every column of this path is named with the prefix
+:data:`MARKER`, which is how tests check from the plan that the path is taken.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from polars_rankeval._features import Features, order_kind
+from polars_rankeval._ties import resolve_ties
+
+if TYPE_CHECKING:
+    from polars_rankeval._job import Job
+    from polars_rankeval.registry import Metric
+
+HEAD_METRICS = frozenset({"precision", "recall", "f1", "hit_rate", "mrr", "map", "dcg", "ndcg"})
+"""The metrics this path evaluates (each at a cutoff: ``@k``, a list or a range)."""
+MARKER = "__prk_head"
+"""Prefix of every column this path adds: visible in ``LazyFrame.explain()``."""
+TIE_MARGIN = 3
+"""Extra head rows under ``ties="expected"``, so that the tie group at K usually ends
+inside the head (see the module docstring); a larger group is counted exactly."""
+
+ENABLED = True
+"""Switch for tests and benchmarks: ``False`` sends every job to the general path."""
+
+_HEAD = f"{MARKER}:head"
+_VALUE = f"{MARKER}:value"
+_KEY = f"{MARKER}:key"
+_LAST = f"{MARKER}:last"
+_UID = f"{MARKER}:uid"
+_ROW = f"{MARKER}:row"
+_START = f"{MARKER}:start"
+_FIRST = f"{MARKER}:first"
+_LAST_ROW = f"{MARKER}:last_row"
+_POS = f"{MARKER}:pos"
+_POSITIVE = f"{MARKER}:positive"
+_N_RET = f"{MARKER}:n_ret"
+_N_JUDGED = f"{MARKER}:n_judged"
+_REL = f"{MARKER}:rel"
+_RET = f"{MARKER}:ret"
+
+
+SUPPORTED: dict[str, dict[str, frozenset[Any] | None]] = {
+    "precision": {"rel": None, "denominator": frozenset({"k", "retrieved"})},
+    "recall": {"rel": None},
+    "f1": {"rel": None, "denominator": frozenset({"k", "retrieved"})},
+    "hit_rate": {"rel": None},
+    "mrr": {"rel": None},
+    "map": {"rel": None, "denominator": frozenset({"relevant", "min_k_relevant"})},
+    "dcg": {
+        "gain": frozenset({"linear", "exp"}),
+        "discount": frozenset({"log", "log_clipped", "half_life"}),
+        "base": None,
+        "half_life": None,
+    },
+    "ndcg": {
+        "gain": frozenset({"linear", "exp"}),
+        "discount": frozenset({"log", "log_clipped", "half_life"}),
+        "base": None,
+        "half_life": None,
+        "idcg": frozenset({"cut", "all"}),
+    },
+}
+"""The options (and option values; ``None``: any) this path evaluates, per metric. A
+metric with another option or value (a newer convention) takes the general path."""
+
+
+def applies(job: Job) -> bool:
+    """True when every metric of ``job`` is evaluated by this path.
+
+    That is: each is one of :data:`HEAD_METRICS` with a cutoff ``k >= 1`` (metrics
+    without ``@k`` read the whole list and stay on the general path) and options in
+    :data:`SUPPORTED`, the score/rank column's order is exact without a window
+    (:func:`order_kind` ``f64`` or ``i128``), and no metric reads an extra column.
+    """
+    if not ENABLED or job.extra or order_kind(job.order_dtype) == "dense":
+        return False
+    return all(
+        m.spec.name in HEAD_METRICS
+        and m.k is not None
+        and m.k >= 1
+        and job.kinds.get(m.name) == "expr"
+        and _supported(m.spec.name, dict(m.options))
+        for m in job.metrics
+    )
+
+
+def _supported(name: str, options: dict[str, Any]) -> bool:
+    allowed = SUPPORTED[name]
+    for option, value in options.items():
+        if option not in allowed:
+            return False
+        values = allowed[option]
+        if values is not None and value not in values:
+            return False
+    return True
+
+
+def _name(*parts: Any) -> str:
+    return f"{MARKER}[{':'.join(str(p) for p in parts)}]"
+
+
+def _curve(*parts: Any) -> str:
+    """A quantity summed over positions, named as the curve kernels name theirs.
+
+    (The same content as :mod:`polars_rankeval.metrics.curves`' per-user cumulative
+    lists, e.g. ``__prk_curve[dcg:linear:log:2.0:None]``.)
+    """
+    return f"__prk_curve[{':'.join(str(p) for p in parts)}]"
+
+
+def _gain(rel: pl.Expr, gain: str) -> pl.Expr:
+    return rel if gain == "linear" else 2.0**rel - 1.0
+
+
+def _discount(p: pl.Expr, discount: str, base: float, half_life: float | None) -> pl.Expr:
+    """The discount of position ``p``, as the graded kernels define it."""
+    # Imported here: the metrics package imports evaluate, which imports this module.
+    from polars_rankeval.metrics._common import discount_at
+
+    return discount_at(p, discount, base, half_life)
+
+
+def _discounts(values: pl.Expr, discount: str, base: float, half_life: float | None) -> pl.Expr:
+    """The discounts of positions 1 .. len, one list per row of the list ``values``.
+
+    The positions come from ``int_ranges`` and the discount is an elementwise
+    ``list.eval`` (a ``list.eval`` with ``int_range`` runs per list: ~50x slower).
+    """
+    positions = pl.int_ranges(1, values.list.len() + 1)
+    return positions.list.eval(_discount(pl.element(), discount, base, half_life))
+
+
+def _at(name: str, k: int, empty: float = 0.0) -> pl.Expr:
+    """The cumulative list ``name`` at position k (its last value beyond its end)."""
+    values = pl.col(name)
+    size = values.list.len()
+    index = pl.min_horizontal(pl.lit(min(k, 2**32 - 1), dtype=pl.UInt32), size) - 1
+    return pl.when(size > 0).then(values.list.get(index, null_on_oob=True)).otherwise(empty)
+
+
+class _Request:
+    """What the requested metrics need: thresholds, gains, discounts and cutoffs."""
+
+    def __init__(self, job: Job, relevance_dtype: pl.DataType | None = None) -> None:
+        self.thresholds: dict[float, None] = {}
+        self.quantities: dict[str, tuple[Any, ...]] = {}
+        self.cutoffs: dict[str, set[int]] = {}
+        self.ideals: dict[str, tuple[str, str, float, float | None, int | None]] = {}
+        self.n_ret = False
+        self.gains: set[str] = set()
+        self.ap_thresholds: set[float] = set()
+        self.rr_thresholds: set[float] = set()
+        self.float_key = job.order_dtype is not None and job.order_dtype.is_float()
+        small_ints = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32, pl.Boolean)
+        self.small_int_relevance = relevance_dtype in small_ints
+        self.k = 1
+        for metric in job.metrics:
+            options = dict(metric.options)
+            k = int(metric.k or 1)
+            self.k = max(self.k, k)
+            name = metric.spec.name
+            if name in ("dcg", "ndcg"):
+                disc = (options["gain"], options["discount"], options["base"])
+                key = (*disc, options["half_life"])
+                self.quantities[_curve("dcg", *key)] = ("dcg", *key)
+                self.cutoffs.setdefault(_curve("dcg", *key), set()).add(k)
+                self.gains.add(options["gain"])
+                if name == "ndcg":
+                    ideal = _curve("idcg", *key, options["idcg"])
+                    cut = k if options["idcg"] == "cut" else None
+                    old = self.ideals.get(ideal)
+                    if old is not None and cut is not None and old[4] is not None:
+                        cut = max(old[4], cut)
+                    self.ideals[ideal] = (*key, cut)
+                    self.cutoffs.setdefault(ideal, set()).add(k)
+                continue
+            rel = float(options["rel"])
+            self.thresholds[rel] = None
+            if options.get("denominator") == "retrieved":
+                self.n_ret = True
+            kind = {"mrr": "rr", "map": "ap", "hit_rate": "logmiss"}.get(name, "hits")
+            if kind in ("ap", "rr"):
+                (self.ap_thresholds if kind == "ap" else self.rr_thresholds).add(rel)
+            self.quantities[_curve(kind, rel)] = (kind, rel)
+            self.cutoffs.setdefault(_curve(kind, rel), set()).add(k)
+
+
+def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
+    """Per-user values of every metric of ``job`` (and the truth/recs flags).
+
+    ``rows`` holds whole users with the plan's column names (see
+    :func:`polars_rankeval._job.internal_names`). Returns one row per user with the
+    key columns, one Float64 column per metric and the two boolean flags the user
+    universe is decided on (named as :func:`polars_rankeval._build.build` names
+    them).
+    """
+    from polars_rankeval._build import _HAS_RECS, _HAS_TRUTH
+
+    cols, keys = job.icols, job.ikeys
+    need = _Request(job, rows.collect_schema()[cols.relevance])
+    expected = not resolve_ties(job.ties).deterministic
+    length = need.k + TIE_MARGIN if expected else need.k
+    relevance, order = pl.col(cols.relevance), pl.col(cols.order)
+    descending = cols.rank is None
+    if expected:
+        head = pl.struct(relevance.alias(_VALUE), order.alias(_KEY)).sort_by(
+            order, descending=descending, nulls_last=True
+        )
+    else:
+        by, directions = _tie_order(job)
+        head = relevance.sort_by(by, descending=directions, nulls_last=True)
+    aggs: dict[str, pl.Expr] = {
+        _HEAD: head.head(length),
+        # The positive relevances (few): #relevant per threshold and the ideal gains.
+        _POSITIVE: relevance.filter(relevance > 0),
+        _N_RET: order.count(),
+        _N_JUDGED: relevance.count(),
+    }
+    users = rows.group_by(keys).agg(**aggs)
+    users = users.with_columns(pl.col(_POSITIVE).list.eval(pl.element().cast(pl.Float64)))
+    positive = pl.col(_POSITIVE)
+    totals = {
+        _name("n_rel", t): positive.list.eval(pl.element() >= t).list.sum().cast(pl.Float64)
+        for t in need.thresholds  # rel > 0 (checked by the registry)
+    }
+    users = users.with_columns(
+        pl.col(_N_RET).cast(pl.Float64),
+        (pl.col(_N_JUDGED) > 0).alias(_HAS_TRUTH),
+        (pl.col(_N_RET) > 0).alias(_HAS_RECS),
+        **totals,
+        **{
+            name: _reduce(need, name, _ideal_gains(positive, *spec), spec[4])
+            for name, spec in need.ideals.items()
+        },
+    )
+    if expected:
+        users = _fix_last_group(users, rows, keys, order, relevance, need, length)
+        users = _expected_sums(users, need, length, keys)
+    else:
+        users = _deterministic_sums(users, need)
+    values = [_value(need, m, expected).alias(m.name) for m in job.metrics]
+    return users.select(*keys, *values, _HAS_TRUTH, _HAS_RECS)
+
+
+def _tie_order(job: Job) -> tuple[list[pl.Expr], list[bool]]:
+    """Sort keys and directions of a deterministic policy: the score, then its breaks.
+
+    The score (or rank) itself sorts exactly (``-0.0`` ties with ``0.0``) and its
+    nulls, the rows that were not recommended, come last; the tie-break keys are the
+    policy's (:attr:`polars_rankeval._ties.Ties.breaks`), as the general path orders
+    positions.
+    """
+    cols = job.icols
+    f = Features(cols, job.ties, None, order_dtype=job.order_dtype)
+    item = pl.col(cols.item)
+    keys: dict[str, tuple[pl.Expr, bool]] = {
+        "item_desc": (item, True),
+        "item_asc": (item, False),
+        "relevance_desc": (f.rel, True),
+        "relevance_asc": (f.rel, False),
+        "judged_first": (~f.judged, False),
+    }
+    breaks = [keys[key] for key in resolve_ties(job.ties).breaks]
+    by = [pl.col(cols.order), *(expr for expr, _ in breaks)]
+    return by, [cols.rank is None, *(descending for _, descending in breaks)]
+
+
+def _ideal_gains(
+    positive: pl.Expr,
+    gain: str,
+    discount: str,
+    base: float,
+    half_life: float | None,
+    cut: int | None,
+) -> pl.Expr:
+    """The ideal list's discounted gains: positive gains, best first, cut at ``cut``."""
+    gains = positive.list.eval(_gain(pl.element(), gain)).list.sort(descending=True)
+    if cut is not None:
+        gains = gains.list.head(cut)
+    return gains * _discounts(gains, discount, base, half_life)
+
+
+def _reduce(need: _Request, name: str, values: pl.Expr, cut: int | None = 0) -> pl.Expr:
+    """Per user: a list of contributions by position, as its sum or cumulative sums.
+
+    With one cutoff at the end of the head (or ``cut=None``, the whole list) the sum
+    is enough; otherwise the cumulative list is read at each cutoff (:func:`_sum_at`).
+    """
+    if _summed(need, name, cut):
+        return values.list.sum()
+    return values.list.eval(pl.element().cum_sum())
+
+
+def _summed(need: _Request, name: str, cut: int | None = 0) -> bool:
+    if cut is None:
+        return True
+    return need.cutoffs.get(name, set()) <= {need.k} and (cut == 0 or cut >= need.k)
+
+
+def _sum_at(need: _Request, name: str, k: int, cut: int | None = 0) -> pl.Expr:
+    """Quantity ``name`` summed over the positions 1..k."""
+    if _summed(need, name, cut):
+        return pl.col(name)
+    return _at(name, k)
+
+
+def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
+    """Each quantity over the head, every position its own tie group (list operations)."""
+    # The recommended rows of the head (not-recommended ones sort last), relevance 0
+    # for unjudged rows.
+    rel = pl.col(_HEAD).list.head(pl.col(_N_RET).cast(pl.Int64))
+    rel = rel.list.eval(pl.element().cast(pl.Float64).fill_null(0.0))
+    users = users.with_columns(rel.alias(_REL))
+    rel = pl.col(_REL)
+    columns: dict[str, pl.Expr] = {}
+    positions = pl.int_ranges(1, rel.list.len() + 1)
+    for name, quantity in need.quantities.items():
+        kind = quantity[0]
+        if kind == "dcg":
+            gain, discount, base, half_life = quantity[1:]
+            gains = rel.list.eval(_gain(pl.element(), gain))
+            discounts = _discounts(rel, discount, base, half_life)
+            columns[name] = _reduce(need, name, gains * discounts)
+            continue
+        t = quantity[1]
+        is_rel = rel.list.eval((pl.element() >= t).cast(pl.Float64))
+        if kind == "hits":
+            columns[name] = _reduce(need, name, is_rel)
+        elif kind == "ap":
+            hits = is_rel.list.eval(pl.element().cum_sum())
+            columns[name] = _reduce(need, name, is_rel * hits / positions)
+        else:  # rr and hit_rate: the position of the first relevant item
+            columns[_first(t)] = pl.when(is_rel.list.max() > 0).then(is_rel.list.arg_max() + 1)
+    return users.with_columns(**columns)
+
+
+def _first(t: float) -> str:
+    return _name("first", t)
+
+
+def _group_stat(name: str) -> str:
+    return f"{MARKER}:fix[{name}]"
+
+
+def _group_parts(need: _Request, rel: pl.Expr) -> dict[str, pl.Expr]:
+    """Sums over a tie group: its size, relevant count per threshold, gain per gain."""
+    parts = {"n": pl.len().cast(pl.Float64)}
+    for t in need.thresholds:
+        parts[f"r:{t}"] = (rel >= t).cast(pl.Float64).sum()
+    for gain in need.gains:
+        parts[f"g:{gain}"] = _gain(rel, gain).sum()
+    return parts
+
+
+def _fix_last_group(
+    users: pl.LazyFrame,
+    rows: pl.LazyFrame,
+    keys: list[str],
+    order: pl.Expr,
+    relevance: pl.Expr,
+    need: _Request,
+    length: int,
+) -> pl.LazyFrame:
+    """Exact sums of the tie group at position K for users whose head it fills.
+
+    The group at K is complete in the head unless it reaches the head's last row;
+    for those users its rows are those with its score, counted on all their rows.
+    """
+    at_k = pl.col(_HEAD).list.get(need.k - 1, null_on_oob=True).struct.field(_KEY)
+    at_end = pl.col(_HEAD).list.get(length - 1, null_on_oob=True).struct.field(_KEY)
+    # Read twice (the open groups, then the join): computed once.
+    users = users.with_columns(at_k.alias(_LAST)).cache()
+    open_groups = users.filter(at_end == pl.col(_LAST)).select(*keys, _LAST)
+    rel = relevance.cast(pl.Float64).fill_null(0.0)
+    parts = _group_parts(need, rel)
+    fixed = (
+        rows.join(open_groups, on=keys, how="inner", nulls_equal=True)
+        .filter(order == pl.col(_LAST))
+        .group_by(keys)
+        .agg(**{_group_stat(n): e for n, e in parts.items()})
+    )
+    return users.join(fixed, on=keys, how="left", nulls_equal=True)
+
+
+def _expected_sums(
+    users: pl.LazyFrame, need: _Request, length: int, keys: list[str]
+) -> pl.LazyFrame:
+    """Each quantity over the head under ``ties="expected"``, on a frame of head rows.
+
+    The heads are exploded into rows (in head order, user after user) and everything
+    is computed with vectorised operations over that frame, never per group (a
+    window or ``list.eval`` per user or per tie group costs far more than the sort):
+    a tie group is a run of equal keys within a user, its first and last row come
+    from forward and backward fills of the row index, integer counts within a run
+    from the running count read at both ends, and sums or products of floats within
+    a run from a log-step (Hillis-Steele) scan over the run's offsets. The group at K
+    takes its exact sums from :func:`_fix_last_group` when the head cut it; the
+    contributions are the curve kernels'.
+    """
+    # Read twice (the head rows, then the join of their sums): computed once, so that
+    # both see the same row numbers (a join above may order its rows differently on
+    # each run).
+    users = users.with_row_index(_UID).cache()
+    parts = list(_group_parts(need, pl.lit(0.0)))
+    rows = (
+        users.select(*keys, _UID, _HEAD, _LAST, *(_group_stat(name) for name in parts))
+        .explode(_HEAD)
+        .unnest(_HEAD)
+    )
+    row = pl.int_range(pl.len(), dtype=pl.Int64)
+    uid, key = pl.col(_UID), pl.col(_KEY)
+    value = pl.col(_VALUE).cast(pl.Float64).fill_null(0.0)
+    rows = rows.with_columns(
+        (key + 0.0).alias(_KEY) if need.float_key else key,
+        value.alias(_VALUE),
+        row.alias(_ROW),
+        pl.when(uid.ne_missing(uid.shift(1))).then(row).forward_fill().alias(_START),
+    )
+    r_, start = pl.col(_ROW), pl.col(_START)
+    is_new = key.ne_missing(key.shift(1)) | (r_ == start)
+    rows = rows.with_columns(
+        pl.when(is_new).then(r_).forward_fill().alias(_FIRST),
+        pl.when(is_new.shift(-1).fill_null(True)).then(r_).backward_fill().alias(_LAST_ROW),
+        key.is_not_null().alias(_RET),
+        (r_ - start + 1).alias(_POS),
+    )
+    first, last_row = pl.col(_FIRST), pl.col(_LAST_ROW)
+    columns: dict[str, pl.Expr] = {
+        "a": (first - start + 1).cast(pl.Float64),
+        "n": (last_row - first + 1).cast(pl.Float64),
+        "j": (r_ - first),
+    }
+    for t in need.thresholds:
+        columns[f"is_rel:{t}"] = (pl.col(_VALUE) >= t).cast(pl.Float64)
+    for gain in need.gains:
+        columns[f"gain:{gain}"] = _gain(pl.col(_VALUE), gain)
+    rows = rows.with_columns(**columns)
+    j = pl.col("j")
+    # Integer counts within a run: the running count (exact) read at both ends.
+    counts: dict[str, pl.Expr] = {}
+    for t in need.thresholds:
+        is_rel = pl.col(f"is_rel:{t}")
+        running = is_rel.cum_sum()
+
+        def before(at: pl.Expr, running: pl.Expr = running, is_rel: pl.Expr = is_rel) -> pl.Expr:
+            return running.gather(at) - is_rel.gather(at)
+
+        counts[f"r:{t}"] = running.gather(last_row) - before(first)
+        if t in need.ap_thresholds:
+            counts[f"above:{t}"] = before(first) - before(start)
+    rows = rows.with_columns(**counts)
+    # Gain sums within a run. Linear gains of an integer relevance of at most 32 bits
+    # are integers: a running Int64 sum read at both ends is exact. Otherwise (floats,
+    # gain=exp) a log-step scan over the run, read at the run's end.
+    exact = {gain for gain in need.gains if gain == "linear" and need.small_int_relevance}
+    int_sums = {}
+    for gain in exact:
+        integer = pl.col(_VALUE).cast(pl.Int64)
+        running = integer.cum_sum()
+        within = running.gather(last_row) - running.gather(first) + integer.gather(first)
+        int_sums[f"g:{gain}"] = within.cast(pl.Float64)
+    scans = {f"g:{gain}": pl.col(f"gain:{gain}") for gain in need.gains - exact}
+    rows = _run_scan(rows.with_columns(**scans), list(scans), length, "sum")
+    rows = rows.with_columns(
+        *(pl.col(name).gather(last_row) for name in scans),
+        **int_sums,
+    )
+    # The group at K: its exact sums where the head cut it.
+    at_k = pl.col(_group_stat("n")).is_not_null() & (key == pl.col(_LAST))
+    rows = rows.with_columns(
+        pl.when(at_k).then(pl.col(_group_stat(name))).otherwise(pl.col(name)).alias(name)
+        for name in parts
+    )
+    n = pl.col("n")
+    ret = pl.col(_RET)
+    if need.rr_thresholds:
+        firsts: dict[str, pl.Expr] = {}
+        for t in need.rr_thresholds:
+            # The first row of the user in a group holding a relevant item.
+            candidate = pl.when(ret & (pl.col(f"r:{t}") > 0)).then(r_).backward_fill()
+            at_start = candidate.gather(start)
+            same_user = at_start.is_not_null() & (uid.gather(at_start.fill_null(0)) == uid)
+            group_start = first.gather(at_start.fill_null(0))
+            firsts[f"in_first:{t}"] = same_user & (first == group_start) & ret
+            r = pl.col(f"r:{t}")
+            # P(no relevant item at the offsets before the row's), a product over the
+            # run: each row carries the previous offset's factor.
+            factor = ((n - r - j + 1) / (n - j + 1)).clip(0.0, 1.0)
+            firsts[f"none_before:{t}"] = pl.when(j > 0).then(factor).otherwise(1.0)
+        rows = rows.with_columns(**firsts)
+        names = [f"none_before:{t}" for t in need.rr_thresholds]
+        rows = _run_scan(rows, names, length, "product")
+    rows = rows.filter(pl.col(_POS) <= need.k)
+    pos = pl.col(_POS)
+    p = pos.cast(pl.Float64)
+    contributions: dict[str, pl.Expr] = {}
+    for name, quantity in need.quantities.items():
+        kind = quantity[0]
+        if kind == "dcg":
+            gain, discount, base, half_life = quantity[1:]
+            disc = _discount(pos, discount, base, half_life)
+            contributions[name] = pl.when(ret).then(pl.col(f"g:{gain}") / n * disc).otherwise(0.0)
+            continue
+        t = quantity[1]
+        r = pl.col(f"r:{t}")
+        if kind == "hits":
+            contributions[name] = pl.when(ret).then(r / n).otherwise(0.0)
+        elif kind == "ap":
+            c = pl.when(n > 1).then((r - 1) / (n - 1)).otherwise(0.0)
+            ap = r / n * (pl.col(f"above:{t}") + 1 + j * c) / p
+            contributions[name] = pl.when(ret & (r > 0)).then(ap).otherwise(0.0)
+        elif kind == "logmiss":
+            miss = ((n - r - j) / (n - j)).clip(0.0, 1.0)
+            contributions[name] = pl.when(ret).then(miss).otherwise(1.0).log()
+        else:
+            p_first = pl.col(f"none_before:{t}") * r / (n - j)
+            contributions[name] = pl.when(pl.col(f"in_first:{t}")).then(p_first / p).otherwise(0.0)
+    sums = rows.group_by(_UID).agg(
+        *(pl.col(key).first() for key in keys),
+        *(
+            agg
+            for name, contrib in contributions.items()
+            for agg in _user_sums(need, name, contrib)
+        ),
+    )
+    # Joined on the user's keys: row numbers only identify users within one branch.
+    return users.join(sums.drop(_UID), on=keys, how="left", nulls_equal=True)
+
+
+def _run_scan(rows: pl.LazyFrame, names: list[str], length: int, how: str) -> pl.LazyFrame:
+    """Inclusive sums or products of ``names`` over each run's rows (offsets ``j``).
+
+    Hillis-Steele: after the step of width s every row holds the result over its
+    last 2s rows of the run; ceil(log2(length)) steps cover any run of the head.
+    """
+    if not names:
+        return rows
+    j = pl.col("j")
+    step = 1
+    while step < length:
+        rows = rows.with_columns(
+            pl.when(j >= step)
+            .then(
+                pl.col(name) + pl.col(name).shift(step)
+                if how == "sum"
+                else pl.col(name) * pl.col(name).shift(step)
+            )
+            .otherwise(pl.col(name))
+            .alias(name)
+            for name in names
+        )
+        step *= 2
+    return rows
+
+
+def _user_sums(need: _Request, name: str, contrib: pl.Expr) -> list[pl.Expr]:
+    """Per user: a quantity's sum (one cutoff at K) or its cumulative list by position."""
+    if _summed(need, name):
+        return [contrib.sum().alias(name)]
+    return [contrib.sort_by(_POS).cum_sum().alias(name)]
+
+
+def _value(need: _Request, metric: Metric, expected: bool) -> pl.Expr:
+    """One metric at its cutoff from the per-user sums and totals."""
+    name, options, k = metric.spec.name, dict(metric.options), int(metric.k or 1)
+    if name in ("dcg", "ndcg"):
+        key = (options["gain"], options["discount"], options["base"], options["half_life"])
+        dcg = _sum_at(need, _curve("dcg", *key), k)
+        if name == "dcg":
+            return dcg
+        ideal_name = _curve("idcg", *key, options["idcg"])
+        cut = need.ideals[ideal_name][4]
+        ideal = _sum_at(need, ideal_name, k if options["idcg"] == "cut" else 2**32 - 1, cut)
+        return pl.when(ideal > 0).then(dcg / ideal).otherwise(None)
+    t = float(options["rel"])
+    n_rel = pl.col(_name("n_rel", t))
+
+    def size() -> pl.Expr:
+        if options.get("denominator") == "retrieved":
+            return pl.min_horizontal(pl.col(_N_RET), pl.lit(float(k)))
+        return pl.lit(float(k))
+
+    def hits() -> pl.Expr:
+        return _sum_at(need, _curve("hits", t), k)
+
+    def first_within() -> pl.Expr:
+        return pl.col(_first(t)).is_not_null() & (pl.col(_first(t)) <= k)
+
+    if name in ("mrr", "hit_rate") and not expected:
+        hit = 1.0 / pl.col(_first(t)).cast(pl.Float64) if name == "mrr" else pl.lit(1.0)
+        value = pl.when(first_within()).then(hit).otherwise(0.0)
+    elif name == "precision":
+        value = pl.when(size() > 0).then(hits() / size()).otherwise(0.0)
+    elif name == "recall":
+        value = hits() / n_rel
+    elif name == "f1":
+        value = 2.0 * hits() / (size() + n_rel)
+    elif name == "hit_rate":
+        value = 1.0 - _sum_at(need, _curve("logmiss", t), k).exp()
+    elif name == "mrr":
+        value = _sum_at(need, _curve("rr", t), k)
+    else:
+        den = n_rel if options["denominator"] == "relevant" else pl.min_horizontal(n_rel, k)
+        value = _sum_at(need, _curve("ap", t), k) / den
+    return pl.when(n_rel > 0).then(value.cast(pl.Float64)).otherwise(None)

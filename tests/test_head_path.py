@@ -1,0 +1,222 @@
+"""The sorted-head path (``polars_rankeval._head``) against the general path.
+
+The general path (window features over every row) is the oracle here: it is pinned
+by the brute-force, hand-computed and reference-tool tests. These tests run the same
+evaluation twice, once with the sorted-head path and once with it switched off, and
+require the same values (1e-12) on random data with ties, under every tie policy,
+for every metric and option the path covers; and they check from the plan that the
+path is really taken (so it cannot silently fall back).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as prk
+from polars_rankeval import _head
+
+TIES = ["expected", "item_desc", "item_asc", "optimistic", "pessimistic"]
+METRICS = [
+    "ndcg@10",
+    "map@10",
+    "mrr@10",
+    "precision@10",
+    "recall@10",
+    "hit_rate@3",
+    "f1@4",
+    "precision(denominator=retrieved)@7",
+    "f1(denominator=retrieved,rel=2)@3",
+    "map(denominator=min_k_relevant)@6",
+    "recall(rel=2)@5",
+    "mrr(rel=3)@2",
+    "dcg@5",
+    "dcg(gain=exp)@8",
+    "ndcg(gain=exp)@3",
+    "ndcg(idcg=all)@4",
+    "ndcg(discount=log_clipped)@5",
+    "ndcg(base=10,discount=half_life,half_life=3)@6",
+    "precision(rel=0.5)@3",
+    "ndcg@50",  # beyond every list
+]
+
+
+def frame(seed: int, *, users: int = 60, decimals: int = 1, by: bool = False) -> pl.DataFrame:
+    """Random long frame: lists of 0..25 items, heavy ties, unjudged and judged-only rows."""
+    rng = np.random.default_rng(seed)
+    rows: list[dict[str, Any]] = []
+    for system in ("a", "b") if by else ("a",):
+        for user in range(users):
+            n = int(rng.integers(0, 26))
+            for item in rng.choice(1000, size=n, replace=False):
+                roll = rng.random()
+                score = None if roll < 0.1 else float(np.round(rng.random(), decimals))
+                relevance = None if rng.random() < 0.2 else int(rng.choice([0, 0, 0, 1, 2, 3]))
+                rows.append(
+                    {
+                        "system": system,
+                        "user": user,
+                        "item": int(item),
+                        "score": score,
+                        "relevance": relevance,
+                    }
+                )
+    df = pl.DataFrame(
+        rows,
+        schema={
+            "system": pl.String,
+            "user": pl.Int64,
+            "item": pl.Int64,
+            "score": pl.Float64,
+            "relevance": pl.Int32,
+        },
+    )
+    return df if by else df.drop("system")
+
+
+def both(df: pl.DataFrame | pl.LazyFrame, metrics: list[str], **options: Any) -> tuple[Any, Any]:
+    """(sorted-head path, general path) results of one evaluation."""
+    assert _head.ENABLED
+    fast = prk.evaluate(df, metrics, **options)
+    _head.ENABLED = False
+    try:
+        slow = prk.evaluate(df, metrics, **options)
+    finally:
+        _head.ENABLED = True
+    return fast, slow
+
+
+def uses_head_path(df: pl.DataFrame, metrics: list[str], **options: Any) -> bool:
+    return _head.MARKER in prk.evaluate(df.lazy(), metrics, **options).explain()
+
+
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("decimals", [0, 1, 3])
+def test_same_values_as_the_general_path(ties: str, decimals: int) -> None:
+    df = frame(decimals, decimals=decimals)
+    assert uses_head_path(df, METRICS, ties=ties)
+    fast, slow = both(df, METRICS, ties=ties, per_user=True, users="all")
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("ties", ["expected", "item_desc", "optimistic"])
+def test_cutoff_lists_and_ranges(ties: str) -> None:
+    df = frame(7)
+    metrics = [
+        "ndcg@1..30",
+        "map@[1,2,5,40]",
+        "mrr@1..12",
+        "hit_rate@[1..6]",
+        "precision@[2,3]",
+        "recall@[3,9,27]",
+        "f1@1..4",
+        "dcg(gain=exp)@[1,5]",
+        "ndcg(idcg=all)@[2,6]",
+    ]
+    assert uses_head_path(df, metrics, ties=ties)
+    fast, slow = both(df, metrics, ties=ties, per_user=True)
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("ties", TIES)
+def test_by_groups_user_universes_and_summaries(ties: str) -> None:
+    df = frame(11, by=True)
+    metrics = ["ndcg@5", "mrr@3", "map@4", "recall@2"]
+    for users in ("truth", "recs", "both", "all", [0, 3, 5, 999]):
+        fast, slow = both(df, metrics, ties=ties, by="system", users=users)
+        assert_frame_equal(fast, slow, abs_tol=1e-12)
+    fast, slow = both(df, metrics, ties=ties, by="system", empty="zero", aggregate=["mean", "std"])
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+def test_tie_group_beyond_the_head_margin() -> None:
+    # 30 tied recommended items, 4 relevant: the group at k fills the whole head, so
+    # its size and relevant count come from all of the user's rows.
+    df = pl.DataFrame(
+        {
+            "user": [1] * 31,
+            "item": list(range(31)),
+            "score": [0.5] * 30 + [None],
+            "relevance": [1, 0, 0, 1, 0, 0, 1] + [0] * 22 + [1, 1],
+        }
+    )
+    out = prk.evaluate(df, ["precision@2", "recall@2", "hit_rate@2", "mrr@2"], per_user=True)
+    # r = 4 relevant among n = 30 tied items (the 5th relevant item is not recommended).
+    row = out.row(0, named=True)
+    assert row["precision@2"] == pytest.approx(2 * (4 / 30) / 2, abs=1e-15)
+    assert row["recall@2"] == pytest.approx(2 * (4 / 30) / 5, abs=1e-15)
+    # P(no relevant in two slots) = (26/30) * (25/29).
+    assert row["hit_rate@2"] == pytest.approx(1 - (26 / 30) * (25 / 29), abs=1e-15)
+    # E[RR@2] = P(first relevant at 1) / 1 + P(first at 2) / 2 = 4/30 + (26/30)(4/29)/2.
+    assert row["mrr@2"] == pytest.approx(4 / 30 + (26 / 30) * (4 / 29) / 2, abs=1e-15)
+    fast, slow = both(
+        df, ["precision@2", "recall@2", "hit_rate@2", "mrr@2", "map@2"], per_user=True
+    )
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("ties", TIES)
+def test_rank_column_and_integer_scores(ties: str) -> None:
+    df = frame(5, decimals=1)
+    ranked = df.with_columns(
+        rank=pl.col("score").rank("dense", descending=True).over("user").cast(pl.Int64)
+    ).drop("score")
+    fast, slow = both(ranked, METRICS[:8], ties=ties, score=None, rank="rank", per_user=True)
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+    large = df.with_columns((pl.col("score") * 10).cast(pl.Int64) + 2**60)
+    assert uses_head_path(large, METRICS, ties=ties)
+    fast, slow = both(large, METRICS, ties=ties, per_user=True)
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("ties", TIES)
+def test_negative_zero_ties_with_zero(ties: str) -> None:
+    df = pl.DataFrame(
+        {"user": [1, 1, 1], "item": [1, 2, 3], "score": [0.0, -0.0, -1.0], "relevance": [0, 1, 1]}
+    )
+    fast, slow = both(df, ["mrr@1", "precision@1", "map@2", "ndcg@1"], ties=ties, per_user=True)
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+def test_engines_and_buckets_agree() -> None:
+    df = frame(3, users=80)
+    lazy = prk.evaluate(df.lazy(), METRICS, per_user=True)
+    eager = prk.evaluate(df, METRICS, per_user=True)
+    assert_frame_equal(eager, lazy.collect(engine="in-memory"), abs_tol=1e-12)
+    assert_frame_equal(eager, lazy.collect(engine="streaming"), abs_tol=1e-12)
+    buckets = prk.evaluate(df, METRICS, per_user=True, strategy="buckets", n_buckets=3)
+    assert_frame_equal(eager, buckets, abs_tol=1e-12)
+
+
+def test_empty_users_and_frames() -> None:
+    judged_only = pl.DataFrame(
+        {
+            "user": [1, 1, 2],
+            "item": [1, 2, 3],
+            "score": [None, None, 0.5],
+            "relevance": [1, 0, None],
+        },
+        schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64, "relevance": pl.Int64},
+    )
+    fast, slow = both(judged_only, METRICS, per_user=True, users="all")
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+    empty = judged_only.clear()
+    fast, slow = both(empty, METRICS)
+    assert_frame_equal(fast, slow)
+
+
+def test_path_is_taken_only_for_cutoff_core_metrics() -> None:
+    df = frame(1)
+    assert uses_head_path(df, ["ndcg@10", "P@5", "success@3", "recip_rank@2"])
+    assert not uses_head_path(df, ["ndcg@10", "auc"])
+    assert not uses_head_path(df, ["ndcg"])  # no cutoff: the whole list
+    assert not uses_head_path(df, ["r_precision"])
+    # Options beyond the ones the path implements (conventions added later) fall back.
+    assert not uses_head_path(df, ["map(denominator=hits)@3", "ndcg@3"])
+    assert not uses_head_path(df, ["ndcg(idcg=k)@3"])
+    decimal = df.with_columns(pl.col("score").cast(pl.Decimal(10, 3)))
+    assert not uses_head_path(decimal, ["ndcg@10"])
