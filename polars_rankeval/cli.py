@@ -160,17 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
             "user undefined for any metric is left out of every mean), zero, error"
         ),
     )
-    ev.add_argument(
-        "--conventions",
-        choices=CONVENTION_PRESETS,
-        default=None,
-        metavar="LIBRARY",
-        help=(
-            "reproduce a library's numbers: -m takes that library's metric names (e.g. "
-            "MAP@10 for rectools), ties/empty/users default to its rules and the columns "
-            "read NAME@k[LIBRARY]; one of " + ", ".join(CONVENTION_PRESETS)
-        ),
-    )
+    _add_conventions(ev)
     ev.add_argument(
         "--summary",
         choices=("auto", *SUMMARY_FORMS),
@@ -409,17 +399,7 @@ def _add_compare(sub: Any) -> None:
         default="skip",
         help="undefined per-user values (default: skip)",
     )
-    cp.add_argument(
-        "--conventions",
-        choices=CONVENTION_PRESETS,
-        default=None,
-        metavar="LIBRARY",
-        help=(
-            "reproduce a library's numbers: -m takes that library's metric names (e.g. "
-            "MAP@10 for rectools), ties/empty/users default to its rules and the columns "
-            "read NAME@k[LIBRARY]; one of " + ", ".join(CONVENTION_PRESETS)
-        ),
-    )
+    _add_conventions(cp)
     cp.add_argument(
         "--format",
         choices=COMPARE_FORMATS,
@@ -433,6 +413,21 @@ def _add_compare(sub: Any) -> None:
         help="report resampling progress on stderr (default: when it is a terminal)",
     )
     cp.set_defaults(handler=_run_compare)
+
+
+def _add_conventions(parser: argparse.ArgumentParser) -> None:
+    """``--conventions LIBRARY`` (evaluate and compare)."""
+    parser.add_argument(
+        "--conventions",
+        choices=CONVENTION_PRESETS,
+        default=None,
+        metavar="LIBRARY",
+        help=(
+            "reproduce a library's numbers: -m takes that library's metric names (e.g. "
+            "MAP@10 for rectools), ties/empty/users default to its rules and the columns "
+            "read NAME@k[LIBRARY]; one of " + ", ".join(CONVENTION_PRESETS)
+        ),
+    )
 
 
 def _with_default_command(argv: Sequence[str]) -> list[str]:
