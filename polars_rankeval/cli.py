@@ -754,13 +754,13 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     from polars_rankeval._finish import long_summary
 
     if args.conventions is not None:  # library names: resolved before reading data
-        from polars_rankeval.conventions import shown_names
+        from polars_rankeval.conventions import explicit_rules, shown_names
 
         if not args.metrics:
             msg = f"--conventions {args.conventions} needs -m with that library's metric names"
             raise UsageError(msg)
         metrics: Any = list(args.metrics)
-        names = shown_names(args.conventions, metrics, **_convention_options(args))
+        names = shown_names(args.conventions, metrics, **explicit_rules(vars(args)))
     else:
         metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
         names = [m.name for m in metrics]
@@ -1073,23 +1073,19 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
     return load_systems().lazy()
 
 
-def _convention_options(args: argparse.Namespace) -> dict[str, Any]:
-    """--ties/--users/--empty given with --conventions (left at their defaults: none)."""
-    defaults = {"ties": "expected", "users": "truth", "empty": "skip"}
-    return {key: getattr(args, key) for key, d in defaults.items() if getattr(args, key) != d}
-
-
 def _run_compare(args: argparse.Namespace) -> int:
     from polars_rankeval._evaluate import parse_metrics
     from polars_rankeval.compare import compare
     from polars_rankeval.report import report
 
     if args.conventions is not None:  # library names, resolved by compare
+        from polars_rankeval.conventions import explicit_rules
+
         metrics = list(args.metrics or [])
         if not metrics:
             msg = f"--conventions {args.conventions} needs -m with that library's metric names"
             raise UsageError(msg)
-        rules: dict[str, Any] = {"conventions": args.conventions, **_convention_options(args)}
+        rules: dict[str, Any] = {"conventions": args.conventions, **explicit_rules(vars(args))}
     else:
         metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
         rules = {"ties": args.ties, "users": args.users, "empty": args.empty}

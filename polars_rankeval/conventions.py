@@ -21,7 +21,7 @@ and are tested against the values hard-coded in those libraries' own test suites
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -1008,11 +1008,7 @@ def evaluate_under(evaluate: Callable[..., Any], args: dict[str, Any]) -> Any:
     """
     args = dict(args)
     preset = args.pop("conventions")
-    explicit = {
-        key: (args[key] if not _same(args[key], default) else None)
-        for key, default in _EVALUATE_DEFAULTS.items()
-    }
-    resolved = resolve(preset, args["metrics"], **explicit)
+    resolved = resolve(preset, args["metrics"], **explicit_rules(args))
     args.update(
         metrics=resolved.metrics, ties=resolved.ties, empty=resolved.empty, users=resolved.users
     )
@@ -1038,6 +1034,18 @@ def resolve_options(
     )
     options.update(ties=resolved.ties, empty=resolved.empty, users=resolved.users)
     return resolved.metrics, resolved.names
+
+
+def explicit_rules(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``ties``, ``empty`` and ``users`` of ``values`` not at evaluate's defaults.
+
+    A value left at its default is not given: the preset's rule applies.
+    """
+    return {
+        key: values[key]
+        for key, default in _EVALUATE_DEFAULTS.items()
+        if not _same(values[key], default)
+    }
 
 
 def _same(value: Any, default: str) -> bool:
