@@ -85,6 +85,10 @@ class Convention:
             f"{self.library} has no metric {name!r} that conventions={self.name!r} "
             f"reproduces; its metrics here: {known}"
         )
+        # trec_eval writes a cutoff into the name (P_5, ndcg_cut.10): point to the grammar.
+        cutoff = re.fullmatch(r"(.+?)[_.](\d+)", name.strip())
+        if cutoff and any(_key(m.name) == _key(cutoff[1]) for m in self.metrics):
+            msg += f"; a cutoff is written with @: {cutoff[1]}@{cutoff[2]}"
         raise ValueError(msg)
 
 

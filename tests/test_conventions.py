@@ -328,6 +328,13 @@ def test_refused_and_unknown_metrics_say_why() -> None:
         prk.evaluate(HIVEMALL, ["Precision@2"], conventions="jurity")
     with pytest.raises(ValueError, match=r"a \[library\] suffix names a convention"):
         prk.evaluate(HIVEMALL, ["map@10[rectools]"])
+    # trec_eval's own spelling of a cutoff (P_5, ndcg_cut.10) gets the grammar's form.
+    with pytest.raises(ValueError, match="a cutoff is written with @: ndcg_cut@10"):
+        prk.evaluate(HIVEMALL, ["ndcg_cut_10"], conventions="trec_eval")
+    with pytest.raises(ValueError, match="a cutoff is written with @: P@5"):
+        prk.evaluate(HIVEMALL, ["P.5"], conventions="trec_eval")
+    with pytest.raises(ValueError, match=r"reproduces; its metrics here: [^;]*$"):
+        prk.evaluate(HIVEMALL, ["map_99x"], conventions="trec_eval")  # no hint
 
 
 def test_output_names_say_the_convention() -> None:
