@@ -328,6 +328,7 @@ class Job:
         """
         needs = self.needs
         item = self.cols.item
+        wanted: dict[str, Scalar] = {}
         if n_items is not None:
             # coverage(outside_catalog=ignore|count) is defined with recommended items
             # outside the catalog (RePlay, RecTools): when it is the only metric that
@@ -339,24 +340,32 @@ class Job:
                 for m in catalog_users
             )
             self.n_items = _catalog_size(n_items, engine, item, strict=not lenient)
+            if isinstance(n_items, int) and not lenient:
+                # An int catalog must hold the data's distinct items: counted below,
+                # in the one pass of the other statistics.
+                wanted["data_items"] = Scalar("n_unique", item)
+        if "n_items" in needs and self.n_items is None:
+            wanted["n_items"] = Scalar("n_unique", item)
+        if "rating_range" in needs and self.rating_range is None and rating_range is None:
+            wanted["low"] = Scalar("min", self.cols.relevance, as_float=True)
+            wanted["high"] = Scalar("max", self.cols.relevance, as_float=True)
+        exp_gain = [m.name for m in self.metrics if dict(m.options).get("gain") == "exp"]
+        if exp_gain:
+            wanted["max_rel"] = Scalar("max", self.cols.relevance, as_float=True)
+        found = engine.scalars(wanted) if wanted else {}
+        data_items = found.get("data_items")
+        if data_items is not None and self.n_items is not None and data_items > self.n_items:
+            msg = (
+                f"n_items={self.n_items} is smaller than the {data_items} distinct items "
+                "in the data"
+            )
+            raise ValueError(msg)
         if rating_range is not None:
             low, high = (float(v) for v in rating_range)
             if not (math.isfinite(low) and math.isfinite(high) and high > low):
                 msg = f"rating_range must be (low, high) with low < high, got {rating_range!r}"
                 raise ValueError(msg)
             self.rating_range = (low, high)
-        wanted: dict[str, Scalar] = {}
-        if "n_items" in needs and self.n_items is None:
-            wanted["n_items"] = Scalar("n_unique", item)
-        if "rating_range" in needs and self.rating_range is None:
-            wanted["low"] = Scalar("min", self.cols.relevance, as_float=True)
-            wanted["high"] = Scalar("max", self.cols.relevance, as_float=True)
-        exp_gain = [m.name for m in self.metrics if dict(m.options).get("gain") == "exp"]
-        if exp_gain:
-            wanted["max_rel"] = Scalar("max", self.cols.relevance, as_float=True)
-        if not wanted:
-            return
-        found = engine.scalars(wanted)
         top = found.get("max_rel")
         if top is not None and top >= MAX_EXP_RELEVANCE:
             msg = (
@@ -433,7 +442,11 @@ def _side_table(
 
 
 def _catalog_size(n_items: NItemsArg, engine: Scan, item: str, *, strict: bool = True) -> int:
-    """The catalog size; ``strict``: every item of the data must be in the catalog."""
+    """The catalog size; ``strict``: every item of the data must be in a catalog frame.
+
+    An int catalog is checked against the data's distinct items by the caller
+    (:meth:`Job.compute_statistics`, in the pass of the other statistics).
+    """
     if isinstance(n_items, bool) or not isinstance(
         n_items, int | pl.DataFrame | pl.LazyFrame | pl.Series
     ):
@@ -445,10 +458,6 @@ def _catalog_size(n_items: NItemsArg, engine: Scan, item: str, *, strict: bool =
     if isinstance(n_items, int):
         if n_items <= 0:
             msg = f"n_items must be a positive integer, got {n_items}"
-            raise ValueError(msg)
-        found = engine.scalars({"n": Scalar("n_unique", item)})["n"] if strict else 0
-        if found > n_items:
-            msg = f"n_items={n_items} is smaller than the {found} distinct items in the data"
             raise ValueError(msg)
         return n_items
     if isinstance(n_items, pl.Series):
