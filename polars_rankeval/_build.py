@@ -64,22 +64,23 @@ def build(
     if any(not isinstance(p, pl.Expr) for p in plans.values()):
         # Sub-plans read the same rows as the group_by: compute the features once.
         rows = rows.cache()
-    exprs = [p for p in plans.values() if isinstance(p, pl.Expr)]
-    per_user = rows.group_by(keys).agg(
-        *exprs,
-        *[agg.alias(name) for name, agg in curve_aggs.items()],
-        pl.col(cols.relevance).is_not_null().any().alias(_HAS_TRUTH),
-        pl.col(cols.order).is_not_null().any().alias(_HAS_RECS),
-    )
     if _head.applies(job):  # the sorted-head path: every metric reads the top k
         per_user = _head.per_user(job, base)
-    elif curves:
-        per_user = per_user.with_columns(
-            plan.at(m.k).cast(pl.Float64).alias(m.name)
-            for plan, group in curves
-            for m in group
-            if m.k is not None
+    else:
+        exprs = [p for p in plans.values() if isinstance(p, pl.Expr)]
+        per_user = rows.group_by(keys).agg(
+            *exprs,
+            *[agg.alias(name) for name, agg in curve_aggs.items()],
+            pl.col(cols.relevance).is_not_null().any().alias(_HAS_TRUTH),
+            pl.col(cols.order).is_not_null().any().alias(_HAS_RECS),
         )
+        if curves:
+            per_user = per_user.with_columns(
+                plan.at(m.k).cast(pl.Float64).alias(m.name)
+                for plan, group in curves
+                for m in group
+                if m.k is not None
+            )
     for name, plan in plans.items():
         if isinstance(plan, FramePlan):
             value = plan.build(rows).select(*keys, pl.col("value").cast(pl.Float64).alias(name))

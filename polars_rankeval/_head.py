@@ -165,14 +165,6 @@ def _discounts(values: pl.Expr, discount: str, base: float, half_life: float | N
     return positions.list.eval(_discount(pl.element(), discount, base, half_life))
 
 
-def _at(name: str, k: int, empty: float = 0.0) -> pl.Expr:
-    """The cumulative list ``name`` at position k (its last value beyond its end)."""
-    values = pl.col(name)
-    size = values.list.len()
-    index = pl.min_horizontal(pl.lit(min(k, 2**32 - 1), dtype=pl.UInt32), size) - 1
-    return pl.when(size > 0).then(values.list.get(index, null_on_oob=True)).otherwise(empty)
-
-
 class _Request:
     """What the requested metrics need: thresholds, gains, discounts and cutoffs."""
 
@@ -336,7 +328,10 @@ def _sum_at(need: _Request, name: str, k: int, cut: int | None = 0) -> pl.Expr:
     """Quantity ``name`` summed over the positions 1..k."""
     if _summed(need, name, cut):
         return pl.col(name)
-    return _at(name, k)
+    # The curve kernels' reader (imported here, as discount_at: an import cycle).
+    from polars_rankeval.metrics.curves import at
+
+    return at(name, min(k, 2**32 - 1))
 
 
 def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:

@@ -218,9 +218,7 @@ def value_checks(
     # 3x faster than is_duplicated on a struct); the number of rows sharing a key, which
     # the message reports, is counted only when there is a duplicate (raise_on_problems).
     # Named apart from the key columns (one of them may be called "len").
-    count = "__prk_count"
-    while count in (*by, cols.user, cols.item):
-        count += "_"
+    count = _free_name("__prk_count", [*by, cols.user, cols.item])
     extra = pl.len() - pl.col(cols.item).n_unique()
     per_user = lf.group_by([*by, cols.user]).agg(extra.cast(pl.Int64).alias(count))
     dups = per_user.select(pl.col(count).sum().alias("dup"))
