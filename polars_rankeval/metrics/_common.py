@@ -3,9 +3,10 @@
 * the options several families declare (``rel``, ``gain``, ``discount``, ...), each
   with its type, range and one-line description in one ``Annotated`` alias;
 * gains and discounts of the DCG family (``graded``, ``trec_gain``, ``curves``);
-* small reductions (:func:`hits`, :func:`defined_if`, :func:`safe_div`), the one
-  Float64 cast (:func:`f64`) and the one "sum the partials per group" step of a
-  :class:`~polars_rankeval.registry.GlobalPlan` (:func:`partial_sums`);
+* small reductions (:func:`list_size`, :func:`hits`, :func:`defined_if`,
+  :func:`safe_div`), the one Float64 cast (:func:`f64`) and the one "sum the
+  partials per group" step of a :class:`~polars_rankeval.registry.GlobalPlan`
+  (:func:`partial_sums`);
 * :func:`inline`, the body of every generated public ``pl.Expr`` function.
 
 This module is the bottom of ``metrics/``: it imports the registry and the feature
@@ -129,6 +130,19 @@ def dcg_sum(
 def num_relevant(f: Features, rel: float) -> pl.Expr:
     """Relevant rows of the user, recommended or not."""
     return f.is_rel(rel).sum()
+
+
+def list_size(f: Features, k: int | None, denominator: str = "retrieved") -> pl.Expr:
+    """The list size L: min(k, #recommended), or k itself with ``denominator="k"``.
+
+    Without a cutoff it is the number of recommended rows.
+    """
+    n_ret = f64(f.ret).sum()
+    if k is None:
+        return n_ret
+    if denominator == "k":
+        return pl.lit(float(k))
+    return pl.min_horizontal(n_ret, pl.lit(float(k)))
 
 
 def hits(f: Features, k: int | pl.Expr | None, rel: float) -> pl.Expr:

@@ -14,7 +14,14 @@ from typing import Annotated, Literal
 import polars as pl
 
 from polars_rankeval._features import Features, comb_ratio
-from polars_rankeval.metrics._common import Rel, defined_if, hits, num_relevant, safe_div
+from polars_rankeval.metrics._common import (
+    Rel,
+    defined_if,
+    hits,
+    list_size,
+    num_relevant,
+    safe_div,
+)
 from polars_rankeval.registry import Interval, register
 
 PrecisionDenominator = Annotated[
@@ -43,15 +50,6 @@ Mult = Annotated[
     Interval(0, None, closed="neither"),
     "multiple of R to cut at: precision at c = floor(mult * R + 0.9) (Rprec_mult_<mult>)",
 ]
-
-
-def _list_size(f: Features, k: int | None, denominator: PrecisionDenominator) -> pl.Expr:
-    n_ret = f.ret.cast(pl.Float64).sum()
-    if k is None:
-        return n_ret
-    if denominator == "k":
-        return pl.lit(float(k))
-    return pl.min_horizontal(n_ret, pl.lit(float(k)))
 
 
 # --------------------------------------------------------------------------- kernels
@@ -103,7 +101,7 @@ def _list_size(f: Features, k: int | None, denominator: PrecisionDenominator) ->
 def _precision(
     f: Features, k: int | None, *, rel: Rel = 1.0, denominator: PrecisionDenominator = "k"
 ) -> pl.Expr:
-    value = safe_div(hits(f, k, rel), _list_size(f, k, denominator))
+    value = safe_div(hits(f, k, rel), list_size(f, k, denominator))
     return defined_if(num_relevant(f, rel) > 0, value)
 
 
@@ -168,7 +166,7 @@ def _f1(
     f: Features, k: int | None, *, rel: Rel = 1.0, denominator: PrecisionDenominator = "k"
 ) -> pl.Expr:
     n_rel = num_relevant(f, rel)
-    value = 2.0 * hits(f, k, rel) / (_list_size(f, k, denominator) + n_rel)
+    value = 2.0 * hits(f, k, rel) / (list_size(f, k, denominator) + n_rel)
     return defined_if(n_rel > 0, value)
 
 
@@ -414,8 +412,7 @@ def _map(
         value = _ap_by_hits(f, k, rel, is_rel, r, expected, inv_pos, total)
         return defined_if(n_rel > 0, value)
     if denominator == "min_list_relevant":
-        n_ret = f.ret.cast(pl.Float64).sum()
-        size = n_ret if k is None else pl.min_horizontal(n_ret, pl.lit(float(k)))
+        size = list_size(f, k)
         return defined_if(n_rel > 0, safe_div(total, pl.min_horizontal(n_rel, size)))
     if denominator == "relevant" or k is None:
         den = n_rel

@@ -31,7 +31,14 @@ from typing import Annotated, Literal
 import polars as pl
 
 from polars_rankeval._features import Features, exact_score
-from polars_rankeval.metrics._common import Rel, defined_if, f64, hits, num_relevant
+from polars_rankeval.metrics._common import (
+    Rel,
+    defined_if,
+    f64,
+    hits,
+    list_size,
+    num_relevant,
+)
 from polars_rankeval.registry import GlobalPlan, Interval, register
 
 FAMILY = "classification"
@@ -62,15 +69,9 @@ class _Table:
     def __init__(
         self, f: Features, k: int | None, rel: float, size: ListSize = "retrieved"
     ) -> None:
-        n_ret = f64(f.ret).sum()
         self.n = f.n_items
-        if k is None:
-            self.size = n_ret
-        elif size == "k":
-            # RecTools: the list is k long even when fewer items were recommended.
-            self.size = pl.lit(float(k))
-        else:
-            self.size = pl.min_horizontal(n_ret, pl.lit(float(k)))
+        # size="k" (RecTools): the list is k long even when fewer items were recommended.
+        self.size = list_size(f, k, size)
         self.relevant = num_relevant(f, rel)
         self.tp = hits(f, k, rel)
         self.fp = self.size - self.tp
@@ -142,9 +143,7 @@ def _fallout(
     if catalog == "candidates":
         relevant = num_relevant(f, rel)
         negatives = pl.len().cast(pl.Float64) - relevant
-        n_ret = f64(f.ret).sum()
-        size = n_ret if k is None else pl.min_horizontal(n_ret, pl.lit(float(k)))
-        value = (size - hits(f, k, rel)) / negatives
+        value = (list_size(f, k) - hits(f, k, rel)) / negatives
         fits = pl.lit(True)
     else:
         t = _Table(f, k, rel)

@@ -13,7 +13,14 @@ from typing import Annotated, Literal
 import polars as pl
 
 from polars_rankeval._features import Features
-from polars_rankeval.metrics._common import Rel, defined_if, f64, num_relevant, safe_div
+from polars_rankeval.metrics._common import (
+    Rel,
+    defined_if,
+    f64,
+    list_size,
+    num_relevant,
+    safe_div,
+)
 from polars_rankeval.registry import register
 
 Weight = Annotated[float, "weight of one item of this kind (see the definition)"]
@@ -199,16 +206,7 @@ def _num_nonrel_judged_ret(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.
 )
 def _unjudged(f: Features, k: int | None, *, denominator: ListDenominator = "k") -> pl.Expr:
     unjudged = (f64(~f.judged) * f.p_in(k)).sum()
-    return safe_div(unjudged, _list_size(f, k, denominator))
-
-
-def _list_size(f: Features, k: int | None, denominator: ListDenominator) -> pl.Expr:
-    n_ret = f64(f.ret).sum()
-    if k is None:
-        return n_ret
-    if denominator == "k":
-        return pl.lit(float(k))
-    return pl.min_horizontal(n_ret, pl.lit(float(k)))
+    return safe_div(unjudged, list_size(f, k, denominator))
 
 
 @register(
@@ -247,7 +245,7 @@ def _judged_fraction(
     f: Features, k: int | None, *, denominator: ListDenominator = "retrieved"
 ) -> pl.Expr:
     found = (f64(f.judged) * f.p_in(k)).sum()
-    return safe_div(found, _list_size(f, k, denominator))
+    return safe_div(found, list_size(f, k, denominator))
 
 
 @register(
