@@ -88,6 +88,7 @@ def evaluate(
     summary: SummaryForm = ...,
     n_items: NItemsArg = ...,
     items: pl.DataFrame | pl.LazyFrame | None = ...,
+    history: Any = ...,
     rating_range: tuple[float, float] | None = ...,
     validate: bool = ...,
     strategy: Strategy = ...,
@@ -118,6 +119,7 @@ def evaluate(
     summary: SummaryForm = ...,
     n_items: NItemsArg = ...,
     items: pl.DataFrame | pl.LazyFrame | None = ...,
+    history: Any = ...,
     rating_range: tuple[float, float] | None = ...,
     validate: bool = ...,
     strategy: Strategy = ...,
@@ -149,6 +151,7 @@ def evaluate(
     summary: SummaryForm = "wide",
     n_items: NItemsArg = None,
     items: pl.DataFrame | pl.LazyFrame | None = None,
+    history: Any = None,
     rating_range: tuple[float, float] | None = None,
     validate: bool = True,
     strategy: Strategy = "auto",
@@ -238,6 +241,13 @@ def evaluate(
     items
         An item side table (one row per item) whose columns metrics read by name,
         e.g. item feature vectors or popularity; joined on the item column.
+    history
+        The users' past interactions (e.g. the training data): a frame with the
+        data's user and item columns, one row per interaction (repeats kept), plus any
+        column an option names (a weight). Read by the metrics that compare a list with
+        what the user already knew: ``serendipity``, ``unexpectedness``,
+        ``miscalibration``, ``rsp``. Polars, pyarrow or pandas (a Spark DataFrame on
+        Spark, collected).
     rating_range
         ``(low, high)`` of the rating scale for range-normalised errors (``nmae``);
         default: the minimum and maximum relevance over the judged rows.
@@ -360,7 +370,9 @@ def evaluate(
         return evaluate_under(evaluate, call)  # type: ignore[no-any-return]
     spark = _spark_engine(data, engine)
     if spark is not None:
-        users, items, n_items = (spark.local(v) for v in (users, items, n_items))
+        users, items, n_items, history = (
+            spark.local(v) for v in (users, items, n_items, history)
+        )
         lf, eager = pl.LazyFrame(), False
     else:
         lf, eager = to_lazy(data)
@@ -400,6 +412,7 @@ def evaluate(
         per_item=per_item,
         items=items,
         summary=summary,
+        history=history,
     )
     check_choice("strategy", strategy, STRATEGIES)
     if spark is not None:

@@ -109,6 +109,10 @@ class Features:
     columns
         The user's column name -> its name in the rows (``evaluate`` renames the input
         columns, see :func:`polars_rankeval._job.internal_names`); default: as is.
+    items, history
+        The item side table (``items=``) and the users' interaction history
+        (``history=``) of ``evaluate``, with the user's column names; kernels read
+        them through :meth:`item_table` and :meth:`history`.
     """
 
     def __init__(
@@ -121,8 +125,12 @@ class Features:
         rating_range: tuple[float, float] | None = None,
         order_dtype: pl.DataType | None = None,
         columns: dict[str, str] | None = None,
+        items: pl.LazyFrame | None = None,
+        history: pl.LazyFrame | None = None,
     ) -> None:
         self.cols = cols
+        self._items = items
+        self._history = history
         self.order_dtype = order_dtype
         self._columns = dict(columns or {})
         self.tie = resolve_ties(ties)
@@ -164,6 +172,52 @@ class Features:
         """
         self.extra.setdefault(name, None)
         return pl.col(self._columns.get(name, name))
+
+    def history(self, metric: str) -> pl.LazyFrame:
+        """The interaction history (``history=``) with the rows' user and item names.
+
+        Raises a ``ValueError`` naming ``metric`` when no history was given: call it
+        while building the plan, so that the error comes at the ``evaluate`` call.
+        """
+        if self._history is None:
+            msg = (
+                f"metric {metric!r} reads the users' past interactions: pass history= "
+                "(a frame with the user and item columns of the data, one row per "
+                "interaction, e.g. the training data)"
+            )
+            raise ValueError(msg)
+        return self._inner_names(self._history)
+
+    def history_column(self, metric: str, name: str) -> str:
+        """Check that the history has column ``name`` (e.g. a weight); its name."""
+        schema = self.history(metric).collect_schema()
+        if name not in schema:
+            msg = (
+                f"metric {metric!r}: column {name!r} not found in the history= table; "
+                f"available columns: {', '.join(schema.names())}"
+            )
+            raise ValueError(msg)
+        return name
+
+    def item_table(self, metric: str) -> pl.LazyFrame:
+        """The item side table (``items=``) with the rows' item column name."""
+        if self._items is None:
+            msg = f"metric {metric!r} reads the item side table: pass items="
+            raise ValueError(msg)
+        return self._inner_names(self._items)
+
+    def _inner_names(self, lf: pl.LazyFrame) -> pl.LazyFrame:
+        present = set(lf.collect_schema().names())
+        wanted = {self.cols_outer(c): c for c in (self.cols.user, self.cols.item)}
+        renames = {o: i for o, i in wanted.items() if o in present and o != i}
+        # Another column of the table may carry an internal name: keep it apart.
+        clash = [i for i in renames.values() if i in present and i not in renames]
+        lf = lf.drop(clash) if clash else lf
+        return lf.rename(renames) if renames else lf
+
+    def cols_outer(self, inner: str) -> str:
+        """The user's name of a plan column (the inverse of :meth:`column_name`)."""
+        return self.label(inner)
 
     def column_name(self, name: str) -> str:
         """The name in the rows of a column read with :meth:`column`."""

@@ -37,7 +37,7 @@ from polars_rankeval._types import (
     UserUniverse,
     check_choice,
 )
-from polars_rankeval._validate import check_schema
+from polars_rankeval._validate import check_schema, to_lazy
 from polars_rankeval.registry import FramePlan, GlobalPlan, Metric, expand_metric
 
 RESERVED = ("n_users", "n_skipped")
@@ -114,6 +114,7 @@ class Job:
     rating_range: tuple[float, float] | None = None
     kinds: dict[str, str] = field(default_factory=dict)
     items: pl.LazyFrame | None = None
+    history: pl.LazyFrame | None = None
     per_item: bool = False
     extra: list[str] = field(default_factory=list)
     order_dtype: pl.DataType | None = None
@@ -136,6 +137,7 @@ class Job:
         per_item: bool = False,
         items: pl.DataFrame | pl.LazyFrame | None = None,
         summary: SummaryForm = "wide",
+        history: Any = None,
     ) -> Job:
         """Check the options against the schema and classify the metrics."""
         parsed = parse_metrics(metrics)
@@ -148,6 +150,7 @@ class Job:
         check_schema(schema, cols, by_cols)
         job = cls(cols, by_cols, parsed, ties, users, empty, aggregations(aggregate), per_user)
         job.items = _side_table(items, schema, cols.item)
+        job.history = history_table(history, schema, cols)
         job.per_item = per_item
         job.summary = summary
         if summary == "long":
@@ -175,7 +178,14 @@ class Job:
         # with placeholder statistics: kernels only build expressions here).
         job.order_dtype = schema[cols.order]
         probe = Features(
-            cols, ties, job.keys, n_items=1, rating_range=(0.0, 1.0), order_dtype=job.order_dtype
+            cols,
+            ties,
+            job.keys,
+            n_items=1,
+            rating_range=(0.0, 1.0),
+            order_dtype=job.order_dtype,
+            items=job.items,
+            history=job.history,
         )
         # The cutoffs of one list or range share their kind: one dry run for them all.
         seen: dict[tuple[Any, ...], str] = {}
@@ -309,6 +319,8 @@ class Job:
             rating_range=self.rating_range,
             order_dtype=self.order_dtype,
             columns=self.names,
+            items=self.items,
+            history=self.history,
         )
 
     # ------------------------------------------------------------------ statistics
@@ -439,6 +451,42 @@ def _side_table(
         )
         raise ValueError(msg)
     return side
+
+
+def history_table(history: Any, schema: pl.Schema, cols: Columns) -> pl.LazyFrame | None:
+    """Check the interaction history (``history=``): the data's user and item columns.
+
+    One row per past interaction of a user with an item (repeated interactions are
+    kept: metrics that count interactions count them); other columns (a weight, a
+    timestamp) are kept for the options that read them. Null user or item ids are an
+    error.
+    """
+    if history is None:
+        return None
+    lf, _ = to_lazy(history, "history")
+    hist_schema = lf.collect_schema()
+    for column in (cols.user, cols.item):
+        if column not in hist_schema:
+            msg = (
+                f"the history= table needs the {column!r} column of the data, got "
+                f"{hist_schema.names()}"
+            )
+            raise ValueError(msg)
+        if hist_schema[column] != schema[column]:
+            msg = (
+                f"column {column!r} has dtype {hist_schema[column]} in history= but "
+                f"{schema[column]} in the data; cast one of them"
+            )
+            raise TypeError(msg)
+    nulls = (
+        lf.select(pl.any_horizontal(pl.col(cols.user, cols.item).is_null()).sum())
+        .collect()
+        .item()
+    )
+    if nulls:
+        msg = f"the history= table has {nulls} row(s) with a null {cols.user!r} or {cols.item!r}"
+        raise ValueError(msg)
+    return lf
 
 
 def _catalog_size(n_items: NItemsArg, engine: Scan, item: str, *, strict: bool = True) -> int:

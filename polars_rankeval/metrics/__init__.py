@@ -22,6 +22,8 @@ FAMILIES = (
     "correlation",
     "counts",
     "diversity",
+    "serendipity",
+    "calibration",
     "graded",
     "interpolated",
     "judged",
