@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from polars_rankeval.curves import curve, pr_curve
     from polars_rankeval.datasets import load_example, load_systems
     from polars_rankeval.metrics.functions import *  # noqa: F403 - every metric function
-    from polars_rankeval.popularity import item_popularity
+    from polars_rankeval.popularity import item_popularity, long_tail_items
     from polars_rankeval.registry import Metric, bind, expand_metric, list_metrics, parse_metric
     from polars_rankeval.report import report
     from polars_rankeval.sampled import inter_list_diversity_sampled
@@ -118,6 +118,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "join": ("polars_rankeval._evaluate", "join"),
     "inter_list_diversity_sampled": ("polars_rankeval.sampled", "inter_list_diversity_sampled"),
     "item_popularity": ("polars_rankeval.popularity", "item_popularity"),
+    "long_tail_items": ("polars_rankeval.popularity", "long_tail_items"),
     "Metric": ("polars_rankeval.registry", "Metric"),
     "bind": ("polars_rankeval.registry", "bind"),
     "expand_metric": ("polars_rankeval.registry", "expand_metric"),
@@ -189,6 +190,7 @@ __all__ = [
     "expand_metric",
     "inter_list_diversity_sampled",
     "item_popularity",
+    "long_tail_items",
     "join",
     "list_metrics",
     "load_example",

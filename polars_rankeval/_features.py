@@ -188,6 +188,11 @@ class Features:
             raise ValueError(msg)
         return self._inner_names(self._history)
 
+    @property
+    def has_history(self) -> bool:
+        """Whether ``history=`` was given (for metrics where it is optional)."""
+        return self._history is not None
+
     def history_column(self, metric: str, name: str) -> str:
         """Check that the history has column ``name`` (e.g. a weight); its name."""
         schema = self.history(metric).collect_schema()

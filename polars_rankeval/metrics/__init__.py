@@ -24,6 +24,7 @@ FAMILIES = (
     "diversity",
     "serendipity",
     "calibration",
+    "popularity_bias",
     "graded",
     "interpolated",
     "judged",

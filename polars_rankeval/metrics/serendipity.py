@@ -57,14 +57,13 @@ shape: (1, 1)
 │ ---           │
 │ f64           │
 ╞═══════════════╡
-│ 0.3125        │
+│ 0.375         │
 └───────────────┘
 
-Popularity ranks: a (3 rows) 1, b (1 row) 2, c cold (rank N + 1 = 5). User 1: a at
-rank 1 gives max(1 - 1, 0) = 0, c at rank 2 gives (5 - 2) / 4: mean 3/8. User 2: b is
-not relevant, c at rank 2 gives 3/4: mean 3/8... over its 2 items: (0 + 3/4) / 2 =
-3/8; the mean over users is (3/8 + 3/8) / 2 -- no: user 1's a is relevant but
-expected (0) and c gives 3/4, so (0 + 3/4) / 2 = 3/8, and user 2 (0 + 3/4) / 2 = 3/8.
+Popularity ranks in the history: a (3 rows) 1, b (1 row) 2, c (absent) N + 1 = 5,
+with N = 4. User 1: a at rank 1 is relevant but expected, max(1 - 1, 0) = 0; c at rank
+2 gives (5 - 2) / 4: mean (0 + 3/4) / 2 = 3/8. User 2: b is not relevant, c gives 3/4
+again: 3/8.
 """
 
 from __future__ import annotations
