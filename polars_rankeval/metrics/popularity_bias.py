@@ -182,7 +182,8 @@ def _guard(frame: pl.LazyFrame, checked: pl.LazyFrame, by: list[str]) -> pl.Lazy
     """``frame`` after the check of ``checked`` (one row per by group) has run."""
     if by:
         return frame.join(checked.select(by), on=by, how="semi", nulls_equal=True)
-    ok = checked.select(pl.lit(True).alias("__prk_ok"))
+    # Read the checked column: a literal alone would let the optimizer skip the check.
+    ok = checked.select((pl.col("bad") * 0.0).alias("__prk_ok"))
     return frame.join(ok, how="cross").drop("__prk_ok")
 
 
