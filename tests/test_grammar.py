@@ -46,7 +46,9 @@ def test_every_metric_round_trips_with_non_default_options(name: str) -> None:
         if param.choices:
             options[param.name] = param.choices[-1]
         elif param.kind == "float" and param.name != "half_life":
-            options[param.name] = 0.3 if param.name in ("level", "p") else 3.0  # in [0, 1]
+            high = param.interval.high if param.interval is not None else None
+            in_unit = param.name in ("level", "p") or (high is not None and high <= 1)
+            options[param.name] = 0.3 if in_unit else 3.0  # in [0, 1]
     if options.get("discount") == "half_life":
         options["half_life"] = 4.0
     metric = bind(name, 7 if spec.takes_k else None, **options)

@@ -250,8 +250,8 @@ def test_errors() -> None:
     bad = replay_frame().with_columns(base_rank=pl.when(pl.col("item") == 3).then(0).otherwise(pl.col("base_rank")))
     with pytest.raises(ValueError, match=r"baseline rank \(column 'base_rank'\) that is not a number >= 1, e.g. item \[3\]"):
         prk.evaluate(bad, ["unexpectedness@3"], users="all")
-    with pytest.raises(ValueError, match=r"unexpectedness\(denominator=k\) needs a cutoff"):
-        prk.evaluate(replay_frame(), ["unexpectedness"], users="all")
+    # Without a cutoff the whole list is compared (u3: 3 items, 2 in the base).
+    assert per_user(replay_frame(), "unexpectedness")[3] == pytest.approx(1 - 2 / 3)
     with pytest.raises(TypeError, match="dtype String in history= but Int64 in the data"):
         prk.evaluate(MS_RECO, ["serendipity"], history=MS_TRAIN.cast({"item": pl.String}))
     with pytest.raises(ValueError, match="history= table needs the 'user' column"):

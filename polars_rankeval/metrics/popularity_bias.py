@@ -80,7 +80,7 @@ import polars as pl
 
 from polars_rankeval._features import Features
 from polars_rankeval.metrics._checks import examples, fail_if
-from polars_rankeval.metrics._common import defined_if, f64, partial_sums
+from polars_rankeval.metrics._common import Rel, defined_if, f64, partial_sums
 from polars_rankeval.metrics.exposure import Discount, _exposure
 from polars_rankeval.registry import FramePlan, GlobalPlan, register
 
@@ -209,7 +209,7 @@ def _std_over_mean(rate: pl.Expr) -> pl.Expr:
     ),
 )
 def _reo(
-    f: Features, k: int | None, *, group: Group = "long_tail", rel: float = 1.0
+    f: Features, k: int | None, *, group: Group = "long_tail", rel: Rel = 1.0
 ) -> GlobalPlan:
     is_rel = f.is_rel(rel)
     p = f.p_in(k)

@@ -395,7 +395,8 @@ def _base_share(
     definition=(
         "mode=base (RePlay Unexpectedness): 1 - #items of the top k within the baseline's "
         "top k (base= column: the item's rank in the baseline's list, null if absent) / k "
-        "(denominator=k, needs @k; denominator=list: / min(k, #recommended)). "
+        "(denominator=k; denominator=list: / min(k, #recommended); without @k: / the "
+        "list size). "
         "mode=history (item distance): mean over the top k of 1 - mean over the user's "
         "history= rows j of sim(i, j), similarity as for serendipity; null without "
         "history. Expected ties: exact expectation. Null for an empty list."
@@ -418,11 +419,15 @@ def _unexpectedness(
     metric = "unexpectedness"
     if mode == "history":
         return _history_mean(f, k, metric, similarity, features, pl.lit(1.0))
-    if denominator == "k" and k is None:
-        msg = "unexpectedness(denominator=k) needs a cutoff @k (the count is divided by k)"
-        raise ValueError(msg)
+    # Without a cutoff the whole list is compared: k is its length.
     share = _base_share(
-        f, k, metric, base, pl.lit(1.0), unexpected=False, divide_by_k=denominator == "k"
+        f,
+        k,
+        metric,
+        base,
+        pl.lit(1.0),
+        unexpected=False,
+        divide_by_k=denominator == "k" and k is not None,
     )
 
     def build(rows: pl.LazyFrame) -> pl.LazyFrame:
