@@ -61,7 +61,16 @@ def side_table(df: pl.DataFrame) -> pl.DataFrame:
         popularity=(pl.col("item") % 7 + 1) / 8,
         features=pl.concat_list((pl.col("item") % 3).cast(pl.Float64), pl.col("item") % 5 - 2.0),
         seen=pl.col("item") % 2 == 0,
+        categories=pl.concat_list(pl.format("g{}", pl.col("item") % 3), pl.lit("h")),
+        long_tail=pl.col("item") % 3 == 0,
+        group=pl.col("item") % 4 == 0,
+        base_rank=pl.col("item") % 5 + 1,
     )
+
+
+def history(df: pl.DataFrame) -> pl.DataFrame:
+    """Past interactions (history=): some of the users' items, some users without any."""
+    return df.select("user", "item").unique().filter(pl.col("item") % 3 != 1).sort("user", "item")
 
 
 @pytest.mark.parametrize("ties", ["expected", "item_desc"])
@@ -76,6 +85,7 @@ def test_buckets_equal_memory_for_every_metric(
         metrics = [m for m in metrics if SPECS[m.split("@")[0]].scope == "user"]
     options = {"ties": ties, "by": "system", "per_user": per_user, "n_items": 60}
     options["items"] = side_table(df)
+    options["history"] = history(df)
     expected = prk.evaluate(df, metrics, strategy="memory", **options)
     got = prk.evaluate(df, metrics, strategy=strategy, n_buckets=k, **options)
     assert_same(got, expected)
