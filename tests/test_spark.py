@@ -613,3 +613,51 @@ def test_conventions_preset_on_spark(spark: SparkSession) -> None:
     )  # rank 2 is missing
     with pytest.raises(ValueError, match="ranks with gaps for 1 user"):
         prk_spark.evaluate(to_spark(spark, gaps), ["MAP@3"], rank="rank", conventions="rectools")
+
+
+def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSession) -> None:
+    """The metrics reading history= (a Spark DataFrame, collected) and items= match Polars."""
+    df = systems(120)
+    items = pl.DataFrame({"item": list(range(50))}).with_columns(
+        features=pl.concat_list(
+            (pl.col("item") % 3).cast(pl.Float64), (pl.col("item") % 5).cast(pl.Float64) + 1
+        ),
+        categories=pl.concat_list(pl.format("g{}", pl.col("item") % 3), pl.lit("h")),
+        long_tail=pl.col("item") % 3 == 0,
+        provider=pl.format("p{}", pl.col("item") % 4),
+        base_rank=pl.col("item") % 5 + 1,
+    )
+    history = df.select("user", "item").unique().filter(pl.col("item") % 3 != 1)
+    user_metrics = [
+        "serendipity@3",
+        "serendipity(mode=history)@3",
+        "serendipity(mode=history,similarity=features)@3",
+        "unexpectedness@3",
+        "unexpectedness(mode=history)@3",
+        "miscalibration@3",
+        "aplt@3",
+        "aclt@3",
+    ]
+    global_metrics = [
+        "reo@3",
+        "rsp@3",
+        "group_exposure(group=provider,level=p1)@3",
+        "exposure_ratio(group=provider,numerator=p1,denominator=p2,per_item=true)@3",
+    ]
+    kwargs: dict[str, Any] = {
+        "by": "system",
+        "items": items,
+        "users": "recs",
+        "ties": "item_desc",
+        "n_items": 50,
+    }
+    metrics = [*user_metrics, *global_metrics]
+    expected = prk.evaluate(df, metrics, history=history, **kwargs)
+    spark_history = to_spark(spark, history)
+    got = collect(
+        prk_spark.evaluate(to_spark(spark, df), metrics, history=spark_history, **kwargs)
+    )
+    assert expected.select(pl.exclude("system")).null_count().sum_horizontal().item() == 0
+    assert_frame_equal(got, expected, **TOL)
+    got, expected = both(spark, df, user_metrics, per_user=True, history=history, **kwargs)
+    assert_frame_equal(got, expected, **TOL)
