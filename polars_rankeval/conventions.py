@@ -291,6 +291,16 @@ _PRESETS: tuple[Convention, ...] = (
                 "unseen='one') (cold items count as one user, as RecTools does)",
             ),
             Mapped(
+                "Serendipity",
+                "serendipity",
+                "required",
+                "mean over the top k of max(p(i) - pu(i), 0) for the relevant items, pu from "
+                "the dense popularity rank of the item's rows in prev_interactions: pass "
+                "history=prev_interactions and n_items=len(catalog); over the users of reco "
+                "(users='recs')",
+                users="recs",
+            ),
+            Mapped(
                 "IntraListDiversity",
                 None,
                 note="the Hamming distance is intra_list_diversity(distance=hamming) (equal "
@@ -376,7 +386,17 @@ _PRESETS: tuple[Convention, ...] = (
                 "with items=item_popularity(train, catalog=<recommended items>, "
                 "unseen='one') (cold items weigh 1), which gives RePlay's values",
             ),
-            Mapped("Unexpectedness", None, note="compares with base recommendations"),
+            Mapped(
+                "Unexpectedness",
+                "unexpectedness",
+                "required",
+                "1 - |top k ∩ base top k| / k: give each row the item's rank in the base "
+                "recommendations as a base_rank column (RePlay breaks tied base scores by "
+                "item id descending); RePlay scores 0 for a user without base "
+                "recommendations, polars_rankeval 1 (nothing of the list was expected); "
+                "over the users of the recommendations (users='recs')",
+                users="recs",
+            ),
             Mapped("CategoricalDiversity", None, note="no metric"),
         ),
         (
@@ -449,6 +469,24 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped("novelty", None, note="interaction share, unknown items 0: no option"),
             Mapped("diversity", None, note="co-occurrence cosine: no option"),
+            Mapped(
+                "serendipity",
+                "serendipity(mode=history)",
+                "none",
+                "mean over a user's reco_df items (no cutoff) of (1 - mean co-occurrence "
+                "cosine to the user's train items) x relevance, then over the users: pass "
+                "history=train_df and the 0/1 relevance; users without train rows are "
+                "left out (null) as in MS's inner merge; over the users of reco_df",
+                users="recs",
+            ),
+            Mapped(
+                "serendipity(item_sim_measure=item_feature_vector)",
+                "serendipity(mode=history,similarity=features)",
+                "none",
+                "as serendipity with the cosine of the item feature vectors: pass items= "
+                "with the vectors in a 'features' column and history=train_df",
+                users="recs",
+            ),
             Mapped(
                 "diversity(item_sim_measure=item_feature_vector)",
                 "intra_list_diversity",
@@ -794,6 +832,40 @@ _PRESETS: tuple[Convention, ...] = (
                 None,
                 note="the code averages precision@1..N over every cutoff (the docstring "
                 "says / min(m, N)): a different metric",
+            ),
+            Mapped(
+                "APLT",
+                "aplt",
+                "required",
+                "share of the top k in the long tail: pass items=long_tail_items(train) "
+                "(head_share=0.8 is Elliot's pop_ratio; popularity = #users, ties by item "
+                "id); Elliot averages over every user with recommendations (users='recs')",
+                users="recs",
+            ),
+            Mapped(
+                "ACLT",
+                "aclt",
+                "required",
+                "number of long-tail items in the top k: items=long_tail_items(train)",
+                users="recs",
+            ),
+            Mapped(
+                "PopREO",
+                "reo",
+                "required",
+                "std / mean over the head and the tail of #relevant top-k items / "
+                "#relevant items, with items=long_tail_items(train); Elliot also removes "
+                "the user's training items from the relevant ones (none in a proper "
+                "train/test split)",
+            ),
+            Mapped(
+                "PopRSP",
+                "rsp",
+                "required",
+                "std / mean over the head and the tail of #top-k items / #group items not "
+                "in the user's training items: items=long_tail_items(train), "
+                "history=train; over every user with recommendations (users='recs')",
+                users="recs",
             ),
         ),
         (

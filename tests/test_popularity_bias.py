@@ -272,3 +272,13 @@ def test_errors() -> None:
             RECS, ["exposure_ratio(group=provider,numerator=zz,per_item=true)@2"],
             items=pl.DataFrame({"item": ["a"], "provider": ["p"]}),
         )
+
+
+def test_elliot_preset() -> None:
+    tail = prk.long_tail_items(TRAIN, head_share=0.5)
+    out = prk.evaluate(
+        RECS, ["APLT@2", "PopRSP@2"], conventions="elliot", items=tail, history=TRAIN,
+        users="recs",
+    )
+    assert out.item(0, 0) == pytest.approx((1 / 2 + 1 / 2 + 1) / 3)
+    assert out.item(0, 1) == pytest.approx(0.0)  # head candidates: none (see above)

@@ -260,3 +260,17 @@ def test_errors() -> None:
         prk.evaluate(
             MS_RECO, ["serendipity"], history=pl.DataFrame({"user": [1, None], "item": [1, 2]})
         )
+
+
+def test_presets_map_the_peer_metrics() -> None:
+    out = prk.evaluate(
+        rectools_frame(), ["Serendipity@2"], rank="rank", conventions="rectools",
+        history=RT_PREV, n_items=4, users="recs",
+    )
+    assert out.item(0, 0) == pytest.approx((0 + 0.5 + 0 + 0.125) / 4)
+    out = prk.evaluate(replay_frame(), ["Unexpectedness@2"], conventions="replay", users="recs")
+    assert out.item(0, 0) == pytest.approx(0.16666666666666666)
+    out = prk.evaluate(
+        MS_RECO, ["serendipity"], conventions="recommenders", history=MS_TRAIN, users="recs"
+    )
+    assert out.item(0, 0) == pytest.approx(0.43408, abs=1e-5)
