@@ -249,7 +249,7 @@ def main() -> None:
             df.height,
             t,
             f"{value:.6f}",
-            f"|diff| {diff:.1e}",
+            f"abs diff {diff:.1e}",
         )
         # MS refuses recommendations of items the user has in train: leave them out.
         hist_part = history.filter(pl.col("user") < args.slice_users)
@@ -272,7 +272,7 @@ def main() -> None:
             part.height,
             t,
             f"{value:.6f}",
-            f"|diff| {diff:.1e}",
+            f"abs diff {diff:.1e}",
         )
     # Elliot removes training items from the relevant ones: recommend unseen items only.
     hist_part = history.filter(pl.col("user") < args.slice_users)
@@ -293,7 +293,7 @@ def main() -> None:
         part.height,
         t,
         f"{value['rsp']:.6f}",
-        f"max |diff| {diff:.1e}",
+        f"max abs diff {diff:.1e}",
     )
     if args.record:
         lines = [
