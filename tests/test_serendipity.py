@@ -36,8 +36,13 @@ def test_serendipity_rectools_docstring_vectors() -> None:
     df = rectools_frame()
     for k, expected in ((1, [0.0, 0.25, 0.0, 0.25]), (2, [0.0, 0.5, 0.0, 0.125])):
         out = prk.evaluate(
-            df, [f"serendipity@{k}"], rank="rank", history=RT_PREV, n_items=4,
-            per_user=True, users="recs",
+            df,
+            [f"serendipity@{k}"],
+            rank="rank",
+            history=RT_PREV,
+            n_items=4,
+            per_user=True,
+            users="recs",
         ).sort("user")
         assert out.get_column(f"serendipity@{k}").to_list() == pytest.approx(expected)
 
@@ -101,8 +106,10 @@ def test_unexpectedness_history_by_hand() -> None:
     assert got[1] == pytest.approx(((1 - s3) + (1 - s5)) / 2)
     # Features: item 3 = (0,0,1,1,0) against 1, 2, 4: cos 1/2, 1/2, 1/2.
     got = per_user(
-        MS_RECO, "unexpectedness(mode=history,similarity=features)@1",
-        history=MS_TRAIN, items=MS_FEATURES,
+        MS_RECO,
+        "unexpectedness(mode=history,similarity=features)@1",
+        history=MS_TRAIN,
+        items=MS_FEATURES,
     )
     assert got[1] == pytest.approx(1 - (0.5 + 0.5 + 0.5) / 3)
 
@@ -171,7 +178,10 @@ def tied_frame(seed: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
             )
     df = pl.DataFrame(rows)
     history = pl.DataFrame(
-        {"user": [rng.randint(1, 4) for _ in range(20)], "item": [rng.randrange(8) for _ in range(20)]}
+        {
+            "user": [rng.randint(1, 4) for _ in range(20)],
+            "item": [rng.randrange(8) for _ in range(20)],
+        }
     )
     feats = pl.DataFrame(
         {"item": list(range(8)), "features": [[rng.random(), rng.random(), 0.0] for _ in range(8)]}
@@ -232,23 +242,40 @@ def test_bucketed_equals_in_memory() -> None:
 
 
 def test_users_without_history_are_undefined() -> None:
-    got = per_user(MS_RECO, "unexpectedness(mode=history)", history=MS_TRAIN.filter(pl.col("user") != 2))
+    got = per_user(
+        MS_RECO, "unexpectedness(mode=history)", history=MS_TRAIN.filter(pl.col("user") != 2)
+    )
     assert got[2] is None
     assert got[1] is not None
 
 
 def test_errors() -> None:
-    with pytest.raises(ValueError, match="metric 'serendipity' reads the users' past interactions: pass history="):
+    with pytest.raises(
+        ValueError, match="metric 'serendipity' reads the users' past interactions: pass history="
+    ):
         prk.evaluate(MS_RECO, ["serendipity@2"])
-    with pytest.raises(ValueError, match="metric 'miscalibration'|reads the item side table: pass items="):
+    with pytest.raises(
+        ValueError, match="metric 'serendipity' reads the item side table: pass items="
+    ):
         prk.evaluate(MS_RECO, ["serendipity(mode=history,similarity=features)"], history=MS_TRAIN)
     short = MS_FEATURES.filter(pl.col("item") != 5)
-    with pytest.raises(ValueError, match=r"metric 'serendipity': 2 item\(s\) .* no usable feature vector .* e.g. item \[5\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"metric 'serendipity': 2 item\(s\) .* no usable feature vector .* e.g. item \[5\]",
+    ):
         prk.evaluate(
-            MS_RECO, ["serendipity(mode=history,similarity=features)"], history=MS_TRAIN, items=short
+            MS_RECO,
+            ["serendipity(mode=history,similarity=features)"],
+            history=MS_TRAIN,
+            items=short,
         )
-    bad = replay_frame().with_columns(base_rank=pl.when(pl.col("item") == 3).then(0).otherwise(pl.col("base_rank")))
-    with pytest.raises(ValueError, match=r"baseline rank \(column 'base_rank'\) that is not a number >= 1, e.g. item \[3\]"):
+    bad = replay_frame().with_columns(
+        base_rank=pl.when(pl.col("item") == 3).then(0).otherwise(pl.col("base_rank"))
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"baseline rank \(column 'base_rank'\) that is not a number >= 1, e.g. item \[3\]",
+    ):
         prk.evaluate(bad, ["unexpectedness@3"], users="all")
     # Without a cutoff the whole list is compared (u3: 3 items, 2 in the base).
     assert per_user(replay_frame(), "unexpectedness")[3] == pytest.approx(1 - 2 / 3)
@@ -264,8 +291,13 @@ def test_errors() -> None:
 
 def test_presets_map_the_peer_metrics() -> None:
     out = prk.evaluate(
-        rectools_frame(), ["Serendipity@2"], rank="rank", conventions="rectools",
-        history=RT_PREV, n_items=4, users="recs",
+        rectools_frame(),
+        ["Serendipity@2"],
+        rank="rank",
+        conventions="rectools",
+        history=RT_PREV,
+        n_items=4,
+        users="recs",
     )
     assert out.item(0, 0) == pytest.approx((0 + 0.5 + 0 + 0.125) / 4)
     out = prk.evaluate(replay_frame(), ["Unexpectedness@2"], conventions="replay", users="recs")
@@ -274,3 +306,22 @@ def test_presets_map_the_peer_metrics() -> None:
         MS_RECO, ["serendipity"], conventions="recommenders", history=MS_TRAIN, users="recs"
     )
     assert out.item(0, 0) == pytest.approx(0.43408, abs=1e-5)
+
+
+def test_compare_passes_history_through() -> None:
+    df, history, _ = tied_frame(11)
+    two = pl.concat(
+        [
+            df.with_columns(system=pl.lit("a")),
+            df.with_columns(system=pl.lit("b"), score=-pl.col("score")),
+        ]
+    )
+    metric = "unexpectedness(mode=history)@2"
+    out = prk.compare(two, [metric], history=history, n_resamples=200, users="all")
+    per_system = prk.evaluate(two, [metric], by="system", history=history, users="all")
+    means = dict(zip(per_system["system"], per_system[metric], strict=True))
+    assert out.height == 1
+    row = out.row(0, named=True)
+    diff = [v for k, v in row.items() if "diff" in k.lower() or "delta" in k.lower()]
+    assert diff, row
+    assert any(abs(abs(d) - abs(means["b"] - means["a"])) < 1e-12 for d in diff if d is not None)
