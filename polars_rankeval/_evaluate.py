@@ -17,7 +17,7 @@ from typing import Any, Literal, overload
 
 import polars as pl
 
-from polars_rankeval import _args
+from polars_rankeval import _args, _positions
 from polars_rankeval._build import user_partials
 from polars_rankeval._finish import finalize_globals as _finalize_globals
 from polars_rankeval._finish import summarize
@@ -36,6 +36,7 @@ from polars_rankeval._overlap import (
     overlap_from_joined,
     report_overlap,
 )
+from polars_rankeval._positions import RankPositions
 from polars_rankeval._run import MemoryEngine, run
 from polars_rankeval._types import (
     EMPTY_POLICIES,
@@ -78,6 +79,7 @@ def evaluate(
     score: str | None = ...,
     relevance: str = ...,
     rank: str | None = ...,
+    rank_positions: RankPositions = ...,
     ties: TiePolicy = ...,
     by: str | Sequence[str] | None = ...,
     per_user: bool = ...,
@@ -108,6 +110,7 @@ def evaluate(
     score: str | None = ...,
     relevance: str = ...,
     rank: str | None = ...,
+    rank_positions: RankPositions = ...,
     ties: TiePolicy = ...,
     by: str | Sequence[str] | None = ...,
     per_user: bool = ...,
@@ -139,6 +142,7 @@ def evaluate(
     score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
+    rank_positions: RankPositions = "relative",
     ties: TiePolicy = "expected",
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
@@ -184,6 +188,20 @@ def evaluate(
     user, item, score, relevance, rank
         Column names; ``score`` defaults to ``"score"``. Pass ``rank=`` (1 = best)
         instead of ``score=``.
+    rank_positions
+        How ``rank=`` values become positions: ``"relative"`` (default: the ranks only
+        order each user's items, renumbered 1..n; equal ranks are ties) or
+        ``"absolute"`` (the ranks are the positions, gaps kept, as RecTools reads
+        them: an item at rank 9 is outside ``mrr@3`` even when the user has only two
+        recommended items). Absolute ranks must be distinct integers >= 1 within a
+        user (checked at the call, also with ``validate=False``: a ``ValueError``
+        names the column and a value), and only the metrics whose kernels read
+        positions as positions are accepted (precision, recall, f1, hit_rate, mrr,
+        map, ndcg, dcg, r_precision, relative_precision, the counts, the
+        classification metrics over the catalog, coverage, novelty, popularity_bias;
+        see ``polars_rankeval._positions.ABSOLUTE_METRICS``); the list size of
+        ``precision(denominator=retrieved)`` and the classification metrics is then
+        the number of recommended items ranked within the top k.
     ties
         ``"expected"`` (default: exact expectation over the orderings of tied scores),
         ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"optimistic"``, ``"pessimistic"``.
@@ -400,7 +418,10 @@ def evaluate(
         per_item=per_item,
         items=items,
         summary=summary,
+        rank_positions=rank_positions,
     )
+    if job.absolute:  # the ranks are the positions: they must define them
+        _positions.check_ranks(data if spark is not None else lf, cols, job.by)
     check_choice("strategy", strategy, STRATEGIES)
     if spark is not None:
         return run(job, spark, n_items=n_items, rating_range=rating_range, validate=validate)

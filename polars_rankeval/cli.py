@@ -238,6 +238,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="order by this rank column (1 = best) instead of a score",
     )
     ev.add_argument(
+        "--rank-positions",
+        choices=("relative", "absolute"),
+        default="relative",
+        help=(
+            "with --rank: relative (default: ranks only order a user's items, renumbered "
+            "1..n) or absolute (the ranks are the positions, gaps kept, as RecTools: an "
+            "item at rank 9 is outside @3; distinct integer ranks >= 1 per user)"
+        ),
+    )
+    ev.add_argument(
         "--relevance",
         default=None,
         metavar="COL",
@@ -786,6 +796,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         temp_dir=args.temp_dir,
         progress=sys.stderr.isatty(),
         conventions=args.conventions,
+        rank_positions=args.rank_positions,
     ).collect()
     if args.per_user in (None, "-"):
         write_frame(result, args.format, sys.stdout)

@@ -73,6 +73,9 @@ class Convention:
     users: str
     metrics: tuple[Mapped, ...]
     notes: tuple[str, ...] = field(default=())
+    rank_positions: str = "relative"
+    """How the library reads explicit ranks (``rank=``): as an order (``"relative"``)
+    or as positions with gaps kept (``"absolute"``, RecTools); see ``evaluate``."""
 
     def lookup(self, name: str) -> Mapped:
         """The library metric called ``name`` (case and spaces ignored)."""
@@ -127,8 +130,17 @@ _PRESETS: tuple[Convention, ...] = (
                 "infAP",
                 "inf_ap",
                 "none",
-                "a qrels relevance < 0 (trec_eval: pooled but unjudged) is refused by "
-                "evaluate's validation, not read as pooled",
+                "every unjudged row (null relevance) is outside the pool, as trec_eval's "
+                "documents absent from the qrels; for qrels with relevance < 0 use "
+                "infAP(pool=pooled)",
+            ),
+            Mapped(
+                "infAP(pool=pooled)",
+                "inf_ap(pool=pooled)",
+                "none",
+                "m_infap.c with qrels relevance < 0 read as pooled but not judged: "
+                "data = trec.pool_unjudged(join(run, qrels)) gives null relevance and a "
+                "'pooled' column",
             ),
             Mapped(
                 "num_ret",
@@ -206,7 +218,20 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("Rprec", "r_precision", "none"),
             Mapped("Success", "hit_rate", "required"),
             Mapped("Bpref", "bpref", "none"),
-            Mapped("infAP", "inf_ap", "none", "a qrels relevance < 0 is refused (validation)"),
+            Mapped(
+                "infAP",
+                "inf_ap",
+                "none",
+                "pytrec_eval; unjudged rows are outside the pool (use infAP(pool=pooled) "
+                "for qrels with relevance < 0)",
+            ),
+            Mapped(
+                "infAP(pool=pooled)",
+                "inf_ap(pool=pooled)",
+                "none",
+                "pytrec_eval with qrels relevance < 0 read as pooled but not judged: "
+                "data = trec.pool_unjudged(join(run, qrels))",
+            ),
             Mapped(
                 "Judged",
                 "judged_fraction",
@@ -230,9 +255,10 @@ _PRESETS: tuple[Convention, ...] = (
         "RecTools",
         "0.19.0",
         "expected",
-        "RecTools reads explicit ranks (pass rank=); ranks must run 1..n per user: "
-        "RecTools keeps gaps (an item at rank 9 is outside k=3), polars_rankeval "
-        "renumbers them, so gapped ranks are refused",
+        "RecTools reads explicit ranks (pass rank=) as absolute positions, gaps kept "
+        "(an item at rank 9 is outside k=3): the preset sets rank_positions='absolute' "
+        "(distinct integer ranks >= 1 per user; RecTools does not reject a repeated rank, "
+        "the preset does). Given scores instead, tied scores take the expectation",
         "skip",
         "truth",
         (
@@ -326,7 +352,11 @@ _PRESETS: tuple[Convention, ...] = (
             "(denominator=k follows the code).",
             "Contradiction: the MeanInvUserFreq, Serendipity and IntraListDiversity "
             "docstrings divide by k; the code averages over the items present.",
+            "Ranks are absolute positions with gaps (rank_positions='absolute' with rank=): "
+            "in RecTools' TestMAP an item at rank 9 is outside MAP@3, and a relevant item "
+            "at rank 3 adds precision hits@3 / 3 even when it is the user's first item.",
         ),
+        rank_positions="absolute",
     ),
     Convention(
         "replay",
@@ -1016,8 +1046,8 @@ def evaluate_under(evaluate: Callable[..., Any], args: dict[str, Any]) -> Any:
     args.update(
         metrics=resolved.metrics, ties=resolved.ties, empty=resolved.empty, users=resolved.users
     )
-    if args.get("rank") is not None and preset == "rectools":
-        _check_consecutive_ranks(args["data"], args["rank"], args.get("user", "user"))
+    if args.get("rank") is not None and get_convention(preset).rank_positions == "absolute":
+        args["rank_positions"] = "absolute"  # RecTools: the ranks are positions, gaps kept
     result = evaluate(**args)
     return rename(result, resolved.names, long=args.get("summary") == "long")
 
@@ -1037,6 +1067,8 @@ def resolve_options(
         users=options.get("users"),
     )
     options.update(ties=resolved.ties, empty=resolved.empty, users=resolved.users)
+    if options.get("rank") is not None and get_convention(preset).rank_positions == "absolute":
+        options["rank_positions"] = "absolute"
     return resolved.metrics, resolved.names
 
 
@@ -1054,46 +1086,6 @@ def explicit_rules(values: Mapping[str, Any]) -> dict[str, Any]:
 
 def _same(value: Any, default: str) -> bool:
     return isinstance(value, str) and value == default
-
-
-def _check_consecutive_ranks(data: Any, rank: str, user: str) -> None:
-    """RecTools keeps gaps in ranks; polars_rankeval renumbers them: refuse gaps."""
-    if not hasattr(data, "collect_schema") and hasattr(data, "groupBy"):  # Spark
-        from pyspark.sql import functions as F  # noqa: N812
-
-        gaps = (
-            data.filter(F.col(rank).isNotNull())
-            .groupBy(user)
-            .agg((F.max(rank) != F.count(F.lit(1))).alias("gap"))
-            .filter(F.col("gap"))
-            .count()
-        )
-    else:
-        from polars_rankeval._validate import to_lazy
-
-        lf, _ = to_lazy(data)
-        gaps = _polars_gaps(lf, rank, user)
-    if gaps:
-        msg = (
-            f"conventions='rectools': column {rank!r} has ranks with gaps for {gaps} user(s); "
-            "RecTools keeps absolute ranks (an item at rank 9 is outside the top 3) while "
-            "polars_rankeval renumbers them 1..n, so these values would differ; drop the "
-            "missing items from the ranks or rank without gaps"
-        )
-        raise ValueError(msg)
-
-
-def _polars_gaps(lf: pl.LazyFrame, rank: str, user: str) -> int:
-    """How many users' ranks are not exactly 1..n."""
-    return int(
-        lf.filter(pl.col(rank).is_not_null())
-        .group_by(user)
-        .agg(gap=pl.col(rank).max() != pl.len())
-        .filter(pl.col("gap"))
-        .select(pl.len())
-        .collect()
-        .item()
-    )
 
 
 def shown_names(preset: str, metrics: str | Sequence[str], **explicit: Any) -> list[str]:

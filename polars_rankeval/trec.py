@@ -185,6 +185,58 @@ def read_qrels(path: str | Path, *, validate: bool = True) -> pl.DataFrame:
     return _read(path, QRELS_FIELDS, _QRELS_SCHEMA, validate)
 
 
+def pool_unjudged(
+    data: pl.DataFrame | pl.LazyFrame,
+    *,
+    relevance: str = "relevance",
+    pool: str = "pooled",
+) -> pl.DataFrame | pl.LazyFrame:
+    """Read negative qrels judgments as trec_eval does for infAP: pooled, not judged.
+
+    trec_eval reads a qrels relevance < 0 as "in the judgment pool but not judged"
+    and a document absent from the qrels as "outside the pool"; only ``infAP`` tells
+    them apart. ``evaluate`` refuses negative relevance, so this turns a long frame
+    (e.g. ``join(run, qrels)``, negative judgments kept) into one it accepts: the
+    relevance of a negative judgment becomes null (unjudged) and a boolean column
+    ``pool`` is true for every row with a judgment in the qrels (negative ones
+    included), false for the rows without one. Evaluate with
+    ``inf_ap(pool=<pool>)`` (``"infAP(pool=pooled)"`` under
+    ``conventions="trec_eval"`` or ``"ir_measures"``); every other metric reads the
+    null relevance as unjudged, as before. A query whose judgments are all negative
+    then has no judged row, so it is not one of ``users="truth"``/``"both"``;
+    trec_eval scores it 0 (it has no relevant document): pass its id in ``users=`` to
+    average it in.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> run = pl.DataFrame({"user": ["q"] * 3, "item": ["a", "u", "c"],
+    ...                     "score": [3.0, 2.0, 1.0]})
+    >>> qrels = pl.DataFrame({"user": ["q"] * 3, "item": ["a", "u", "c"],
+    ...                       "relevance": [1, -1, 1]})
+    >>> data = pool_unjudged(prk.join(run, qrels, relevance="relevance"))
+    >>> data.sort("score", descending=True).rows()
+    [('q', 'a', 3.0, 1, True), ('q', 'u', 2.0, None, True), ('q', 'c', 1.0, 1, True)]
+    >>> round(prk.evaluate(data, "infAP(pool=pooled)", conventions="trec_eval")[0, 0], 4)
+    1.0
+    """
+    if not isinstance(data, pl.DataFrame | pl.LazyFrame):
+        msg = f"data must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
+        raise TypeError(msg)
+    names = data.collect_schema().names()
+    if relevance not in names:
+        msg = f"relevance column {relevance!r} not found in the data; columns: {names}"
+        raise ValueError(msg)
+    if pool in names:
+        msg = f"the pool column {pool!r} is already a column of the data; pass another pool="
+        raise ValueError(msg)
+    rel = pl.col(relevance)
+    return data.with_columns(
+        pl.when(rel >= 0).then(rel).alias(relevance), rel.is_not_null().alias(pool)
+    )
+
+
 def write_run(
     frame: pl.DataFrame | pl.LazyFrame,
     path: str | Path,

@@ -457,12 +457,84 @@ def test_rectools() -> None:
         prk.fbeta(2, n_items=10, beta=math.sqrt(2), denominator="k").alias("f")
     )
     assert fb.sort("user")["f"].to_list() == pytest.approx([0.375, 0.75, 0, 0])
-    # Gapped ranks (TestMAP: an item at rank 9) are refused, not renumbered silently.
-    gaps = df.with_columns(
-        pl.when(pl.col("user") == 1).then(pl.col("rank") * 4).otherwise(pl.col("rank"))
+
+
+def rectools_frame(
+    reco: dict[int, list[tuple[int, int]]], inter: dict[int, set[int]]
+) -> pl.DataFrame:
+    """RecTools' test data: reco (item, rank) per user, gaps kept; every interaction is
+    relevant, recommended non-interacted items relevance 0, users without interactions
+    null."""
+    rows = []
+    for user in sorted({*reco, *inter}):
+        liked = inter.get(user)
+        ranked = dict(reco.get(user, []))
+        for item in sorted({*ranked, *(liked or ())}):
+            rel = None if liked is None else float(item in liked)
+            rows.append((user, item, ranked.get(item), rel))
+    schema = {"user": pl.Int64, "item": pl.Int64, "rank": pl.Int64, "relevance": pl.Float64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def test_rectools_absolute_ranks() -> None:
+    # MobileTeleSystems/RecTools tests/metrics/test_ranking.py::TestMAP::test_calc (ranks
+    # with gaps: user 1 has items at ranks 9 and 1, user 3 at 1, 3, 5, 7, 9, user 8 one
+    # item at rank 1 that is not relevant...). Users = interactions' users 1..8; user 9
+    # (recommended, no interactions) is left out, user 6 (no reco) scores 0.
+    reco = {
+        1: [(1, 9), (3, 1)],
+        2: [(1, 3)],
+        3: [(1, 1), (2, 3), (3, 5), (4, 7), (5, 9)],
+        4: [(1, 1)],
+        5: [(1, 1), (2, 2), (3, 3)],
+        7: [(1, 2)],
+        8: [(2, 1)],
+        9: [(1, 1)],
+    }
+    inter = {1: {1, 2}, 2: {1}, 3: {1, 2, 3, 4, 5, 6}, 4: {1}, 5: {1, 2, 3}, 6: {1}, 7: {1}, 8: {1}}
+    df = rectools_frame(reco, inter)
+    names = ["MAP@1", "MAP@3", "MAP(divide_by_k=true)@1", "MAP(divide_by_k=true)@3"]
+    got = per_user(df, names, "rectools", rank="rank")
+    assert got["user"].to_list() == list(range(1, 9))
+    assert got["MAP@1[rectools]"].to_list() == pytest.approx([0, 0, 1 / 6, 1, 1 / 3, 0, 0, 0])
+    # user 2: its one relevant item at rank 3 -> precision 1/3 there (not 1: no renumbering);
+    # user 3: relevant at ranks 1 and 3 of k = 3 -> (1 + 2/3) / 6; user 7: rank 2 -> 1/2.
+    assert got["MAP@3[rectools]"].to_list() == pytest.approx(
+        [0, 1 / 3, (1 / 6) * (1 + 2 / 3), 1, 1, 0, 1 / 2, 0]
     )
-    with pytest.raises(ValueError, match="ranks with gaps for 1 user"):
-        prk.evaluate(gaps, ["MAP@3"], rank="rank", conventions="rectools")
+    assert got["MAP(divide_by_k=true)@1[rectools]"].to_list() == [0, 0, 1, 1, 1, 0, 0, 0]
+    assert got["MAP(divide_by_k=true)@3[rectools]"].to_list() == pytest.approx(
+        [0, 1 / 9, (1 / 3) * (1 + 2 / 3), 1 / 3, 1, 0, (1 / 3) * (1 / 2), 0]
+    )
+    # The same ranks renumbered 1..n (rank_positions="relative", evaluate's default)
+    # give other numbers: user 2's item moves to position 1.
+    relative = prk.evaluate(df, "map@3", rank="rank", per_user=True).sort("user")
+    assert relative["map@3"].to_list()[1] == 1.0
+
+    # TestNDCG::test_calc (default: ideal list of k relevant items) and TestMRR::test_calc
+    # (same data without user 6): user 5 has relevant items at ranks 3, 7 and 9.
+    reco = {
+        1: [(1, 9)],
+        2: [(2, 1)],
+        3: [(1, 1), (2, 2), (3, 3)],
+        4: [(1, 1)],
+        5: [(1, 3), (2, 7), (3, 9), (5, 1)],
+        6: [(1, 1)],
+    }
+    inter = {1: {1}, 2: {1}, 3: {1, 2, 3}, 4: {1}, 5: {1, 2, 3, 4}}
+    df = rectools_frame(reco, inter)
+    idcg3 = 1 + 1 / LOG2_3 + 1 / 2
+    got = per_user(df, ["NDCG@1", "NDCG@3", "MRR@1", "MRR@3"], "rectools", rank="rank")
+    assert got["NDCG@1[rectools]"].to_list() == [0, 0, 1, 1, 0]
+    # user 5: its relevant item at rank 3 -> (1 / log2 4) / idcg3 = 0.5 / idcg3.
+    assert got["NDCG@3[rectools]"].to_list() == pytest.approx([0, 0, 1, 1 / idcg3, 0.5 / idcg3])
+    assert got["MRR@1[rectools]"].to_list() == [0, 0, 1, 1, 0]
+    assert got["MRR@3[rectools]"].to_list() == pytest.approx([0, 0, 1, 1, 1 / 3])
+    # Through compare too (two systems with the same gapped ranks: zero differences).
+    both = pl.concat([df.with_columns(system=pl.lit(s)) for s in ("a", "b")])
+    cmp = prk.compare(both, "MRR@3", by="system", rank="rank", conventions="rectools")
+    assert cmp["metric"].to_list() == ["MRR@3[rectools]"]
+    assert cmp["baseline_mean"].item() == pytest.approx((1 + 1 + 1 / 3) / 5)
 
 
 REPLAY_RECS = {
@@ -619,7 +691,7 @@ def test_coverage_presets() -> None:
     assert out[:, 0].item() == pytest.approx(0.8)
     # RecTools CatalogCoverage(normalize=True) counts items outside the catalog: the same
     # lists against a catalog of 2 items give 4 / 2 (RecTools' tests/metrics/test_catalog.py
-    # uses ranks with gaps and duplicates, which the rectools preset refuses).
+    # repeats a rank within a user, which absolute positions refuse).
     ranked = reco.with_columns(rank=3.0 - pl.col("score")).drop("score")
     out = prk.evaluate(
         ranked,

@@ -595,7 +595,7 @@ def test_explicit_users_without_validation(spark: SparkSession) -> None:
 
 
 def test_conventions_preset_on_spark(spark: SparkSession) -> None:
-    """``conventions=`` runs on Spark: same values and names as Polars, rank gaps refused."""
+    """``conventions=`` runs on Spark: same values and names as Polars, absolute ranks."""
     df = systems(30)
     metrics = ["MAP@5", "NDCG@5", "Recall@3"]
     for summary in ("wide", "long"):
@@ -609,7 +609,15 @@ def test_conventions_preset_on_spark(spark: SparkSession) -> None:
         )
         assert_frame_equal(got, expected, **TOL)
     gaps = pl.DataFrame(
-        {"user": [1, 1], "item": [1, 2], "rank": [1, 3], "relevance": [1, 0]}
-    )  # rank 2 is missing
-    with pytest.raises(ValueError, match="ranks with gaps for 1 user"):
-        prk_spark.evaluate(to_spark(spark, gaps), ["MAP@3"], rank="rank", conventions="rectools")
+        {"user": [1, 1, 2], "item": [1, 2, 1], "rank": [3, 1, 9], "relevance": [1, 0, 1]}
+    )  # RecTools keeps the gaps: user 1's relevant item is at position 3, user 2's at 9
+    got = prk_spark.evaluate(
+        to_spark(spark, gaps), ["MAP@3", "MRR@10"], rank="rank", conventions="rectools"
+    ).toPandas()
+    assert got["MAP@3[rectools]"].item() == pytest.approx((1 / 3 + 0) / 2)
+    assert got["MRR@10[rectools]"].item() == pytest.approx((1 / 3 + 1 / 9) / 2)
+    repeated = gaps.with_columns(rank=pl.lit(2))
+    with pytest.raises(ValueError, match="repeats a rank within a user 1 time"):
+        prk_spark.evaluate(
+            to_spark(spark, repeated), ["map@3"], rank="rank", rank_positions="absolute"
+        )
