@@ -133,6 +133,9 @@ class Features:
         if absolute and cols.rank is None:
             msg = "absolute positions need a rank column (rank=), not a score"
             raise ValueError(msg)
+        if absolute and keys is None:  # inline sums index positions (gmean_pos, gsum)
+            msg = "absolute positions need the window provider (evaluate)"
+            raise ValueError(msg)
         self.cols = cols
         self.absolute = absolute
         self.order_dtype = order_dtype

@@ -1292,3 +1292,125 @@ def test_recommenders_diversity_with_item_features() -> None:
     # RecTools' Hamming ILD is the distance=hamming option, but its 0 for short lists is not.
     with pytest.raises(ValueError, match="distance=hamming"):
         prk.evaluate(reco, "IntraListDiversity@2", conventions="rectools")
+
+
+def test_trec_eval_preset_on_trec_eval_test_files() -> None:
+    # usnistgov/trec_eval test/results.test, test/qrels.test and the printed per-query
+    # output of `trec_eval -m all_trec -q` (test/out.test.aq), copied in tests/data: the
+    # preset's names give trec_eval's numbers to the printed 4 decimals, infAP included.
+    data = ROOT / "tests" / "data"
+    long = prk.join(
+        prk.trec.read_run(data / "results.test").select("user", "item", "score"),
+        prk.trec.read_qrels(data / "qrels.test"),
+        check_overlap=False,
+    )
+    names = {
+        "map": "map",
+        "map_cut@10": "map_cut_10",
+        "P@5": "P_5",
+        "recall@10": "recall_10",
+        "relative_P@5": "relative_P_5",
+        "ndcg": "ndcg",
+        "ndcg_cut@10": "ndcg_cut_10",
+        "recip_rank": "recip_rank",
+        "Rprec": "Rprec",
+        "success@5": "success_5",
+        "bpref": "bpref",
+        "infAP": "infAP",
+    }
+    printed: dict[tuple[str, str], str] = {}
+    for line in (data / "out.test.aq").read_text().splitlines():
+        measure, query, value = line.split()
+        printed[(measure, query)] = value
+    ours = per_user(long, list(names), "trec_eval")
+    assert ours.height == 3
+    for name, trec_name in names.items():
+        for user, value in zip(ours["user"], ours[f"{name}[trec_eval]"], strict=True):
+            assert f"{value:.4f}" == printed[(trec_name, user)], (name, user)
+
+
+def test_ranx_own_test_vectors() -> None:
+    # AmenRa/ranx tests/unit/ranx/metrics_test.py (graded tests, k = 10): qrels
+    # {2: 5, 4: 4, 5: 3, 10: 2}; runs A [1,2,3,4,5], B [10,5,2,4,3], C [1,3,6,7,8].
+    qrels = {2: 5.0, 4: 4.0, 5: 3.0, 10: 2.0}
+    runs = {1: [1, 2, 3, 4, 5], 2: [10, 5, 2, 4, 3], 3: [1, 3, 6, 7, 8]}  # A, B, C
+    df = frame(
+        {u: [(item, 10.0 - i) for i, item in enumerate(items)] for u, items in runs.items()},
+        dict.fromkeys(runs, qrels),
+    )
+    got = per_user(df, ["dcg@10", "ndcg@10", "dcg_burges@10", "ndcg_burges@10"], "ranx")
+    log2 = math.log2
+    dcg = {
+        1: 5 / log2(3) + 4 / log2(5) + 3 / log2(6),
+        2: 2 / log2(2) + 3 / log2(3) + 5 / log2(4) + 4 / log2(5),
+        3: 0.0,
+    }
+    idcg = 5 + 4 / log2(3) + 3 / log2(4) + 2 / log2(5)
+    burges = {
+        1: 31 / log2(3) + 15 / log2(5) + 7 / log2(6),
+        2: 3 / log2(2) + 7 / log2(3) + 31 / log2(4) + 15 / log2(5),
+        3: 0.0,
+    }
+    ideal_burges = 31 + 15 / log2(3) + 7 / log2(4) + 3 / log2(5)
+    users = got["user"].to_list()
+    assert got["dcg@10[ranx]"].to_list() == pytest.approx([dcg[u] for u in users])
+    assert got["ndcg@10[ranx]"].to_list() == pytest.approx([dcg[u] / idcg for u in users])
+    assert got["dcg_burges@10[ranx]"].to_list() == pytest.approx([burges[u] for u in users])
+    assert got["ndcg_burges@10[ranx]"].to_list() == pytest.approx(
+        [burges[u] / ideal_burges for u in users]
+    )
+    # test_hits / test_r_precision / test_recall / test_reciprocal_rank_single.
+    hits = frame(
+        {
+            1: [(i, 10.0 - i) for i in [1, 2, 3, 4, 5, 7]],
+            2: [(i, 10.0 - i) for i in [1, 2, 4, 3, 5, 7]],
+        },
+        {1: dict.fromkeys([1, 4, 5, 6], 1.0), 2: dict.fromkeys([1, 4, 6], 1.0)},
+    )
+    assert prk.evaluate(hits, "hits@5", conventions="ranx").item(0, 0) == 2.5
+    rp = frame(
+        {u: [(i, 10.0 - j) for j, i in enumerate([2, 4, 3, 1, 5, 6, 7])] for u in (1, 2)},
+        {1: dict.fromkeys([1, 2, 3], 1.0), 2: dict.fromkeys([1, 2], 1.0)},
+    )
+    got = per_user(rp, ["r-precision", "recall@2"], "ranx")
+    assert got["r-precision[ranx]"].to_list() == pytest.approx([2 / 3, 1 / 2])
+    assert got["recall@2[ranx]"].to_list() == pytest.approx([1 / 3, 1 / 2])
+    rr = frame(
+        {
+            1: [(i, 10.0 - j) for j, i in enumerate([2, 3, 1, 4, 5])],
+            2: [(i, 10.0 - j) for j, i in enumerate([1, 2, 3, 4, 5])],
+            3: [(i, 10.0 - j) for j, i in enumerate([2, 9, 1, 4, 5])],
+        },
+        {1: {3: 1.0}, 2: {1: 1.0}, 3: {3: 1.0}},
+    )
+    assert per_user(rr, ["mrr"], "ranx")["mrr[ranx]"].to_list() == [0.5, 1.0, 0.0]
+
+
+def test_sklearn_own_docstring_vectors() -> None:
+    # scikit-learn sklearn/metrics/_ranking.py, ndcg_score and dcg_score docstrings:
+    # y_true [[10, 0, 0, 1, 5]]; scores [[.1, .2, .3, 4, 70]] -> ndcg 0.69..., dcg 9.49...
+    # (k=2: 5.63...); scores [[.05, 1.1, 1., .5, .0]] -> 0.49..., k=4 -> 0.35...;
+    # scores [[1, 0, 0, 0, 1]] k=1 -> ndcg 0.75 / dcg 7.5 (ties averaged).
+    truth = {1: dict(enumerate([10.0, 0.0, 0.0, 1.0, 5.0]))}
+
+    def scored(scores: list[float]) -> pl.DataFrame:
+        return frame({1: list(enumerate(scores))}, truth)
+
+    def one(scores: list[float], metric: str) -> float:
+        value = prk.evaluate(scored(scores), metric, conventions="sklearn").item(0, 0)
+        return float(value)
+
+    # The docstrings print the leading digits only ("0.69...").
+    assert f"{one([0.1, 0.2, 0.3, 4, 70], 'ndcg_score'):.3f}"[:4] == "0.69"
+    assert f"{one([0.1, 0.2, 0.3, 4, 70], 'dcg_score'):.3f}"[:4] == "9.49"
+    assert f"{one([0.1, 0.2, 0.3, 4, 70], 'dcg_score@2'):.3f}"[:4] == "5.63"
+    assert f"{one([0.05, 1.1, 1.0, 0.5, 0.0], 'ndcg_score'):.3f}"[:4] == "0.49"
+    assert f"{one([0.05, 1.1, 1.0, 0.5, 0.0], 'ndcg_score@4'):.3f}"[:4] == "0.35"
+    assert one([10, 0, 0, 1, 5], "ndcg_score@4") == 1.0
+    assert one([1, 0, 0, 0, 1], "ndcg_score@1") == 0.75
+    assert one([1, 0, 0, 0, 1], "dcg_score@1") == 7.5
+    metrics = pytest.importorskip("sklearn.metrics")
+    for scores in ([0.1, 0.2, 0.3, 4, 70], [0.05, 1.1, 1.0, 0.5, 0.0], [1, 0, 0, 0, 1]):
+        assert one(scores, "ndcg_score@4") == pytest.approx(
+            metrics.ndcg_score([[10, 0, 0, 1, 5]], [scores], k=4)
+        )
