@@ -2,7 +2,7 @@
 
 Expected values are hard-coded from each library's own tests or docstrings (cited per
 test; the research note /work/notes/conventions_research.md lists them), or computed by
-the library itself where it is installed (ranx, pytrec_eval, ir_measures, jurity,
+the library itself where it is installed (ranx, pytrec_eval, ir_measures, jurity, cornac,
 scikit-learn).
 """
 
@@ -1414,3 +1414,65 @@ def test_sklearn_own_docstring_vectors() -> None:
         assert one(scores, "ndcg_score@4") == pytest.approx(
             metrics.ndcg_score([[10, 0, 0, 1, 5]], [scores], k=4)
         )
+
+
+def test_cornac_runs_match_per_user() -> None:
+    # Cornac's metric classes (cornac.metrics.ranking) on random users: every candidate
+    # is ranked (pd_rank = candidates by score), positives = relevant candidates; users
+    # without a positive are skipped by Cornac's ranking_eval and by the preset.
+    metrics = pytest.importorskip("cornac.metrics")
+    rng = np.random.default_rng(21)
+    rows = []
+    for user in range(40):
+        n = int(rng.integers(2, 15))
+        scores = rng.permutation(n).astype(float)  # tie-free: Cornac's argsort order
+        relevant = rng.random(n) < 0.3
+        rows += [(user, i, scores[i], float(relevant[i])) for i in range(n)]
+    df = pl.DataFrame(rows, schema=["user", "item", "score", "relevance"], orient="row")
+    names = ["Precision@3", "Recall@5", "NDCG@4", "NDCG", "HitRatio@2", "FMeasure@3", "MRR"]
+    ours = per_user(df, names, "cornac")
+    # The preset refuses MAP (Cornac's tied items take the maximum rank); on tie-free
+    # scores it is plain map.
+    plain_map = prk.evaluate(df, "map", per_user=True)
+    auc = per_user(df, ["AUC"], "cornac", ties="pessimistic")
+    classes = {
+        "Precision@3": metrics.Precision(k=3),
+        "Recall@5": metrics.Recall(k=5),
+        "NDCG@4": metrics.NDCG(k=4),
+        "NDCG": metrics.NDCG(),
+        "HitRatio@2": metrics.HitRatio(k=2),
+        "FMeasure@3": metrics.FMeasure(k=3),
+        "MRR": metrics.MRR(),
+    }
+    checked = 0
+    for (user,), group in df.group_by("user"):
+        items = group["item"].to_numpy()
+        scores = group["score"].to_numpy()
+        positives = items[group["relevance"].to_numpy() > 0]
+        row = ours.filter(pl.col("user") == user).row(0, named=True)
+        if positives.size == 0:
+            assert row["MRR[cornac]"] is None  # skipped, as Cornac does
+            continue
+        ranked = items[np.argsort(-scores)]
+        for name, metric in classes.items():
+            theirs = metric.compute(gt_pos=positives, pd_rank=ranked)
+            assert row[f"{name}[cornac]"] == pytest.approx(theirs), (name, user)
+        theirs = metrics.MAP().compute(item_indices=items, pd_scores=scores, gt_pos=positives)
+        assert plain_map.filter(pl.col("user") == user)["map"].item() == pytest.approx(theirs)
+        if positives.size < items.size:
+            theirs = metrics.AUC().compute(item_indices=items, pd_scores=scores, gt_pos=positives)
+            got = auc.filter(pl.col("user") == user)["AUC[cornac]"].item()
+            assert got == pytest.approx(theirs)
+        checked += 1
+    assert checked > 20
+    # AUC with tied scores: a tied (positive, negative) pair counts 0 in Cornac, as
+    # ties="pessimistic" does.
+    tied = pl.DataFrame(
+        {"user": [1] * 5, "item": range(5), "score": [2.0, 1.0, 1.0, 1.0, 0.0],
+         "relevance": [0.0, 1.0, 0.0, 1.0, 0.0]}
+    )  # fmt: skip
+    theirs = metrics.AUC().compute(
+        item_indices=np.arange(5), pd_scores=np.array([2.0, 1, 1, 1, 0]), gt_pos=np.array([1, 3])
+    )
+    got = prk.evaluate(tied, "AUC", conventions="cornac", ties="pessimistic").item(0, 0)
+    assert got == pytest.approx(theirs) == pytest.approx(2 / 6)
