@@ -14,6 +14,7 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 from polars_rankeval._positions import ABSOLUTE_METRICS
@@ -83,6 +84,11 @@ def test_absolute_equals_gaps_filled_with_non_relevant_items(ties: str, seed: in
     want = prk.evaluate(padded, PADDING_INVARIANT, **kw).sort("user")
     for name in PADDING_INVARIANT:
         assert got[name].to_list() == pytest.approx(want[name].to_list(), abs=1e-12), name
+    # Bucket by bucket (out of core): the same values.
+    buckets = prk.evaluate(
+        data, PADDING_INVARIANT, rank_positions="absolute", n_buckets=3, **kw
+    ).sort("user")
+    assert_frame_equal(buckets, got, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
     # Relative positions (the default) differ as soon as a gap is closed.
     relative = prk.evaluate(data, "map@3", **kw).sort("user")
     assert relative["map@3"].to_list() != pytest.approx(want["map@3"].to_list())
