@@ -415,6 +415,13 @@ _PRESETS: tuple[Convention, ...] = (
             "Binary relevance: every ground-truth item is relevant (relevance 1).",
             "Contradiction: Novelty's docstring divides by K, its code by the list length "
             "(and RePlay's torch builder by k); RocAuc's degenerate cases are undocumented.",
+            "Contradiction: Surprisal's docstring calls it the average surprisal of the "
+            "list; its formula and code divide by K (a short list padded with 0). Coverage's "
+            "docstring divides by the train items; its numerator also drops recommended "
+            "items outside train, undocumented (coverage(outside_catalog=ignore)).",
+            "MAP and NDCG read len(ground_truth) (a duplicated ground-truth item counts "
+            "twice), Recall len(set(ground_truth)); polars_rankeval refuses duplicated "
+            "(user, item) rows.",
         ),
     ),
     Convention(
@@ -599,6 +606,8 @@ _PRESETS: tuple[Convention, ...] = (
             "the preset follows the score-shift-invariant rule (give positive scores to "
             "match 1.9.0).",
             "Contradiction: AP@k's normalisation by the hits in the top k is undocumented.",
+            "RetrievalFallOut defaults to empty_target_action='pos' (a query without a "
+            "negative scores 1.0, the worst value), every other class to 'neg'.",
         ),
     ),
     Convention(
@@ -635,6 +644,9 @@ _PRESETS: tuple[Convention, ...] = (
         (
             "Contradiction: MAP's docstring normalises by min(|recommendation list|, K); "
             "the code by min(#test items, K).",
+            "Contradiction: ShannonEntropy's docstring is -sum p log p; the code (and its "
+            "test) divide that sum by the number of distinct recommended items "
+            "(per_exposed_item=true follows the code).",
         ),
     ),
     Convention(
@@ -799,7 +811,13 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped("NCRR", None, note="no metric"),
         ),
-        ("Users without a test positive are skipped (empty='skip').",),
+        (
+            "Users without a test positive are skipped (empty='skip').",
+            "Undocumented in Cornac's docstrings (its code and tests): MRR raises "
+            "ValueError when no positive is ranked; AUC counts a tied (positive, negative) "
+            "pair 0 (ties='pessimistic'); MAP gives tied items the maximum rank. The "
+            "docstrings' k=None ('all items') is not accepted by the code (k > 0 test).",
+        ),
     ),
     Convention(
         "elliot",
