@@ -119,7 +119,9 @@ def check_ranks(data: Any, cols: Columns, by: list[str]) -> None:
     without them the positions are not defined).
     """
     rank = cols.rank
-    assert rank is not None  # check_dtype ran first
+    if rank is None:
+        msg = "rank_positions='absolute' reads positions from a rank column: pass rank="
+        raise ValueError(msg)
     keys = [*by, cols.user]
     if not hasattr(data, "collect_schema") and hasattr(data, "groupBy"):
         below, fraction, duplicate = _spark_problems(data, rank, keys)
