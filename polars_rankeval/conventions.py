@@ -874,7 +874,8 @@ def conventions(name: str | None = None) -> pl.DataFrame:
 
     One row per metric of the library: its name there, the polars_rankeval metric
     that reproduces it (null: not expressible, ``note`` says why), whether it takes
-    a cutoff, the tie policy, empty-user rule and user set the preset applies.
+    a cutoff, the tie policy, empty-user rule and user set the preset applies, and how
+    it reads ``rank=`` values (``rank_positions``: ``"absolute"`` for RecTools).
 
     Examples
     --------
@@ -897,6 +898,7 @@ def conventions(name: str | None = None) -> pl.DataFrame:
             "ties": m.ties or c.ties,
             "empty": c.empty,
             "users": m.users or c.users,
+            "rank_positions": c.rank_positions,
             "note": m.note,
         }
         for c in chosen

@@ -308,6 +308,8 @@ def test_conventions_table() -> None:
     row = table.filter(pl.col("library_metric") == "NDCG").row(0, named=True)
     assert row["metric"] == "ndcg(idcg=k)"
     assert row["empty"] == "skip"
+    assert row["rank_positions"] == "absolute"  # RecTools' ranks keep their gaps
+    assert set(conventions("ranx")["rank_positions"]) == {"relative"}
     assert set(conventions()["preset"]) == set(PRESETS)
     with pytest.raises(ValueError, match="conventions must be one of"):
         conventions("nope")
