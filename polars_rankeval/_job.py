@@ -146,6 +146,8 @@ class Job:
         check_choice("empty", empty, EMPTY_POLICIES)
         check_choice("summary", summary, SUMMARY_FORMS)
         check_choice("rank_positions", rank_positions, _positions.RANK_POSITIONS)
+        if rank_positions == "absolute":
+            _positions.check_rank_given(cols)
         if isinstance(users, str):
             check_choice("users", users, USER_UNIVERSES)
         by_cols = [by] if isinstance(by, str) else list(by or [])

@@ -94,18 +94,23 @@ def check_metrics(names: Sequence[tuple[str, str]]) -> None:
         raise ValueError(msg)
 
 
-def check_dtype(schema: Any, cols: Columns) -> None:
-    """The rank column must hold integers (or floats with integer values)."""
+def check_rank_given(cols: Columns) -> None:
+    """Absolute positions come from a rank column, not from scores."""
     if cols.rank is None:
         msg = (
             "rank_positions='absolute' reads positions from a rank column: pass rank= "
             "(with score=None)"
         )
         raise ValueError(msg)
-    dtype = schema[cols.rank]
+
+
+def check_dtype(schema: Any, cols: Columns) -> None:
+    """The rank column must hold integers (or floats with integer values)."""
+    check_rank_given(cols)
+    dtype = schema[cols.order]  # the rank column
     if not (dtype.is_integer() or dtype.is_float()):
         msg = (
-            f"rank column {cols.rank!r} must hold integer ranks for "
+            f"rank column {cols.order!r} must hold integer ranks for "
             f"rank_positions='absolute', got dtype {dtype}"
         )
         raise TypeError(msg)
