@@ -163,6 +163,9 @@ def test_bad_ranks_are_refused(ranks: list[float], message: str) -> None:
     # The same rank for two users, or in two by groups, is fine.
     ok = pl.DataFrame({"user": [1, 2], "item": [1, 1], "rank": [3, 3], "relevance": [1, 0]})
     assert prk.evaluate(ok, "mrr@3", rank="rank", rank_positions="absolute").row(0)[0] == 1 / 3
+    systems = pl.concat([ok.with_columns(system=pl.lit(s)) for s in ("a", "b")])
+    out = prk.evaluate(systems, "mrr@3", rank="rank", rank_positions="absolute", by="system")
+    assert out["mrr@3"].to_list() == [1 / 3, 1 / 3]
 
 
 def test_refused_options() -> None:
