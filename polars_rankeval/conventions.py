@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from polars_rankeval._positions import RankPositions
 from polars_rankeval.registry import expand_metric
 
 Cutoff = Literal["required", "optional", "none"]
@@ -73,7 +74,7 @@ class Convention:
     users: str
     metrics: tuple[Mapped, ...]
     notes: tuple[str, ...] = field(default=())
-    rank_positions: str = "relative"
+    rank_positions: RankPositions = "relative"
     """How the library reads explicit ranks (``rank=``): as an order (``"relative"``)
     or as positions with gaps kept (``"absolute"``, RecTools); see ``evaluate``."""
 
