@@ -152,7 +152,7 @@ def test_pool_unjudged_errors_and_lazy() -> None:
     with pytest.raises(TypeError, match="data must be a polars DataFrame"):
         pool_unjudged(frame.to_dicts())  # type: ignore[arg-type]
     # evaluate without the conversion refuses the negative judgment, as before.
-    with pytest.raises(ValueError, match="negative value.*trec.pool_unjudged"):
+    with pytest.raises(ValueError, match=r"negative value.*trec\.pool_unjudged"):
         prk.evaluate(frame, "inf_ap", ties="item_desc")
     # A pool column that does not exist is named.
     with pytest.raises(ValueError, match="column 'pool' \\(read by a requested metric\\)"):
