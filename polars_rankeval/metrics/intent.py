@@ -1,0 +1,575 @@
+"""Intent-aware (diversity) IR measures on a qrels with subtopics, as TREC's ndeval.
+
+A query (user) may have several intents (subtopics); a document (item) is judged
+against each. The long frame stays one row per (user, item): the subtopic judgments of
+an item ride along in a list column, by default ``subtopics``, named by the metrics'
+``subtopics=`` option. It holds a ``List(Struct{subtopic, relevance})`` (the item's
+judgment for each subtopic; :func:`polars_rankeval.join` with ``subtopic=`` and
+:func:`polars_rankeval.trec.read_diversity_qrels` build it) or a plain ``List`` of
+subtopic ids (each relevant). A pair (item, subtopic) is relevant when its relevance
+is at least ``rel`` (default 1: ndeval reads judgments as binary, ``> 0``). The user's
+subtopics are those with at least one relevant judged item, recommended or not
+(ndeval's ``actualSubtopics``, N below); intent probabilities are uniform, 1 / N.
+
+With ``c(s, r)`` the number of items relevant to subtopic s ranked above rank r and
+``J(r, s)`` 1 when the item at rank r is relevant to s, the novelty-discounted gain of
+rank r is ``g(r) = sum_s J(r, s) (1 - alpha)^c(s, r)``:
+
+* ``alpha_ndcg@k`` (Clarke et al., SIGIR 2008): ``sum_{r<=k} g(r) / log2(r + 1)``
+  over the same sum of the ideal ranking (``normalize="ideal"``: ndeval's
+  alpha-nDCG@k), over ``sum_{r<=k} N (1 - alpha)^(r-1) / log2(r + 1)`` (the
+  "ideal ideal" list whose every item is relevant to every subtopic,
+  ``normalize="ideal_ideal"``: ndeval's alpha-DCG@k) or raw (``normalize="raw"``).
+* ``err_ia@k`` (Chapelle et al., 2011, intent-aware ERR with uniform intents and the
+  stop probability ``alpha`` of a relevant item): ``sum_{r<=k} g(r) / r``, normalised
+  like alpha_ndcg (``ideal_ideal``, the default, is ndeval's ERR-IA@k; ``ideal`` its
+  nERR-IA@k); ``normalize="raw"`` gives ``alpha / N * sum_{r<=k} g(r) / r``, the
+  intent-aware ERR itself.
+* ``nrbp`` (Clarke et al., ICTIR 2009): ``(1 - (1 - alpha) beta) / N * sum_r
+  beta^(r-1) g(r)`` over the whole list (ndeval's NRBP; ``normalize="ideal"`` divides
+  by the same sum of the ideal ranking: nNRBP); ``@k`` cuts the list.
+* ``s_recall@k`` (Zhai, Cohen & Lafferty, 2003; ndeval's strec@k): subtopics covered
+  by the top k / N.
+* ``precision_ia@k`` (Agrawal et al., WSDM 2009; ndeval's P-IA@k): relevant (item,
+  subtopic) pairs in the top k / (k N).
+* ``map_ia`` (ndeval's MAP-IA): the mean over the N subtopics of the average precision
+  of each subtopic, AP_s = sum over the ranks r of the items relevant to s of
+  (c(s, r) + 1) / r, divided by the number of judged items relevant to s.
+
+**The ideal ranking** (``normalize="ideal"``) is NP-hard to find; like ndeval it is
+the standard greedy approximation: rank by rank, take the judged item of highest gain
+``sum_s J(d, s) (1 - alpha)^c(s)`` given the items already placed, ties going to the
+larger item id (ndeval compares docnos with ``strcmp``; gains within 1e-12 of each
+other count as tied). It is built for every user at once, one vectorised step per
+rank (as deep as the cutoff; without a cutoff as deep as the user's relevant items,
+for ``nrbp`` until ``beta^(r-1)`` falls below 1e-17).
+
+**Undefined** (null) when the user has no relevant subtopic (N = 0), whatever was
+recommended; ndeval reports 0 for such a query and averages it in
+(``empty="zero"`` does the same).
+
+**Ties.** Deterministic tie policies only: the novelty discount of an item depends on
+the items above it, so the expectation over a tie group's orderings has no closed
+form. ndeval ranks by the run's rank field, or with ``-traditional`` by score and then
+docno descending (``ties="item_desc"``); pyndeval (ir_measures) by score and then doc
+id ascending (``ties="item_asc"``).
+
+**Differences from ndeval.** Any cutoff (ndeval stops at 20); at k = 1 ndeval leaves
+ERR-IA@1 and alpha-DCG@1 unnormalised (its loop starts at rank 2), here they are
+normalised like every other cutoff.
+
+Examples
+--------
+Clarke et al.'s worked example has one query and subtopics a, b, c; items 1 (a), 2
+(b), 3 (a, b), 4 (c); the ranking 1, 3, 4, 2 has gains 1, 1/2 + 1, 1, 1/2:
+
+>>> import polars as pl
+>>> import polars_rankeval as prk
+>>> recs = pl.DataFrame({"user": [1] * 4, "item": [1, 3, 4, 2], "score": [4.0, 3, 2, 1]})
+>>> qrels = pl.DataFrame({"user": [1] * 5, "item": [1, 2, 3, 3, 4],
+...                       "subtopic": ["a", "b", "a", "b", "c"], "relevance": [1] * 5})
+>>> long = prk.join(recs, qrels, subtopic="subtopic")
+>>> out = prk.evaluate(long, ["alpha_ndcg(normalize=raw)@4", "s_recall@2"],
+...                    ties="item_desc")
+>>> import math
+>>> out["alpha_ndcg(normalize=raw)@4"].item() == 1 + 1.5 / math.log2(3) + 1 / 2 + 0.5 / math.log2(5)
+True
+>>> out["s_recall@2"].item()  # a and b of three subtopics
+0.6666666666666666
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+import polars as pl
+
+from polars_rankeval._features import Features
+from polars_rankeval.metrics._checks import examples, fail_if
+from polars_rankeval.metrics._common import Rel, f64
+from polars_rankeval.registry import FramePlan, Interval, register
+
+_S, _POS, _C, _G = "__prk_ia_s", "__prk_ia_pos", "__prk_ia_c", "__prk_ia_g"
+_ID, _REL = "subtopic", "relevance"
+TIE_TOLERANCE = 1e-12
+"""Relative difference under which two greedy gains count as tied."""
+NRBP_PRECISION = 1e-17
+"""The ideal ranking of ``nrbp`` stops where ``beta^(r-1)`` falls below this."""
+
+Subtopics = Annotated[
+    str,
+    "column of the item's subtopic judgments: a List of Struct{subtopic, relevance} "
+    "(or a List of relevant subtopic ids)",
+]
+Alpha = Annotated[
+    float, Interval(0, 1), "redundancy penalty: a subtopic's gain decays by (1 - alpha)"
+]
+Beta = Annotated[float, Interval(0, 1, closed="left"), "patience: the rank discount beta^(r-1)"]
+Normalize = Annotated[
+    Literal["ideal", "ideal_ideal", "raw"],
+    "divide by the greedy ideal ranking (ndeval's alpha-nDCG, nERR-IA, nNRBP), by a "
+    "list relevant to every subtopic at every rank (ndeval's alpha-DCG, ERR-IA, NRBP) "
+    "or not at all",
+]
+
+
+# --------------------------------------------------------------------------- plumbing
+def _relevant_pairs(
+    rows: pl.LazyFrame,
+    f: Features,
+    subtopics: str,
+    rel: float,
+    position: pl.Expr,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The relevant (user, item, subtopic) pairs and the per-user count of bad judgments.
+
+    Pairs: keys, item, ``_POS`` (the item's position in the list, null when not
+    recommended), ``_S``. Bad judgments (a null subtopic or relevance, a subtopic named
+    twice for one item) are counted per user (``__bad``, with an example ``__bad_item``)
+    so that :func:`_finish` raises an error naming the column and the item.
+    """
+    keys, item = f.keys, f.cols.item
+    source = f.column_name(subtopics)
+    dtype = rows.collect_schema()[source]
+    if not isinstance(dtype, pl.List):
+        msg = (
+            f"column {subtopics!r} must hold each item's subtopic judgments as a List of "
+            f"Struct{{subtopic, relevance}} (or a List of subtopic ids), got {dtype}; build "
+            "it with polars_rankeval.join(..., subtopic=...)"
+        )
+        raise TypeError(msg)
+    inner = dtype.inner
+    base = rows.select(*keys, item, position.alias(_POS), pl.col(source).alias(_S))
+    flat = base.filter(pl.col(_S).list.len() > 0).explode(_S)
+    if isinstance(inner, pl.Struct):
+        fields = {fld.name: fld.dtype for fld in inner.fields}
+        if _ID not in fields or _REL not in fields:
+            msg = (
+                f"column {subtopics!r} must hold structs with fields 'subtopic' and "
+                f"'relevance', got {inner}"
+            )
+            raise TypeError(msg)
+        if not (fields[_REL].is_numeric() or fields[_REL] == pl.Boolean):
+            msg = f"field 'relevance' of column {subtopics!r} must be numeric, got {fields[_REL]}"
+            raise TypeError(msg)
+        sid = pl.col(_S).struct.field(_ID)
+        grade = f64(pl.col(_S).struct.field(_REL))
+    else:
+        sid, grade = pl.col(_S), pl.lit(1.0)
+    flat = flat.select(*keys, item, _POS, sid.alias("__sid"), grade.alias("__grade"))
+    wrong = pl.col("__sid").is_null() | pl.col("__grade").is_null() | ~pl.col("__grade").is_finite()
+    twice = pl.len().over([*keys, item, "__sid"]) > 1
+    bad = (
+        flat.filter(wrong | twice)
+        .group_by(keys)
+        .agg(pl.len().cast(pl.Float64).alias("__bad"), pl.col(item).min().alias("__bad_item"))
+    )
+    pairs = flat.filter(~wrong & (pl.col("__grade") >= rel)).select(
+        *keys, item, _POS, pl.col("__sid").alias(_S)
+    )
+    return pairs.unique([*keys, item, _S]), bad
+
+
+def _finish(
+    out: pl.LazyFrame, bad: pl.LazyFrame, keys: list[str], subtopics: str, label: str
+) -> pl.LazyFrame:
+    """The per-user values, or the error for bad judgments (checked per batch)."""
+    checked = out.join(bad, on=keys, how="full", coalesce=True, nulls_equal=True).with_columns(
+        pl.col("__bad").fill_null(0.0)
+    )
+
+    def message(rows: pl.DataFrame) -> str:
+        return (
+            f"column {subtopics!r} has a null (or non-finite) subtopic or relevance, or names "
+            f"one subtopic twice for one item: {label} {examples(rows['__bad_item'])!r}"
+        )
+
+    return fail_if(checked, "__bad", message).filter(pl.col("value").is_not_null()).select(
+        *keys, "value"
+    )
+
+
+def _with_novelty(pairs: pl.LazyFrame, keys: list[str], alpha: float) -> pl.LazyFrame:
+    """Add ``_C``: items relevant to the same subtopic ranked above; ``_G`` its gain."""
+    c = pl.col(_POS).rank("ordinal").over([*keys, _S]).cast(pl.Int64) - 1
+    return pairs.with_columns(c.alias(_C)).with_columns(
+        ((1.0 - alpha) ** f64(pl.col(_C))).alias(_G)
+        if alpha < 1.0
+        else f64(pl.col(_C) == 0).alias(_G)
+    )
+
+
+def _greedy_ideal(
+    pairs: pl.DataFrame, keys: list[str], item: str, alpha: float, depth: int | None
+) -> pl.DataFrame:
+    """The greedy ideal ranking: keys, item, ``_S``, ``_POS`` (1-based), all users at once.
+
+    ``pairs`` holds the relevant (keys, item, ``_S``) pairs. Each step scores every
+    item not yet placed by ``sum_s (1 - alpha)^c(s)`` and places the best one of every
+    user (ties: the larger item id, ndeval's docno rule); a user stops when nothing of
+    positive gain is left, and every user after ``depth`` steps.
+    """
+    decay = 1.0 - alpha
+    remaining = pairs.select(*keys, item, _S)
+    gains = remaining.select(*keys, _S).unique().with_columns(pl.lit(1.0).alias(_G))
+    placed: list[pl.DataFrame] = []
+    step = 0
+    while remaining.height and (depth is None or step < depth):
+        step += 1
+        scored = (
+            remaining.join(gains, on=[*keys, _S], nulls_equal=True)
+            .group_by([*keys, item])
+            .agg(pl.col(_G).sum().alias("__score"))
+        )
+        top = pl.col("__score").max().over(keys)
+        best = (
+            scored.filter((pl.col("__score") >= top * (1.0 - TIE_TOLERANCE)) & (top > 0))
+            .group_by(keys)
+            .agg(pl.col(item).max())
+        )
+        if not best.height:
+            break
+        placed.append(best.with_columns(pl.lit(step, dtype=pl.Int64).alias(_POS)))
+        chosen = remaining.join(best, on=[*keys, item], how="semi", nulls_equal=True)
+        hit = chosen.select(*keys, _S).with_columns(pl.lit(True).alias("__hit"))
+        gains = (
+            gains.join(hit, on=[*keys, _S], how="left", nulls_equal=True)
+            .with_columns(
+                pl.when(pl.col("__hit")).then(pl.col(_G) * decay).otherwise(pl.col(_G))
+            )
+            .drop("__hit")
+        )
+        # Users still going: those whose best gain was positive (all that got a best).
+        remaining = remaining.join(best, on=[*keys, item], how="anti", nulls_equal=True).join(
+            best.select(keys), on=keys, how="semi", nulls_equal=True
+        )
+    if not placed:
+        return pairs.select(*keys, item, _S).head(0).with_columns(
+            pl.lit(None, dtype=pl.Int64).alias(_POS)
+        )
+    order = pl.concat(placed)
+    return pairs.select(*keys, item, _S).join(order, on=[*keys, item], nulls_equal=True)
+
+
+def _ideal(
+    pairs: pl.LazyFrame, keys: list[str], item: str, alpha: float, depth: int | None
+) -> pl.LazyFrame:
+    """The greedy ideal ranking of every user (a batch function: whole users)."""
+    schema = pairs.collect_schema()
+    out_schema = pl.Schema({**{n: schema[n] for n in [*keys, item, _S]}, _POS: pl.Int64})
+
+    def run(df: pl.DataFrame) -> pl.DataFrame:
+        return _greedy_ideal(df, keys, item, alpha, depth).select(out_schema.names())
+
+    return pairs.select(*keys, item, _S).map_batches(run, schema=out_schema, streamable=False)
+
+
+def _per_user(
+    pairs: pl.LazyFrame, keys: list[str], alpha: float, k: int | None, term: pl.Expr
+) -> pl.LazyFrame:
+    """Per user: the sum of ``term`` over the ranked relevant pairs at positions <= k."""
+    ranked = _with_novelty(pairs.filter(pl.col(_POS).is_not_null()), keys, alpha)
+    if k is not None:
+        ranked = ranked.filter(pl.col(_POS) <= k)
+    return ranked.group_by(keys).agg(term.sum().alias("__sum"))
+
+
+def _n_subtopics(pairs: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """N per user: subtopics with at least one relevant judged item."""
+    return pairs.group_by(keys).agg(pl.col(_S).n_unique().cast(pl.Float64).alias("__n"))
+
+
+def _combine(
+    n: pl.LazyFrame, parts: dict[str, pl.LazyFrame], keys: list[str], value: pl.Expr
+) -> pl.LazyFrame:
+    out = n
+    for name, frame in parts.items():
+        out = out.join(
+            frame.rename({"__sum": name}), on=keys, how="left", nulls_equal=True
+        ).with_columns(pl.col(name).fill_null(0.0))
+    return out.select(*keys, value.alias("value"))
+
+
+def _discount(kind: Literal["log", "reciprocal", "geometric"], beta: float = 0.5) -> pl.Expr:
+    pos = f64(pl.col(_POS))
+    if kind == "log":
+        return 1.0 / (pos + 1.0).log(2.0)
+    if kind == "reciprocal":
+        return 1.0 / pos
+    return pl.lit(beta) ** (pos - 1.0) if beta > 0 else f64(pl.col(_POS) == 1)
+
+
+def _ideal_ideal(
+    kind: Literal["log", "reciprocal", "geometric"], alpha: float, k: int, beta: float = 0.5
+) -> float:
+    """``sum_{r<=k} (1 - alpha)^(r-1) * discount(r)``: the ideal-ideal list over N."""
+    total = 0.0
+    for r in range(1, k + 1):
+        disc = {"log": 1.0 / math.log2(r + 1.0), "reciprocal": 1.0 / r}.get(kind)
+        if disc is None:
+            disc = beta ** (r - 1)
+        total += (1.0 - alpha) ** (r - 1) * disc
+    return total
+
+
+def _gain_measure(
+    f: Features,
+    k: int | None,
+    *,
+    subtopics: str,
+    rel: float,
+    alpha: float,
+    normalize: str,
+    kind: Literal["log", "reciprocal", "geometric"],
+    beta: float = 0.5,
+    raw: pl.Expr | None = None,
+) -> FramePlan:
+    """alpha-nDCG, ERR-IA and NRBP: a discounted sum of novelty-discounted gains.
+
+    ``raw`` is the value for ``normalize="raw"`` over ``__run`` (the sum) and ``__n``.
+    """
+    keys, item = f.keys, f.cols.item
+    f.column(subtopics)
+    position = pl.when(f.ret).then(f.o)
+    term = pl.col(_G) * _discount(kind, beta)
+    depth: int | None = k
+    if normalize == "ideal" and k is None and kind == "geometric":
+        depth = 1 if beta == 0 else max(1, math.ceil(math.log(NRBP_PRECISION) / math.log(beta)))
+    if normalize == "ideal_ideal" and k is None and kind != "geometric":
+        msg = "normalize='ideal_ideal' needs a cutoff @k (the ideal-ideal list holds k items)"
+        raise ValueError(msg)
+    label = f.label(item)
+    whole = _ideal_ideal(kind, alpha, k, beta) if k is not None else 1.0
+
+    def build(rows: pl.LazyFrame) -> pl.LazyFrame:
+        pairs, bad = _relevant_pairs(rows, f, subtopics, rel, position)
+        pairs = pairs.cache()
+        n = _n_subtopics(pairs, keys)
+        run = _per_user(pairs, keys, alpha, k, term)
+        parts = {"__run": run}
+        if normalize == "ideal":
+            ideal = _per_user(_ideal(pairs, keys, item, alpha, depth), keys, alpha, k, term)
+            parts["__ideal"] = ideal
+            value = (
+                pl.when(pl.col("__ideal") > 0)
+                .then(pl.col("__run") / pl.col("__ideal"))
+                .otherwise(0.0)
+            )
+        elif normalize == "ideal_ideal":
+            if kind == "geometric":
+                value = pl.col("__run") * (1.0 - (1.0 - alpha) * beta) / pl.col("__n")
+            else:
+                value = pl.col("__run") / (pl.col("__n") * whole)
+        else:
+            value = pl.col("__run") if raw is None else raw
+        return _finish(_combine(n, parts, keys, value), bad, keys, subtopics, label)
+
+    return FramePlan(build)
+
+
+def _set_measure(
+    f: Features,
+    k: int | None,
+    *,
+    subtopics: str,
+    rel: float,
+    value_of: str,
+) -> FramePlan:
+    """S-recall, P-IA and MAP-IA: counts of relevant pairs, no greedy ideal."""
+    keys, item = f.keys, f.cols.item
+    f.column(subtopics)
+    position = pl.when(f.ret).then(f.o)
+    n_ret = f64(f.ret).sum()
+    label = f.label(item)
+
+    def build(rows: pl.LazyFrame) -> pl.LazyFrame:
+        pairs, bad = _relevant_pairs(rows, f, subtopics, rel, position)
+        pairs = pairs.cache()
+        n = _n_subtopics(pairs, keys)
+        ranked = pairs.filter(pl.col(_POS).is_not_null())
+        if k is not None:
+            ranked = ranked.filter(pl.col(_POS) <= k)
+        if value_of == "s_recall":
+            run = ranked.group_by(keys).agg(f64(pl.col(_S).n_unique()).alias("__sum"))
+            return _finish(
+                _combine(n, {"__run": run}, keys, pl.col("__run") / pl.col("__n")),
+                bad, keys, subtopics, label,
+            )
+        if value_of == "precision_ia":
+            run = ranked.group_by(keys).agg(f64(pl.len()).alias("__sum"))
+            if k is not None:
+                size: pl.LazyFrame | None = None
+                den = pl.col("__n") * float(k)
+            else:
+                size = rows.group_by(keys).agg(n_ret.alias("__sum"))
+                den = pl.col("__n") * pl.col("__size")
+            parts = {"__run": run} if size is None else {"__run": run, "__size": size}
+            value = pl.when(den > 0).then(pl.col("__run") / den).otherwise(0.0)
+            return _finish(_combine(n, parts, keys, value), bad, keys, subtopics, label)
+        # map_ia: per subtopic, sum of precision at the ranks of its relevant items.
+        per_s = pairs.group_by([*keys, _S]).agg(f64(pl.len()).alias("__nrel"))
+        c = pl.col(_POS).rank("ordinal").over([*keys, _S])
+        prec = ranked.with_columns((f64(c) / f64(pl.col(_POS))).alias("__p"))
+        ap = (
+            per_s.join(
+                prec.group_by([*keys, _S]).agg(pl.col("__p").sum()),
+                on=[*keys, _S], how="left", nulls_equal=True,
+            )
+            .group_by(keys)
+            .agg((pl.col("__p").fill_null(0.0) / pl.col("__nrel")).sum().alias("__sum"))
+        )
+        value = pl.col("__run") / pl.col("__n")
+        return _finish(_combine(n, {"__run": ap}, keys, value), bad, keys, subtopics, label)
+
+    return FramePlan(build)
+
+
+_COMMON = (
+    " The subtopics column (List of Struct{subtopic, relevance}, default 'subtopics') "
+    "holds each item's judgments; a pair counts when its relevance >= rel; N = the "
+    "user's subtopics with a relevant judged item (ndeval's intent probabilities 1/N). "
+    "Null when N = 0. Deterministic tie policies only."
+)
+
+
+@register(
+    "alpha_ndcg",
+    defined="truth",
+    family="intent",
+    ties_require=("deterministic",),
+    summary="Novelty-discounted DCG over subtopics (Clarke et al. 2008), normalised.",
+    definition=(
+        "sum_{r<=k} g(r) / log2(r + 1), g(r) = sum_s J(r, s) (1 - alpha)^c(s, r), c the "
+        "items relevant to s above rank r; divided by the same sum of the greedy ideal "
+        "ranking (normalize=ideal: ndeval alpha-nDCG@k; ties in the greedy go to the "
+        "larger item id), by sum_{r<=k} N (1 - alpha)^(r-1) / log2(r + 1) "
+        "(normalize=ideal_ideal: ndeval alpha-DCG@k) or raw (normalize=raw)." + _COMMON
+    ),
+)
+def _alpha_ndcg(
+    f: Features,
+    k: int | None,
+    *,
+    alpha: Alpha = 0.5,
+    normalize: Normalize = "ideal",
+    rel: Rel = 1.0,
+    subtopics: Subtopics = "subtopics",
+) -> FramePlan:
+    return _gain_measure(
+        f, k, subtopics=subtopics, rel=rel, alpha=alpha, normalize=normalize, kind="log"
+    )
+
+
+@register(
+    "err_ia",
+    defined="truth",
+    family="intent",
+    ties_require=("deterministic",),
+    summary="Intent-aware expected reciprocal rank (Chapelle et al. 2011), as ndeval.",
+    definition=(
+        "sum_{r<=k} g(r) / r with g as in alpha_ndcg (alpha: the stop probability of a "
+        "relevant item), divided by sum_{r<=k} N (1 - alpha)^(r-1) / r (normalize="
+        "ideal_ideal: ndeval ERR-IA@k), by the same sum of the greedy ideal ranking "
+        "(normalize=ideal: ndeval nERR-IA@k), or alpha / N times it (normalize=raw: "
+        "the mean over the N intents of ERR with stop probability alpha)." + _COMMON
+    ),
+)
+def _err_ia(
+    f: Features,
+    k: int | None,
+    *,
+    alpha: Alpha = 0.5,
+    normalize: Normalize = "ideal_ideal",
+    rel: Rel = 1.0,
+    subtopics: Subtopics = "subtopics",
+) -> FramePlan:
+    raw = pl.col("__run") * alpha / pl.col("__n")
+    return _gain_measure(
+        f, k, subtopics=subtopics, rel=rel, alpha=alpha, normalize=normalize,
+        kind="reciprocal", raw=raw,
+    )
+
+
+@register(
+    "nrbp",
+    defined="truth",
+    family="intent",
+    ties_require=("deterministic",),
+    summary="Novelty- and rank-biased precision (Clarke et al. 2009), as ndeval.",
+    definition=(
+        "(1 - (1 - alpha) beta) / N * sum_r beta^(r-1) g(r) with g as in alpha_ndcg, "
+        "over the whole list or its top k (normalize=ideal_ideal: ndeval NRBP); divided "
+        "by the same sum of the greedy ideal ranking (normalize=ideal: ndeval nNRBP; the "
+        "ideal is built until beta^(r-1) < 1e-17), or the sum itself (normalize=raw)."
+        + _COMMON
+    ),
+)
+def _nrbp(
+    f: Features,
+    k: int | None,
+    *,
+    alpha: Alpha = 0.5,
+    beta: Beta = 0.5,
+    normalize: Normalize = "ideal_ideal",
+    rel: Rel = 1.0,
+    subtopics: Subtopics = "subtopics",
+) -> FramePlan:
+    return _gain_measure(
+        f, k, subtopics=subtopics, rel=rel, alpha=alpha, normalize=normalize,
+        kind="geometric", beta=beta,
+    )
+
+
+@register(
+    "s_recall",
+    aliases=("strec", "subtopic_recall"),
+    defined="truth",
+    family="intent",
+    ties_require=("deterministic",),
+    summary="Subtopic recall: share of the subtopics covered by the top k (Zhai et al. 2003).",
+    definition=(
+        "#subtopics with a relevant item in the top k / N (ndeval strec@k)." + _COMMON
+    ),
+)
+def _s_recall(
+    f: Features, k: int | None, *, rel: Rel = 1.0, subtopics: Subtopics = "subtopics"
+) -> FramePlan:
+    return _set_measure(f, k, subtopics=subtopics, rel=rel, value_of="s_recall")
+
+
+@register(
+    "precision_ia",
+    aliases=("p_ia",),
+    defined="truth",
+    family="intent",
+    ties_require=("deterministic",),
+    summary="Intent-aware precision (Agrawal et al. 2009), as ndeval's P-IA@k.",
+    definition=(
+        "#relevant (item, subtopic) pairs in the top k / (k N), a list shorter than k "
+        "padded with non-relevant items (ndeval P-IA@k); without @k / (#recommended N)."
+        + _COMMON
+    ),
+)
+def _precision_ia(
+    f: Features, k: int | None, *, rel: Rel = 1.0, subtopics: Subtopics = "subtopics"
+) -> FramePlan:
+    return _set_measure(f, k, subtopics=subtopics, rel=rel, value_of="precision_ia")
+
+
+@register(
+    "map_ia",
+    defined="truth",
+    family="intent",
+    ties_require=("deterministic",),
+    summary="Intent-aware mean average precision, as ndeval's MAP-IA.",
+    definition=(
+        "mean over the N subtopics of AP_s = sum over the ranks r <= k of the items "
+        "relevant to s of (#items relevant to s in ranks 1..r) / r, divided by the "
+        "#judged items relevant to s (ndeval MAP-IA, without @k)." + _COMMON
+    ),
+)
+def _map_ia(
+    f: Features, k: int | None, *, rel: Rel = 1.0, subtopics: Subtopics = "subtopics"
+) -> FramePlan:
+    return _set_measure(f, k, subtopics=subtopics, rel=rel, value_of="map_ia")
