@@ -90,8 +90,10 @@ _SCANNERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
     ".jsonl": pl.scan_ndjson,
 }
 # TREC files: a run (qid Q0 docno rank score tag) or qrels (qid iter docno rel).
-_TREC_SUFFIXES = {".run": "trec-run", ".qrels": "trec-qrels"}
-INPUT_FORMATS: tuple[str, ...] = ("parquet", "csv", "tsv", "ndjson", "trec-run", "trec-qrels")
+_TREC_SUFFIXES = {".run": "trec-run", ".qrels": "trec-qrels", ".div": "trec-div-qrels"}
+INPUT_FORMATS: tuple[str, ...] = (
+    "parquet", "csv", "tsv", "ndjson", "trec-run", "trec-qrels", "trec-div-qrels",
+)  # fmt: skip
 _TEXT_SUFFIXES = (".csv", ".tsv", ".tab")
 _FORMAT_SUFFIX = {"parquet": ".parquet", "csv": ".csv", "tsv": ".tsv", "ndjson": ".ndjson"}
 
@@ -244,6 +246,16 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "relevance column of the truth (default: relevance; a truth without that "
             "column marks every row relevant); a column named here must exist"
+        ),
+    )
+    ev.add_argument(
+        "--subtopic",
+        default=None,
+        metavar="COL",
+        help=(
+            "subtopic (intent) column of --truth, one row per (user, item, subtopic), for "
+            "alpha_ndcg, err_ia, nrbp, s_recall, precision_ia and map_ia (default: "
+            "subtopic for TREC diversity qrels, --truth-format trec-div-qrels or a .div file)"
         ),
     )
     ev.add_argument(
@@ -477,6 +489,10 @@ def read_table(path: Path, fmt: str | None = None, *, text_ids: Sequence[str] = 
         from polars_rankeval.trec import scan_qrels
 
         return scan_qrels(path).select("user", "item", "relevance")
+    if kind == "trec-div-qrels":
+        from polars_rankeval.trec import scan_diversity_qrels
+
+        return scan_diversity_qrels(path)
     suffix = _FORMAT_SUFFIX[kind] if kind else path.suffix.lower()
     if text_ids and suffix in _TEXT_SUFFIXES:
         overrides = dict.fromkeys(text_ids, pl.String)
@@ -639,8 +655,16 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         raise UsageError(msg)
     recs, by = read_recs(args)
     truth = read_table(args.truth, args.truth_format, text_ids=_text_ids(args))
+    subtopic = args.subtopic
+    diversity = (args.truth_format or _TREC_SUFFIXES.get(args.truth.suffix.lower())) == (
+        "trec-div-qrels"
+    )
+    if subtopic is None and diversity:
+        subtopic = "subtopic"
     try:
-        joined = join(recs, truth, **_column_options(args), by=by, check_overlap=True)
+        joined = join(
+            recs, truth, **_column_options(args), by=by, check_overlap=True, subtopic=subtopic
+        )
     except TypeError as exc:
         if _text_ids(args) or "has dtype" not in str(exc):
             raise

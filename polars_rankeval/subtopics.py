@@ -83,8 +83,9 @@ def group_subtopics(
     grouped = lf.group_by(user, item).agg(
         grade.max().alias(rel_col),
         pair.sort_by(pl.col(subtopic)).alias(output),
-        (pl.col(subtopic).null_count() + pl.len() - pl.col(subtopic).drop_nulls().n_unique())
-        .alias("__prk_bad"),
+        (pl.col(subtopic).null_count() + pl.len() - pl.col(subtopic).drop_nulls().n_unique()).alias(
+            "__prk_bad"
+        ),
     )
 
     def message(bad: pl.DataFrame) -> str:

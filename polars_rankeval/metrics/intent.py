@@ -83,6 +83,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._features import Features
@@ -96,6 +97,8 @@ TIE_TOLERANCE = 1e-12
 """Relative difference under which two greedy gains count as tied."""
 NRBP_PRECISION = 1e-17
 """The ideal ranking of ``nrbp`` stops where ``beta^(r-1)`` falls below this."""
+MAX_IDEAL_DEPTH = 10_000_000
+"""The longest ideal-ideal list summed (alpha_ndcg without a cutoff, alpha near 0)."""
 
 Subtopics = Annotated[
     str,
@@ -185,8 +188,10 @@ def _finish(
             f"one subtopic twice for one item: {label} {examples(rows['__bad_item'])!r}"
         )
 
-    return fail_if(checked, "__bad", message).filter(pl.col("value").is_not_null()).select(
-        *keys, "value"
+    return (
+        fail_if(checked, "__bad", message)
+        .filter(pl.col("value").is_not_null())
+        .select(*keys, "value")
     )
 
 
@@ -235,9 +240,7 @@ def _greedy_ideal(
         hit = chosen.select(*keys, _S).with_columns(pl.lit(True).alias("__hit"))
         gains = (
             gains.join(hit, on=[*keys, _S], how="left", nulls_equal=True)
-            .with_columns(
-                pl.when(pl.col("__hit")).then(pl.col(_G) * decay).otherwise(pl.col(_G))
-            )
+            .with_columns(pl.when(pl.col("__hit")).then(pl.col(_G) * decay).otherwise(pl.col(_G)))
             .drop("__hit")
         )
         # Users still going: those whose best gain was positive (all that got a best).
@@ -245,8 +248,10 @@ def _greedy_ideal(
             best.select(keys), on=keys, how="semi", nulls_equal=True
         )
     if not placed:
-        return pairs.select(*keys, item, _S).head(0).with_columns(
-            pl.lit(None, dtype=pl.Int64).alias(_POS)
+        return (
+            pairs.select(*keys, item, _S)
+            .head(0)
+            .with_columns(pl.lit(None, dtype=pl.Int64).alias(_POS))
         )
     order = pl.concat(placed)
     return pairs.select(*keys, item, _S).join(order, on=[*keys, item], nulls_equal=True)
@@ -257,7 +262,9 @@ def _ideal(
 ) -> pl.LazyFrame:
     """The greedy ideal ranking of every user (a batch function: whole users)."""
     schema = pairs.collect_schema()
-    out_schema = pl.Schema({**{n: schema[n] for n in [*keys, item, _S]}, _POS: pl.Int64})
+    fields: dict[str, pl.DataType] = {n: schema[n] for n in [*keys, item, _S]}
+    fields[_POS] = pl.Int64()
+    out_schema = pl.Schema(fields)
 
     def run(df: pl.DataFrame) -> pl.DataFrame:
         return _greedy_ideal(df, keys, item, alpha, depth).select(out_schema.names())
@@ -301,16 +308,38 @@ def _discount(kind: Literal["log", "reciprocal", "geometric"], beta: float = 0.5
 
 
 def _ideal_ideal(
-    kind: Literal["log", "reciprocal", "geometric"], alpha: float, k: int, beta: float = 0.5
+    kind: Literal["log", "reciprocal", "geometric"], alpha: float, k: int | None, beta: float
 ) -> float:
-    """``sum_{r<=k} (1 - alpha)^(r-1) * discount(r)``: the ideal-ideal list over N."""
-    total = 0.0
-    for r in range(1, k + 1):
-        disc = {"log": 1.0 / math.log2(r + 1.0), "reciprocal": 1.0 / r}.get(kind)
-        if disc is None:
-            disc = beta ** (r - 1)
-        total += (1.0 - alpha) ** (r - 1) * disc
-    return total
+    """``sum_{r<=k} (1 - alpha)^(r-1) * discount(r)``: the ideal-ideal list over N.
+
+    Without a cutoff the list is endless: the limit of the series (``-ln(alpha) /
+    (1 - alpha)`` for the reciprocal discount; the log discount summed until
+    ``(1 - alpha)^(r-1)`` falls below 1e-17), which needs ``alpha > 0``.
+    """
+    x = 1.0 - alpha
+    if k is None:
+        if alpha <= 0.0:
+            msg = (
+                "normalize='ideal_ideal' without a cutoff @k needs alpha > 0 (the endless "
+                "ideal-ideal list of alpha = 0 has an infinite sum)"
+            )
+            raise ValueError(msg)
+        if kind == "reciprocal":
+            return 1.0 if x == 0.0 else -math.log(alpha) / x
+        k = 1 if x == 0.0 else max(1, math.ceil(1 + math.log(NRBP_PRECISION) / math.log(x)))
+        if k > MAX_IDEAL_DEPTH:
+            msg = (
+                f"normalize='ideal_ideal' without a cutoff @k needs alpha >= "
+                f"{-math.log(NRBP_PRECISION) / MAX_IDEAL_DEPTH:.1e}, got {alpha!r}; give a cutoff"
+            )
+            raise ValueError(msg)
+    r = np.arange(1, k + 1, dtype=np.float64)
+    disc = (
+        1.0 / np.log2(r + 1.0)
+        if kind == "log"
+        else (1.0 / r if kind == "reciprocal" else beta ** (r - 1.0))
+    )
+    return math.fsum((x ** (r - 1.0) * disc).tolist())
 
 
 def _gain_measure(
@@ -336,11 +365,10 @@ def _gain_measure(
     depth: int | None = k
     if normalize == "ideal" and k is None and kind == "geometric":
         depth = 1 if beta == 0 else max(1, math.ceil(math.log(NRBP_PRECISION) / math.log(beta)))
-    if normalize == "ideal_ideal" and k is None and kind != "geometric":
-        msg = "normalize='ideal_ideal' needs a cutoff @k (the ideal-ideal list holds k items)"
-        raise ValueError(msg)
     label = f.label(item)
-    whole = _ideal_ideal(kind, alpha, k, beta) if k is not None else 1.0
+    whole = 1.0
+    if normalize == "ideal_ideal" and kind != "geometric":
+        whole = _ideal_ideal(kind, alpha, k, beta)
 
     def build(rows: pl.LazyFrame) -> pl.LazyFrame:
         pairs, bad = _relevant_pairs(rows, f, subtopics, rel, position)
@@ -394,7 +422,10 @@ def _set_measure(
             run = ranked.group_by(keys).agg(f64(pl.col(_S).n_unique()).alias("__sum"))
             return _finish(
                 _combine(n, {"__run": run}, keys, pl.col("__run") / pl.col("__n")),
-                bad, keys, subtopics, label,
+                bad,
+                keys,
+                subtopics,
+                label,
             )
         if value_of == "precision_ia":
             run = ranked.group_by(keys).agg(f64(pl.len()).alias("__sum"))
@@ -414,7 +445,9 @@ def _set_measure(
         ap = (
             per_s.join(
                 prec.group_by([*keys, _S]).agg(pl.col("__p").sum()),
-                on=[*keys, _S], how="left", nulls_equal=True,
+                on=[*keys, _S],
+                how="left",
+                nulls_equal=True,
             )
             .group_by(keys)
             .agg((pl.col("__p").fill_null(0.0) / pl.col("__nrel")).sum().alias("__sum"))
@@ -486,8 +519,14 @@ def _err_ia(
 ) -> FramePlan:
     raw = pl.col("__run") * alpha / pl.col("__n")
     return _gain_measure(
-        f, k, subtopics=subtopics, rel=rel, alpha=alpha, normalize=normalize,
-        kind="reciprocal", raw=raw,
+        f,
+        k,
+        subtopics=subtopics,
+        rel=rel,
+        alpha=alpha,
+        normalize=normalize,
+        kind="reciprocal",
+        raw=raw,
     )
 
 
@@ -501,8 +540,7 @@ def _err_ia(
         "(1 - (1 - alpha) beta) / N * sum_r beta^(r-1) g(r) with g as in alpha_ndcg, "
         "over the whole list or its top k (normalize=ideal_ideal: ndeval NRBP); divided "
         "by the same sum of the greedy ideal ranking (normalize=ideal: ndeval nNRBP; the "
-        "ideal is built until beta^(r-1) < 1e-17), or the sum itself (normalize=raw)."
-        + _COMMON
+        "ideal is built until beta^(r-1) < 1e-17), or the sum itself (normalize=raw)." + _COMMON
     ),
 )
 def _nrbp(
@@ -516,8 +554,14 @@ def _nrbp(
     subtopics: Subtopics = "subtopics",
 ) -> FramePlan:
     return _gain_measure(
-        f, k, subtopics=subtopics, rel=rel, alpha=alpha, normalize=normalize,
-        kind="geometric", beta=beta,
+        f,
+        k,
+        subtopics=subtopics,
+        rel=rel,
+        alpha=alpha,
+        normalize=normalize,
+        kind="geometric",
+        beta=beta,
     )
 
 
@@ -528,9 +572,7 @@ def _nrbp(
     family="intent",
     ties_require=("deterministic",),
     summary="Subtopic recall: share of the subtopics covered by the top k (Zhai et al. 2003).",
-    definition=(
-        "#subtopics with a relevant item in the top k / N (ndeval strec@k)." + _COMMON
-    ),
+    definition=("#subtopics with a relevant item in the top k / N (ndeval strec@k)." + _COMMON),
 )
 def _s_recall(
     f: Features, k: int | None, *, rel: Rel = 1.0, subtopics: Subtopics = "subtopics"
@@ -547,8 +589,7 @@ def _s_recall(
     summary="Intent-aware precision (Agrawal et al. 2009), as ndeval's P-IA@k.",
     definition=(
         "#relevant (item, subtopic) pairs in the top k / (k N), a list shorter than k "
-        "padded with non-relevant items (ndeval P-IA@k); without @k / (#recommended N)."
-        + _COMMON
+        "padded with non-relevant items (ndeval P-IA@k); without @k / (#recommended N)." + _COMMON
     ),
 )
 def _precision_ia(
