@@ -81,7 +81,9 @@ True
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+import weakref
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
 
 import numpy as np
 import polars as pl
@@ -91,6 +93,7 @@ from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import Rel, f64
 from polars_rankeval.registry import FramePlan, Interval, register
 
+T = TypeVar("T")
 _S, _POS, _C, _G = "__prk_ia_s", "__prk_ia_pos", "__prk_ia_c", "__prk_ia_g"
 _ID, _REL = "subtopic", "relevance"
 TIE_TOLERANCE = 1e-12
@@ -195,6 +198,18 @@ def _finish(
     )
 
 
+def _pairs_of(
+    f: Features, rows: pl.LazyFrame, subtopics: str, rel: float, position: pl.Expr
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """:func:`_relevant_pairs`, planned once per call and cached (see :func:`_shared`)."""
+
+    def make() -> tuple[pl.LazyFrame, pl.LazyFrame]:
+        pairs, bad = _relevant_pairs(rows, f, subtopics, rel, position)
+        return pairs.cache(), bad.cache()
+
+    return _shared(f, rows, ("pairs", subtopics, rel), make)
+
+
 def _with_novelty(pairs: pl.LazyFrame, keys: list[str], alpha: float) -> pl.LazyFrame:
     """Add ``_C``: items relevant to the same subtopic ranked above; ``_G`` its gain."""
     c = pl.col(_POS).rank("ordinal").over([*keys, _S]).cast(pl.Int64) - 1
@@ -258,28 +273,68 @@ def _greedy_ideal(
 
 
 def _ideal(
-    pairs: pl.LazyFrame, keys: list[str], item: str, alpha: float, depth: int | None
+    pairs: pl.LazyFrame, keys: list[str], item: str, alpha: float, depth: list[int | None]
 ) -> pl.LazyFrame:
-    """The greedy ideal ranking of every user (a batch function: whole users)."""
+    """The greedy ideal ranking of every user (a batch function: whole users).
+
+    ``depth`` is a one-element box read when the plan runs: the metrics of one call
+    sharing this ideal raise it to the deepest cutoff any of them needs (the greedy
+    ranking to depth d starts with the one to any smaller depth).
+    """
     schema = pairs.collect_schema()
     fields: dict[str, pl.DataType] = {n: schema[n] for n in [*keys, item, _S]}
     fields[_POS] = pl.Int64()
     out_schema = pl.Schema(fields)
 
     def run(df: pl.DataFrame) -> pl.DataFrame:
-        return _greedy_ideal(df, keys, item, alpha, depth).select(out_schema.names())
+        return _greedy_ideal(df, keys, item, alpha, depth[0]).select(out_schema.names())
 
-    return pairs.select(*keys, item, _S).map_batches(run, schema=out_schema, streamable=False)
+    out = pairs.select(*keys, item, _S).map_batches(run, schema=out_schema, streamable=False)
+    return out.cache()
 
 
-def _per_user(
-    pairs: pl.LazyFrame, keys: list[str], alpha: float, k: int | None, term: pl.Expr
-) -> pl.LazyFrame:
+def _shared(f: Features, rows: pl.LazyFrame, key: tuple[object, ...], make: Callable[[], T]) -> T:
+    """One value per (rows, key) for all the intent metrics of one ``evaluate`` call.
+
+    The metrics of a call get the same :class:`Features` and build on the same rows
+    (per bucket): the subtopic pairs and each greedy ideal are planned once and
+    cached, however many measures and cutoffs read them.
+    """
+    store: dict[tuple[object, ...], tuple[weakref.ref[pl.LazyFrame], Any]]
+    store = f.__dict__.setdefault("_prk_intent_shared", {})
+    for dead in [k for k, (ref, _) in store.items() if ref() is None]:
+        del store[dead]
+    entry = store.get((id(rows), key))
+    if entry is not None and entry[0]() is rows:
+        return entry[1]  # type: ignore[no-any-return]
+    value = make()
+    store[(id(rows), key)] = (weakref.ref(rows), value)
+    return value
+
+
+def _deeper(box: list[int | None], depth: int | None) -> None:
+    """Raise the depth of a shared ideal to ``depth`` (``None``: unbounded)."""
+    box[0] = None if box[0] is None or depth is None else max(box[0], depth)
+
+
+def _per_user(ranked: pl.LazyFrame, keys: list[str], k: int | None, term: pl.Expr) -> pl.LazyFrame:
     """Per user: the sum of ``term`` over the ranked relevant pairs at positions <= k."""
-    ranked = _with_novelty(pairs.filter(pl.col(_POS).is_not_null()), keys, alpha)
     if k is not None:
         ranked = ranked.filter(pl.col(_POS) <= k)
     return ranked.group_by(keys).agg(term.sum().alias("__sum"))
+
+
+def _novelty_of(
+    f: Features, rows: pl.LazyFrame, key: tuple[object, ...], pairs: pl.LazyFrame, alpha: float
+) -> pl.LazyFrame:
+    """The ranked pairs with their novelty discount, planned once per call (cached)."""
+    keys = f.keys
+
+    def make() -> pl.LazyFrame:
+        ranked = pairs.filter(pl.col(_POS).is_not_null())
+        return _with_novelty(ranked, keys, alpha).cache()
+
+    return _shared(f, rows, ("novelty", *key, alpha), make)
 
 
 def _n_subtopics(pairs: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
@@ -371,13 +426,21 @@ def _gain_measure(
         whole = _ideal_ideal(kind, alpha, k, beta)
 
     def build(rows: pl.LazyFrame) -> pl.LazyFrame:
-        pairs, bad = _relevant_pairs(rows, f, subtopics, rel, position)
-        pairs = pairs.cache()
+        pairs, bad = _pairs_of(f, rows, subtopics, rel, position)
         n = _n_subtopics(pairs, keys)
-        run = _per_user(pairs, keys, alpha, k, term)
+        run = _per_user(_novelty_of(f, rows, ("run", subtopics, rel), pairs, alpha), keys, k, term)
         parts = {"__run": run}
         if normalize == "ideal":
-            ideal = _per_user(_ideal(pairs, keys, item, alpha, depth), keys, alpha, k, term)
+            box: list[int | None]
+            ideal_rows, box = _shared(
+                f,
+                rows,
+                ("ideal", subtopics, rel, alpha),
+                lambda: (lambda b: (_ideal(pairs, keys, item, alpha, b), b))([depth]),
+            )
+            _deeper(box, depth)
+            ranked = _novelty_of(f, rows, ("ideal", subtopics, rel), ideal_rows, alpha)
+            ideal = _per_user(ranked, keys, k, term)
             parts["__ideal"] = ideal
             value = (
                 pl.when(pl.col("__ideal") > 0)
@@ -412,8 +475,7 @@ def _set_measure(
     label = f.label(item)
 
     def build(rows: pl.LazyFrame) -> pl.LazyFrame:
-        pairs, bad = _relevant_pairs(rows, f, subtopics, rel, position)
-        pairs = pairs.cache()
+        pairs, bad = _pairs_of(f, rows, subtopics, rel, position)
         n = _n_subtopics(pairs, keys)
         ranked = pairs.filter(pl.col(_POS).is_not_null())
         if k is not None:
