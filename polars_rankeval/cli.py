@@ -377,6 +377,15 @@ def _add_compare(sub: Any) -> None:
         "extension); repeatable, with --qrels",
     )
     cp.add_argument("--qrels", type=Path, metavar="PATH", help="TREC qrels for --run")
+    cp.add_argument(
+        "--subtopic",
+        default=None,
+        metavar="COL",
+        help=(
+            "subtopic column of --truth for the intent-aware metrics (default: subtopic "
+            "for TREC diversity qrels: a .div --truth or --qrels file)"
+        ),
+    )
     cp.add_argument("--by", default="system", metavar="COL", help="system column (default: system)")
     cp.add_argument("--baseline", metavar="NAME", help="compare every system with this one")
     cp.add_argument("--test", choices=TESTS, default="randomization", help="default: randomization")
@@ -1052,7 +1061,14 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
             msg = "--recs and --truth must be given together"
             raise UsageError(msg)
         # join's rule for the ids (as in evaluate): no silent cast of integers to text.
-        joined = join(read_table(args.recs), read_table(args.truth), by=args.by, check_overlap=True)
+        diversity = _TREC_SUFFIXES.get(args.truth.suffix.lower()) == "trec-div-qrels"
+        joined = join(
+            read_table(args.recs),
+            read_table(args.truth),
+            by=args.by,
+            check_overlap=True,
+            subtopic=args.subtopic or ("subtopic" if diversity else None),
+        )
         assert isinstance(joined, pl.LazyFrame)
         return joined
     if args.runs:
@@ -1081,8 +1097,14 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
         if not args.qrels.is_file():
             msg = f"no such file: {str(args.qrels)!r}"
             raise FileNotFoundError(msg)
-        qrels = scan_qrels(args.qrels).select("user", "item", "relevance")
-        joined = join(pl.concat(parts), qrels, by=args.by)
+        if args.subtopic is not None or args.qrels.suffix.lower() == ".div":
+            from polars_rankeval.trec import scan_diversity_qrels
+
+            div = scan_diversity_qrels(args.qrels)
+            joined = join(pl.concat(parts), div, by=args.by, subtopic="subtopic")
+        else:
+            qrels = scan_qrels(args.qrels).select("user", "item", "relevance")
+            joined = join(pl.concat(parts), qrels, by=args.by)
         assert isinstance(joined, pl.LazyFrame)
         return joined
     if args.qrels is not None:

@@ -335,10 +335,10 @@ def test_buckets_by_groups_and_compare() -> None:
     )
     pytest.importorskip("scipy")
     result = prk.compare(long, ["alpha_ndcg@5"], baseline="a", ties="item_desc", test="t")
-    assert (
-        result["diff"].item()
-        == pytest.approx(mem["alpha_ndcg@5"][1] - mem["alpha_ndcg@5"][0], abs=1e-12)
-        or result["n_users"].item() < mem["n_users"][0]
+    # Defined for the same users in both systems (it depends on the truth only).
+    assert result["n_users"].item() == mem["n_users(alpha_ndcg@5)"][0]
+    assert result["diff"].item() == pytest.approx(
+        mem["alpha_ndcg@5"][1] - mem["alpha_ndcg@5"][0], abs=1e-12
     )
 
 
@@ -422,3 +422,30 @@ def test_diversity_qrels_reader_and_command_line(
                  "--id-type", "string"])  # fmt: skip
     assert code == 0
     assert capsys.readouterr().out.splitlines()[1].startswith("0.66666")
+
+
+def test_compare_command_line_with_diversity_qrels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run, qrels = _random_truth(3, n_users=12)
+    qrels_path = tmp_path / "topics.div"
+    qrels_path.write_text("".join(f"{u} {s} {d} {r}\n" for u, s, d, r in qrels.iter_rows()))
+    paths = []
+    for name, sign in (("up", 1.0), ("down", -1.0)):
+        path = tmp_path / f"{name}.run"
+        lines = [f"{u} Q0 {d} 0 {sign * x} t\n" for u, d, x in run.iter_rows()]
+        path.write_text("".join(lines))
+        paths += ["--run", str(path)]
+    code = main(["compare", "--qrels", str(qrels_path), *paths, "-m", "alpha_ndcg@5",
+                 "--ties", "item_desc", "--baseline", "up", "--test", "t",
+                 "--format", "csv"])  # fmt: skip
+    assert code == 0
+    out = pl.read_csv(capsys.readouterr().out.encode())
+    long = prk.join(
+        pl.concat([run.with_columns(system=pl.lit("up")),
+                   run.with_columns(system=pl.lit("down"), score=-pl.col("score"))]),
+        qrels, subtopic="subtopic", by="system", check_overlap=False,
+    )  # fmt: skip
+    want = prk.compare(long, ["alpha_ndcg@5"], baseline="up", ties="item_desc", test="t")
+    assert out["diff"].item() == pytest.approx(want["diff"].item(), abs=1e-12)
+    assert out["n_users"].item() == want["n_users"].item() > 5
