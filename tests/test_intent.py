@@ -268,6 +268,20 @@ def _greedy_positions(qrels: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=["user", "item", "score"], orient="row")
 
 
+def test_greedy_ideal_in_small_blocks_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Users are processed in blocks of GREEDY_BLOCK array elements: blocks of 1-2 users.
+    from polars_rankeval.metrics import intent
+
+    run, qrels = _random_truth(21, n_users=12)
+    long = prk.join(run, qrels, subtopic="subtopic", check_overlap=False)
+    metrics = ["alpha_ndcg@3", "alpha_ndcg", "nrbp(normalize=ideal)"]
+    whole = prk.evaluate(long, metrics, ties="item_asc", per_user=True)
+    monkeypatch.setattr(intent, "GREEDY_BLOCK", 40)
+    blocks = prk.evaluate(long, metrics, ties="item_asc", per_user=True)
+    assert_frame_equal(whole, blocks)
+    assert whole["alpha_ndcg@3"].drop_nulls().len() > 6
+
+
 # --------------------------------------------------------------------------- reference
 NDEVAL = {
     "alpha_ndcg@{k}": "alpha-nDCG@{k}",

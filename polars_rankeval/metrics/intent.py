@@ -41,8 +41,12 @@ the standard greedy approximation: rank by rank, take the judged item of highest
 ``sum_s J(d, s) (1 - alpha)^c(s)`` given the items already placed, ties going to the
 larger item id (ndeval compares docnos with ``strcmp``; gains within 1e-12 of each
 other count as tied). It is built for every user at once, one vectorised step per
-rank (as deep as the cutoff; without a cutoff as deep as the user's relevant items,
-for ``nrbp`` until ``beta^(r-1)`` falls below 1e-17).
+rank: users of similar size (items and subtopics rounded up to powers of two) share a
+dense (users x items x subtopics) 0/1 array (numpy, in blocks of
+:data:`GREEDY_BLOCK` elements), and a step is its product with the users' current
+subtopic gains. It goes as deep as the deepest cutoff the call requests (without a
+cutoff as deep as the user's relevant items; for ``nrbp`` until ``beta^(r-1)`` falls
+below 1e-17).
 
 **Undefined** (null) when the user has no relevant subtopic (N = 0), whatever was
 recommended; ndeval reports 0 for such a query and averages it in
@@ -100,6 +104,8 @@ TIE_TOLERANCE = 1e-12
 """Relative difference under which two greedy gains count as tied."""
 NRBP_PRECISION = 1e-17
 """The ideal ranking of ``nrbp`` stops where ``beta^(r-1)`` falls below this."""
+GREEDY_BLOCK = 2**22
+"""Array elements (users x items x subtopics) of one step of the greedy ideal (32 MB)."""
 MAX_IDEAL_DEPTH = 10_000_000
 """The longest ideal-ideal list summed (alpha_ndcg without a cutoff, alpha near 0)."""
 
@@ -229,47 +235,90 @@ def _greedy_ideal(
     item not yet placed by ``sum_s (1 - alpha)^c(s)`` and places the best one of every
     user (ties: the larger item id, ndeval's docno rule); a user stops when nothing of
     positive gain is left, and every user after ``depth`` steps.
+
+    Vectorised over users: users of similar size (items and subtopics rounded up to a
+    power of two) share a dense ``(users, items, subtopics)`` 0/1 array, so one step is
+    one product of that array with the users' current subtopic gains, over all of them.
     """
-    decay = 1.0 - alpha
-    remaining = pairs.select(*keys, item, _S)
-    gains = remaining.select(*keys, _S).unique().with_columns(pl.lit(1.0).alias(_G))
+    # Per user: items numbered by id descending (the first maximum is the larger id),
+    # subtopics numbered densely.
+    user = pl.struct(keys).rank("dense").cast(pl.Int64) - 1
+    frame = pairs.select(*keys, item, _S).with_columns(user.alias("__u"))
+    frame = frame.with_columns(
+        (pl.col(item).rank("dense", descending=True).over("__u").cast(pl.Int64) - 1).alias("__m"),
+        (pl.col(_S).rank("dense").over("__u").cast(pl.Int64) - 1).alias("__s"),
+    )
+    sizes = frame.group_by("__u").agg(
+        (pl.col("__m").max() + 1).alias("__nm"), (pl.col("__s").max() + 1).alias("__ns")
+    )
+
+    def pow2(c: str) -> pl.Expr:  # the size rounded up to a power of two
+        return (2.0 ** f64(pl.col(c)).log(2).ceil()).round().cast(pl.Int64)
+
+    sizes = sizes.with_columns(pow2("__nm").alias("__cm"), pow2("__ns").alias("__cs"))
+    frame = frame.join(sizes.select("__u", "__cm", "__cs"), on="__u")
     placed: list[pl.DataFrame] = []
-    step = 0
-    while remaining.height and (depth is None or step < depth):
-        step += 1
-        scored = (
-            remaining.join(gains, on=[*keys, _S], nulls_equal=True)
-            .group_by([*keys, item])
-            .agg(pl.col(_G).sum().alias("__score"))
-        )
-        top = pl.col("__score").max().over(keys)
-        best = (
-            scored.filter((pl.col("__score") >= top * (1.0 - TIE_TOLERANCE)) & (top > 0))
-            .group_by(keys)
-            .agg(pl.col(item).max())
-        )
-        if not best.height:
-            break
-        placed.append(best.with_columns(pl.lit(step, dtype=pl.Int64).alias(_POS)))
-        chosen = remaining.join(best, on=[*keys, item], how="semi", nulls_equal=True)
-        hit = chosen.select(*keys, _S).with_columns(pl.lit(True).alias("__hit"))
-        gains = (
-            gains.join(hit, on=[*keys, _S], how="left", nulls_equal=True)
-            .with_columns(pl.when(pl.col("__hit")).then(pl.col(_G) * decay).otherwise(pl.col(_G)))
-            .drop("__hit")
-        )
-        # Users still going: those whose best gain was positive (all that got a best).
-        remaining = remaining.join(best, on=[*keys, item], how="anti", nulls_equal=True).join(
-            best.select(keys), on=keys, how="semi", nulls_equal=True
-        )
-    if not placed:
-        return (
-            pairs.select(*keys, item, _S)
-            .head(0)
-            .with_columns(pl.lit(None, dtype=pl.Int64).alias(_POS))
-        )
-    order = pl.concat(placed)
-    return pairs.select(*keys, item, _S).join(order, on=[*keys, item], nulls_equal=True)
+    for (cm, cs), group in frame.group_by(["__cm", "__cs"]):
+        placed.append(_greedy_block(group, int(cm), int(cs), alpha, depth))  # type: ignore[call-overload]
+    order = (
+        pl.concat(placed)
+        if placed
+        else pl.DataFrame(schema={"__u": pl.Int64, "__m": pl.Int64, _POS: pl.Int64})
+    )
+    return frame.join(order, on=["__u", "__m"]).select(*keys, item, _S, _POS)
+
+
+def _greedy_block(
+    group: pl.DataFrame, cm: int, cs: int, alpha: float, depth: int | None
+) -> pl.DataFrame:
+    """The greedy of the users of one size class: ``__u, __m, _POS`` of placed items."""
+    users = group.get_column("__u").unique().sort()
+    local = {"__u": users, "__l": np.arange(users.len(), dtype=np.int64)}
+    rows = group.join(pl.DataFrame(local), on="__u")
+    lu, m, s = (rows.get_column(c).to_numpy() for c in ("__l", "__m", "__s"))
+    steps = cm if depth is None else min(depth, cm)
+    chunk = max(1, GREEDY_BLOCK // (cm * cs))
+    ids = users.to_numpy()
+    out_u: list[np.ndarray] = []
+    out_m: list[np.ndarray] = []
+    out_p: list[np.ndarray] = []
+    order = np.argsort(lu, kind="stable")
+    lu, m, s = lu[order], m[order], s[order]
+    bounds = np.searchsorted(lu, np.arange(0, users.len() + chunk, chunk))
+    for c, start in enumerate(range(0, users.len(), chunk)):
+        n = min(chunk, users.len() - start)
+        lo, hi = bounds[c], bounds[c + 1]
+        judged = np.zeros((n, cm, cs), dtype=np.float64)
+        judged[lu[lo:hi] - start, m[lo:hi], s[lo:hi]] = 1.0
+        open_: np.ndarray = np.asarray(judged.any(axis=2))
+        gain = np.ones((n, cs), dtype=np.float64)
+        alive = np.ones(n, dtype=bool)
+        rows_n = np.arange(n)
+        for step in range(1, steps + 1):
+            score = np.einsum("nms,ns->nm", judged, gain)
+            score[~open_] = -1.0
+            top = score.max(axis=1)
+            alive &= top > 0
+            if not alive.any():
+                break
+            near = (score >= (top * (1.0 - TIE_TOLERANCE))[:, None]) & open_
+            best = np.argmax(near, axis=1)
+            who = rows_n[alive]
+            out_u.append(ids[start + who])
+            out_m.append(best[who])
+            out_p.append(np.full(who.size, step, dtype=np.int64))
+            open_[who, best[who]] = False
+            hit = judged[who, best[who]] > 0
+            gain[who] = np.where(hit, gain[who] * (1.0 - alpha), gain[who])
+    if not out_u:
+        return pl.DataFrame(schema={"__u": pl.Int64, "__m": pl.Int64, _POS: pl.Int64})
+    return pl.DataFrame(
+        {
+            "__u": np.concatenate(out_u).astype(np.int64),
+            "__m": np.concatenate(out_m).astype(np.int64),
+            _POS: np.concatenate(out_p),
+        }
+    )
 
 
 def _ideal(
