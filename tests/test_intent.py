@@ -341,8 +341,12 @@ def test_buckets_by_groups_and_compare() -> None:
     buckets = prk.evaluate(
         long, metrics, ties="item_desc", by="system", strategy="buckets", n_buckets=3
     )
+    partition = prk.evaluate(
+        long, metrics, ties="item_desc", by="system", strategy="partition", n_buckets=2
+    )
     for metric in metrics:
         assert buckets[metric].to_list() == pytest.approx(mem[metric].to_list(), abs=1e-12)
+        assert partition[metric].to_list() == pytest.approx(mem[metric].to_list(), abs=1e-12)
     a = prk.evaluate(long.filter(pl.col("system") == "a").drop("system"), metrics, ties="item_desc")
     assert mem.filter(pl.col("system") == "a")["alpha_ndcg@5"].item() == pytest.approx(
         a["alpha_ndcg@5"].item()
