@@ -32,6 +32,13 @@ from polars_rankeval.registry import expand_metric
 Cutoff = Literal["required", "optional", "none"]
 
 
+_PYNDEVAL = (
+    "pyndeval provider (ndeval in C): ties by doc id ascending, so it needs "
+    "ties='item_asc'; the truth's subtopics in a column (join(..., subtopic=))"
+)
+_AT1 = "; at @1 ndeval does not normalise (polars_rankeval does: ndeval's value / N)"
+
+
 @dataclass(frozen=True)
 class Mapped:
     """One metric of a library and the polars_rankeval metric that reproduces it.
@@ -217,6 +224,20 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped("NumRet", None, note="aggregated as a sum over queries; evaluate averages"),
             Mapped("NumRel", None, note="aggregated as a sum over queries; evaluate averages"),
+            *(
+                Mapped(name, metric, cutoff, _PYNDEVAL + extra, ties="item_asc")
+                for name, metric, cutoff, extra in (
+                    ("alpha_nDCG", "alpha_ndcg", "required", ""),
+                    ("alpha_DCG", "alpha_ndcg(normalize=ideal_ideal)", "required", _AT1),
+                    ("ERR_IA", "err_ia", "required", _AT1),
+                    ("nERR_IA", "err_ia(normalize=ideal)", "required", ""),
+                    ("NRBP", "nrbp", "none", ""),
+                    ("nNRBP", "nrbp(normalize=ideal)", "none", ""),
+                    ("AP_IA", "map_ia", "none", ""),
+                    ("P_IA", "precision_ia", "required", ""),
+                    ("StRecall", "s_recall", "required", ""),
+                )
+            ),
         ),
         (
             "Queries of the qrels missing from the run score 0 (like trec_eval -c): "

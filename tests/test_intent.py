@@ -467,3 +467,33 @@ def test_compare_command_line_with_diversity_qrels(
     want = prk.compare(long, ["alpha_ndcg@5"], baseline="up", ties="item_desc", test="t")
     assert out["diff"].item() == pytest.approx(want["diff"].item(), abs=1e-12)
     assert out["n_users"].item() == want["n_users"].item() > 5
+
+
+def test_ir_measures_preset_matches_ir_measures() -> None:
+    ir_measures = pytest.importorskip("ir_measures")
+    pytest.importorskip("pyndeval")
+    run, qrels = _random_truth(8, n_users=8)
+    names = ["alpha_nDCG@5", "alpha_DCG@10", "ERR_IA@3", "nERR_IA@10", "NRBP", "nNRBP",
+             "AP_IA", "P_IA@5", "StRecall@2"]  # fmt: skip
+    qdf = qrels.select(
+        pl.col("user").alias("query_id"), pl.col("item").alias("doc_id"), "relevance",
+        pl.col("subtopic").alias("iteration"),
+    ).to_pandas()  # fmt: skip
+    rdf = run.select(
+        pl.col("user").alias("query_id"), pl.col("item").alias("doc_id"), "score"
+    ).to_pandas()
+    theirs = {
+        (str(m.measure), m.query_id): m.value
+        for m in ir_measures.iter_calc([ir_measures.parse_measure(n) for n in names], qdf, rdf)
+    }
+    long = prk.join(run, qrels, subtopic="subtopic", check_overlap=False)
+    ours = prk.evaluate(long, names, conventions="ir_measures", ties="item_asc", per_user=True)
+    compared = 0
+    for row in ours.iter_rows(named=True):
+        for name in names:
+            want = theirs.get((name, row["user"]))
+            if want is None or math.isnan(want):
+                continue
+            assert (row[f"{name}[ir_measures]"] or 0.0) == pytest.approx(want, abs=1e-12)
+            compared += 1
+    assert compared > 40
