@@ -99,6 +99,11 @@ class Convention:
         raise ValueError(msg)
 
 
+def _ndeval(name: str, metric: str, cutoff: Cutoff, extra: str = "") -> Mapped:
+    """An ir_measures diversity measure (pyndeval provider: doc id ascending ties)."""
+    return Mapped(name, metric, cutoff, _PYNDEVAL + extra, ties="item_asc")
+
+
 def _key(name: str) -> str:
     return re.sub(r"\s+", "", name).lower()
 
@@ -224,20 +229,15 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped("NumRet", None, note="aggregated as a sum over queries; evaluate averages"),
             Mapped("NumRel", None, note="aggregated as a sum over queries; evaluate averages"),
-            *(
-                Mapped(name, metric, cutoff, _PYNDEVAL + extra, ties="item_asc")
-                for name, metric, cutoff, extra in (
-                    ("alpha_nDCG", "alpha_ndcg", "required", ""),
-                    ("alpha_DCG", "alpha_ndcg(normalize=ideal_ideal)", "required", _AT1),
-                    ("ERR_IA", "err_ia", "required", _AT1),
-                    ("nERR_IA", "err_ia(normalize=ideal)", "required", ""),
-                    ("NRBP", "nrbp", "none", ""),
-                    ("nNRBP", "nrbp(normalize=ideal)", "none", ""),
-                    ("AP_IA", "map_ia", "none", ""),
-                    ("P_IA", "precision_ia", "required", ""),
-                    ("StRecall", "s_recall", "required", ""),
-                )
-            ),
+            _ndeval("alpha_nDCG", "alpha_ndcg", "required"),
+            _ndeval("alpha_DCG", "alpha_ndcg(normalize=ideal_ideal)", "required", _AT1),
+            _ndeval("ERR_IA", "err_ia", "required", _AT1),
+            _ndeval("nERR_IA", "err_ia(normalize=ideal)", "required"),
+            _ndeval("NRBP", "nrbp", "none"),
+            _ndeval("nNRBP", "nrbp(normalize=ideal)", "none"),
+            _ndeval("AP_IA", "map_ia", "none"),
+            _ndeval("P_IA", "precision_ia", "required"),
+            _ndeval("StRecall", "s_recall", "required"),
         ),
         (
             "Queries of the qrels missing from the run score 0 (like trec_eval -c): "
