@@ -564,6 +564,7 @@ def join(
     rank: str | None = None,
     by: str | Sequence[str] | None = None,
     check_overlap: bool | None = None,
+    subtopic: str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Build the long evaluation frame from recommendations and ground truth.
 
@@ -598,12 +599,19 @@ def join(
         joined rows: about the cost of the join itself); a LazyFrame is never read
         by ``join`` unless ``check_overlap=True``, which reads the inputs once at the
         call. ``False``: never.
+    subtopic
+        The truth's subtopic (intent) column, for the intent-aware metrics
+        (``alpha_ndcg``, ``err_ia``, ...): the truth then has one row per (user, item,
+        subtopic), grouped by :func:`polars_rankeval.group_subtopics` into one row per
+        (user, item) whose relevance is the highest of its subtopic judgments and
+        whose ``subtopics`` column lists them (a null subtopic or a (user, item,
+        subtopic) judged twice is an error).
 
     Returns
     -------
     polars.DataFrame or polars.LazyFrame
         A LazyFrame if either input is a LazyFrame, else a DataFrame. Columns: by,
-        user, item, score (or rank), relevance.
+        user, item, score (or rank), relevance (and ``subtopics`` with ``subtopic=``).
 
     Raises
     ------
@@ -633,6 +641,18 @@ def join(
     """
     recs_lf, recs_eager = to_lazy(recs, "recs")
     truth_lf, truth_eager = to_lazy(truth, "truth")
+    extra: list[str] = []
+    if subtopic is not None:
+        from polars_rankeval.subtopics import SUBTOPICS, group_subtopics
+
+        if not isinstance(subtopic, str):
+            msg = f"subtopic must be a column name (a string), got {subtopic!r}"
+            raise TypeError(msg)
+        truth_lf = group_subtopics(  # type: ignore[assignment]
+            truth_lf, user=user, item=item, subtopic=subtopic, relevance=relevance
+        )
+        relevance = relevance or "relevance"
+        extra = [SUBTOPICS]
     _args.columns(
         user=user, item=item, score=score, relevance=relevance, rank=rank, relevance_optional=True
     )
@@ -678,7 +698,7 @@ def join(
                 raise ValueError(msg)
     recs_lf, truth_lf = align_ids(recs_lf, truth_lf, [cols.user, cols.item])
     if cols.relevance in truth_schema:
-        truth_sel = truth_lf.select(cols.user, cols.item, cols.relevance)
+        truth_sel = truth_lf.select(cols.user, cols.item, cols.relevance, *extra)
     else:
         truth_sel = truth_lf.select(
             cols.user, cols.item, pl.lit(1, dtype=pl.Int32).alias(cols.relevance)
@@ -686,7 +706,7 @@ def join(
     recs_sel = recs_lf.select(*by_cols, cols.user, cols.item, cols.order)
     eager = recs_eager and truth_eager
     keys = [*by_cols, cols.user, cols.item]
-    output = [*keys, cols.order, cols.relevance]
+    output = [*keys, cols.order, cols.relevance, *extra]
     in_recs, in_truth = flag_names(set(output))
     flagged = flagged_join(recs_sel, truth_sel, cols.user, cols.item, by_cols, in_recs, in_truth)
     if not (check_overlap or (check_overlap is None and eager)):

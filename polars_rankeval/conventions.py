@@ -33,6 +33,13 @@ from polars_rankeval.registry import expand_metric
 Cutoff = Literal["required", "optional", "none"]
 
 
+_PYNDEVAL = (
+    "pyndeval provider (ndeval in C): ties by doc id ascending, so it needs "
+    "ties='item_asc'; the truth's subtopics in a column (join(..., subtopic=))"
+)
+_AT1 = "; at @1 ndeval does not normalise (polars_rankeval does: ndeval's value / N)"
+
+
 @dataclass(frozen=True)
 class Mapped:
     """One metric of a library and the polars_rankeval metric that reproduces it.
@@ -94,6 +101,11 @@ class Convention:
         if cutoff and any(_key(m.name) == _key(cutoff[1]) for m in self.metrics):
             msg += f"; a cutoff is written with @: {cutoff[1]}@{cutoff[2]}"
         raise ValueError(msg)
+
+
+def _ndeval(name: str, metric: str, cutoff: Cutoff, extra: str = "") -> Mapped:
+    """An ir_measures diversity measure (pyndeval provider: doc id ascending ties)."""
+    return Mapped(name, metric, cutoff, _PYNDEVAL + extra, ties="item_asc")
 
 
 def _key(name: str) -> str:
@@ -243,6 +255,15 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped("NumRet", None, note="aggregated as a sum over queries; evaluate averages"),
             Mapped("NumRel", None, note="aggregated as a sum over queries; evaluate averages"),
+            _ndeval("alpha_nDCG", "alpha_ndcg", "required"),
+            _ndeval("alpha_DCG", "alpha_ndcg(normalize=ideal_ideal)", "required", _AT1),
+            _ndeval("ERR_IA", "err_ia", "required", _AT1),
+            _ndeval("nERR_IA", "err_ia(normalize=ideal)", "required"),
+            _ndeval("NRBP", "nrbp", "none"),
+            _ndeval("nNRBP", "nrbp(normalize=ideal)", "none"),
+            _ndeval("AP_IA", "map_ia", "none"),
+            _ndeval("P_IA", "precision_ia", "required"),
+            _ndeval("StRecall", "s_recall", "required"),
         ),
         (
             "Queries of the qrels missing from the run score 0 (like trec_eval -c): "

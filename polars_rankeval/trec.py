@@ -33,6 +33,7 @@ import polars as pl
 
 RUN_FIELDS = ("user", "q0", "item", "rank", "score", "tag")
 QRELS_FIELDS = ("user", "iter", "item", "relevance")
+DIVERSITY_QRELS_FIELDS = ("user", "subtopic", "item", "relevance")
 _LINE = "__prk_line"
 _LINENO = "__prk_lineno"
 
@@ -141,6 +142,45 @@ def scan_qrels(path: str | Path, *, validate: bool = True) -> pl.LazyFrame:
     return lf.select("user", "iter", "item", pl.col("relevance").cast(pl.Int64))
 
 
+def scan_diversity_qrels(path: str | Path, *, validate: bool = True) -> pl.LazyFrame:
+    """Scan TREC Web track diversity qrels lazily: ``user, subtopic, item, relevance``.
+
+    A line is ``qid subtopic docno rel`` (the qrels of ndeval), fields separated by any
+    white space: one judgment of a document for one subtopic (intent) of a query.
+    Join it to a run with ``prk.join(run, qrels, subtopic="subtopic")`` for the
+    intent-aware metrics (``alpha_ndcg``, ``err_ia``, ``nrbp``, ``s_recall``,
+    ``precision_ia``, ``map_ia``; see :mod:`polars_rankeval.metrics.intent`).
+
+    Parameters
+    ----------
+    path
+        The qrels file.
+    validate
+        As in :func:`scan_run` (relevance must be an integer).
+
+    Returns
+    -------
+    polars.LazyFrame
+        user (qid), subtopic and item (docno) as String, relevance Int64. ndeval reads
+        a judgment as binary (``> 0``), as the metrics' default ``rel=1`` does; grades
+        are kept for ``rel=`` (negative ones are not relevant).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import polars_rankeval as prk
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "qrels.div"
+    >>> _ = path.write_text(chr(10).join(["1 1 d1 1", "1 2 d1 0", "1 2 d2 1"]))
+    >>> prk.trec.read_diversity_qrels(path).row(0)
+    ('1', '1', 'd1', 1)
+    """
+    numeric: dict[str, pl.DataType] = {"relevance": pl.Int64()}
+    lf = _scan_fields(path, DIVERSITY_QRELS_FIELDS)
+    if validate:
+        _check(lf, path, DIVERSITY_QRELS_FIELDS, numeric)
+    return lf.select("user", "subtopic", "item", pl.col("relevance").cast(pl.Int64))
+
+
 _RUN_SCHEMA = {
     "user": pl.String, "q0": pl.String, "item": pl.String,
     "rank": pl.Int64, "score": pl.Float64, "tag": pl.String,
@@ -235,6 +275,12 @@ def pool_unjudged(
     return data.with_columns(
         pl.when(rel >= 0).then(rel).alias(relevance), rel.is_not_null().alias(pool)
     )
+
+
+def read_diversity_qrels(path: str | Path, *, validate: bool = True) -> pl.DataFrame:
+    """Read TREC diversity qrels into memory (see :func:`scan_diversity_qrels`)."""
+    schema = {"user": pl.String, "subtopic": pl.String, "item": pl.String, "relevance": pl.Int64}
+    return _read(path, DIVERSITY_QRELS_FIELDS, schema, validate)
 
 
 def write_run(

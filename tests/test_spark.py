@@ -330,6 +330,33 @@ def test_global_item_side_table_and_extra_columns(spark: SparkSession) -> None:
     assert_frame_equal(got, expected, **TOL)
 
 
+def test_intent_metrics_read_a_subtopics_column(spark: SparkSession) -> None:
+    """alpha_ndcg, err_ia, nrbp, ... read a List(Struct{subtopic, relevance}) column."""
+    df = systems(120, string_ids=True)
+    subtopics = pl.concat_list(
+        pl.struct(subtopic=pl.format("s{}", pl.col("item") % 3), relevance=pl.col("relevance")),
+        pl.struct(subtopic=pl.format("t{}", pl.col("item") % 2), relevance=pl.col("item") % 2),
+    )
+    df = df.with_columns(subtopics=pl.when(pl.col("relevance").is_not_null()).then(subtopics))
+    metrics = [
+        "alpha_ndcg@5",
+        "alpha_ndcg(normalize=ideal_ideal)@3",
+        "err_ia@5",
+        "err_ia(normalize=ideal)@5",
+        "nrbp(normalize=ideal)",
+        "s_recall@3",
+        "precision_ia@3",
+        "map_ia",
+        "ndcg@3",
+    ]
+    kwargs: dict[str, Any] = {"by": "system", "ties": "item_desc"}
+    got, expected = both(spark, df, metrics, **kwargs)
+    assert_frame_equal(got, expected, **TOL)
+    got, expected = both(spark, df, metrics, per_user=True, **kwargs)
+    assert_frame_equal(got, expected, **TOL)
+    assert expected["alpha_ndcg@5"].drop_nulls().len() > 20
+
+
 def test_polars_call_errors_are_value_errors(spark: SparkSession) -> None:
     df = systems(110)
     items = pl.DataFrame({"item": list(range(10, 50)), "popularity": [0.5] * 40})
