@@ -113,6 +113,13 @@ class Features:
         The item side table (``items=``) and the users' interaction history
         (``history=``) of ``evaluate``, with the user's column names; kernels read
         them through :meth:`item_table` and :meth:`history`.
+    absolute
+        Positions are the values of the rank column themselves, gaps kept
+        (``evaluate(rank_positions="absolute")``): an item at rank 9 is at position 9
+        even when the user has fewer than 9 recommended items. The ranks must be
+        distinct integers >= 1 within a user (checked by ``evaluate``), so recommended
+        rows are never tied; the not-recommended rows follow the largest rank.
+        Window provider only.
     """
 
     def __init__(
@@ -127,10 +134,18 @@ class Features:
         columns: dict[str, str] | None = None,
         items: pl.LazyFrame | None = None,
         history: pl.LazyFrame | None = None,
+        absolute: bool = False,
     ) -> None:
+        if absolute and cols.rank is None:
+            msg = "absolute positions need a rank column (rank=), not a score"
+            raise ValueError(msg)
+        if absolute and keys is None:  # inline sums index positions (gmean_pos, gsum)
+            msg = "absolute positions need the window provider (evaluate)"
+            raise ValueError(msg)
         self.cols = cols
         self._items = items
         self._history = history
+        self.absolute = absolute
         self.order_dtype = order_dtype
         self._columns = dict(columns or {})
         self.tie = resolve_ties(ties)
@@ -388,7 +403,21 @@ class Features:
                 else:  # item_desc after other keys: the item's descending dense rank
                     fields.append(self._user(item.rank("dense", descending=True)).alias("i"))
             raw = pl.struct(*fields).rank("ordinal")
-        return self._reg(1, "__prk_o", self._user(raw).cast(pl.Int64))
+        return self._reg(1, "__prk_o", self._user(self._absolute(raw)).cast(pl.Int64))
+
+    def _absolute(self, relative: pl.Expr) -> pl.Expr:
+        """A 1-based position (or tie-group bound) ``relative`` made absolute.
+
+        Under ``absolute``: the rank itself on recommended rows, and after the largest
+        rank for the not-recommended ones (which follow the recommended rows in
+        ``relative``). Otherwise ``relative`` unchanged.
+        """
+        if not self.absolute:
+            return relative
+        rank = pl.col(self.cols.order).cast(pl.Int64)
+        n_ret = self.ret.cast(pl.Int64).sum()
+        after = rank.max().fill_null(0) + relative.cast(pl.Int64) - n_ret
+        return pl.when(self.ret).then(rank).otherwise(after)
 
     @property
     def _key_ascending(self) -> pl.Expr:
@@ -402,12 +431,12 @@ class Features:
         """First position of the row's tie group."""
         if not self.expected:
             return self.o
-        raw = self.key.rank("min", descending=True)
+        raw = self._absolute(self.key.rank("min", descending=True))
         return self._reg(1, "__prk_a", self._user(raw).cast(pl.Int64))
 
     @property
     def _b(self) -> pl.Expr:
-        raw = self.key.rank("max", descending=True)
+        raw = self._absolute(self.key.rank("max", descending=True))
         return self._reg(1, "__prk_b", self._user(raw).cast(pl.Int64))
 
     @property

@@ -13,7 +13,10 @@ import polars_rankeval as prk
 from ._tie_brute import brute_per_user, per_user
 
 TRAIN = pl.DataFrame(
-    {"user": [1, 2, 3, 4, 1, 2, 3, 1, 2, 4], "item": ["a", "a", "a", "a", "b", "b", "b", "c", "d", "e"]}
+    {
+        "user": [1, 2, 3, 4, 1, 2, 3, 1, 2, 4],
+        "item": ["a", "a", "a", "a", "b", "b", "b", "c", "d", "e"],
+    }
 )
 
 
@@ -25,7 +28,11 @@ def test_long_tail_items_follows_elliot_rule() -> None:
     assert tail.get_column("count").to_list() == [4, 3, 1, 1, 1]
     # 0.8: limit 8: a, b (before 7 < 8), c (before 7 < 8) head; d has 8 before it.
     assert prk.long_tail_items(TRAIN).get_column("long_tail").to_list() == [
-        False, False, False, True, True
+        False,
+        False,
+        False,
+        True,
+        True,
     ]
     # Catalog items without interactions are long-tail with count 0.
     with_catalog = prk.long_tail_items(TRAIN, head_share=1.0, catalog=pl.Series(["a", "z"]))
@@ -37,7 +44,8 @@ def test_long_tail_items_follows_elliot_rule() -> None:
         "long_tail"
     ).to_list() == [False, True]
     assert prk.long_tail_items(rep, head_share=0.5).get_column("long_tail").to_list() == [
-        False, True
+        False,
+        True,
     ]
 
 
@@ -82,8 +90,12 @@ def tied(seed: int) -> pl.DataFrame:
     for user in range(1, 5):
         for item in rng.sample("abcde", 4):
             rows.append(
-                {"user": user, "item": item, "score": float(rng.choice([1, 2, 2])),
-                 "relevance": rng.choice([None, 1])}
+                {
+                    "user": user,
+                    "item": item,
+                    "score": float(rng.choice([1, 2, 2])),
+                    "relevance": rng.choice([None, 1]),
+                }
             )
     return pl.DataFrame(rows)
 
@@ -144,8 +156,12 @@ def test_reo_rsp_by_hand() -> None:
 
 
 def elliot_reference(
-    recs: dict[int, list[str]], test: dict[int, set[str]], train: dict[int, set[str]],
-    head: set[str], tail: set[str], cutoff: int,
+    recs: dict[int, list[str]],
+    test: dict[int, set[str]],
+    train: dict[int, set[str]],
+    head: set[str],
+    tail: set[str],
+    cutoff: int,
 ) -> tuple[float, float, float]:
     """Elliot's PopREO, PopRSP and APLT loops (elliot/evaluation/metrics/bias, transliterated)."""
     num, den = [], []
@@ -208,9 +224,7 @@ def test_matches_elliot_code(seed: int) -> None:
 
 
 def test_group_exposure_and_ratio_by_hand() -> None:
-    items = pl.DataFrame(
-        {"item": ["a", "b", "c", "d", "e"], "provider": ["p", "p", "q", "q", "r"]}
-    )
+    items = pl.DataFrame({"item": ["a", "b", "c", "d", "e"], "provider": ["p", "p", "q", "q", "r"]})
     # Top 2 slots: u1 a, c; u2 b, e; u3 d, e. p: 2, q: 2, r: 2 of 6.
     out = prk.evaluate(
         RECS,
@@ -234,8 +248,12 @@ def test_group_exposure_and_ratio_by_hand() -> None:
 def test_group_exposure_expected_ties() -> None:
     # One user, 4 tied items, 2 of group p, top 2: E[p's exposure] = 2 x 1/2 = 1 of 2.
     df = pl.DataFrame(
-        {"user": [1] * 4 + [2] * 2, "item": ["a", "b", "c", "d", "a", "c"],
-         "score": [1.0] * 4 + [2.0, 1.0], "relevance": [1] * 6}
+        {
+            "user": [1] * 4 + [2] * 2,
+            "item": ["a", "b", "c", "d", "a", "c"],
+            "score": [1.0] * 4 + [2.0, 1.0],
+            "relevance": [1] * 6,
+        }
     )
     items = pl.DataFrame({"item": ["a", "b", "c", "d"], "g": ["p", "p", "q", "q"]})
     out = prk.evaluate(df, ["group_exposure(group=g,level=p)@2"], items=items)
@@ -250,8 +268,14 @@ def test_by_groups_and_buckets() -> None:
     metrics = ["reo@2", "rsp@2", "aplt@2", "group_exposure(group=long_tail)@2"]
     mem = prk.evaluate(df, metrics, by="system", items=tail, history=TRAIN, users="recs")
     buckets = prk.evaluate(
-        df, metrics, by="system", items=tail, history=TRAIN, users="recs",
-        strategy="buckets", n_buckets=3,
+        df,
+        metrics,
+        by="system",
+        items=tail,
+        history=TRAIN,
+        users="recs",
+        strategy="buckets",
+        n_buckets=3,
     )
     single = prk.evaluate(RECS, metrics, items=tail, history=TRAIN, users="recs")
     for name in metrics:
@@ -261,7 +285,11 @@ def test_by_groups_and_buckets() -> None:
 
 def test_errors() -> None:
     tail = prk.long_tail_items(TRAIN, head_share=0.5).filter(pl.col("item") != "e")
-    with pytest.raises(ValueError, match=r"metric 'aplt': 2 item\(s\) .* no true/false value in column 'long_tail'.* e.g. item \['e'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"metric 'aplt': 2 item\(s\) .* no true/false value in column 'long_tail'"
+        r".* e.g. item \['e'\]",
+    ):
         prk.evaluate(RECS, ["aplt@2"], items=tail)
     with pytest.raises(ValueError, match=r"metric 'reo': 2 counted item row\(s\) have no group"):
         prk.evaluate(RECS.with_columns(relevance=pl.lit(1)), ["reo@2"], items=tail)
@@ -269,7 +297,8 @@ def test_errors() -> None:
         prk.evaluate(RECS.with_columns(long_tail=pl.lit(True)), ["rsp@2"])
     with pytest.raises(ValueError, match="no item of items= has provider = 'zz'"):
         prk.evaluate(
-            RECS, ["exposure_ratio(group=provider,numerator=zz,per_item=true)@2"],
+            RECS,
+            ["exposure_ratio(group=provider,numerator=zz,per_item=true)@2"],
             items=pl.DataFrame({"item": ["a"], "provider": ["p"]}),
         )
 
@@ -277,7 +306,11 @@ def test_errors() -> None:
 def test_elliot_preset() -> None:
     tail = prk.long_tail_items(TRAIN, head_share=0.5)
     out = prk.evaluate(
-        RECS, ["APLT@2", "PopRSP@2"], conventions="elliot", items=tail, history=TRAIN,
+        RECS,
+        ["APLT@2", "PopRSP@2"],
+        conventions="elliot",
+        items=tail,
+        history=TRAIN,
         users="recs",
     )
     assert out.item(0, 0) == pytest.approx((1 / 2 + 1 / 2 + 1) / 3)

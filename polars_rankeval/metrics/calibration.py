@@ -1,4 +1,4 @@
-"""Calibration: does the list reflect the mix of categories the user has shown interest in?
+"""Calibration: the top k against the mix of categories of the user's history.
 
 ``miscalibration@k`` (per user; Steck, "Calibrated recommendations", RecSys 2018) is the
 Kullback-Leibler divergence ``C_KL = KL(p || q̃) = sum_g p(g|u) ln(p(g|u) / q̃(g|u))``:
@@ -188,8 +188,11 @@ def _miscalibration(
         top = rows.filter(p_in > 0).select(*keys, item, w_pos.alias("__prk_wr"))
         flagged = top.join(
             bad_items.with_columns(pl.lit(True).alias("__prk_bad")), on=item, how="left"
-        ).join(shares.select(item).unique().with_columns(pl.lit(True).alias("__prk_ok")),
-               on=item, how="left")
+        ).join(
+            shares.select(item).unique().with_columns(pl.lit(True).alias("__prk_ok")),
+            on=item,
+            how="left",
+        )
         missing = pl.col("__prk_bad").fill_null(False) | pl.col("__prk_ok").is_null()
         per_user = flagged.group_by(keys).agg(
             __prk_nbad=f64(missing).sum(),
@@ -217,8 +220,8 @@ def _miscalibration(
         pk = checked.select(keys).join(p, on=user, how="inner", nulls_equal=True)
         both = pk.join(q, on=[*keys, _G], how="left", nulls_equal=True)
         q_t = (1.0 - a) * pl.col("q").fill_null(0.0) + a * pl.col("p")
-        term = pl.when(q_t > 0).then(pl.col("p") * (pl.col("p") / q_t).log()).otherwise(
-            float("inf")
+        term = (
+            pl.when(q_t > 0).then(pl.col("p") * (pl.col("p") / q_t).log()).otherwise(float("inf"))
         )
         return both.group_by(keys).agg(term.sum().alias("value"))
 

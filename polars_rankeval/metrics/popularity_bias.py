@@ -208,9 +208,7 @@ def _std_over_mean(rate: pl.Expr) -> pl.Expr:
         "ties: of the expected counts. Null when no group has relevant items."
     ),
 )
-def _reo(
-    f: Features, k: int | None, *, group: Group = "long_tail", rel: Rel = 1.0
-) -> GlobalPlan:
+def _reo(f: Features, k: int | None, *, group: Group = "long_tail", rel: Rel = 1.0) -> GlobalPlan:
     is_rel = f.is_rel(rel)
     p = f.p_in(k)
     checks, message = _null_group_check(f, "reo", group, is_rel > 0)

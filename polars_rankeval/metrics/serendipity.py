@@ -136,8 +136,9 @@ def _history_similarity(
         .select(
             item,
             "__prk_j",
-            (f64(pl.col("__prk_cij")) / (f64(pl.col("__prk_c")) * pl.col("__prk_cj")).sqrt())
-            .alias(_SIM),
+            (f64(pl.col("__prk_cij")) / (f64(pl.col("__prk_c")) * pl.col("__prk_cj")).sqrt()).alias(
+                _SIM
+            ),
         )
     )
     per_pair = (
