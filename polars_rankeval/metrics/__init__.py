@@ -27,6 +27,7 @@ FAMILIES = (
     "judged",
     "rating",
     "trec_gain",
+    "cascade",
     "curves",
 )
 """The family modules. Importing one registers its metrics, and the registry (so
