@@ -28,6 +28,7 @@ FAMILIES = (
     "rating",
     "trec_gain",
     "cascade",
+    "similarity",
     "curves",
 )
 """The family modules. Importing one registers its metrics, and the registry (so
