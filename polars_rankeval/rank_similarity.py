@@ -47,30 +47,22 @@ def _ranked(
             msg = f"{name} has no column {col!r}; its columns: {', '.join(schema.names())}"
             raise ValueError(msg)
     key = -pl.col(order) if rank is None else pl.col(order)  # ascending: best first
-    item_key = pl.col(item).rank("dense", descending=ties == "item_desc")
-    return lf.select(
-        pl.col(user).alias(_KEY),
-        pl.col(item).alias("item"),
-        pl.struct(key.alias("k"), item_key.over(user).alias("i"))
-        .rank("ordinal")
-        .over(user)
-        .cast(pl.Int64)
-        .alias("pos"),
-        pl.col(order).is_null().alias("null"),
+    item_key = pl.col("item").rank("dense", descending=ties == "item_desc")
+    rows = lf.select(pl.col(user).alias(_KEY), pl.col(item).alias("item"), key.alias("k"))
+    _check_rows(rows, name)
+    # A null score (rank) marks a judged item that was not recommended (a long frame).
+    return rows.filter(pl.col("k").is_not_null()).select(
+        _KEY,
+        "item",
+        pl.struct("k", item_key.alias("i")).rank("ordinal").over(_KEY).cast(pl.Int64).alias("pos"),
     )
 
 
-def _check_rows(ranked: pl.LazyFrame, name: str, order: str) -> None:
-    counts = ranked.select(
-        nulls=pl.col("null").sum(),
-        dupes=pl.struct(_KEY, "item").is_duplicated().sum(),
-    ).collect()
-    if counts["nulls"].item():
-        msg = f"{name} has {counts['nulls'].item()} rows with a null {order!r}; drop them first"
-        raise ValueError(msg)
-    if counts["dupes"].item():
+def _check_rows(ranked: pl.LazyFrame, name: str) -> None:
+    dupes = ranked.select(pl.struct(_KEY, "item").is_duplicated().sum()).collect().item()
+    if dupes:
         msg = (
-            f"{name} has {counts['dupes'].item()} rows whose (user, item) appears more than "
+            f"{name} has {dupes} rows whose (user, item) appears more than "
             "once; each item may be ranked once per user"
         )
         raise ValueError(msg)
@@ -100,7 +92,9 @@ def rank_similarity(
     ``rank_similarity(b, a)``.
 
     The users compared are those in both runs; the summary counts the users found in
-    one run only (``n_users_only_a``, ``n_users_only_b``), which are left out.
+    one run only (``n_users_only_a``, ``n_users_only_b``), which are left out. Rows
+    with a null score (or rank) are not part of the ranking: in a long frame they are
+    judged items that were not recommended, so ``prk.join`` outputs can be passed as is.
 
     Parameters
     ----------
@@ -154,12 +148,10 @@ def rank_similarity(
             msg = f"measure {text!r}: reference= names a column of a long frame; not used here"
             raise ValueError(msg)
         bound.append(metric)
-    order = str(rank if rank is not None else score)
     ranked = []
     for run, name in ((run_a, "run_a"), (run_b, "run_b")):
         lf = _ranked(run, name, user=user, item=item, score=score, rank=rank, ties=ties)
-        _check_rows(lf, name, order)
-        ranked.append(lf.drop("null").cache())
+        ranked.append(lf.cache())
     a, b = ranked
     users_a = a.select(_KEY).unique()
     users_b = b.select(_KEY).unique()

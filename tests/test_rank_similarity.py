@@ -226,9 +226,12 @@ def test_bad_rows_are_errors() -> None:
         ValueError, match=r"run_b has 2 rows whose \(user, item\) appears more than once"
     ):
         prk.rank_similarity(a, dup)
+    # A null score: a judged item that was not recommended, not part of the ranking.
     null = a.with_columns(score=pl.when(pl.col("item") == "a").then(None).otherwise("score"))
-    with pytest.raises(ValueError, match=r"run_a has 1 rows with a null 'score'"):
-        prk.rank_similarity(null, a)
+    out = prk.rank_similarity(null, a, ["rbo(p=0.5)"], per_user=True)
+    assert out["rbo(p=0.5)"].item() == pytest.approx(
+        brute(["b"], ["a", "b"], 0.5, "ext"), abs=1e-15
+    )
 
 
 # --------------------------------------------------------------------------- the metric
@@ -404,3 +407,15 @@ def test_rank_correlation_errors(
         prk.rank_correlation(a, a, **kwargs)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="b must be a polars DataFrame, got dict"):
         prk.rank_correlation(a, {"s1": 1.0})  # type: ignore[arg-type]
+
+
+def test_other_column_names_and_unrecommended_rows() -> None:
+    a = pl.DataFrame({"u": [1, 1, 1], "doc": ["x", "y", "z"], "pts": [1.0, 1.0, None]})
+    b = pl.DataFrame({"u": [1, 1], "doc": ["x", "y"], "pts": [2.0, 1.0]})
+    kwargs = {"user": "u", "item": "doc", "score": "pts", "per_user": True}
+    asc = prk.rank_similarity(a, b, ["rbo(estimate=min)@1"], ties="item_asc", **kwargs)  # type: ignore[arg-type]
+    desc = prk.rank_similarity(a, b, ["rbo(estimate=min)@1"], ties="item_desc", **kwargs)  # type: ignore[arg-type]
+    assert asc.columns == ["u", "rbo(estimate=min)@1"]
+    # x against x at depth 1, then nothing more: (1 - p) / p * -ln(1 - p).
+    assert asc.item(0, 1) == pytest.approx((1 - P) / P * -math.log(1 - P), abs=1e-15)
+    assert desc.item(0, 1) == 0.0  # y against x
