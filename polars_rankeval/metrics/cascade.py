@@ -142,9 +142,9 @@ def _nerr(f: Features, k: int | None, *, max_grade: MaxGrade = None) -> pl.Expr:
         return pl.lit(None, dtype=pl.Float64)
     within = f.ret if k is None else f.ret & (f.o <= k)
     stop = _stop(f, top, f.rel)
-    err = _err_of(pl.when(within).then(stop).otherwise(0.0).sort_by(f.o), f.o.sort())
+    position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)  # f.o sorted: 1..m
+    err = _err_of(pl.when(within).then(stop).otherwise(0.0).sort_by(f.o), position)
     ideal_order = stop.sort(descending=True)
-    position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
     if k is not None:
         ideal_order = pl.when(position <= k).then(ideal_order).otherwise(0.0)
     ideal = _err_of(ideal_order, position)
@@ -204,7 +204,8 @@ def _inst(
     depth: Depth = None,
 ) -> pl.Expr:
     gain = _gain(f, k, max_grade).sort_by(f.o)
-    rank = f64(f.o.sort())
+    # f.o numbers every row of the user 1..m: in that order the ranks are 1..m.
+    rank = f64(pl.int_range(1, pl.len() + 1, dtype=pl.Int64))
     found = gain.cum_sum()
     wanted = 2.0 * target - found  # T + T_i
     cont = ((rank + wanted - 1.0) / (rank + wanted)) ** 2
