@@ -43,6 +43,21 @@ import polars_rankeval as prk
 HERE = Path(__file__).resolve().parent
 PER_USER = 100
 CORE = ["ndcg@10", "map@10", "mrr@10", "precision@10", "recall@10"]
+NOTES = """### Notes
+
+- The core suite takes the sorted-head path (one partial sort per user, the top 10 only);
+  `err`, `nerr`, `inst`, `insq` and `rbo` run on the general path (window features over
+  every row), which is most of their ratio: `err@10`, present before this family, costs
+  the same order. `inst` reads the whole ranking (its weights are normalised over every
+  rank, with the gain found so far), so `inst@10` is not cheaper than `inst`.
+- On a shared machine (see the load average above; 7-14 during the recorded run) the
+  timings are noisy: in the recorded run `rank_similarity` with one measure took longer
+  than with two.
+- Values: gdeval prints 5 decimals (differences up to 5e-6); `cwl_eval` and `rbo` agree
+  to 1e-15. The peers run on 500,000 rows: gdeval and cwl_eval through ir_measures (which
+  writes files and runs a Perl script or a Python loop per query), the `rbo` package as a
+  Python loop over users (its top-10 lists cut by Polars).
+"""
 NEW = ["err@10", "nerr@10", "inst", "inst@10", "insq", "rbo@10"]
 
 
@@ -233,7 +248,8 @@ def main() -> None:
     bench_scale(n_users, args.rounds, lines)
     bench_peers(args.peer_users // (10 if args.quick else 1), lines)
     if args.record:
-        (HERE / "RESULTS_CASCADE.md").write_text("\n".join(lines).rstrip() + "\n")
+        text = "\n".join(lines).rstrip() + "\n\n" + NOTES
+        (HERE / "RESULTS_CASCADE.md").write_text(text)
         print("wrote", HERE / "RESULTS_CASCADE.md")
 
 
