@@ -27,6 +27,7 @@ FAMILIES = (
     "judged",
     "rating",
     "trec_gain",
+    "intent",
     "cascade",
     "similarity",
     "curves",
