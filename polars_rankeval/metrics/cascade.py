@@ -30,6 +30,7 @@ group's orderings is a sum over its subsets: they require a deterministic tie po
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import polars as pl
@@ -51,6 +52,7 @@ Depth = Annotated[
     "last rank of the user model (cwl_eval's -n, 1000 by default); none: no end",
 ]
 _ZETA_STEPS = 10
+_DIRECT_DEPTH = 100_000
 # Bernoulli numbers B_2 .. B_10 of the asymptotic series of zeta(2, y).
 _BERNOULLI = (1.0 / 6.0, -1.0 / 30.0, 1.0 / 42.0, -1.0 / 30.0, 5.0 / 66.0)
 
@@ -282,9 +284,12 @@ def _insq(
 
     w = f.gmean_pos(weight, cut, f"insq:{target}")
     gain = _gain(f, None, max_grade)
-    norm = two_t**2 * _zeta2_value(two_t)
-    if depth is not None:
-        norm -= two_t**2 * _zeta2_value(depth + two_t)
+    if depth is None:
+        norm = two_t**2 * _zeta2_value(two_t)
+    elif depth <= _DIRECT_DEPTH:  # the weights of ranks 1..depth, summed exactly
+        norm = math.fsum((two_t / (i - 1.0 + two_t)) ** 2 for i in range(1, depth + 1))
+    else:
+        norm = two_t**2 * (_zeta2_value(two_t) - _zeta2_value(depth + two_t))
     return (gain * w).sum() / norm
 
 
