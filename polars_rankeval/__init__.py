@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from polars_rankeval.datasets import load_example, load_systems
     from polars_rankeval.metrics.functions import *  # noqa: F403 - every metric function
     from polars_rankeval.popularity import item_popularity, long_tail_items
+    from polars_rankeval.rank_similarity import rank_correlation, rank_similarity
     from polars_rankeval.registry import Metric, bind, expand_metric, list_metrics, parse_metric
     from polars_rankeval.report import report
     from polars_rankeval.sampled import inter_list_diversity_sampled
@@ -54,6 +55,8 @@ _METRIC_FUNCTIONS = (
     "hit_rate",
     "inf_ap",
     "informedness",
+    "insq",
+    "inst",
     "inverse_precision",
     "inverse_recall",
     "iprec_11pt",
@@ -69,6 +72,7 @@ _METRIC_FUNCTIONS = (
     "mse",
     "ndcg",
     "ndcg_rel",
+    "nerr",
     "nmae",
     "num_nonrel_judged_ret",
     "num_rel",
@@ -121,6 +125,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "inter_list_diversity_sampled": ("polars_rankeval.sampled", "inter_list_diversity_sampled"),
     "item_popularity": ("polars_rankeval.popularity", "item_popularity"),
     "long_tail_items": ("polars_rankeval.popularity", "long_tail_items"),
+    "rank_correlation": ("polars_rankeval.rank_similarity", "rank_correlation"),
+    "rank_similarity": ("polars_rankeval.rank_similarity", "rank_similarity"),
     "Metric": ("polars_rankeval.registry", "Metric"),
     "bind": ("polars_rankeval.registry", "bind"),
     "expand_metric": ("polars_rankeval.registry", "expand_metric"),
@@ -200,6 +206,8 @@ __all__ = [
     "load_systems",
     "overlap",
     "parse_metric",
+    "rank_correlation",
+    "rank_similarity",
     "plot",
     "pr_curve",
     "report",

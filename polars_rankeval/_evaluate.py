@@ -388,9 +388,7 @@ def evaluate(
         return evaluate_under(evaluate, call)  # type: ignore[no-any-return]
     spark = _spark_engine(data, engine)
     if spark is not None:
-        users, items, n_items, history = (
-            spark.local(v) for v in (users, items, n_items, history)
-        )
+        users, items, n_items, history = (spark.local(v) for v in (users, items, n_items, history))
         lf, eager = pl.LazyFrame(), False
     else:
         lf, eager = to_lazy(data)

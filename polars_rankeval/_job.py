@@ -499,9 +499,7 @@ def history_table(history: Any, schema: pl.Schema, cols: Columns) -> pl.LazyFram
             )
             raise TypeError(msg)
     nulls = (
-        lf.select(pl.any_horizontal(pl.col(cols.user, cols.item).is_null()).sum())
-        .collect()
-        .item()
+        lf.select(pl.any_horizontal(pl.col(cols.user, cols.item).is_null()).sum()).collect().item()
     )
     if nulls:
         msg = f"the history= table has {nulls} row(s) with a null {cols.user!r} or {cols.item!r}"

@@ -330,14 +330,17 @@ def test_compare_passes_history_through() -> None:
 def test_serendipity_with_rectools_rank_gaps() -> None:
     # RecTools keeps the gaps of explicit ranks: u1's i3 at rank 3 (i2 at 1) and an item
     # at rank 9 outside k=3. Popularity ranks from RT_PREV: i1 1, i2 2; i3 cold (N + 1 = 5).
-    reco = pl.DataFrame(
-        {"user": ["u1", "u1", "u1"], "item": ["i2", "i3", "i4"], "rank": [1, 3, 9]}
-    )
+    reco = pl.DataFrame({"user": ["u1", "u1", "u1"], "item": ["i2", "i3", "i4"], "rank": [1, 3, 9]})
     truth = pl.DataFrame({"user": ["u1"] * 3, "item": ["i2", "i3", "i4"], "relevance": [1] * 3})
     df = prk.join(reco, truth, rank="rank", relevance="relevance")
     out = prk.evaluate(
-        df, ["Serendipity@3"], rank="rank", conventions="rectools", history=RT_PREV,
-        n_items=4, users="recs",
+        df,
+        ["Serendipity@3"],
+        rank="rank",
+        conventions="rectools",
+        history=RT_PREV,
+        n_items=4,
+        users="recs",
     )
     # i2 at rank 1: max(2 - 1, 0) / 4; i3 at rank 3: (5 - 3) / 4; mean over the 2 items.
     assert out.item(0, 0) == pytest.approx((1 / 4 + 2 / 4) / 2)

@@ -689,9 +689,7 @@ def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSes
     metrics = [*user_metrics, *global_metrics]
     expected = prk.evaluate(df, metrics, history=history, **kwargs)
     spark_history = to_spark(spark, history)
-    got = collect(
-        prk_spark.evaluate(to_spark(spark, df), metrics, history=spark_history, **kwargs)
-    )
+    got = collect(prk_spark.evaluate(to_spark(spark, df), metrics, history=spark_history, **kwargs))
     assert expected.select(pl.exclude("system")).null_count().sum_horizontal().item() == 0
     assert_frame_equal(got, expected, **TOL)
     got, expected = both(spark, df, user_metrics, per_user=True, history=history, **kwargs)

@@ -31,6 +31,8 @@ FAMILIES = (
     "rating",
     "trec_gain",
     "intent",
+    "cascade",
+    "similarity",
     "curves",
 )
 """The family modules. Importing one registers its metrics, and the registry (so
