@@ -107,6 +107,9 @@ def _as_catalog(catalog: Any, item: str, dtype: pl.DataType) -> pl.DataFrame:
             f"column) or a sequence of items, got {type(catalog).__name__}"
         )
         raise TypeError(msg)
+    if series.len() == 0:
+        msg = "catalog is empty"
+        raise ValueError(msg)
     if series.null_count():
         msg = f"catalog has {series.null_count()} null item(s)"
         raise ValueError(msg)
@@ -120,9 +123,6 @@ def _as_catalog(catalog: Any, item: str, dtype: pl.DataType) -> pl.DataFrame:
             )
             raise TypeError(msg)
     items = series.alias(item).unique().sort()
-    if items.len() == 0:
-        msg = "catalog is empty"
-        raise ValueError(msg)
     return items.to_frame().with_row_index("_idx").with_columns(pl.col("_idx").cast(_U64))
 
 

@@ -532,7 +532,7 @@ def evaluate_sampled(
         offsets = _item_offsets(base, groups, keys, item, ties)
         positives = base.filter("_pos").join(groups, on=[*keys, "_o"]).join(
             offsets, on=[*keys, item], how="left"
-        )
+        ).with_columns(pl.col("_off").fill_null(0))  # no tied negative: nothing before
     else:
         positives = base.filter("_pos").join(groups, on=[*keys, "_o"]).with_columns(
             _off=pl.lit(0, pl.Int64) if ties in ("optimistic", "expected") else pl.col("_neg")
