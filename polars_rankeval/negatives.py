@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 import polars as pl
@@ -135,6 +135,32 @@ def _frame_columns(lf: pl.LazyFrame, what: str, names: Sequence[str]) -> pl.Sche
     return schema
 
 
+@overload
+def sample_negatives(
+    truth: pl.LazyFrame,
+    *,
+    n_negatives: int,
+    catalog: Any,
+    seed: int = ...,
+    exclude: Any = ...,
+    user: str = ...,
+    item: str = ...,
+    relevance: str = ...,
+    insufficient: Insufficient = ...,
+) -> pl.LazyFrame: ...
+@overload
+def sample_negatives(
+    truth: pl.DataFrame | Any,
+    *,
+    n_negatives: int,
+    catalog: Any,
+    seed: int = ...,
+    exclude: Any = ...,
+    user: str = ...,
+    item: str = ...,
+    relevance: str = ...,
+    insufficient: Insufficient = ...,
+) -> pl.DataFrame: ...
 def sample_negatives(
     truth: Any,
     *,
@@ -225,7 +251,8 @@ def sample_negatives(
     │ 1    ┆ 4   ┆ 1         │
     │ 2    ┆ 4   ┆ 1         │
     └──────┴─────┴───────────┘
-    >>> cands.equals(prk.sample_negatives(truth.reverse(), n_negatives=3, catalog=range(10), seed=42))
+    >>> again = prk.sample_negatives(truth.reverse(), n_negatives=3, catalog=range(10), seed=42)
+    >>> cands.equals(again)  # the same negatives, whatever the row order
     True
     """
     if isinstance(n_negatives, bool) or not isinstance(n_negatives, int):
@@ -252,7 +279,9 @@ def sample_negatives(
     seed = int(seed) & _MASK
 
     positives = truth_lf.select(
-        user, item, (pl.col(relevance) if has_relevance else pl.lit(1, dtype=pl.Int64)).alias(relevance)
+        user,
+        item,
+        (pl.col(relevance) if has_relevance else pl.lit(1, dtype=pl.Int64)).alias(relevance),
     ).collect()
     _check_ids(positives, "truth", user, item)
     dup = positives.select(pl.struct(user, item).is_duplicated().sum()).item()
@@ -316,15 +345,12 @@ def sample_negatives(
     if small.height:
         parts.append(_draw_pool(small, cat, excluded, user, item))
     negatives = pl.concat(parts).sort(user, "_j")
-    result = (
-        pl.concat(
-            [
-                positives.sort(user, item),
-                negatives.select(user, item, pl.lit(0).cast(rel_dtype).alias(relevance)),
-            ]
-        )
-        .sort(user, maintain_order=True)
-    )
+    result = pl.concat(
+        [
+            positives.sort(user, item),
+            negatives.select(user, item, pl.lit(0).cast(rel_dtype).alias(relevance)),
+        ]
+    ).sort(user, maintain_order=True)
     return result if eager else result.lazy()
 
 
@@ -380,9 +406,13 @@ def _draw_rounds(
         )
         draws = (
             block.lazy()
-            .select("_u", "_key", "_need", _j=pl.int_ranges("_start", pl.col("_start") + pl.col("_len")))
+            .select(
+                "_u", "_key", "_need", _j=pl.int_ranges("_start", pl.col("_start") + pl.col("_len"))
+            )
             .explode("_j")
-            .select("_u", "_need", "_j", _ck=pl.col("_u") * nn + _draw(pl.col("_key"), pl.col("_j"), n))
+            .select(
+                "_u", "_need", "_j", _ck=pl.col("_u") * nn + _draw(pl.col("_key"), pl.col("_j"), n)
+            )
             .filter(~pl.col("_ck").is_in(excl.implode()))
         )
         if chosen.height:  # later rounds: this user's earlier picks come first

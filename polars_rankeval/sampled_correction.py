@@ -45,7 +45,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 import polars as pl
@@ -71,7 +71,7 @@ _KIND = {
     "auc": "auc",
 }
 # Options whose value does not change a one-positive metric (any other value is refused).
-_NEUTRAL = {
+_NEUTRAL: dict[str, dict[str, tuple[Any, ...] | None]] = {
     "ndcg": {"gain": None, "idcg": ("cut", "all"), "base": None, "discount": ("log",)},
     "map": {"denominator": ("relevant", "min_k_relevant", "hits", "min_list_relevant")},
     "auc": {"degenerate": None},
@@ -114,9 +114,7 @@ def target(metric: str | Metric) -> Target:
     m = bound[0]
     name = m.spec.name
     if name not in _KIND:
-        msg = (
-            f"sampled-metric corrections support {sorted(_KIND)}, got {m.name!r}"
-        )
+        msg = f"sampled-metric corrections support {sorted(_KIND)}, got {m.name!r}"
         raise ValueError(msg)
     neutral = _NEUTRAL.get(name, {})
     for key, value in m.options:
@@ -195,7 +193,9 @@ def rank_distribution(
     x = np.arange(m + 1)
     if sampling == "with_replacement":
         p = (r - 1) / (n - 1)
-        lc = np.array([math.lgamma(m + 1.0) - math.lgamma(v + 1.0) - math.lgamma(m - v + 1.0) for v in x])
+        lc = np.array(
+            [math.lgamma(m + 1.0) - math.lgamma(v + 1.0) - math.lgamma(m - v + 1.0) for v in x]
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
             lp = np.where(x[None, :] > 0, x[None, :] * np.log(p)[:, None], 0.0)
             lq = np.where(x[None, :] < m, (m - x)[None, :] * np.log1p(-p)[:, None], 0.0)
@@ -211,7 +211,10 @@ def _prior(prior: Any, n: int) -> np.ndarray | None:
         return None
     w = np.asarray(prior, dtype=np.float64)
     if w.shape != (n,):
-        msg = f"prior must have one weight per full-catalog rank 1..n_items ({n}), got shape {w.shape}"
+        msg = (
+            f"prior must have one weight per full-catalog rank 1..n_items ({n}), "
+            f"got shape {w.shape}"
+        )
         raise ValueError(msg)
     if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
         msg = "prior must be finite, non-negative weights with a positive sum"
@@ -240,13 +243,13 @@ def _solve(
         rows = np.empty((ranks.shape[0], p + 1))
         rows[:, :p] = np.sqrt(w * (1.0 - gamma))[:, None] * a
         rows[:, p] = np.sqrt(w / (1.0 - gamma)) * full
-        rfac = np.linalg.qr(np.vstack([rfac, rows]), mode="r")
+        rfac = np.asarray(np.linalg.qr(np.vstack([rfac, rows]), mode="r"))
     if gamma == 1.0:
         return np.divide(numer, c, out=np.zeros(p), where=c > 0)
     if gamma > 0.0:  # the variance term: rows sqrt(gamma c_i) e_i with target 0
         ridge = np.zeros((p, p + 1))
         ridge[:, :p] = np.diag(np.sqrt(gamma * c))
-        rfac = np.linalg.qr(np.vstack([rfac, ridge]), mode="r")
+        rfac = np.asarray(np.linalg.qr(np.vstack([rfac, ridge]), mode="r"))
     rmat = rfac[:p, :p]
     rhs = rfac[:p, p]
     return np.linalg.lstsq(rmat, rhs, rcond=None)[0]
@@ -299,7 +302,7 @@ def correction_table(
     *,
     n_items: int,
     n_negatives: int,
-    estimators: Estimator | Sequence[Estimator] = ESTIMATORS,
+    estimators: Estimator | Sequence[Estimator] = ("sampled", "rank", "mb", "bv"),
     gamma: float = 0.01,
     sampling: Sampling = "without_replacement",
     prior: Sequence[float] | np.ndarray | None = None,
@@ -367,6 +370,46 @@ def correction_table(
     return pl.DataFrame(columns)
 
 
+@overload
+def evaluate_sampled(
+    data: pl.LazyFrame,
+    metrics: str | Sequence[str],
+    *,
+    n_items: int,
+    estimators: Estimator | Sequence[Estimator] = ...,
+    gamma: float = ...,
+    sampling: Sampling = ...,
+    prior: Sequence[float] | np.ndarray | None = ...,
+    by: str | Sequence[str] | None = ...,
+    per_user: bool = ...,
+    summary: SummaryForm = ...,
+    ties: TiePolicy = ...,
+    user: str = ...,
+    item: str = ...,
+    score: str | None = ...,
+    rank: str | None = ...,
+    relevance: str = ...,
+) -> pl.LazyFrame: ...
+@overload
+def evaluate_sampled(
+    data: pl.DataFrame | Any,
+    metrics: str | Sequence[str],
+    *,
+    n_items: int,
+    estimators: Estimator | Sequence[Estimator] = ...,
+    gamma: float = ...,
+    sampling: Sampling = ...,
+    prior: Sequence[float] | np.ndarray | None = ...,
+    by: str | Sequence[str] | None = ...,
+    per_user: bool = ...,
+    summary: SummaryForm = ...,
+    ties: TiePolicy = ...,
+    user: str = ...,
+    item: str = ...,
+    score: str | None = ...,
+    rank: str | None = ...,
+    relevance: str = ...,
+) -> pl.DataFrame: ...
 def evaluate_sampled(
     data: Any,
     metrics: str | Sequence[str],
@@ -530,21 +573,26 @@ def evaluate_sampled(
         raise ValueError(msg)
     if ties in ("item_asc", "item_desc"):
         offsets = _item_offsets(base, groups, keys, item, ties)
-        positives = base.filter("_pos").join(groups, on=[*keys, "_o"]).join(
-            offsets, on=[*keys, item], how="left"
-        ).with_columns(pl.col("_off").fill_null(0))  # no tied negative: nothing before
+        positives = (
+            base.filter("_pos")
+            .join(groups, on=[*keys, "_o"])
+            .join(offsets, on=[*keys, item], how="left")
+            .with_columns(pl.col("_off").fill_null(0))
+        )  # no tied negative: nothing before
     else:
-        positives = base.filter("_pos").join(groups, on=[*keys, "_o"]).with_columns(
-            _off=pl.lit(0, pl.Int64) if ties in ("optimistic", "expected") else pl.col("_neg")
+        positives = (
+            base.filter("_pos")
+            .join(groups, on=[*keys, "_o"])
+            .with_columns(
+                _off=pl.lit(0, pl.Int64) if ties in ("optimistic", "expected") else pl.col("_neg")
+            )
         )
     lo = pl.col("_above") + 1 + pl.col("_off")
     hi = pl.col("_above") + 1 + pl.col("_neg") if ties == "expected" else lo
     pos = positives.select(*keys, _lo=lo, _hi=hi, _m=pl.col("_m")).collect()
-    if pos.height and (pos.get_column("_m").max() or 0) > n - 1:
-        msg = (
-            f"a user has {pos.get_column('_m').max()} negatives but n_items={n} allows at "
-            f"most {n - 1}"
-        )
+    most = int(pos.get_column("_m").max() or 0) if pos.height else 0  # type: ignore[arg-type]
+    if most > n - 1:
+        msg = f"a user has {most} negatives but n_items={n} allows at most {n - 1}"
         raise ValueError(msg)
 
     value_cols: list[str] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -47,10 +48,10 @@ def test_binomial_rank_law_by_hand() -> None:
 
 
 @pytest.mark.parametrize("sampling", ["without_replacement", "with_replacement"])
-def test_rank_law_against_scipy(sampling: str) -> None:
+def test_rank_law_against_scipy(sampling: Any) -> None:
     n, m = 5000, 37
     ranks = np.array([1, 2, 3, 50, 777, 2500, 4999, 5000])
-    got = rank_distribution(ranks, n, m, sampling)  # type: ignore[arg-type]
+    got = rank_distribution(ranks, n, m, sampling)
     x = np.arange(m + 1)
     for row, r in zip(got, ranks, strict=True):
         if sampling == "without_replacement":
@@ -95,7 +96,7 @@ def test_correction_table_by_hand() -> None:
 @pytest.mark.parametrize("metric", ["hit_rate@5", "ndcg@10", "mrr", "map@20", "auc", "P@5"])
 @pytest.mark.parametrize("gamma", [0.0, 0.01, 0.3, 1.0])
 @pytest.mark.parametrize("sampling", ["without_replacement", "with_replacement"])
-def test_bv_matches_the_closed_form(metric: str, gamma: float, sampling: str) -> None:
+def test_bv_matches_the_closed_form(metric: str, gamma: float, sampling: Any) -> None:
     # The paper's closed form ((1-g) A'PA + g diag(c))^-1 A'P M with scipy's pmfs.
     n, m = 400, 12
     r = np.arange(1, n + 1)
@@ -113,8 +114,13 @@ def test_bv_matches_the_closed_form(metric: str, gamma: float, sampling: str) ->
         rhs = a.T @ (p * full)
         ref = np.linalg.lstsq(lhs, rhs, rcond=None)[0] if gamma == 0 else np.linalg.solve(lhs, rhs)
         got = prk.correction_table(
-            metric, n_items=n, n_negatives=m, estimators="bv", gamma=gamma,
-            sampling=sampling, prior=prior,  # type: ignore[arg-type]
+            metric,
+            n_items=n,
+            n_negatives=m,
+            estimators="bv",
+            gamma=gamma,
+            sampling=sampling,
+            prior=prior,
         )["bv"].to_numpy()
         # compare the expected corrected values (what the estimator is judged on)
         np.testing.assert_allclose(a @ got, a @ ref, atol=1e-6)
@@ -131,7 +137,7 @@ def test_full_sample_is_exact() -> None:
         np.testing.assert_allclose(tab[e].to_numpy(), full, atol=1e-12)
 
 
-def _expected(metric: str, ranks: np.ndarray, n: int, m: int, estimator: str) -> float:
+def _expected(metric: str, ranks: np.ndarray, n: int, m: int, estimator: Any) -> float:
     tab = prk.correction_table(metric, n_items=n, n_negatives=m, estimators=estimator)
     law = rank_distribution(ranks, n, m, "without_replacement")
     return float((law @ tab[estimator].to_numpy()).mean())
@@ -148,7 +154,9 @@ def test_paper_sampled_metrics_invert_the_order_and_bv_restores_it() -> None:
     for metric in ("hit_rate@10", "ndcg@10", "mrr"):
         tgt = target(metric)
         assert tgt.values(ranks_a, n).mean() > tgt.values(ranks_b, n).mean() + 0.3
-        assert _expected(metric, ranks_a, n, m, "sampled") < _expected(metric, ranks_b, n, m, "sampled")
+        assert _expected(metric, ranks_a, n, m, "sampled") < _expected(
+            metric, ranks_b, n, m, "sampled"
+        )
         assert _expected(metric, ranks_a, n, m, "bv") > _expected(metric, ranks_b, n, m, "bv")
 
 
@@ -187,14 +195,20 @@ def test_simulation_corrected_estimates_are_closer() -> None:
     out = prk.evaluate_sampled(
         scored, ["hit_rate@10", "ndcg@10", "mrr"], n_items=n, estimators=["sampled", "bv"]
     )
-    full = pl.DataFrame({"user": np.repeat(np.arange(users), n), "item": np.tile(np.arange(n), users)})
+    full = pl.DataFrame(
+        {"user": np.repeat(np.arange(users), n), "item": np.tile(np.arange(n), users)}
+    )
     full = full.join(truth.with_columns(relevance=pl.lit(1)), on=["user", "item"], how="left")
-    full = full.with_columns(score=-pl.col("item").cast(pl.Float64), relevance=pl.col("relevance").fill_null(0))
+    full = full.with_columns(
+        score=-pl.col("item").cast(pl.Float64), relevance=pl.col("relevance").fill_null(0)
+    )
     exact = prk.evaluate(full, ["hit_rate@10", "ndcg@10", "mrr"])
     for metric in ("hit_rate@10", "ndcg@10", "mrr"):
         true = exact[metric].item()
         assert true == pytest.approx(target(metric).values(full_rank, n).mean())
-        value = dict(out.filter(pl.col("metric") == metric).select("estimator", "value").iter_rows())
+        value = dict(
+            out.filter(pl.col("metric") == metric).select("estimator", "value").iter_rows()
+        )
         assert abs(value["bv"] - true) < 0.25 * abs(value["sampled"] - true), (metric, true, value)
 
 
@@ -211,13 +225,18 @@ def _one_positive_frame(seed: int) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("ties", ["expected", "optimistic", "pessimistic", "item_asc", "item_desc"])
-def test_sampled_equals_evaluate_under_every_tie_policy(ties: str) -> None:
+def test_sampled_equals_evaluate_under_every_tie_policy(ties: Any) -> None:
     df = _one_positive_frame(0)
     metrics = ["hit_rate@2", "recall@3", "precision@2", "ndcg@3", "dcg@2", "mrr", "map@4", "auc"]
     got = prk.evaluate_sampled(
-        df, metrics, n_items=50, estimators="sampled", ties=ties, summary="wide"  # type: ignore[arg-type]
+        df,
+        metrics,
+        n_items=50,
+        estimators="sampled",
+        ties=ties,
+        summary="wide",
     )
-    ref = prk.evaluate(df, metrics, ties=ties)  # type: ignore[arg-type]
+    ref = prk.evaluate(df, metrics, ties=ties)
     for metric in metrics:
         assert got[f"{metric}[sampled]"].item() == pytest.approx(ref[metric].item(), abs=1e-12)
 
@@ -228,20 +247,30 @@ def test_ties_by_hand() -> None:
     # pessimistic 0; item_asc puts the negatives 1 (< 5) first: rank 3; item_desc puts
     # negative 9 (> 5) first: rank 3 as well.  bv (expected) = mean of T(2), T(3), T(4).
     df = pl.DataFrame(
-        {"user": [1] * 5, "item": [7, 5, 1, 9, 3], "score": [2.0, 1.0, 1.0, 1.0, 0.0],
-         "relevance": [0, 1, 0, 0, 0]}
+        {
+            "user": [1] * 5,
+            "item": [7, 5, 1, 9, 3],
+            "score": [2.0, 1.0, 1.0, 1.0, 0.0],
+            "relevance": [0, 1, 0, 0, 0],
+        }
     )
     values = {}
+    ties: Any
     for ties in ("expected", "optimistic", "pessimistic", "item_asc", "item_desc"):
         out = prk.evaluate_sampled(
-            df, "hit_rate@2", n_items=100, estimators=["sampled", "bv"], ties=ties,  # type: ignore[arg-type]
+            df,
+            "hit_rate@2",
+            n_items=100,
+            estimators=["sampled", "bv"],
+            ties=ties,
             summary="wide",
         )
         values[ties] = (out["hit_rate@2[sampled]"].item(), out["hit_rate@2[bv]"].item())
     assert values["expected"][0] == pytest.approx(1 / 3)
     assert values["optimistic"][0] == 1.0
     assert values["pessimistic"][0] == 0.0
-    assert values["item_asc"][0] == 0.0 and values["item_desc"][0] == 0.0
+    assert values["item_asc"][0] == 0.0
+    assert values["item_desc"][0] == 0.0
     bv = prk.correction_table("hit_rate@2", n_items=100, n_negatives=4, estimators="bv")["bv"]
     assert values["expected"][1] == pytest.approx(bv.slice(1, 3).mean())
     assert values["optimistic"][1] == pytest.approx(bv[1])
@@ -252,8 +281,12 @@ def test_several_positives_each_ranked_against_the_negatives() -> None:
     # positives at scores 0.9 and 0.5, negatives 0.8, 0.4, 0.1 (m = 3): ranks among
     # the negatives only: 1 and 2 (the other positive left out) -> mrr (1 + 1/2)/2.
     df = pl.DataFrame(
-        {"user": [1] * 5, "item": [1, 2, 3, 4, 5], "score": [0.9, 0.8, 0.5, 0.4, 0.1],
-         "relevance": [1, 0, 1, 0, 0]}
+        {
+            "user": [1] * 5,
+            "item": [1, 2, 3, 4, 5],
+            "score": [0.9, 0.8, 0.5, 0.4, 0.1],
+            "relevance": [1, 0, 1, 0, 0],
+        }
     )
     out = prk.evaluate_sampled(df, "mrr", n_items=10, estimators=["sampled", "rank"], per_user=True)
     assert out["mrr[sampled]"].item() == pytest.approx(0.75)
@@ -265,10 +298,20 @@ def test_several_positives_each_ranked_against_the_negatives() -> None:
 def test_by_rank_column_lazy_and_compare() -> None:
     df = _one_positive_frame(1)
     two = pl.concat(
-        [df.with_columns(system=pl.lit("a")), df.with_columns(system=pl.lit("b"), score=-pl.col("score"))]
+        [
+            df.with_columns(system=pl.lit("a")),
+            df.with_columns(system=pl.lit("b"), score=-pl.col("score")),
+        ]
     )
     per_user = prk.evaluate_sampled(two, ["ndcg@3"], n_items=60, by="system", per_user=True)
-    assert per_user.columns == ["system", "user", "ndcg@3[sampled]", "ndcg@3[rank]", "ndcg@3[bv]", "n_positives"]
+    assert per_user.columns == [
+        "system",
+        "user",
+        "ndcg@3[sampled]",
+        "ndcg@3[rank]",
+        "ndcg@3[bv]",
+        "n_positives",
+    ]
     result = prk.compare_per_user(per_user.drop("n_positives"), baseline="a", test="t")
     assert result.height == 3
     summary = prk.evaluate_sampled(two, ["ndcg@3"], n_items=60, by="system")
@@ -279,13 +322,19 @@ def test_by_rank_column_lazy_and_compare() -> None:
     ranked = df.with_columns(rank=(-pl.col("score")).rank("ordinal").over("user")).drop("score")
     by_rank = prk.evaluate_sampled(ranked, "mrr", n_items=60, rank="rank", ties="optimistic")
     ref = prk.evaluate(ranked, ["mrr"], rank="rank")
-    assert by_rank.filter(pl.col("estimator") == "sampled")["value"].item() == pytest.approx(ref["mrr"].item())
+    assert by_rank.filter(pl.col("estimator") == "sampled")["value"].item() == pytest.approx(
+        ref["mrr"].item()
+    )
 
 
 def test_users_without_positive_are_counted() -> None:
     df = pl.DataFrame(
-        {"user": [1, 1, 2, 2], "item": [1, 2, 1, 2], "score": [1.0, 0.0, 1.0, 0.0],
-         "relevance": [1, 0, 0, 0]}
+        {
+            "user": [1, 1, 2, 2],
+            "item": [1, 2, 1, 2],
+            "score": [1.0, 0.0, 1.0, 0.0],
+            "relevance": [1, 0, 0, 0],
+        }
     )
     out = prk.evaluate_sampled(df, "mrr", n_items=10, estimators="sampled")
     assert out.select("value", "n_users", "n_skipped").row(0) == (1.0, 1, 1)
@@ -310,11 +359,18 @@ def test_users_without_positive_are_counted() -> None:
         ({"prior": [1.0, 2.0]}, ValueError, "one weight per full-catalog rank"),
     ],
 )
-def test_evaluate_sampled_errors(kwargs: dict, error: type[Exception], pattern: str) -> None:
+def test_evaluate_sampled_errors(
+    kwargs: dict[str, Any], error: type[Exception], pattern: str
+) -> None:
     df = pl.DataFrame(
-        {"user": [1] * 4, "item": [1, 2, 3, 4], "score": [1.0, 0.5, 0.2, 0.1], "relevance": [1, 0, 0, 0]}
+        {
+            "user": [1] * 4,
+            "item": [1, 2, 3, 4],
+            "score": [1.0, 0.5, 0.2, 0.1],
+            "relevance": [1, 0, 0, 0],
+        }
     )
-    args = {"metrics": "mrr", "n_items": 100, **kwargs}
+    args: dict[str, Any] = {"metrics": "mrr", "n_items": 100, **kwargs}
     with pytest.raises(error, match=pattern):
         prk.evaluate_sampled(df, **args)
 
@@ -335,14 +391,18 @@ def test_evaluate_sampled_data_errors() -> None:
 # ------------------------------------------------------------ sample_negatives
 
 
-def _reference_negatives(user: int, seed: int, catalog: list[int], excluded: set[int], m: int) -> list[int]:
+def _reference_negatives(
+    user: int, seed: int, catalog: list[int], excluded: set[int], m: int
+) -> list[int]:
     """The documented stream in plain Python: first m distinct eligible draws."""
     items = sorted(set(catalog))
     n = len(items)
     key = mix64_int((user & MASK) ^ mix64_int(seed))
     pool = n - len(excluded & set(items))
     if pool <= 2 * m:  # the small-pool rule: smallest keys
-        keyed = sorted((mix64_int(key + (i + 1) * GOLDEN), i) for i in range(n) if items[i] not in excluded)
+        keyed = sorted(
+            (mix64_int(key + (i + 1) * GOLDEN), i) for i in range(n) if items[i] not in excluded
+        )
         return [items[i] for _, i in keyed[:m]]
     out: list[int] = []
     j = 0
@@ -360,7 +420,9 @@ def test_sample_negatives_matches_the_documented_stream() -> None:
     truth = pl.DataFrame({"user": [3, 3, -8, 2**40], "item": [101, 150, 120, 100]})
     history = pl.DataFrame({"user": [3, -8, -8], "item": [102, 121, 122]})
     seed = 2024
-    out = prk.sample_negatives(truth, n_negatives=7, catalog=catalog[::-1], seed=seed, exclude=history)
+    out = prk.sample_negatives(
+        truth, n_negatives=7, catalog=catalog[::-1], seed=seed, exclude=history
+    )
     for u, ex in ((3, {101, 150, 102}), (-8, {120, 121, 122}), (2**40, {100})):
         got = out.filter((pl.col("user") == u) & (pl.col("relevance") == 0))["item"].to_list()
         assert got == _reference_negatives(u, seed, catalog, ex, 7)
@@ -374,19 +436,21 @@ def test_sample_negatives_matches_the_documented_stream() -> None:
 
 def test_sample_negatives_determinism_and_invariance() -> None:
     rng = np.random.default_rng(0)
-    truth = pl.DataFrame({"user": rng.integers(0, 300, 600), "item": rng.integers(0, 500, 600)}).unique(
-        maintain_order=True
+    truth = pl.DataFrame(
+        {"user": rng.integers(0, 300, 600), "item": rng.integers(0, 500, 600)}
+    ).unique(maintain_order=True)
+    kw: dict[str, Any] = {"n_negatives": 25, "catalog": np.arange(500), "seed": 5}
+    a = prk.sample_negatives(truth, **kw)
+    assert_frame_equal(a, prk.sample_negatives(truth, **kw))
+    assert_frame_equal(
+        a, prk.sample_negatives(truth.sample(fraction=1.0, shuffle=True, seed=3), **kw)
     )
-    kw = {"n_negatives": 25, "catalog": np.arange(500), "seed": 5}
-    a = prk.sample_negatives(truth, **kw)  # type: ignore[arg-type]
-    assert_frame_equal(a, prk.sample_negatives(truth, **kw))  # type: ignore[arg-type]
-    assert_frame_equal(a, prk.sample_negatives(truth.sample(fraction=1.0, shuffle=True, seed=3), **kw))  # type: ignore[arg-type]
-    lazy = prk.sample_negatives(truth.lazy(), **kw)  # type: ignore[arg-type]
+    lazy = prk.sample_negatives(truth.lazy(), **kw)
     assert isinstance(lazy, pl.LazyFrame)
     assert_frame_equal(a, lazy.collect())
     # the other users do not matter
     some = truth.filter(pl.col("user") < 100)
-    assert_frame_equal(a.filter(pl.col("user") < 100), prk.sample_negatives(some, **kw))  # type: ignore[arg-type]
+    assert_frame_equal(a.filter(pl.col("user") < 100), prk.sample_negatives(some, **kw))
     other = prk.sample_negatives(truth, n_negatives=25, catalog=np.arange(500), seed=6)
     assert not a.equals(other)
     # structure: exactly m negatives per user, none a positive, no duplicates
@@ -423,13 +487,19 @@ def test_sample_negatives_string_ids_and_relevance() -> None:
 def test_sample_negatives_insufficient() -> None:
     truth = pl.DataFrame({"user": [1, 2], "item": [0, 0]})
     history = pl.DataFrame({"user": [1] * 6, "item": [1, 2, 3, 4, 5, 6]})
-    with pytest.raises(ValueError, match=r"n_negatives=4 is more than .* 1 user\(s\) \(e.g. user 1: 3 of 10"):
+    with pytest.raises(
+        ValueError, match=r"n_negatives=4 is more than .* 1 user\(s\) \(e.g. user 1: 3 of 10"
+    ):
         prk.sample_negatives(truth, n_negatives=4, catalog=range(10), exclude=history)
     with pytest.warns(NegativeSamplingWarning, match="1 user"):
         out = prk.sample_negatives(
             truth, n_negatives=4, catalog=range(10), exclude=history, insufficient="all"
         )
-    assert sorted(out.filter((pl.col("user") == 1) & (pl.col("relevance") == 0))["item"]) == [7, 8, 9]
+    assert sorted(out.filter((pl.col("user") == 1) & (pl.col("relevance") == 0))["item"]) == [
+        7,
+        8,
+        9,
+    ]
     assert out.filter((pl.col("user") == 2) & (pl.col("relevance") == 0)).height == 4
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -452,15 +522,21 @@ def test_sample_negatives_insufficient() -> None:
         ({"user": "uid"}, ValueError, "truth has no column 'uid'"),
     ],
 )
-def test_sample_negatives_errors(kwargs: dict, error: type[Exception], pattern: str) -> None:
+def test_sample_negatives_errors(
+    kwargs: dict[str, Any], error: type[Exception], pattern: str
+) -> None:
     truth = pl.DataFrame({"user": [1, 2], "item": [1, 2]})
-    args = {"n_negatives": 1, "catalog": list(range(10)), **kwargs}
+    args: dict[str, Any] = {"n_negatives": 1, "catalog": list(range(10)), **kwargs}
     with pytest.raises(error, match=pattern):
         prk.sample_negatives(truth, **args)
 
 
 def test_sample_negatives_data_errors() -> None:
     with pytest.raises(ValueError, match="duplicated"):
-        prk.sample_negatives(pl.DataFrame({"user": [1, 1], "item": [2, 2]}), n_negatives=1, catalog=range(5))
+        prk.sample_negatives(
+            pl.DataFrame({"user": [1, 1], "item": [2, 2]}), n_negatives=1, catalog=range(5)
+        )
     with pytest.raises(ValueError, match="truth column 'item' has 1 null"):
-        prk.sample_negatives(pl.DataFrame({"user": [1, 1], "item": [2, None]}), n_negatives=1, catalog=range(5))
+        prk.sample_negatives(
+            pl.DataFrame({"user": [1, 1], "item": [2, None]}), n_negatives=1, catalog=range(5)
+        )
