@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from polars_rankeval.curves import curve, pr_curve
     from polars_rankeval.datasets import load_example, load_systems
     from polars_rankeval.metrics.functions import *  # noqa: F403 - every metric function
+    from polars_rankeval.negatives import sample_negatives
     from polars_rankeval.popularity import item_popularity
     from polars_rankeval.registry import Metric, bind, expand_metric, list_metrics, parse_metric
     from polars_rankeval.report import report
-    from polars_rankeval.negatives import sample_negatives
     from polars_rankeval.sampled import inter_list_diversity_sampled
     from polars_rankeval.sampled_correction import correction_table, evaluate_sampled
 

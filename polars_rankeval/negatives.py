@@ -17,7 +17,6 @@ sorted catalog and the user's excluded items.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from typing import Any, Literal, overload
@@ -459,12 +458,3 @@ def _draw_pool(
         .select(user, item, "_j")
         .collect()
     )
-
-
-def expected_draws(pool: int, n: int, need: int) -> float:
-    """Expected stream length to collect ``need`` distinct items of a pool of ``pool``.
-
-    ``sum_{i<need} n / (pool - i)``; documents why one round usually suffices (used
-    by the tests).
-    """
-    return math.fsum(n / (pool - i) for i in range(need))

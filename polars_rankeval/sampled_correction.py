@@ -389,6 +389,7 @@ def evaluate_sampled(
     score: str | None = ...,
     rank: str | None = ...,
     relevance: str = ...,
+    validate: bool = ...,
 ) -> pl.LazyFrame: ...
 @overload
 def evaluate_sampled(
@@ -409,6 +410,7 @@ def evaluate_sampled(
     score: str | None = ...,
     rank: str | None = ...,
     relevance: str = ...,
+    validate: bool = ...,
 ) -> pl.DataFrame: ...
 def evaluate_sampled(
     data: Any,
@@ -428,6 +430,7 @@ def evaluate_sampled(
     score: str | None = None,
     rank: str | None = None,
     relevance: str = "relevance",
+    validate: bool = True,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Sampled metrics beside their full-catalog estimates (Krichene & Rendle 2020).
 
@@ -481,6 +484,9 @@ def evaluate_sampled(
         Tie policy (see above).
     user, item, score, rank, relevance
         Column names; ``rank`` (1 is best) replaces ``score``.
+    validate
+        Check that no (by, user, item) row is duplicated (one more pass over the
+        data); nulls and NaN in the score are always errors.
 
     Returns
     -------
@@ -545,6 +551,15 @@ def evaluate_sampled(
         _pos=pl.col(relevance).cast(pl.Float64).fill_null(0.0) >= 1.0,
     )
     _check_order_values(base, order_col)
+    if validate:
+        dup = base.group_by(*keys, item).agg(pl.len()).filter(pl.col("len") > 1).collect()
+        if dup.height:
+            example = dup.row(0, named=True)
+            msg = (
+                f"data has {dup.height} duplicated ({', '.join([*keys, item])}) key(s), e.g. "
+                f"user {example[user]!r}, item {example[item]!r} ({example['len']} rows)"
+            )
+            raise ValueError(msg)
 
     groups = (
         base.group_by(*keys, "_o")

@@ -384,6 +384,15 @@ def test_evaluate_sampled_data_errors() -> None:
     )
     with pytest.raises(ValueError, match="1 null"):
         prk.evaluate_sampled(null_score, "mrr", n_items=10)
+    dup = pl.DataFrame(
+        {"user": [1, 1, 1], "item": [1, 2, 2], "score": [1.0, 0.5, 0.5], "relevance": [1, 0, 0]}
+    )
+    with pytest.raises(
+        ValueError, match=r"1 duplicated \(user, item\) key\(s\), e.g. user 1, item 2"
+    ):
+        prk.evaluate_sampled(dup, "mrr", n_items=10)
+    lenient = prk.evaluate_sampled(dup, "mrr", n_items=10, validate=False, estimators="sampled")
+    assert lenient["value"].item() == 1.0
     with pytest.raises(ValueError, match="n_negatives must be between 1 and n_items - 1 = 3"):
         prk.correction_table("mrr", n_items=4, n_negatives=4)
 
