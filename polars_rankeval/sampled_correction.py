@@ -561,20 +561,9 @@ def evaluate_sampled(
             )
             raise ValueError(msg)
 
-    groups = (
-        base.group_by(*keys, "_o")
-        .agg(_neg=(~pl.col("_pos")).sum().cast(pl.Int64), _npos=pl.col("_pos").sum().cast(pl.Int64))
-        .with_columns(
-            _above=(pl.col("_neg").cum_sum() - pl.col("_neg")).over(
-                keys, order_by="_o", descending=True
-            ),
-            _m=pl.col("_neg").sum().over(keys),
-            _upos=pl.col("_npos").sum().over(keys),
-        )
-    )
     users = (
-        groups.group_by(keys)
-        .agg(_has=(pl.col("_upos").first() > 0), _m=pl.col("_m").first())
+        base.group_by(keys)
+        .agg(_has=pl.col("_pos").any(), _np=pl.col("_pos").sum(), _m=(~pl.col("_pos")).sum())
         .collect()
     )
     no_negative = users.filter(pl.col("_has") & (pl.col("_m") == 0))
@@ -586,22 +575,10 @@ def evaluate_sampled(
             "negatives (see sample_negatives)"
         )
         raise ValueError(msg)
-    if ties in ("item_asc", "item_desc"):
-        offsets = _item_offsets(base, groups, keys, item, ties)
-        positives = (
-            base.filter("_pos")
-            .join(groups, on=[*keys, "_o"])
-            .join(offsets, on=[*keys, item], how="left")
-            .with_columns(pl.col("_off").fill_null(0))
-        )  # no tied negative: nothing before
+    if _FAST_PATH and (users.get_column("_np").max() or 0) <= 1:  # type: ignore[operator]
+        positives = _one_positive(base, keys, item, ties)
     else:
-        positives = (
-            base.filter("_pos")
-            .join(groups, on=[*keys, "_o"])
-            .with_columns(
-                _off=pl.lit(0, pl.Int64) if ties in ("optimistic", "expected") else pl.col("_neg")
-            )
-        )
+        positives = _each_positive(base, keys, item, ties)
     lo = pl.col("_above") + 1 + pl.col("_off")
     hi = pl.col("_above") + 1 + pl.col("_neg") if ties == "expected" else lo
     pos = positives.select(*keys, _lo=lo, _hi=hi, _m=pl.col("_m")).collect()
@@ -653,9 +630,75 @@ def evaluate_sampled(
     if per_user:
         out = per_user_df
     else:
-        skipped = users.filter(~pl.col("_has"))
+        skipped = users.filter(~pl.col("_has")).select(keys)
         out = _summary(per_user_df, skipped, by_cols, value_cols, labels, summary)
     return out if eager else out.lazy()
+
+
+_FAST_PATH = True
+"""Use :func:`_one_positive` when no user has several positives (the tests turn it off)."""
+
+
+def _one_positive(base: pl.LazyFrame, keys: list[str], item: str, ties: str) -> pl.LazyFrame:
+    """One positive per user: its tie counts from one join and one aggregation.
+
+    No sort: ``_above`` negatives scored higher, ``_neg`` tied, ``_m`` in all, ``_off``
+    tied negatives placed before it by the tie policy.
+    """
+    neg = ~pl.col("_pos")
+    tied = neg & (pl.col("_o") == pl.col("_po"))
+    if ties == "item_asc":
+        off = (tied & (pl.col(item) < pl.col("_pitem"))).sum()
+    elif ties == "item_desc":
+        off = (tied & (pl.col(item) > pl.col("_pitem"))).sum()
+    elif ties == "pessimistic":
+        off = tied.sum()
+    else:
+        off = pl.lit(0, pl.UInt32)
+    positive = base.filter("_pos").select(*keys, _po="_o", _pitem=item)
+    return (
+        base.join(positive, on=keys, how="inner")
+        .group_by(keys)
+        .agg(
+            _above=(neg & (pl.col("_o") > pl.col("_po"))).sum(),
+            _neg=tied.sum(),
+            _m=neg.sum(),
+            _off=off,
+        )
+        .with_columns(pl.col("_above", "_neg", "_m", "_off").cast(pl.Int64))
+    )
+
+
+def _each_positive(base: pl.LazyFrame, keys: list[str], item: str, ties: str) -> pl.LazyFrame:
+    """Any number of positives, each ranked among the user's negatives only.
+
+    Per (user, score) counts, ranked by a window over the user's distinct scores.
+    """
+    groups = (
+        base.group_by(*keys, "_o")
+        .agg(_neg=(~pl.col("_pos")).sum().cast(pl.Int64), _npos=pl.col("_pos").sum().cast(pl.Int64))
+        .with_columns(
+            _above=(pl.col("_neg").cum_sum() - pl.col("_neg")).over(
+                keys, order_by="_o", descending=True
+            ),
+            _m=pl.col("_neg").sum().over(keys),
+        )
+    )
+    if ties in ("item_asc", "item_desc"):
+        offsets = _item_offsets(base, groups, keys, item, ties)
+        return (
+            base.filter("_pos")
+            .join(groups, on=[*keys, "_o"])
+            .join(offsets, on=[*keys, item], how="left")
+            .with_columns(pl.col("_off").fill_null(0))  # no tied negative: nothing before
+        )
+    return (
+        base.filter("_pos")
+        .join(groups, on=[*keys, "_o"])
+        .with_columns(
+            _off=pl.lit(0, pl.Int64) if ties in ("optimistic", "expected") else pl.col("_neg")
+        )
+    )
 
 
 def _targets(metrics: str | Sequence[str]) -> list[Target]:

@@ -12,6 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
+from polars_rankeval import sampled_correction
 from polars_rankeval.negatives import NegativeSamplingWarning, mix64_int
 from polars_rankeval.sampled_correction import rank_distribution, target
 
@@ -224,8 +225,13 @@ def _one_positive_frame(seed: int) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=["user", "item", "score", "relevance"], orient="row")
 
 
+@pytest.mark.parametrize("fast", [True, False])
 @pytest.mark.parametrize("ties", ["expected", "optimistic", "pessimistic", "item_asc", "item_desc"])
-def test_sampled_equals_evaluate_under_every_tie_policy(ties: Any) -> None:
+def test_sampled_equals_evaluate_under_every_tie_policy(
+    ties: Any, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # both paths: one positive per user (one join + aggregation) and the general one
+    monkeypatch.setattr(sampled_correction, "_FAST_PATH", fast)
     df = _one_positive_frame(0)
     metrics = ["hit_rate@2", "recall@3", "precision@2", "ndcg@3", "dcg@2", "mrr", "map@4", "auc"]
     got = prk.evaluate_sampled(
