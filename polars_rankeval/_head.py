@@ -72,6 +72,7 @@ _N_RET = f"{MARKER}:n_ret"
 _N_JUDGED = f"{MARKER}:n_judged"
 _REL = f"{MARKER}:rel"
 _RET = f"{MARKER}:ret"
+_EXTRA = f"{MARKER}:extra"
 
 
 SUPPORTED: dict[str, dict[str, frozenset[Any] | None]] = {
@@ -212,7 +213,9 @@ class _Request:
             self.cutoffs.setdefault(_curve(kind, rel), set()).add(k)
 
 
-def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
+def per_user(
+    job: Job, rows: pl.LazyFrame, checks: list[pl.LazyFrame] | None = None
+) -> pl.LazyFrame:
     """Per-user values of every metric of ``job`` (and the truth/recs flags).
 
     ``rows`` holds whole users with the plan's column names (see
@@ -220,6 +223,10 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
     key columns, one Float64 column per metric and the two boolean flags the user
     universe is decided on (named as :func:`polars_rankeval._build.build` names
     them).
+
+    ``checks``: when a list is given, the value checks of
+    :mod:`polars_rankeval._validate` are folded into this path's aggregation and a
+    one-row frame of problem counts is appended to it (:func:`check_counts`).
     """
     from polars_rankeval._build import _HAS_RECS, _HAS_TRUTH
 
@@ -243,7 +250,13 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
         _N_RET: order.count(),
         _N_JUDGED: relevance.count(),
     }
+    if checks is not None:
+        # The duplicate-key check on the same groups: rows minus distinct items.
+        aggs[_EXTRA] = (pl.len() - pl.col(cols.item).n_unique()).cast(pl.Int64)
     users = rows.group_by(keys).agg(**aggs)
+    if checks is not None:
+        users = users.cache()  # read by the checks and by the metrics: computed once
+        checks.append(check_counts(job, rows, users))
     users = users.with_columns(pl.col(_POSITIVE).list.eval(pl.element().cast(pl.Float64)))
     positive = pl.col(_POSITIVE)
     totals = {
@@ -267,6 +280,26 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
         users = _deterministic_sums(users, need)
     values = [_value(need, m, expected).alias(m.name) for m in job.metrics]
     return users.select(*keys, *values, _HAS_TRUTH, _HAS_RECS)
+
+
+def check_counts(job: Job, rows: pl.LazyFrame, users: pl.LazyFrame) -> pl.LazyFrame:
+    """The value checks' counts from this path's own aggregation: one row, two counts.
+
+    ``bad``: rows failing any row-level check of
+    :func:`polars_rankeval._validate.row_checks` (null ids, NaN/inf scores, bad
+    relevance, ranks below 1), counted in one pass over ``rows``; ``dup``: rows beyond
+    the first of each (by, user, item) key, summed from the per-user counts of the
+    head aggregation ``users`` (no group_by of its own). Both zero: the data passes
+    every check. Otherwise :func:`polars_rankeval._validate.check_values` runs on the
+    input and raises the first problem with its usual message and examples.
+    """
+    from polars_rankeval._validate import row_checks
+
+    schema = rows.collect_schema()
+    predicates = [c.predicate() for c in row_checks(schema, job.icols, job.iby).values()]
+    bad = rows.select(pl.any_horizontal(predicates).sum().cast(pl.Int64).alias("bad"))
+    dup = users.select(pl.col(_EXTRA).sum().cast(pl.Int64).alias("dup"))
+    return bad.join(dup, how="cross")
 
 
 def _tie_order(job: Job) -> tuple[list[pl.Expr], list[bool]]:
