@@ -289,3 +289,50 @@ def test_validation_with_by_groups_and_valid_data() -> None:
     dup = pl.concat([df, df.filter(pl.col("system") == "b").head(1)])
     with pytest.raises(ValueError, match=re.escape("2 rows share a (system, user, item) key")):
         prk.evaluate(dup, metrics, by="system")
+
+
+@pytest.mark.parametrize("ties", ["expected", "item_desc", "pessimistic"])
+@pytest.mark.parametrize("grades", ["int", "float"])
+def test_many_cutoffs_over_whole_lists(ties: str, grades: str) -> None:
+    # Cutoff ranges past every list (up to 25 items): the head is the whole list, tie
+    # groups straddle many cutoffs, and every cutoff reads the cumulative lists (also
+    # past their end). Float grades take the log-step sums instead of integer counts.
+    df = frame(21, decimals=1)
+    if grades == "float":
+        df = df.with_columns(pl.col("relevance").cast(pl.Float64) * 0.75)
+    metrics = [
+        "ndcg@1..30",
+        "ndcg(gain=exp)@1..30",
+        "dcg@[1,7,29]",
+        "map@1..30",
+        "mrr@1..30",
+        "precision@1..30",
+        "precision(denominator=retrieved)@1..30",
+        "recall(rel=2)@1..30",
+        "hit_rate@1..30",
+        "f1@[1,3,30]",
+    ]
+    assert uses_head_path(df, metrics, ties=ties)
+    fast, slow = both(df, metrics, ties=ties, per_user=True, users="all")
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+def test_tie_group_straddling_cutoffs_by_hand() -> None:
+    # Scores 0.9 | 0.5 0.5 0.5 | 0.1; relevance 0 | 1 0 0 | 1. Under expected ties
+    # each of positions 2-4 holds a relevant item with probability 1/3.
+    df = pl.DataFrame(
+        {
+            "user": [1] * 5,
+            "item": [1, 2, 3, 4, 5],
+            "score": [0.9, 0.5, 0.5, 0.5, 0.1],
+            "relevance": [0, 1, 0, 0, 1],
+        }
+    )
+    out = prk.evaluate(df, ["precision@1..5", "dcg@1..5"], per_user=True).row(0, named=True)
+    precision = [0.0, (1 / 3) / 2, (2 / 3) / 3, 1 / 4, 2 / 5]
+    dcg = np.cumsum([0.0, (1 / 3) / np.log2(3), (1 / 3) / 2, (1 / 3) / np.log2(5), 1 / np.log2(6)])
+    for k in range(1, 6):
+        assert out[f"precision@{k}"] == pytest.approx(precision[k - 1], abs=1e-15)
+        assert out[f"dcg@{k}"] == pytest.approx(dcg[k - 1], abs=1e-15)
+    fast, slow = both(df, ["precision@1..5", "dcg@1..5", "map@1..5", "mrr@1..5"], per_user=True)
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
