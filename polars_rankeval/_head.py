@@ -25,6 +25,11 @@ the few users whose group at K fills the whole margin, that one group's size, re
 counts and gain sums are counted exactly on the user's rows with the group's score (a
 join restricted to those users; empty on most data).
 
+Validation. With ``validate=True`` the in-memory engine folds the value checks into
+step 1 (:func:`check_counts`): the duplicate-key count is ``len - n_unique(item)`` in
+the same ``group_by``, and the row-level checks are one pass of predicates; only on a
+problem do the full checks run, so the message is the general path's.
+
 The values equal those of the general path up to floating-point rounding (sums run in
 another order); ``tests/test_head_path.py`` pins them for every metric, option, tie
 policy and cutoff form. :func:`applies` decides, from the job alone, whether every
@@ -483,8 +488,11 @@ def _expected_sums(
     window or ``list.eval`` per user or per tie group costs far more than the sort):
     a tie group is a run of equal keys within a user, its first and last row come
     from forward and backward fills of the row index, integer counts within a run
-    from the running count read at both ends, and sums or products of floats within
-    a run from a log-step (Hillis-Steele) scan over the run's offsets. The group at K
+    from the running count read at both ends (again fills: a gather at the run's ends
+    costs more), and sums or products of floats within a run from a log-step
+    (Hillis-Steele) scan over the run's offsets. Per-user cumulative sums (cutoff
+    lists) aggregate on the row-numbered users declared sorted: Polars then slices
+    the groups instead of hashing them, and no per-group sort is needed. The group at K
     takes its exact sums from :func:`_fix_last_group` when the head cut it; the
     contributions are the curve kernels'.
     """
