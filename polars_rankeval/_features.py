@@ -109,6 +109,13 @@ class Features:
     columns
         The user's column name -> its name in the rows (``evaluate`` renames the input
         columns, see :func:`polars_rankeval._job.internal_names`); default: as is.
+    absolute
+        Positions are the values of the rank column themselves, gaps kept
+        (``evaluate(rank_positions="absolute")``): an item at rank 9 is at position 9
+        even when the user has fewer than 9 recommended items. The ranks must be
+        distinct integers >= 1 within a user (checked by ``evaluate``), so recommended
+        rows are never tied; the not-recommended rows follow the largest rank.
+        Window provider only.
     """
 
     def __init__(
@@ -121,8 +128,16 @@ class Features:
         rating_range: tuple[float, float] | None = None,
         order_dtype: pl.DataType | None = None,
         columns: dict[str, str] | None = None,
+        absolute: bool = False,
     ) -> None:
+        if absolute and cols.rank is None:
+            msg = "absolute positions need a rank column (rank=), not a score"
+            raise ValueError(msg)
+        if absolute and keys is None:  # inline sums index positions (gmean_pos, gsum)
+            msg = "absolute positions need the window provider (evaluate)"
+            raise ValueError(msg)
         self.cols = cols
+        self.absolute = absolute
         self.order_dtype = order_dtype
         self._columns = dict(columns or {})
         self.tie = resolve_ties(ties)
@@ -329,7 +344,21 @@ class Features:
                 else:  # item_desc after other keys: the item's descending dense rank
                     fields.append(self._user(item.rank("dense", descending=True)).alias("i"))
             raw = pl.struct(*fields).rank("ordinal")
-        return self._reg(1, "__prk_o", self._user(raw).cast(pl.Int64))
+        return self._reg(1, "__prk_o", self._user(self._absolute(raw)).cast(pl.Int64))
+
+    def _absolute(self, relative: pl.Expr) -> pl.Expr:
+        """A 1-based position (or tie-group bound) ``relative`` made absolute.
+
+        Under ``absolute``: the rank itself on recommended rows, and after the largest
+        rank for the not-recommended ones (which follow the recommended rows in
+        ``relative``). Otherwise ``relative`` unchanged.
+        """
+        if not self.absolute:
+            return relative
+        rank = pl.col(self.cols.order).cast(pl.Int64)
+        n_ret = self.ret.cast(pl.Int64).sum()
+        after = rank.max().fill_null(0) + relative.cast(pl.Int64) - n_ret
+        return pl.when(self.ret).then(rank).otherwise(after)
 
     @property
     def _key_ascending(self) -> pl.Expr:
@@ -343,12 +372,12 @@ class Features:
         """First position of the row's tie group."""
         if not self.expected:
             return self.o
-        raw = self.key.rank("min", descending=True)
+        raw = self._absolute(self.key.rank("min", descending=True))
         return self._reg(1, "__prk_a", self._user(raw).cast(pl.Int64))
 
     @property
     def _b(self) -> pl.Expr:
-        raw = self.key.rank("max", descending=True)
+        raw = self._absolute(self.key.rank("max", descending=True))
         return self._reg(1, "__prk_b", self._user(raw).cast(pl.Int64))
 
     @property

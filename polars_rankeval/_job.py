@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval import _positions
 from polars_rankeval._engine import Scalar, Scan
 from polars_rankeval._features import Features
 from polars_rankeval._ties import resolve_ties
@@ -119,6 +120,7 @@ class Job:
     order_dtype: pl.DataType | None = None
     names: dict[str, str] = field(default_factory=dict)
     summary: SummaryForm = "wide"
+    rank_positions: _positions.RankPositions = "relative"
 
     @classmethod
     def create(
@@ -136,12 +138,16 @@ class Job:
         per_item: bool = False,
         items: pl.DataFrame | pl.LazyFrame | None = None,
         summary: SummaryForm = "wide",
+        rank_positions: _positions.RankPositions = "relative",
     ) -> Job:
         """Check the options against the schema and classify the metrics."""
         parsed = parse_metrics(metrics)
         resolve_ties(ties)
         check_choice("empty", empty, EMPTY_POLICIES)
         check_choice("summary", summary, SUMMARY_FORMS)
+        check_choice("rank_positions", rank_positions, _positions.RANK_POSITIONS)
+        if rank_positions == "absolute":
+            _positions.check_rank_given(cols)
         if isinstance(users, str):
             check_choice("users", users, USER_UNIVERSES)
         by_cols = [by] if isinstance(by, str) else list(by or [])
@@ -150,6 +156,10 @@ class Job:
         job.items = _side_table(items, schema, cols.item)
         job.per_item = per_item
         job.summary = summary
+        job.rank_positions = rank_positions
+        if rank_positions == "absolute":
+            _positions.check_dtype(schema, cols)
+            _positions.check_metrics([(m.spec.name, m.name) for m in parsed])
         if summary == "long":
             check_long_names(by_cols)
         if per_user and per_item:
@@ -175,7 +185,13 @@ class Job:
         # with placeholder statistics: kernels only build expressions here).
         job.order_dtype = schema[cols.order]
         probe = Features(
-            cols, ties, job.keys, n_items=1, rating_range=(0.0, 1.0), order_dtype=job.order_dtype
+            cols,
+            ties,
+            job.keys,
+            n_items=1,
+            rating_range=(0.0, 1.0),
+            order_dtype=job.order_dtype,
+            absolute=job.absolute,
         )
         # The cutoffs of one list or range share their kind: one dry run for them all.
         seen: dict[tuple[Any, ...], str] = {}
@@ -226,6 +242,11 @@ class Job:
     @property
     def keys(self) -> list[str]:
         return [*self.by, self.cols.user]
+
+    @property
+    def absolute(self) -> bool:
+        """Whether positions are the rank column's values, gaps kept (RecTools)."""
+        return self.rank_positions == "absolute"
 
     @property
     def icols(self) -> Columns:
@@ -290,8 +311,11 @@ class Job:
 
         A group is the metrics expanded from one list or range of cutoffs (same metric,
         same options) whose metric has a curve kernel; the others are computed alone.
+        None under absolute positions: curve kernels index positions as list offsets.
         """
         groups: dict[tuple[Any, ...], list[Metric]] = {}
+        if self.absolute:
+            return []
         for metric in self.metrics:
             has_kernel = metric.spec.curve is not None and self.kinds[metric.name] == "expr"
             if metric.cutoffs and has_kernel:
@@ -309,6 +333,7 @@ class Job:
             rating_range=self.rating_range,
             order_dtype=self.order_dtype,
             columns=self.names,
+            absolute=self.absolute,
         )
 
     # ------------------------------------------------------------------ statistics

@@ -212,6 +212,7 @@ ORDERLESS = {"num_ret", "num_rel", "unjudged"}
         and s.higher_is_better is not None
         and s.family != "rating"
         and n not in ("popularity_bias", "novelty", "unseen_share", "intra_list_diversity")
+        and s.family != "intent"  # a subtopics column: tests/test_intent.py
     ),
 )
 def test_higher_is_better_is_the_direction_of_a_better_ranking(name: str) -> None:

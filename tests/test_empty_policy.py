@@ -230,6 +230,14 @@ def side_items(items: pl.Series) -> pl.DataFrame:
             "popularity": [0.1 + 0.8 * ((i * 37) % 11) / 10 for i in range(ids.len())],
             "features": [[1.0, float(i % 3)] for i in range(ids.len())],
             "seen": [i % 2 == 0 for i in range(ids.len())],
+            # the intent-aware metrics' judgments: subtopics i % 3 and (i + 1) % 4
+            "subtopics": [
+                [
+                    {"subtopic": i % 3, "relevance": 1},
+                    {"subtopic": 3 + (i + 1) % 4, "relevance": i % 2},
+                ]
+                for i in range(ids.len())
+            ],
         }
     )
 

@@ -55,12 +55,17 @@ def metrics_for(ties: str) -> list[str]:
 
 
 def side_table(df: pl.DataFrame) -> pl.DataFrame:
-    """The items= columns that metrics read by default: popularity, features, seen."""
+    """The items= columns that metrics read by default: popularity, features, seen, subtopics."""
     items = df.select(pl.col("item").unique().sort())
     return items.with_columns(
         popularity=(pl.col("item") % 7 + 1) / 8,
         features=pl.concat_list((pl.col("item") % 3).cast(pl.Float64), pl.col("item") % 5 - 2.0),
         seen=pl.col("item") % 2 == 0,
+        # the intent-aware metrics' judgments (tests/test_intent.py)
+        subtopics=pl.concat_list(
+            pl.struct(subtopic=pl.col("item") % 3, relevance=pl.lit(1)),
+            pl.struct(subtopic=3 + pl.col("item") % 2, relevance=pl.col("item") % 4 // 2),
+        ),
     )
 
 

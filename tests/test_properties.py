@@ -24,7 +24,11 @@ def metric_names(k: int | None) -> list[str]:
 
 # Per-user metrics that read an items= side table (popularity, feature vectors): their
 # own tests cover them (tests/test_metrics_exposure.py, tests/test_metrics_diversity.py).
-NEEDS_SIDE_TABLE = ("intra_list_diversity", "novelty", "popularity_bias", "unseen_share")
+NEEDS_SIDE_TABLE = (
+    "intra_list_diversity", "novelty", "popularity_bias", "unseen_share",
+    # a subtopics column (tests/test_intent.py has their properties)
+    "alpha_ndcg", "err_ia", "nrbp", "s_recall", "precision_ia", "map_ia",
+)  # fmt: skip
 # Per-user metrics only: a global metric (one value per by group) has no per-user value.
 ALL_METRICS = [
     m
@@ -78,6 +82,11 @@ def side_table() -> pl.DataFrame:
         popularity=(pl.col("item") % 7 + 1) / 8,
         features=pl.concat_list((pl.col("item") % 3).cast(pl.Float64), pl.col("item") % 5 - 2.0),
         seen=pl.col("item") % 2 == 0,
+        # the intent-aware metrics' judgments: subtopics item % 3 and 3 + item % 2
+        subtopics=pl.concat_list(
+            pl.struct(subtopic=pl.col("item") % 3, relevance=pl.lit(1)),
+            pl.struct(subtopic=3 + pl.col("item") % 2, relevance=pl.col("item") % 4 // 2),
+        ),
     )
 
 

@@ -27,6 +27,7 @@ FAMILIES = (
     "judged",
     "rating",
     "trec_gain",
+    "intent",
     "curves",
 )
 """The family modules. Importing one registers its metrics, and the registry (so

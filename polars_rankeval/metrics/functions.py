@@ -2230,6 +2230,7 @@ def bpref(
 def inf_ap(
     *,
     rel: float = 1.0,
+    pool: str | None = None,
     ties: TiePolicy = "item_desc",
     item: str = "item",
     score: str | None = None,
@@ -2246,6 +2247,11 @@ def inf_ap(
     ----------
     rel
         Minimum relevance that counts as relevant (inclusive). A number > 0.
+    pool
+        Boolean column (from the data or items=) marking the items of the judgment pool: an
+        unjudged row (null relevance) with a true value is pooled but not judged (trec_eval
+        qrels relevance < 0), one without is outside the pool; none: every unjudged row is
+        outside the pool. A string, or ``None``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`); this metric supports
         ``"item_desc"``, ``"item_asc"``, ``"optimistic"``, ``"pessimistic"`` only.
@@ -2260,10 +2266,11 @@ def inf_ap(
 
     Notes
     -----
-    sum over relevant recommended items at rank p of (1 + J (Q + e) / (J + 2e)) / p, divided
-    by #relevant; J = judged items above, Q = relevant items above, e = 1e-5 (trec_eval
-    infAP; close to AP, not exactly 1 for a perfect ranking). Deterministic tie policies
-    only.
+    sum over relevant recommended items at rank p of (1 + P (Q + e) / (J + 2e)) / p, divided
+    by #relevant; J = judged items above, Q = relevant items above, P = pooled items above
+    (J plus the unjudged rows marked by the pool column: trec_eval qrels relevance < 0;
+    without pool=, P = J), e = 1e-5 (trec_eval infAP; close to AP, not exactly 1 for a
+    perfect ranking). Deterministic tie policies only.
 
     Examples
     --------
@@ -2276,6 +2283,14 @@ def inf_ap(
     ...                    "score": [3.0, 2.0, 1.0], "relevance": [1, None, 1]})
     >>> round(df.select(inf_ap()).item(), 4)
     0.8333
+
+    If U was in the judgment pool but not judged (trec_eval qrels relevance -1), it is
+    one of the pooled items above C, of which the judged ones (A) are all relevant:
+    C scores (1 + 2 * (1 + e) / (1 + 2e)) / 3, about 1, and infAP about 1.
+
+    >>> pooled = df.with_columns(pool=pl.lit(True))
+    >>> round(pooled.select(inf_ap(pool="pool")).item(), 4)
+    1.0
     """
     return inline(
         "inf_ap",
@@ -2286,6 +2301,7 @@ def inf_ap(
         relevance=relevance,
         rank=rank,
         rel=rel,
+        pool=pool,
     )
 
 
