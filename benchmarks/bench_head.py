@@ -171,6 +171,13 @@ def main() -> int:
         cases[f"{name}:ndcg@1..100"] = evaluate(
             df, ["ndcg@1..100"], ties="expected", validate=False, head=head
         )
+    for metric in ("map", "precision"):
+        cases[f"head:{metric}@10"] = evaluate(
+            df, [f"{metric}@10"], ties="expected", validate=False, head=True
+        )
+        cases[f"head:{metric}@1..100"] = evaluate(
+            df, [f"{metric}@1..100"], ties="expected", validate=False, head=True
+        )
     same = {}
     for ties in ("item_desc", "expected"):
         got = evaluate(df, METRICS, ties=ties, validate=False, head=True)()
@@ -257,6 +264,9 @@ def report(
     for path in ("head", "general"):
         lines.append(row(f"{path}:ndcg@10", f"ndcg@10 alone, {path} path (expected)"))
         lines.append(row(f"{path}:ndcg@1..100", f"ndcg@1..100, {path} path (expected)"))
+    for metric in ("map", "precision"):
+        lines.append(row(f"head:{metric}@10", f"{metric}@10 alone, head path (expected)"))
+        lines.append(row(f"head:{metric}@1..100", f"{metric}@1..100, head path (expected)"))
     lines += [
         "",
         "## Goals (issue 14)",
@@ -273,6 +283,9 @@ def report(
         f"{ratio('head:expected:val', 'head:expected:noval')} | <= 1.25x |",
         f"| 4. ndcg@1..100 / ndcg@10 (expected) | "
         f"{ratio('head:ndcg@1..100', 'head:ndcg@10')} | <= 3x |",
+        f"| 4b. map@1..100 / map@10; precision@1..100 / precision@10 (expected) | "
+        f"{ratio('head:map@1..100', 'head:map@10')}; "
+        f"{ratio('head:precision@1..100', 'head:precision@10')} | <= 3x |",
         "",
         "Before (general path, same run): suite item_desc / prim2 "
         f"{ratio('general:item_desc:noval', 'prim2')}, expected / item_desc "

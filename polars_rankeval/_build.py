@@ -27,6 +27,8 @@ def build(
     lf: pl.LazyFrame,
     users: UsersArg | None = None,
     groups: pl.LazyFrame | None = None,
+    *,
+    checks: list[pl.LazyFrame] | None = None,
 ) -> tuple[pl.LazyFrame, dict[str, pl.LazyFrame]]:
     """Per-user values (keys + user-level metrics) and the global partials.
 
@@ -36,6 +38,12 @@ def build(
     an explicit user list is crossed with (default: those of ``lf``; a bucket
     holds only some of them). Column names are the plan's (:meth:`Job.outer` turns
     them back into the user's).
+
+    ``checks``: a list to fold the value checks into the build. When the sorted-head
+    path runs (:func:`polars_rankeval._head.applies`) it counts the problems in its
+    own aggregation and appends a one-row frame of counts
+    (:func:`polars_rankeval._head.check_counts`); otherwise nothing is appended and
+    the caller runs :func:`polars_rankeval._validate.check_values` itself.
     """
     features = job.features()
     together = job.curve_groups()
@@ -65,7 +73,7 @@ def build(
         # Sub-plans read the same rows as the group_by: compute the features once.
         rows = rows.cache()
     if _head.applies(job):  # the sorted-head path: every metric reads the top k
-        per_user = _head.per_user(job, base)
+        per_user = _head.per_user(job, base, checks)
     else:
         exprs = [p for p in plans.values() if isinstance(p, pl.Expr)]
         per_user = rows.group_by(keys).agg(

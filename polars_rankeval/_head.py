@@ -25,6 +25,11 @@ the few users whose group at K fills the whole margin, that one group's size, re
 counts and gain sums are counted exactly on the user's rows with the group's score (a
 join restricted to those users; empty on most data).
 
+Validation. With ``validate=True`` the in-memory engine folds the value checks into
+step 1 (:func:`check_counts`): the duplicate-key count is ``len - n_unique(item)`` in
+the same ``group_by``, and the row-level checks are one pass of predicates; only on a
+problem do the full checks run, so the message is the general path's.
+
 The values equal those of the general path up to floating-point rounding (sums run in
 another order); ``tests/test_head_path.py`` pins them for every metric, option, tie
 policy and cutoff form. :func:`applies` decides, from the job alone, whether every
@@ -72,6 +77,9 @@ _N_RET = f"{MARKER}:n_ret"
 _N_JUDGED = f"{MARKER}:n_judged"
 _REL = f"{MARKER}:rel"
 _RET = f"{MARKER}:ret"
+_EXTRA = f"{MARKER}:extra"
+_NEW = f"{MARKER}:new"
+_END = f"{MARKER}:end"
 
 
 SUPPORTED: dict[str, dict[str, frozenset[Any] | None]] = {
@@ -214,7 +222,9 @@ class _Request:
             self.cutoffs.setdefault(_curve(kind, rel), set()).add(k)
 
 
-def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
+def per_user(
+    job: Job, rows: pl.LazyFrame, checks: list[pl.LazyFrame] | None = None
+) -> pl.LazyFrame:
     """Per-user values of every metric of ``job`` (and the truth/recs flags).
 
     ``rows`` holds whole users with the plan's column names (see
@@ -222,6 +232,10 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
     key columns, one Float64 column per metric and the two boolean flags the user
     universe is decided on (named as :func:`polars_rankeval._build.build` names
     them).
+
+    ``checks``: when a list is given, the value checks of
+    :mod:`polars_rankeval._validate` are folded into this path's aggregation and a
+    one-row frame of problem counts is appended to it (:func:`check_counts`).
     """
     from polars_rankeval._build import _HAS_RECS, _HAS_TRUTH
 
@@ -245,7 +259,13 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
         _N_RET: order.count(),
         _N_JUDGED: relevance.count(),
     }
+    if checks is not None:
+        # The duplicate-key check on the same groups: rows minus distinct items.
+        aggs[_EXTRA] = (pl.len() - pl.col(cols.item).n_unique()).cast(pl.Int64)
     users = rows.group_by(keys).agg(**aggs)
+    if checks is not None:
+        users = users.cache()  # read by the checks and by the metrics: computed once
+        checks.append(check_counts(job, rows, users))
     users = users.with_columns(pl.col(_POSITIVE).list.eval(pl.element().cast(pl.Float64)))
     positive = pl.col(_POSITIVE)
     totals = {
@@ -267,8 +287,29 @@ def per_user(job: Job, rows: pl.LazyFrame) -> pl.LazyFrame:
         users = _expected_sums(users, need, length, keys)
     else:
         users = _deterministic_sums(users, need)
+    users = _with_lasts(users)
     values = [_value(need, m, expected).alias(m.name) for m in job.metrics]
     return users.select(*keys, *values, _HAS_TRUTH, _HAS_RECS)
+
+
+def check_counts(job: Job, rows: pl.LazyFrame, users: pl.LazyFrame) -> pl.LazyFrame:
+    """The value checks' counts from this path's own aggregation: one row, two counts.
+
+    ``bad``: rows failing any row-level check of
+    :func:`polars_rankeval._validate.row_checks` (null ids, NaN/inf scores, bad
+    relevance, ranks below 1), counted in one pass over ``rows``; ``dup``: rows beyond
+    the first of each (by, user, item) key, summed from the per-user counts of the
+    head aggregation ``users`` (no group_by of its own). Both zero: the data passes
+    every check. Otherwise :func:`polars_rankeval._validate.check_values` runs on the
+    input and raises the first problem with its usual message and examples.
+    """
+    from polars_rankeval._validate import row_checks
+
+    schema = rows.collect_schema()
+    predicates = [c.predicate() for c in row_checks(schema, job.icols, job.iby).values()]
+    bad = rows.select(pl.any_horizontal(predicates).sum().cast(pl.Int64).alias("bad"))
+    dup = users.select(pl.col(_EXTRA).sum().cast(pl.Int64).alias("dup"))
+    return bad.join(dup, how="cross")
 
 
 def _tie_order(job: Job) -> tuple[list[pl.Expr], list[bool]]:
@@ -330,10 +371,22 @@ def _sum_at(need: _Request, name: str, k: int, cut: int | None = 0) -> pl.Expr:
     """Quantity ``name`` summed over the positions 1..k."""
     if _summed(need, name, cut):
         return pl.col(name)
-    # The curve kernels' reader (imported here, as discount_at: an import cycle).
-    from polars_rankeval.metrics.curves import at
+    # The curve kernels' reader (metrics.curves.at) with a literal index: the list's
+    # value at k, else its last value (k beyond its end; precomputed, _with_lasts),
+    # else 0 (an empty list). A computed index per row costs ~2x as much per cutoff.
+    values = pl.col(name).list.get(min(k, 2**32 - 1) - 1, null_on_oob=True)
+    return pl.coalesce(values, pl.col(_last_of(name)), pl.lit(0.0))
 
-    return at(name, min(k, 2**32 - 1))
+
+def _last_of(name: str) -> str:
+    return f"{MARKER}:last[{name}]"
+
+
+def _with_lasts(users: pl.LazyFrame) -> pl.LazyFrame:
+    """The last value of every cumulative list (what a cutoff beyond its end reads)."""
+    lists = [n for n, d in users.collect_schema().items() if isinstance(d, pl.List)]
+    lists = [n for n in lists if n.startswith("__prk_curve[")]
+    return users.with_columns(pl.col(n).list.last().alias(_last_of(n)) for n in lists)
 
 
 def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
@@ -344,6 +397,18 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
     rel = rel.list.eval(pl.element().cast(pl.Float64).fill_null(0.0))
     users = users.with_columns(rel.alias(_REL))
     rel = pl.col(_REL)
+    # One 0/1 list per threshold (and its running count, when map or a cutoff list
+    # reads it), shared by every quantity at that threshold.
+    users = users.with_columns(
+        rel.list.eval((pl.element() >= t).cast(pl.Float64)).alias(_name("is_rel", t))
+        for t in need.thresholds
+    )
+    running = {
+        t: pl.col(_name("is_rel", t)).list.eval(pl.element().cum_sum()).alias(_name("hits", t))
+        for t in need.ap_thresholds
+        | {q[1] for n, q in need.quantities.items() if q[0] == "hits" and not _summed(need, n)}
+    }
+    users = users.with_columns(running.values())
     columns: dict[str, pl.Expr] = {}
     positions = pl.int_ranges(1, rel.list.len() + 1)
     for name, quantity in need.quantities.items():
@@ -355,11 +420,12 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
             columns[name] = _reduce(need, name, gains * discounts)
             continue
         t = quantity[1]
-        is_rel = rel.list.eval((pl.element() >= t).cast(pl.Float64))
+        is_rel = pl.col(_name("is_rel", t))
         if kind == "hits":
-            columns[name] = _reduce(need, name, is_rel)
+            summed = _summed(need, name)
+            columns[name] = is_rel.list.sum() if summed else pl.col(_name("hits", t))
         elif kind == "ap":
-            hits = is_rel.list.eval(pl.element().cum_sum())
+            hits = pl.col(_name("hits", t))
             columns[name] = _reduce(need, name, is_rel * hits / positions)
         else:  # rr and hit_rate: the position of the first relevant item
             columns[_first(t)] = pl.when(is_rel.list.max() > 0).then(is_rel.list.arg_max() + 1)
@@ -424,8 +490,11 @@ def _expected_sums(
     window or ``list.eval`` per user or per tie group costs far more than the sort):
     a tie group is a run of equal keys within a user, its first and last row come
     from forward and backward fills of the row index, integer counts within a run
-    from the running count read at both ends, and sums or products of floats within
-    a run from a log-step (Hillis-Steele) scan over the run's offsets. The group at K
+    from the running count read at both ends (again fills: a gather at the run's ends
+    costs more), and sums or products of floats within a run from a log-step
+    (Hillis-Steele) scan over the run's offsets. Per-user cumulative sums (cutoff
+    lists) aggregate on the row-numbered users declared sorted: Polars then slices
+    the groups instead of hashing them, and no per-group sort is needed. The group at K
     takes its exact sums from :func:`_fix_last_group` when the head cut it; the
     contributions are the curve kernels'.
     """
@@ -449,54 +518,57 @@ def _expected_sums(
         pl.when(uid.ne_missing(uid.shift(1))).then(row).forward_fill().alias(_START),
     )
     r_, start = pl.col(_ROW), pl.col(_START)
-    is_new = key.ne_missing(key.shift(1)) | (r_ == start)
+    rows = rows.with_columns((key.ne_missing(key.shift(1)) | (r_ == start)).alias(_NEW))
+    is_new = pl.col(_NEW)
+    is_end = is_new.shift(-1).fill_null(True)
     rows = rows.with_columns(
         pl.when(is_new).then(r_).forward_fill().alias(_FIRST),
-        pl.when(is_new.shift(-1).fill_null(True)).then(r_).backward_fill().alias(_LAST_ROW),
+        pl.when(is_end).then(r_).backward_fill().alias(_LAST_ROW),
+        is_end.alias(_END),
         key.is_not_null().alias(_RET),
         (r_ - start + 1).alias(_POS),
     )
-    first, last_row = pl.col(_FIRST), pl.col(_LAST_ROW)
+    first, last_row, end = pl.col(_FIRST), pl.col(_LAST_ROW), pl.col(_END)
+
+    def at_end(x: pl.Expr) -> pl.Expr:
+        """``x`` at the last row of the row's run (a backward fill: no gather)."""
+        return pl.when(end).then(x).backward_fill()
+
+    def before(x: pl.Expr, running: pl.Expr, at: pl.Expr) -> pl.Expr:
+        """The running sum before the first row where ``at`` holds, carried forward."""
+        return pl.when(at).then(running - x).forward_fill()
+
     columns: dict[str, pl.Expr] = {
-        "a": (first - start + 1).cast(pl.Float64),
         "n": (last_row - first + 1).cast(pl.Float64),
         "j": (r_ - first),
     }
-    for t in need.thresholds:
-        columns[f"is_rel:{t}"] = (pl.col(_VALUE) >= t).cast(pl.Float64)
     for gain in need.gains:
         columns[f"gain:{gain}"] = _gain(pl.col(_VALUE), gain)
     rows = rows.with_columns(**columns)
     j = pl.col("j")
-    # Integer counts within a run: the running count (exact) read at both ends.
+    # Integer counts within a run: the running count (exact) read at both ends, with
+    # fills of the row index order (sequential; a gather at the run's ends costs ~3x).
     counts: dict[str, pl.Expr] = {}
     for t in need.thresholds:
-        is_rel = pl.col(f"is_rel:{t}")
+        is_rel = (pl.col(_VALUE) >= t).cast(pl.Int64)  # one per threshold, for every kind
         running = is_rel.cum_sum()
-
-        def before(at: pl.Expr, running: pl.Expr = running, is_rel: pl.Expr = is_rel) -> pl.Expr:
-            return running.gather(at) - is_rel.gather(at)
-
-        counts[f"r:{t}"] = running.gather(last_row) - before(first)
+        counts[f"r:{t}"] = (at_end(running) - before(is_rel, running, is_new)).cast(pl.Float64)
         if t in need.ap_thresholds:
-            counts[f"above:{t}"] = before(first) - before(start)
-    rows = rows.with_columns(**counts)
+            above = before(is_rel, running, is_new) - before(is_rel, running, r_ == start)
+            counts[f"above:{t}"] = above.cast(pl.Float64)
     # Gain sums within a run. Linear gains of an integer relevance of at most 32 bits
     # are integers: a running Int64 sum read at both ends is exact. Otherwise (floats,
     # gain=exp) a log-step scan over the run, read at the run's end.
     exact = {gain for gain in need.gains if gain == "linear" and need.small_int_relevance}
-    int_sums = {}
     for gain in exact:
         integer = pl.col(_VALUE).cast(pl.Int64)
         running = integer.cum_sum()
-        within = running.gather(last_row) - running.gather(first) + integer.gather(first)
-        int_sums[f"g:{gain}"] = within.cast(pl.Float64)
+        within = at_end(running) - before(integer, running, is_new)
+        counts[f"g:{gain}"] = within.cast(pl.Float64)
+    rows = rows.with_columns(**counts)
     scans = {f"g:{gain}": pl.col(f"gain:{gain}") for gain in need.gains - exact}
     rows = _run_scan(rows.with_columns(**scans), list(scans), length, "sum")
-    rows = rows.with_columns(
-        *(pl.col(name).gather(last_row) for name in scans),
-        **int_sums,
-    )
+    rows = rows.with_columns(at_end(pl.col(name)) for name in scans)
     # The group at K: its exact sums where the head cut it.
     at_k = pl.col(_group_stat("n")).is_not_null() & (key == pl.col(_LAST))
     rows = rows.with_columns(
@@ -547,13 +619,20 @@ def _expected_sums(
         else:
             p_first = pl.col(f"none_before:{t}") * r / (n - j)
             contributions[name] = pl.when(pl.col(f"in_first:{t}")).then(p_first / p).otherwise(0.0)
-    sums = rows.group_by(_UID).agg(
-        *(pl.col(key).first() for key in keys),
-        *(
-            agg
-            for name, contrib in contributions.items()
-            for agg in _user_sums(need, name, contrib)
-        ),
+    # The rows are in user order (the exploded heads of the numbered users), positions
+    # ascending within each user: declared sorted, the group_by slices instead of
+    # hashing, and a user's rows reach its aggregation in position order.
+    sums = (
+        rows.with_columns(pl.col(_UID).set_sorted())
+        .group_by(_UID)
+        .agg(
+            *(pl.col(key).first() for key in keys),
+            *(
+                agg
+                for name, contrib in contributions.items()
+                for agg in _user_sums(need, name, contrib)
+            ),
+        )
     )
     # Joined on the user's keys: row numbers only identify users within one branch.
     return users.join(sums.drop(_UID), on=keys, how="left", nulls_equal=True)
@@ -589,7 +668,7 @@ def _user_sums(need: _Request, name: str, contrib: pl.Expr) -> list[pl.Expr]:
     """Per user: a quantity's sum (one cutoff at K) or its cumulative list by position."""
     if _summed(need, name):
         return [contrib.sum().alias(name)]
-    return [contrib.sort_by(_POS).cum_sum().alias(name)]
+    return [contrib.cum_sum().alias(name)]  # rows in position order (see the caller)
 
 
 def _value(need: _Request, metric: Metric, expected: bool) -> pl.Expr:

@@ -10,25 +10,39 @@ lazy Polars plan; :class:`polars_rankeval._outofcore.BucketedEngine` bucket by b
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import polars as pl
 
+from polars_rankeval import _head
 from polars_rankeval._build import build
 from polars_rankeval._engine import Scalar, Scan, UserOutputs
 from polars_rankeval._finish import finish
 from polars_rankeval._job import Job, NItemsArg, UsersArg
-from polars_rankeval._validate import check_values, checked_on_collect
+from polars_rankeval._validate import check_values, checked_on_collect, guarded, raise_on_counts
 
-UserFn = Callable[
-    [pl.LazyFrame, UsersArg | None, pl.LazyFrame | None],
-    tuple[pl.LazyFrame, dict[str, pl.LazyFrame]],
-]
-"""The per-user build (:func:`polars_rankeval._build.build` bound to a job): rows of
-whole users, the share of an explicit user list whose rows they are (``None``: the
-job's ``users=``) and the by groups of the whole input that list is crossed with
-(``None``: those of the rows) to (per-user values, global partials)."""
+
+class UserFn(Protocol):
+    """The per-user build (:func:`polars_rankeval._build.build` bound to a job).
+
+    Rows of whole users, the share of an explicit user list whose rows they are
+    (``None``: the job's ``users=``) and the by groups of the whole input that list is
+    crossed with (``None``: those of the rows) to (per-user values, global partials).
+    ``checks``: a list the build appends a one-row frame of value-check counts to when
+    it can fold the checks into its own aggregation (see
+    :func:`polars_rankeval._build.build`).
+    """
+
+    def __call__(
+        self,
+        rows: pl.LazyFrame,
+        users: UsersArg | None,
+        groups: pl.LazyFrame | None,
+        /,
+        *,
+        checks: list[pl.LazyFrame] | None = None,
+    ) -> tuple[pl.LazyFrame, dict[str, pl.LazyFrame]]: ...
 
 
 class Engine(Scan, Protocol):
@@ -91,8 +105,11 @@ class MemoryEngine(PolarsScan):
         self.eager = eager
         self._source = lf
         self._deferred = False
+        self._counts: pl.LazyFrame | None = None
 
     def map_users(self, job: Job, fn: UserFn, *, validate: bool) -> UserOutputs:
+        if validate and _head.applies(job):
+            return self._map_users_checked(job, fn)
         if validate and self.eager:
             check_values(self.lf, job.cols, job.by)
         self._deferred = validate and not self.eager
@@ -102,8 +119,37 @@ class MemoryEngine(PolarsScan):
         per_user, partials = fn(self._source, None, None)
         return UserOutputs(per_user, {name: [p] for name, p in partials.items()})
 
+    def _map_users_checked(self, job: Job, fn: UserFn) -> UserOutputs:
+        """The build with the value checks folded into the sorted-head aggregation.
+
+        The checks' counts come from the build's own ``group_by`` (and one pass of
+        row predicates), not from a second aggregation of the rows. Input in memory:
+        the counts and the per-user values are computed together and the problems
+        raised before anything else runs (with :func:`check_values`' exact message).
+        A LazyFrame: the counts become the guard branch of the plan (they raise at
+        collect time, see :func:`checked_on_collect`).
+        """
+        checks: list[pl.LazyFrame] = []
+        self._source = self.lf if self.eager else self.lf.cache()
+        per_user, partials = fn(self._source, None, None, checks=checks)
+        if not checks:  # pragma: no cover - applies() promised the head path
+            if self.eager:
+                check_values(self.lf, job.cols, job.by)
+            self._deferred = not self.eager
+            return UserOutputs(per_user, {name: [p] for name, p in partials.items()})
+        if self.eager:
+            counts, computed = pl.collect_all([checks[0], per_user])
+            raise_on_counts(counts, self.lf, job.cols, job.by)
+            per_user = computed.lazy()
+        else:
+            self._counts = checks[0]
+        self._deferred = False
+        return UserOutputs(per_user, {name: [p] for name, p in partials.items()})
+
     def finish(self, job: Job, outputs: UserOutputs) -> pl.LazyFrame:
         result = finish(job, outputs.per_user, outputs.partials)
         if self._deferred:
             result = checked_on_collect(result, self._source, job.cols, job.by)
+        elif self._counts is not None:
+            result = guarded(result, self._counts, self._source, job.cols, job.by)
         return result

@@ -185,6 +185,44 @@ def checked_on_collect(
     return pl.concat([guard, result], how="vertical")
 
 
+def raise_on_counts(counts: pl.DataFrame, lf: pl.LazyFrame, cols: Columns, by: list[str]) -> None:
+    """Raise the first problem when folded counts (``bad``, ``dup``) found any.
+
+    ``counts``: the one-row frame of :func:`polars_rankeval._head.check_counts` (rows
+    failing any row check, rows beyond the first of each key). Any problem: the full
+    checks run on ``lf`` (:func:`check_values`) and raise it with the same message and
+    examples as without folding; none (the usual case): nothing more is read.
+    """
+    if counts.height and any(counts.row(0)):
+        check_values(lf, cols, by)
+
+
+def guarded(
+    result: pl.LazyFrame, counts: pl.LazyFrame, lf: pl.LazyFrame, cols: Columns, by: list[str]
+) -> pl.LazyFrame:
+    """``result`` behind a guard on folded check counts: they raise at collect time.
+
+    As :func:`checked_on_collect`, but the counts (:func:`raise_on_counts`) come from
+    the evaluation's own aggregation (a cached branch of the same query), so the
+    checks add no second pass over the rows.
+    """
+    schema = result.collect_schema()
+
+    def check(found: pl.DataFrame) -> pl.DataFrame:
+        raise_on_counts(found, lf, cols, by)
+        return pl.DataFrame(schema=schema)
+
+    guard = counts.map_batches(
+        check,
+        schema=schema,
+        predicate_pushdown=False,
+        projection_pushdown=False,
+        slice_pushdown=False,
+    )
+    # The guard comes first: a slice of the result (head) still runs the checks.
+    return pl.concat([guard, result], how="vertical")
+
+
 def row_checks(schema: pl.Schema, cols: Columns, by: list[str]) -> dict[str, Scalar]:
     """The row-level value checks as counts any engine computes (see :func:`problem_templates`)."""
     rel = cols.relevance

@@ -10,6 +10,7 @@ path is really taken (so it cannot silently fall back).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -220,3 +221,118 @@ def test_path_is_taken_only_for_cutoff_core_metrics() -> None:
     assert not uses_head_path(df, ["ndcg(idcg=k)@3"])
     decimal = df.with_columns(pl.col("score").cast(pl.Decimal(10, 3)))
     assert not uses_head_path(decimal, ["ndcg@10"])
+
+
+def _set(df: pl.DataFrame, column: str, rows: list[int], value: Any) -> pl.DataFrame:
+    """``df`` with ``column`` set to ``value`` on the rows ``rows``."""
+    at = pl.int_range(pl.len()).is_in(rows)
+    return df.with_columns(pl.when(at).then(pl.lit(value)).otherwise(pl.col(column)).alias(column))
+
+
+def bad_frames() -> dict[str, tuple[pl.DataFrame, str]]:
+    """Frames failing one value check each, and the start of the expected message."""
+    base = frame(13, users=12)
+    grades = base.with_columns(pl.col("relevance").cast(pl.Float64))
+    # duplicate: the first 2 rows appended again, so 2 keys x 2 rows share a key.
+    return {
+        "duplicate": (pl.concat([base, base.head(2)]), "4 rows share a (user, item) key"),
+        "null-item": (_set(base, "item", [3], None), "item column 'item' has 1 null value"),
+        "null-user": (_set(base, "user", [5, 6], None), "user column 'user' has 2 null value"),
+        "nan-score": (_set(base, "score", [0, 1], float("nan")), "score column 'score' has 2 NaN"),
+        "inf-score": (_set(base, "score", [4], float("-inf")), "score column 'score' has 1 NaN"),
+        "negative": (_set(base, "relevance", [1], -1), "relevance column 'relevance' has 1 neg"),
+        "nan-grade": (
+            _set(grades, "relevance", [2], float("nan")),
+            "relevance column 'relevance' has 1 NaN",
+        ),
+        "inf-grade": (
+            _set(grades, "relevance", [2], float("inf")),
+            "relevance column 'relevance' has 1 inf",
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", list(bad_frames()))
+@pytest.mark.parametrize("ties", ["expected", "item_desc"])
+def test_validation_errors_are_identical_on_both_paths(case: str, ties: str) -> None:
+    # The head path folds the checks into its own aggregation; the message (with its
+    # example rows) must be the general path's, eager at the call and lazy at collect.
+    df, start = bad_frames()[case]
+    metrics = ["ndcg@3", "mrr@5"]
+    assert uses_head_path(df, metrics, ties=ties, validate=False)
+    messages = []
+    for head in (True, False):
+        _head.ENABLED = head
+        try:
+            with pytest.raises(ValueError, match=re.escape(start)) as eager:
+                prk.evaluate(df, metrics, ties=ties)
+            lazy = prk.evaluate(df.lazy(), metrics, ties=ties, per_user=True)  # no error yet
+            with pytest.raises(ValueError, match=re.escape(start)) as deferred:
+                lazy.collect()
+        finally:
+            _head.ENABLED = True
+        messages += [str(eager.value), str(deferred.value)]
+    assert len(set(messages)) == 1, messages
+
+
+def test_validation_with_by_groups_and_valid_data() -> None:
+    df = frame(17, by=True)  # the same (user, item) under two systems: no duplicate
+    metrics = ["ndcg@5", "precision@3"]
+    fast, slow = both(df, metrics, by="system", validate=True)
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+    plan = prk.evaluate(df.lazy(), metrics, by="system")
+    # The duplicate count is read from the head path's own aggregation.
+    assert f"{_head.MARKER}:extra" in plan.explain()
+    assert_frame_equal(plan.collect(), fast)
+    with pytest.raises(ValueError, match=re.escape("by column 'system' has 1 null value")):
+        prk.evaluate(_set(df, "system", [0], None), metrics, by="system")
+    dup = pl.concat([df, df.filter(pl.col("system") == "b").head(1)])
+    with pytest.raises(ValueError, match=re.escape("2 rows share a (system, user, item) key")):
+        prk.evaluate(dup, metrics, by="system")
+
+
+@pytest.mark.parametrize("ties", ["expected", "item_desc", "pessimistic"])
+@pytest.mark.parametrize("grades", ["int", "float"])
+def test_many_cutoffs_over_whole_lists(ties: str, grades: str) -> None:
+    # Cutoff ranges past every list (up to 25 items): the head is the whole list, tie
+    # groups straddle many cutoffs, and every cutoff reads the cumulative lists (also
+    # past their end). Float grades take the log-step sums instead of integer counts.
+    df = frame(21, decimals=1)
+    if grades == "float":
+        df = df.with_columns(pl.col("relevance").cast(pl.Float64) * 0.75)
+    metrics = [
+        "ndcg@1..30",
+        "ndcg(gain=exp)@1..30",
+        "dcg@[1,7,29]",
+        "map@1..30",
+        "mrr@1..30",
+        "precision@1..30",
+        "precision(denominator=retrieved)@1..30",
+        "recall(rel=2)@1..30",
+        "hit_rate@1..30",
+        "f1@[1,3,30]",
+    ]
+    assert uses_head_path(df, metrics, ties=ties)
+    fast, slow = both(df, metrics, ties=ties, per_user=True, users="all")
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+def test_tie_group_straddling_cutoffs_by_hand() -> None:
+    # Scores 0.9 | 0.5 0.5 0.5 | 0.1; relevance 0 | 1 0 0 | 1. Under expected ties
+    # each of positions 2-4 holds a relevant item with probability 1/3.
+    df = pl.DataFrame(
+        {
+            "user": [1] * 5,
+            "item": [1, 2, 3, 4, 5],
+            "score": [0.9, 0.5, 0.5, 0.5, 0.1],
+            "relevance": [0, 1, 0, 0, 1],
+        }
+    )
+    out = prk.evaluate(df, ["precision@1..5", "dcg@1..5"], per_user=True).row(0, named=True)
+    precision = [0.0, (1 / 3) / 2, (2 / 3) / 3, 1 / 4, 2 / 5]
+    dcg = np.cumsum([0.0, (1 / 3) / np.log2(3), (1 / 3) / 2, (1 / 3) / np.log2(5), 1 / np.log2(6)])
+    for k in range(1, 6):
+        assert out[f"precision@{k}"] == pytest.approx(precision[k - 1], abs=1e-15)
+        assert out[f"dcg@{k}"] == pytest.approx(dcg[k - 1], abs=1e-15)
+    fast, slow = both(df, ["precision@1..5", "dcg@1..5", "map@1..5", "mrr@1..5"], per_user=True)
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
