@@ -312,8 +312,14 @@ def _fast_fields(data: bytes, width: int) -> pl.DataFrame | None:
         frame.columns = [f"column_{i + 1}" for i in range(width)]
         cols = [pl.col(c) for c in frame.columns]
         if separator == " " and not any(c in data for c in _OTHER_SPACE):
-            # no other white space byte in the file: no field can hold any (cheap check)
-            blank = [c.is_null() | (c == "") for c in cols]
+            # no other white space byte in the file: no field can hold any (cheap check);
+            # an empty field (two separators in a row, a line too short) is read as null
+            # and Polars keeps every column's null count: no pass over the values
+            if any(frame[c].null_count() for c in frame.columns):
+                continue
+            if frame.select(pl.col(frame.columns[0]).str.starts_with("#").any()).item():
+                continue
+            return frame
         else:
             blank = [
                 c.is_null() | (c == "") | c.str.contains_any([" ", "\t", "\r", "\x0b", "\x0c"])

@@ -310,6 +310,12 @@ def _with_log2(frame: pl.DataFrame, source: str, target: str) -> pl.DataFrame:
     col = frame[source]
     if col.len() == 0:
         return frame.with_columns(pl.lit(None, pl.Float64).alias(target))
+    if col.dtype.is_integer():
+        # an integer column: one pass for its range, then a lookup in the table
+        low, big = col.min(), col.max()
+        if low is not None and low >= 0 and big < 50_000_000:
+            table = _log2_int(int(big) + 1)
+            return frame.with_columns(table.gather(col).alias(target))
     finite = col.filter(col.is_finite())
     integral = finite.len() == 0 or bool((finite == finite.floor()).all())
     big = float(finite.max()) if finite.len() else 0.0  # type: ignore[arg-type]
@@ -1026,20 +1032,22 @@ def _rbp(
             p = value
     rel = pl.col("rel")
     if repr(p) not in bases:  # rbp and rbp_resid with the same p share the products
-        base = (
-            rows.select("qid", "i", "rel")
-            .with_columns(pl.lit(p, pl.Float64).alias("__p"))
-            .with_columns(pl.col("__p").cum_prod().over("qid").alias("__pp"))
-        )
-        bases[repr(p)] = base.with_columns(
-            pl.col("__pp").shift(1, fill_value=1.0).over("qid").alias("cur_p")
-        )
+        # p^i at rank i is the same running product (1, p, p*p, ... left to right, as
+        # C's loop multiplies) for every query: one table up to the longest ranking,
+        # read by rank.
+        n_max = int(rows["i"].max() or 0) + 1  # type: ignore[arg-type]
+        table = pl.select(
+            pl.when(pl.int_range(n_max + 1) == 0).then(1.0).otherwise(pl.lit(p, pl.Float64))
+            .cum_prod().alias("t")
+        )["t"]  # fmt: skip
+        bases[repr(p)] = rows.select("qid", "i", "rel", table.gather(rows["i"]).alias("cur_p"))
     base = bases[repr(p)]
     if column.measure.name == "rbp_resid":
         agg = base.group_by("qid").agg(
             pl.when(rel < 0).then(pl.col("cur_p")).otherwise(0.0).cum_sum().last().alias("s"),
             (rel < 0).sum().alias("nu"),
-            pl.col("__pp").last().alias("pN"),
+            # the product after the last rank: one more step of the running product
+            (pl.col("cur_p").last() * p).alias("pN"),
         )
         out = wide.select("qid").join(agg, on="qid", how="left", maintain_order="left")
         resid = pl.when(pl.col("nu") > 0).then(pl.col("pN") + (1 - p) * pl.col("s")).otherwise(0.0)
