@@ -313,8 +313,8 @@ def _with_log2(frame: pl.DataFrame, source: str, target: str) -> pl.DataFrame:
     if col.dtype.is_integer():
         # an integer column: one pass for its range, then a lookup in the table
         low, big = col.min(), col.max()
-        if low is not None and low >= 0 and big < 50_000_000:
-            table = _log2_int(int(big) + 1)
+        if isinstance(low, int) and isinstance(big, int) and low >= 0 and big < 50_000_000:
+            table = _log2_int(big + 1)
             return frame.with_columns(table.gather(col).alias(target))
     finite = col.filter(col.is_finite())
     integral = finite.len() == 0 or bool((finite == finite.floor()).all())
@@ -351,6 +351,66 @@ class _Options:
     checks: bool = True  # trec_eval checks duplicates only when a measure reads the rankings
 
 
+def _distinct_strings(values: pl.Series) -> pl.Series:
+    """The distinct values of a String Series (any order), by their 64-bit hashes, checked."""
+    hashes = values.hash(seed=0)
+    frame = pl.DataFrame([values.alias("v"), hashes.alias("h")]).unique("h")
+    if (hashes.replace_strict(frame["h"], frame["v"]) == values).all():
+        return frame["v"]
+    return values.unique()  # two strings share a hash
+
+
+def _string_codes(values: pl.Series, keys: pl.Series) -> pl.Series:
+    """Each value's position in ``keys`` (distinct strings) as UInt32, null if absent.
+
+    A lookup by 64-bit hash; each found key is compared with the value, so a string
+    that shares a hash with a key is absent, as it should be.
+    """
+    positions = pl.int_range(keys.len(), dtype=pl.UInt32, eager=True)
+    key_hashes = keys.hash(seed=0)
+    if key_hashes.n_unique() != keys.len():  # two keys share a hash: look up the strings
+        return values.replace_strict(keys, positions, default=None, return_dtype=pl.UInt32)
+    code = values.hash(seed=0).replace_strict(
+        key_hashes, positions, default=None, return_dtype=pl.UInt32
+    )
+    same = keys.gather(code) == values
+    return pl.select(pl.when(same).then(code)).to_series()
+
+
+def _docno_codes(docno: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
+    """The run's distinct docnos in byte order (``docno``, ``__dc``, ``__h``) and each row's code.
+
+    Distinct values and codes come from the docnos' 64-bit hashes (a hash table of
+    integers instead of strings); each row's docno is then compared with the one its
+    code stands for, and on any hash collision the strings themselves are used.
+    """
+    hashes = docno.hash(seed=0).alias("__h")
+    frame = pl.DataFrame([docno.alias("docno"), hashes])
+    docnos = frame.unique("__h").sort("docno").with_row_index("__dc")
+    codes = hashes.replace_strict(docnos["__h"], docnos["__dc"], return_dtype=pl.UInt32)
+    if not (docnos["docno"].gather(codes) == docno).all():
+        exact = frame.select(pl.col("docno").unique()).sort("docno").with_row_index("__dc")
+        codes = frame.select("docno").join(exact, on="docno", how="left", maintain_order="left")
+        codes = codes["__dc"]
+        docnos = exact.with_columns(pl.lit(None, pl.UInt64).alias("__h"))  # hashes unusable
+    return docnos, codes
+
+
+def _judged_codes(qrels: pl.DataFrame, docnos: pl.DataFrame) -> pl.DataFrame:
+    """The qrels rows whose docno is in the run, with its code ``__dc``."""
+    if docnos["__h"].null_count():  # a hash collision among the run's docnos
+        return qrels.join(docnos.drop("__h"), on="docno", how="inner")
+    code = (
+        pl.col("docno")
+        .hash(seed=0)
+        .replace_strict(docnos["__h"], docnos["__dc"], default=None, return_dtype=pl.UInt32)
+    )
+    coded = qrels.with_columns(code.alias("__dc")).filter(pl.col("__dc").is_not_null())
+    # a docno absent from the run may share a hash with one in it: compare the strings
+    same = docnos["docno"].gather(coded["__dc"]) == coded["docno"]
+    return coded.filter(same)
+
+
 def _ranked(
     run: pl.DataFrame, qrels: pl.DataFrame, opts: _Options, names: pl.Series
 ) -> pl.DataFrame:
@@ -361,7 +421,7 @@ def _ranked(
     # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
     # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
     # Ties: docno descending in byte order, through its dense rank (an integer).
-    docnos = run.select(pl.col("docno").unique()).sort("docno").with_row_index("__dc")
+    docnos, doc_codes = _docno_codes(run["docno"])
     # The score's dense rank (0 = highest) by a lookup in the sorted distinct scores:
     # much cheaper than ``rank("dense")``; NaN ranks last.
     sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
@@ -375,9 +435,7 @@ def _ranked(
     )
     # From here on a document is its code (``__dc``, its rank in byte order among the
     # run's docnos): the strings are dropped before sorting and joining.
-    ranked = run.join(docnos, on="docno", how="left", maintain_order="left").select(
-        "qid", "__dc", score_rank.alias("__sr")
-    )
+    ranked = run.select("qid", doc_codes.alias("__dc"), score_rank.alias("__sr"))
     qid_type = ranked.schema["qid"]
     n_q = int(ranked["qid"].max() or 0) + 1  # type: ignore[arg-type]
     n_dc = docnos.height
@@ -412,7 +470,7 @@ def _ranked(
         msg = f"duplicate docno {docno!r} in the results of query {names[code]!r}"
         raise TrecEvalError(msg, 4)
     pair_key = pl.col("qid").cast(pl.UInt64) * 2**32 + pl.col("__dc").cast(pl.UInt64)
-    judged = qrels.join(docnos, on="docno", how="inner").select(pair_key.alias("__pair"), "rel")
+    judged = _judged_codes(qrels, docnos).select(pair_key.alias("__pair"), "rel")
     ranked = (
         ranked.with_columns(pair.alias("__pair"))
         .join(judged, on="__pair", how="left", maintain_order="left")
@@ -491,9 +549,7 @@ def _compute(
     isrel = rel >= level
     # a query's code is its row in ``stats`` (sorted): per-query values by gather, no join
     stats = stats.sort("qid")
-    codes = ranked["qid"]
-    needed = ("num_ret", "num_rel", "num_nonrel", "num_rel_ret", "R_all")
-    rows = ranked.with_columns([stats[c].gather(codes).alias(c) for c in needed]).with_columns(
+    rows = ranked.with_columns(
         isrel.alias("isrel"),
         isrel.cast(pl.Int64).cum_sum().over("qid").alias("Rc"),
         (rel < 0).cast(pl.Int64).cum_sum().over("qid").alias("unj_c"),
@@ -504,10 +560,8 @@ def _compute(
     rc = pl.col("Rc")
     rows = rows.with_columns(
         pl.when("isrel").then(rc / (i + 1)).otherwise(0.0).cum_sum().over("qid").alias("ap_c"),
-        (3 + i - rc).alias("bing_arg"),
         (i + 2).alias("disc_arg"),
     )
-    rows = _with_log2(rows, "bing_arg", "bing_log")
     rows = _with_log2(rows, "disc_arg", "disc")
     names = {c.measure.name for c in columns}
     extra_frames: list[pl.DataFrame] = []
@@ -545,9 +599,21 @@ def _compute(
         running["infap_c"] = (
             pl.when(judged_rel).then(pl.when(i == 0).then(1.0).otherwise(inner)).otherwise(0.0)
         )
+    totals = pl.DataFrame()
     if running:
-        rows = rows.with_columns(
-            [expr.cum_sum().over("qid").alias(name) for name, expr in running.items()]
+        # These sums are read only after the last rank, and their terms are 0.0 except on
+        # relevant rows (adding 0.0 leaves a sum unchanged): sum over those rows alone,
+        # left to right within each query.
+        per_row = ("num_rel", "num_nonrel")
+        relevant = rows.filter("isrel")
+        relevant = relevant.with_columns(
+            *[stats[c].gather(relevant["qid"]).alias(c) for c in per_row],
+            (3 + i - rc).alias("bing_arg"),
+        )
+        if "bing_c" in running:
+            relevant = _with_log2(relevant, "bing_arg", "bing_log")
+        totals = relevant.group_by("qid").agg(
+            [expr.cum_sum().last().alias(name) for name, expr in running.items()]
         )
     # rows are sorted by (query, rank) and hold num_ret rows per query: the value of a
     # running column after rank k of a query is at row start + min(k, num_ret) - 1.
@@ -567,6 +633,16 @@ def _compute(
         extra_columns[label] = gathered[key]
 
     extra_columns: dict[str, pl.Series] = {}
+
+    def total(label: str, source: str) -> None:
+        # the sum after a query's last rank (0.0 without relevant rows, null without rows)
+        got = wide.select("qid", "num_ret").join(
+            totals.select("qid", source), on="qid", how="left", maintain_order="left"
+        )
+        extra_columns[label] = got.select(
+            pl.when(pl.col("num_ret") >= 1).then(pl.col(source).fill_null(0.0))
+        ).to_series()
+
     for column in columns:
         m, label, k = column.measure, column.label, column.param
         name = m.name
@@ -589,11 +665,11 @@ def _compute(
         elif name == "unj":
             at(label, "unj_c", kl)
         elif name == "binG":
-            at(label, "bing_c", n_ret)
+            total(label, "bing_c")
         elif name in ("bpref", "gm_bpref"):
-            at(label, "bpref_c", n_ret)
+            total(label, "bpref_c")
         elif name == "infAP":
-            at(label, "infap_c", n_ret)
+            total(label, "infap_c")
         elif name == "relstring":
             length = max(int(_params_double(column, m)[0]), 0)
             char = (
@@ -774,14 +850,16 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
     # (judged relevant) and drops at every document with rel >= level; below -l 0 the
     # two differ by D = the unjudged documents counted as relevant.
     shift = pl.col("R_all") - pl.col("num_rel_ret")
-    prec = (pl.col("Rc") - shift).cast(pl.Float64) / (pl.col("i") + 1).cast(pl.Float64)
+    wide = wide.sort("qid")  # a query's code is its row
+    per_query = wide.select(shift.alias("__shift"))["__shift"]
+    prec = (pl.col("Rc") - pl.col("__shift")).cast(pl.Float64) / (pl.col("i") + 1).cast(pl.Float64)
     # the relevant rows in (query, rank) order; a query's k-th one is at rel_start + k - 1
-    smax = rows.select(
-        pl.col("qid"), prec.cum_max(reverse=True).over("qid").alias("smax"), pl.col("isrel")
-    ).filter("isrel")["smax"]
-    wide = wide.sort("qid").with_columns(
-        (pl.col("R_all").cum_sum() - pl.col("R_all")).alias("__rstart")
+    smax = (
+        rows.select("qid", "Rc", "i", "isrel", per_query.gather(rows["qid"]).alias("__shift"))
+        .select(prec.cum_max(reverse=True).over("qid").alias("smax"), pl.col("isrel"))
+        .filter("isrel")["smax"]
     )
+    wide = wide.with_columns((pl.col("R_all").cum_sum() - pl.col("R_all")).alias("__rstart"))
     n_rel = pl.col("num_rel").cast(pl.Float64)
     r_all = pl.col("num_rel_ret")
     final = pl.col("num_rel_ret").cast(pl.Float64) / pl.col("num_ret").cast(pl.Float64)
@@ -1036,11 +1114,11 @@ def _rbp(
         # C's loop multiplies) for every query: one table up to the longest ranking,
         # read by rank.
         n_max = int(rows["i"].max() or 0) + 1  # type: ignore[arg-type]
-        table = pl.select(
+        products = pl.select(
             pl.when(pl.int_range(n_max + 1) == 0).then(1.0).otherwise(pl.lit(p, pl.Float64))
             .cum_prod().alias("t")
         )["t"]  # fmt: skip
-        bases[repr(p)] = rows.select("qid", "i", "rel", table.gather(rows["i"]).alias("cur_p"))
+        bases[repr(p)] = rows.select("qid", "i", "rel", products.gather(rows["i"]).alias("cur_p"))
     base = bases[repr(p)]
     if column.measure.name == "rbp_resid":
         agg = base.group_by("qid").agg(
@@ -1317,7 +1395,7 @@ def trec_eval(
     n_qrels_queries = qids.height
     if query is not None:
         qids = qids.filter(pl.col("qid") == query)
-    run_qids = run_df.select(pl.col("qid").unique())
+    run_qids = _distinct_strings(run_df["qid"]).alias("qid").to_frame()
     missing = qids.join(run_qids, on="qid", how="anti")
     if complete and missing.height:
         bogus = missing.select("qid", pl.lit(BOGUS_DOCNO).alias("docno"), pl.lit(1.0).alias("sim"))
@@ -1337,9 +1415,9 @@ def trec_eval(
     codes = qids.with_row_index("__code")
 
     def encode(frame: pl.DataFrame) -> pl.DataFrame:
-        # a hash lookup in file order (cheaper than a join on the strings)
-        code = pl.col("qid").replace_strict(codes["qid"], codes["__code"], default=None)
-        return frame.with_columns(code).filter(pl.col("qid").is_not_null())
+        # a lookup in file order (cheaper than a join on the strings)
+        code = _string_codes(frame["qid"], codes["qid"])
+        return frame.with_columns(code.alias("qid")).filter(pl.col("qid").is_not_null())
 
     run_df = encode(run_df)
     qrels_eval = encode(qrels_df)
