@@ -31,6 +31,7 @@ import itertools
 import math
 import sys
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -1385,8 +1386,12 @@ def trec_eval(
             zscores=zscores,
         )  # fmt: skip
     columns = _columns(requests)
-    qrels_df = _as_qrels(qrels)
-    run_df, tag = _as_run(run)
+    # the two files are read at the same time (Polars' reader releases the GIL); a
+    # qrels error is still the one reported when both files are bad
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        reading = pool.submit(_as_run, run)
+        qrels_df = _as_qrels(qrels)
+        run_df, tag = reading.result()
     if runid is None:
         runid = tag
     checks = any(r.measure not in ("runid", "num_q") for r in requests)
