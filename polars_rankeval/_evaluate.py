@@ -17,7 +17,7 @@ from typing import Any, Literal, overload
 
 import polars as pl
 
-from polars_rankeval import _args
+from polars_rankeval import _args, _positions
 from polars_rankeval._build import user_partials
 from polars_rankeval._finish import finalize_globals as _finalize_globals
 from polars_rankeval._finish import summarize
@@ -36,6 +36,7 @@ from polars_rankeval._overlap import (
     overlap_from_joined,
     report_overlap,
 )
+from polars_rankeval._positions import RankPositions
 from polars_rankeval._run import MemoryEngine, run
 from polars_rankeval._types import (
     EMPTY_POLICIES,
@@ -78,6 +79,7 @@ def evaluate(
     score: str | None = ...,
     relevance: str = ...,
     rank: str | None = ...,
+    rank_positions: RankPositions = ...,
     ties: TiePolicy = ...,
     by: str | Sequence[str] | None = ...,
     per_user: bool = ...,
@@ -88,6 +90,7 @@ def evaluate(
     summary: SummaryForm = ...,
     n_items: NItemsArg = ...,
     items: pl.DataFrame | pl.LazyFrame | None = ...,
+    history: Any = ...,
     rating_range: tuple[float, float] | None = ...,
     validate: bool = ...,
     strategy: Strategy = ...,
@@ -108,6 +111,7 @@ def evaluate(
     score: str | None = ...,
     relevance: str = ...,
     rank: str | None = ...,
+    rank_positions: RankPositions = ...,
     ties: TiePolicy = ...,
     by: str | Sequence[str] | None = ...,
     per_user: bool = ...,
@@ -118,6 +122,7 @@ def evaluate(
     summary: SummaryForm = ...,
     n_items: NItemsArg = ...,
     items: pl.DataFrame | pl.LazyFrame | None = ...,
+    history: Any = ...,
     rating_range: tuple[float, float] | None = ...,
     validate: bool = ...,
     strategy: Strategy = ...,
@@ -139,6 +144,7 @@ def evaluate(
     score: str | None = None,
     relevance: str = "relevance",
     rank: str | None = None,
+    rank_positions: RankPositions = "relative",
     ties: TiePolicy = "expected",
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
@@ -149,6 +155,7 @@ def evaluate(
     summary: SummaryForm = "wide",
     n_items: NItemsArg = None,
     items: pl.DataFrame | pl.LazyFrame | None = None,
+    history: Any = None,
     rating_range: tuple[float, float] | None = None,
     validate: bool = True,
     strategy: Strategy = "auto",
@@ -184,6 +191,20 @@ def evaluate(
     user, item, score, relevance, rank
         Column names; ``score`` defaults to ``"score"``. Pass ``rank=`` (1 = best)
         instead of ``score=``.
+    rank_positions
+        How ``rank=`` values become positions: ``"relative"`` (default: the ranks only
+        order each user's items, renumbered 1..n; equal ranks are ties) or
+        ``"absolute"`` (the ranks are the positions, gaps kept, as RecTools reads
+        them: an item at rank 9 is outside ``mrr@3`` even when the user has only two
+        recommended items). Absolute ranks must be distinct integers >= 1 within a
+        user (checked at the call, also with ``validate=False``: a ``ValueError``
+        names the column and a value), and only the metrics whose kernels read
+        positions as positions are accepted (precision, recall, f1, hit_rate, mrr,
+        map, ndcg, dcg, r_precision, relative_precision, the counts, the
+        classification metrics over the catalog, coverage, novelty, popularity_bias;
+        see ``polars_rankeval._positions.ABSOLUTE_METRICS``); the list size of
+        ``precision(denominator=retrieved)`` and the classification metrics is then
+        the number of recommended items ranked within the top k.
     ties
         ``"expected"`` (default: exact expectation over the orderings of tied scores),
         ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"optimistic"``, ``"pessimistic"``.
@@ -238,6 +259,13 @@ def evaluate(
     items
         An item side table (one row per item) whose columns metrics read by name,
         e.g. item feature vectors or popularity; joined on the item column.
+    history
+        The users' past interactions (e.g. the training data): a frame with the
+        data's user and item columns, one row per interaction (repeats kept), plus any
+        column an option names (a weight). Read by the metrics that compare a list with
+        what the user already knew: ``serendipity``, ``unexpectedness``,
+        ``miscalibration``, ``rsp``. Polars, pyarrow or pandas (a Spark DataFrame on
+        Spark, collected).
     rating_range
         ``(low, high)`` of the rating scale for range-normalised errors (``nmae``);
         default: the minimum and maximum relevance over the judged rows.
@@ -360,7 +388,7 @@ def evaluate(
         return evaluate_under(evaluate, call)  # type: ignore[no-any-return]
     spark = _spark_engine(data, engine)
     if spark is not None:
-        users, items, n_items = (spark.local(v) for v in (users, items, n_items))
+        users, items, n_items, history = (spark.local(v) for v in (users, items, n_items, history))
         lf, eager = pl.LazyFrame(), False
     else:
         lf, eager = to_lazy(data)
@@ -400,7 +428,11 @@ def evaluate(
         per_item=per_item,
         items=items,
         summary=summary,
+        history=history,
+        rank_positions=rank_positions,
     )
+    if job.absolute:  # the ranks are the positions: they must define them
+        _positions.check_ranks(data if spark is not None else lf, cols, job.by)
     check_choice("strategy", strategy, STRATEGIES)
     if spark is not None:
         return run(job, spark, n_items=n_items, rating_range=rating_range, validate=validate)
@@ -543,6 +575,7 @@ def join(
     rank: str | None = None,
     by: str | Sequence[str] | None = None,
     check_overlap: bool | None = None,
+    subtopic: str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Build the long evaluation frame from recommendations and ground truth.
 
@@ -577,12 +610,19 @@ def join(
         joined rows: about the cost of the join itself); a LazyFrame is never read
         by ``join`` unless ``check_overlap=True``, which reads the inputs once at the
         call. ``False``: never.
+    subtopic
+        The truth's subtopic (intent) column, for the intent-aware metrics
+        (``alpha_ndcg``, ``err_ia``, ...): the truth then has one row per (user, item,
+        subtopic), grouped by :func:`polars_rankeval.group_subtopics` into one row per
+        (user, item) whose relevance is the highest of its subtopic judgments and
+        whose ``subtopics`` column lists them (a null subtopic or a (user, item,
+        subtopic) judged twice is an error).
 
     Returns
     -------
     polars.DataFrame or polars.LazyFrame
         A LazyFrame if either input is a LazyFrame, else a DataFrame. Columns: by,
-        user, item, score (or rank), relevance.
+        user, item, score (or rank), relevance (and ``subtopics`` with ``subtopic=``).
 
     Raises
     ------
@@ -612,6 +652,18 @@ def join(
     """
     recs_lf, recs_eager = to_lazy(recs, "recs")
     truth_lf, truth_eager = to_lazy(truth, "truth")
+    extra: list[str] = []
+    if subtopic is not None:
+        from polars_rankeval.subtopics import SUBTOPICS, group_subtopics
+
+        if not isinstance(subtopic, str):
+            msg = f"subtopic must be a column name (a string), got {subtopic!r}"
+            raise TypeError(msg)
+        truth_lf = group_subtopics(  # type: ignore[assignment]
+            truth_lf, user=user, item=item, subtopic=subtopic, relevance=relevance
+        )
+        relevance = relevance or "relevance"
+        extra = [SUBTOPICS]
     _args.columns(
         user=user, item=item, score=score, relevance=relevance, rank=rank, relevance_optional=True
     )
@@ -657,7 +709,7 @@ def join(
                 raise ValueError(msg)
     recs_lf, truth_lf = align_ids(recs_lf, truth_lf, [cols.user, cols.item])
     if cols.relevance in truth_schema:
-        truth_sel = truth_lf.select(cols.user, cols.item, cols.relevance)
+        truth_sel = truth_lf.select(cols.user, cols.item, cols.relevance, *extra)
     else:
         truth_sel = truth_lf.select(
             cols.user, cols.item, pl.lit(1, dtype=pl.Int32).alias(cols.relevance)
@@ -665,7 +717,7 @@ def join(
     recs_sel = recs_lf.select(*by_cols, cols.user, cols.item, cols.order)
     eager = recs_eager and truth_eager
     keys = [*by_cols, cols.user, cols.item]
-    output = [*keys, cols.order, cols.relevance]
+    output = [*keys, cols.order, cols.relevance, *extra]
     in_recs, in_truth = flag_names(set(output))
     flagged = flagged_join(recs_sel, truth_sel, cols.user, cols.item, by_cols, in_recs, in_truth)
     if not (check_overlap or (check_overlap is None and eager)):

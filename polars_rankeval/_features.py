@@ -109,6 +109,17 @@ class Features:
     columns
         The user's column name -> its name in the rows (``evaluate`` renames the input
         columns, see :func:`polars_rankeval._job.internal_names`); default: as is.
+    items, history
+        The item side table (``items=``) and the users' interaction history
+        (``history=``) of ``evaluate``, with the user's column names; kernels read
+        them through :meth:`item_table` and :meth:`history`.
+    absolute
+        Positions are the values of the rank column themselves, gaps kept
+        (``evaluate(rank_positions="absolute")``): an item at rank 9 is at position 9
+        even when the user has fewer than 9 recommended items. The ranks must be
+        distinct integers >= 1 within a user (checked by ``evaluate``), so recommended
+        rows are never tied; the not-recommended rows follow the largest rank.
+        Window provider only.
     """
 
     def __init__(
@@ -121,8 +132,20 @@ class Features:
         rating_range: tuple[float, float] | None = None,
         order_dtype: pl.DataType | None = None,
         columns: dict[str, str] | None = None,
+        items: pl.LazyFrame | None = None,
+        history: pl.LazyFrame | None = None,
+        absolute: bool = False,
     ) -> None:
+        if absolute and cols.rank is None:
+            msg = "absolute positions need a rank column (rank=), not a score"
+            raise ValueError(msg)
+        if absolute and keys is None:  # inline sums index positions (gmean_pos, gsum)
+            msg = "absolute positions need the window provider (evaluate)"
+            raise ValueError(msg)
         self.cols = cols
+        self._items = items
+        self._history = history
+        self.absolute = absolute
         self.order_dtype = order_dtype
         self._columns = dict(columns or {})
         self.tie = resolve_ties(ties)
@@ -164,6 +187,57 @@ class Features:
         """
         self.extra.setdefault(name, None)
         return pl.col(self._columns.get(name, name))
+
+    def history(self, metric: str) -> pl.LazyFrame:
+        """The interaction history (``history=``) with the rows' user and item names.
+
+        Raises a ``ValueError`` naming ``metric`` when no history was given: call it
+        while building the plan, so that the error comes at the ``evaluate`` call.
+        """
+        if self._history is None:
+            msg = (
+                f"metric {metric!r} reads the users' past interactions: pass history= "
+                "(a frame with the user and item columns of the data, one row per "
+                "interaction, e.g. the training data)"
+            )
+            raise ValueError(msg)
+        return self._inner_names(self._history)
+
+    @property
+    def has_history(self) -> bool:
+        """Whether ``history=`` was given (for metrics where it is optional)."""
+        return self._history is not None
+
+    def history_column(self, metric: str, name: str) -> str:
+        """Check that the history has column ``name`` (e.g. a weight); its name."""
+        schema = self.history(metric).collect_schema()
+        if name not in schema:
+            msg = (
+                f"metric {metric!r}: column {name!r} not found in the history= table; "
+                f"available columns: {', '.join(schema.names())}"
+            )
+            raise ValueError(msg)
+        return name
+
+    def item_table(self, metric: str) -> pl.LazyFrame:
+        """The item side table (``items=``) with the rows' item column name."""
+        if self._items is None:
+            msg = f"metric {metric!r} reads the item side table: pass items="
+            raise ValueError(msg)
+        return self._inner_names(self._items)
+
+    def _inner_names(self, lf: pl.LazyFrame) -> pl.LazyFrame:
+        present = set(lf.collect_schema().names())
+        wanted = {self.cols_outer(c): c for c in (self.cols.user, self.cols.item)}
+        renames = {o: i for o, i in wanted.items() if o in present and o != i}
+        # Another column of the table may carry an internal name: keep it apart.
+        clash = [i for i in renames.values() if i in present and i not in renames]
+        lf = lf.drop(clash) if clash else lf
+        return lf.rename(renames) if renames else lf
+
+    def cols_outer(self, inner: str) -> str:
+        """The user's name of a plan column (the inverse of :meth:`column_name`)."""
+        return self.label(inner)
 
     def column_name(self, name: str) -> str:
         """The name in the rows of a column read with :meth:`column`."""
@@ -329,7 +403,21 @@ class Features:
                 else:  # item_desc after other keys: the item's descending dense rank
                     fields.append(self._user(item.rank("dense", descending=True)).alias("i"))
             raw = pl.struct(*fields).rank("ordinal")
-        return self._reg(1, "__prk_o", self._user(raw).cast(pl.Int64))
+        return self._reg(1, "__prk_o", self._user(self._absolute(raw)).cast(pl.Int64))
+
+    def _absolute(self, relative: pl.Expr) -> pl.Expr:
+        """A 1-based position (or tie-group bound) ``relative`` made absolute.
+
+        Under ``absolute``: the rank itself on recommended rows, and after the largest
+        rank for the not-recommended ones (which follow the recommended rows in
+        ``relative``). Otherwise ``relative`` unchanged.
+        """
+        if not self.absolute:
+            return relative
+        rank = pl.col(self.cols.order).cast(pl.Int64)
+        n_ret = self.ret.cast(pl.Int64).sum()
+        after = rank.max().fill_null(0) + relative.cast(pl.Int64) - n_ret
+        return pl.when(self.ret).then(rank).otherwise(after)
 
     @property
     def _key_ascending(self) -> pl.Expr:
@@ -343,12 +431,12 @@ class Features:
         """First position of the row's tie group."""
         if not self.expected:
             return self.o
-        raw = self.key.rank("min", descending=True)
+        raw = self._absolute(self.key.rank("min", descending=True))
         return self._reg(1, "__prk_a", self._user(raw).cast(pl.Int64))
 
     @property
     def _b(self) -> pl.Expr:
-        raw = self.key.rank("max", descending=True)
+        raw = self._absolute(self.key.rank("max", descending=True))
         return self._reg(1, "__prk_b", self._user(raw).cast(pl.Int64))
 
     @property

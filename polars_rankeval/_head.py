@@ -109,6 +109,8 @@ def applies(job: Job) -> bool:
     """
     if not ENABLED or job.extra or order_kind(job.order_dtype) == "dense":
         return False
+    if job.absolute:  # ranks with gaps: positions are not offsets in the sorted head
+        return False
     return all(
         m.spec.name in HEAD_METRICS
         and m.k is not None

@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval import _positions
 from polars_rankeval._engine import Scalar, Scan
 from polars_rankeval._features import Features
 from polars_rankeval._ties import resolve_ties
@@ -37,7 +38,7 @@ from polars_rankeval._types import (
     UserUniverse,
     check_choice,
 )
-from polars_rankeval._validate import check_schema
+from polars_rankeval._validate import check_schema, to_lazy
 from polars_rankeval.registry import FramePlan, GlobalPlan, Metric, expand_metric
 
 RESERVED = ("n_users", "n_skipped")
@@ -114,11 +115,13 @@ class Job:
     rating_range: tuple[float, float] | None = None
     kinds: dict[str, str] = field(default_factory=dict)
     items: pl.LazyFrame | None = None
+    history: pl.LazyFrame | None = None
     per_item: bool = False
     extra: list[str] = field(default_factory=list)
     order_dtype: pl.DataType | None = None
     names: dict[str, str] = field(default_factory=dict)
     summary: SummaryForm = "wide"
+    rank_positions: _positions.RankPositions = "relative"
 
     @classmethod
     def create(
@@ -136,20 +139,30 @@ class Job:
         per_item: bool = False,
         items: pl.DataFrame | pl.LazyFrame | None = None,
         summary: SummaryForm = "wide",
+        history: Any = None,
+        rank_positions: _positions.RankPositions = "relative",
     ) -> Job:
         """Check the options against the schema and classify the metrics."""
         parsed = parse_metrics(metrics)
         resolve_ties(ties)
         check_choice("empty", empty, EMPTY_POLICIES)
         check_choice("summary", summary, SUMMARY_FORMS)
+        check_choice("rank_positions", rank_positions, _positions.RANK_POSITIONS)
+        if rank_positions == "absolute":
+            _positions.check_rank_given(cols)
         if isinstance(users, str):
             check_choice("users", users, USER_UNIVERSES)
         by_cols = [by] if isinstance(by, str) else list(by or [])
         check_schema(schema, cols, by_cols)
         job = cls(cols, by_cols, parsed, ties, users, empty, aggregations(aggregate), per_user)
         job.items = _side_table(items, schema, cols.item)
+        job.history = history_table(history, schema, cols)
         job.per_item = per_item
         job.summary = summary
+        job.rank_positions = rank_positions
+        if rank_positions == "absolute":
+            _positions.check_dtype(schema, cols)
+            _positions.check_metrics([(m.spec.name, m.name) for m in parsed])
         if summary == "long":
             check_long_names(by_cols)
         if per_user and per_item:
@@ -175,7 +188,15 @@ class Job:
         # with placeholder statistics: kernels only build expressions here).
         job.order_dtype = schema[cols.order]
         probe = Features(
-            cols, ties, job.keys, n_items=1, rating_range=(0.0, 1.0), order_dtype=job.order_dtype
+            cols,
+            ties,
+            job.keys,
+            n_items=1,
+            rating_range=(0.0, 1.0),
+            order_dtype=job.order_dtype,
+            items=job.items,
+            history=job.history,
+            absolute=job.absolute,
         )
         # The cutoffs of one list or range share their kind: one dry run for them all.
         seen: dict[tuple[Any, ...], str] = {}
@@ -226,6 +247,11 @@ class Job:
     @property
     def keys(self) -> list[str]:
         return [*self.by, self.cols.user]
+
+    @property
+    def absolute(self) -> bool:
+        """Whether positions are the rank column's values, gaps kept (RecTools)."""
+        return self.rank_positions == "absolute"
 
     @property
     def icols(self) -> Columns:
@@ -290,8 +316,11 @@ class Job:
 
         A group is the metrics expanded from one list or range of cutoffs (same metric,
         same options) whose metric has a curve kernel; the others are computed alone.
+        None under absolute positions: curve kernels index positions as list offsets.
         """
         groups: dict[tuple[Any, ...], list[Metric]] = {}
+        if self.absolute:
+            return []
         for metric in self.metrics:
             has_kernel = metric.spec.curve is not None and self.kinds[metric.name] == "expr"
             if metric.cutoffs and has_kernel:
@@ -309,6 +338,9 @@ class Job:
             rating_range=self.rating_range,
             order_dtype=self.order_dtype,
             columns=self.names,
+            items=self.items,
+            history=self.history,
+            absolute=self.absolute,
         )
 
     # ------------------------------------------------------------------ statistics
@@ -439,6 +471,40 @@ def _side_table(
         )
         raise ValueError(msg)
     return side
+
+
+def history_table(history: Any, schema: pl.Schema, cols: Columns) -> pl.LazyFrame | None:
+    """Check the interaction history (``history=``): the data's user and item columns.
+
+    One row per past interaction of a user with an item (repeated interactions are
+    kept: metrics that count interactions count them); other columns (a weight, a
+    timestamp) are kept for the options that read them. Null user or item ids are an
+    error.
+    """
+    if history is None:
+        return None
+    lf, _ = to_lazy(history, "history")
+    hist_schema = lf.collect_schema()
+    for column in (cols.user, cols.item):
+        if column not in hist_schema:
+            msg = (
+                f"the history= table needs the {column!r} column of the data, got "
+                f"{hist_schema.names()}"
+            )
+            raise ValueError(msg)
+        if hist_schema[column] != schema[column]:
+            msg = (
+                f"column {column!r} has dtype {hist_schema[column]} in history= but "
+                f"{schema[column]} in the data; cast one of them"
+            )
+            raise TypeError(msg)
+    nulls = (
+        lf.select(pl.any_horizontal(pl.col(cols.user, cols.item).is_null()).sum()).collect().item()
+    )
+    if nulls:
+        msg = f"the history= table has {nulls} row(s) with a null {cols.user!r} or {cols.item!r}"
+        raise ValueError(msg)
+    return lf
 
 
 def _catalog_size(n_items: NItemsArg, engine: Scan, item: str, *, strict: bool = True) -> int:

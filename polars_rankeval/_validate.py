@@ -238,7 +238,12 @@ def problem_templates(cols: Columns, by: list[str]) -> list[tuple[str, str]]:
         ("bad_order", f"{role} column {cols.order!r} has {{n}} NaN or infinite value(s)"),
         ("nan_rel", f"relevance column {cols.relevance!r} has {{n}} NaN value(s)"),
         ("inf_rel", f"relevance column {cols.relevance!r} has {{n}} infinite value(s)"),
-        ("neg_rel", f"relevance column {cols.relevance!r} has {{n}} negative value(s)"),
+        (
+            "neg_rel",
+            f"relevance column {cols.relevance!r} has {{n}} negative value(s) (trec_eval's "
+            "qrels -1, 'pooled but not judged': polars_rankeval.trec.pool_unjudged turns "
+            "them into null relevance and a pool column for inf_ap(pool=))",
+        ),
         ("bad_rank", f"rank column {cols.order!r} has {{n}} value(s) below 1"),
         (
             "dup",

@@ -90,8 +90,10 @@ _SCANNERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
     ".jsonl": pl.scan_ndjson,
 }
 # TREC files: a run (qid Q0 docno rank score tag) or qrels (qid iter docno rel).
-_TREC_SUFFIXES = {".run": "trec-run", ".qrels": "trec-qrels"}
-INPUT_FORMATS: tuple[str, ...] = ("parquet", "csv", "tsv", "ndjson", "trec-run", "trec-qrels")
+_TREC_SUFFIXES = {".run": "trec-run", ".qrels": "trec-qrels", ".div": "trec-div-qrels"}
+INPUT_FORMATS: tuple[str, ...] = (
+    "parquet", "csv", "tsv", "ndjson", "trec-run", "trec-qrels", "trec-div-qrels",
+)  # fmt: skip
 _TEXT_SUFFIXES = (".csv", ".tsv", ".tab")
 _FORMAT_SUFFIX = {"parquet": ".parquet", "csv": ".csv", "tsv": ".tsv", "ndjson": ".ndjson"}
 
@@ -238,12 +240,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="order by this rank column (1 = best) instead of a score",
     )
     ev.add_argument(
+        "--rank-positions",
+        choices=("relative", "absolute"),
+        default="relative",
+        help=(
+            "with --rank: relative (default: ranks only order a user's items, renumbered "
+            "1..n) or absolute (the ranks are the positions, gaps kept, as RecTools: an "
+            "item at rank 9 is outside @3; distinct integer ranks >= 1 per user)"
+        ),
+    )
+    ev.add_argument(
         "--relevance",
         default=None,
         metavar="COL",
         help=(
             "relevance column of the truth (default: relevance; a truth without that "
             "column marks every row relevant); a column named here must exist"
+        ),
+    )
+    ev.add_argument(
+        "--subtopic",
+        default=None,
+        metavar="COL",
+        help=(
+            "subtopic (intent) column of --truth, one row per (user, item, subtopic), for "
+            "alpha_ndcg, err_ia, nrbp, s_recall, precision_ia and map_ia (default: "
+            "subtopic for TREC diversity qrels, --truth-format trec-div-qrels or a .div file)"
         ),
     )
     ev.add_argument(
@@ -365,6 +387,15 @@ def _add_compare(sub: Any) -> None:
         "extension); repeatable, with --qrels",
     )
     cp.add_argument("--qrels", type=Path, metavar="PATH", help="TREC qrels for --run")
+    cp.add_argument(
+        "--subtopic",
+        default=None,
+        metavar="COL",
+        help=(
+            "subtopic column of --truth for the intent-aware metrics (default: subtopic "
+            "for TREC diversity qrels: a .div --truth or --qrels file)"
+        ),
+    )
     cp.add_argument("--by", default="system", metavar="COL", help="system column (default: system)")
     cp.add_argument("--baseline", metavar="NAME", help="compare every system with this one")
     cp.add_argument("--test", choices=TESTS, default="randomization", help="default: randomization")
@@ -477,6 +508,10 @@ def read_table(path: Path, fmt: str | None = None, *, text_ids: Sequence[str] = 
         from polars_rankeval.trec import scan_qrels
 
         return scan_qrels(path).select("user", "item", "relevance")
+    if kind == "trec-div-qrels":
+        from polars_rankeval.trec import scan_diversity_qrels
+
+        return scan_diversity_qrels(path)
     suffix = _FORMAT_SUFFIX[kind] if kind else path.suffix.lower()
     if text_ids and suffix in _TEXT_SUFFIXES:
         overrides = dict.fromkeys(text_ids, pl.String)
@@ -639,8 +674,16 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         raise UsageError(msg)
     recs, by = read_recs(args)
     truth = read_table(args.truth, args.truth_format, text_ids=_text_ids(args))
+    subtopic = args.subtopic
+    diversity = (args.truth_format or _TREC_SUFFIXES.get(args.truth.suffix.lower())) == (
+        "trec-div-qrels"
+    )
+    if subtopic is None and diversity:
+        subtopic = "subtopic"
     try:
-        joined = join(recs, truth, **_column_options(args), by=by, check_overlap=True)
+        joined = join(
+            recs, truth, **_column_options(args), by=by, check_overlap=True, subtopic=subtopic
+        )
     except TypeError as exc:
         if _text_ids(args) or "has dtype" not in str(exc):
             raise
@@ -786,6 +829,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         temp_dir=args.temp_dir,
         progress=sys.stderr.isatty(),
         conventions=args.conventions,
+        rank_positions=args.rank_positions,
     ).collect()
     if args.per_user in (None, "-"):
         write_frame(result, args.format, sys.stdout)
@@ -1028,7 +1072,14 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
             msg = "--recs and --truth must be given together"
             raise UsageError(msg)
         # join's rule for the ids (as in evaluate): no silent cast of integers to text.
-        joined = join(read_table(args.recs), read_table(args.truth), by=args.by, check_overlap=True)
+        diversity = _TREC_SUFFIXES.get(args.truth.suffix.lower()) == "trec-div-qrels"
+        joined = join(
+            read_table(args.recs),
+            read_table(args.truth),
+            by=args.by,
+            check_overlap=True,
+            subtopic=args.subtopic or ("subtopic" if diversity else None),
+        )
         assert isinstance(joined, pl.LazyFrame)
         return joined
     if args.runs:
@@ -1057,8 +1108,14 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
         if not args.qrels.is_file():
             msg = f"no such file: {str(args.qrels)!r}"
             raise FileNotFoundError(msg)
-        qrels = scan_qrels(args.qrels).select("user", "item", "relevance")
-        joined = join(pl.concat(parts), qrels, by=args.by)
+        if args.subtopic is not None or args.qrels.suffix.lower() == ".div":
+            from polars_rankeval.trec import scan_diversity_qrels
+
+            div = scan_diversity_qrels(args.qrels)
+            joined = join(pl.concat(parts), div, by=args.by, subtopic="subtopic")
+        else:
+            qrels = scan_qrels(args.qrels).select("user", "item", "relevance")
+            joined = join(pl.concat(parts), qrels, by=args.by)
         assert isinstance(joined, pl.LazyFrame)
         return joined
     if args.qrels is not None:

@@ -617,6 +617,7 @@ def _refuse_global(
         aggregate="mean",
         per_user=False,
         items=options.get("items"),
+        history=options.get("history"),
     )
     if job.global_names:
         msg = (

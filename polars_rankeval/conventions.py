@@ -27,9 +27,17 @@ from typing import Any, Literal
 
 import polars as pl
 
+from polars_rankeval._positions import RankPositions
 from polars_rankeval.registry import expand_metric
 
 Cutoff = Literal["required", "optional", "none"]
+
+
+_PYNDEVAL = (
+    "pyndeval provider (ndeval in C): ties by doc id ascending, so it needs "
+    "ties='item_asc'; the truth's subtopics in a column (join(..., subtopic=))"
+)
+_AT1 = "; at @1 ndeval does not normalise (polars_rankeval does: ndeval's value / N)"
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,9 @@ class Convention:
     users: str
     metrics: tuple[Mapped, ...]
     notes: tuple[str, ...] = field(default=())
+    rank_positions: RankPositions = "relative"
+    """How the library reads explicit ranks (``rank=``): as an order (``"relative"``)
+    or as positions with gaps kept (``"absolute"``, RecTools); see ``evaluate``."""
 
     def lookup(self, name: str) -> Mapped:
         """The library metric called ``name`` (case and spaces ignored)."""
@@ -90,6 +101,11 @@ class Convention:
         if cutoff and any(_key(m.name) == _key(cutoff[1]) for m in self.metrics):
             msg += f"; a cutoff is written with @: {cutoff[1]}@{cutoff[2]}"
         raise ValueError(msg)
+
+
+def _ndeval(name: str, metric: str, cutoff: Cutoff, extra: str = "") -> Mapped:
+    """An ir_measures diversity measure (pyndeval provider: doc id ascending ties)."""
+    return Mapped(name, metric, cutoff, _PYNDEVAL + extra, ties="item_asc")
 
 
 def _key(name: str) -> str:
@@ -127,8 +143,17 @@ _PRESETS: tuple[Convention, ...] = (
                 "infAP",
                 "inf_ap",
                 "none",
-                "a qrels relevance < 0 (trec_eval: pooled but unjudged) is refused by "
-                "evaluate's validation, not read as pooled",
+                "every unjudged row (null relevance) is outside the pool, as trec_eval's "
+                "documents absent from the qrels; for qrels with relevance < 0 use "
+                "infAP(pool=pooled)",
+            ),
+            Mapped(
+                "infAP(pool=pooled)",
+                "inf_ap(pool=pooled)",
+                "none",
+                "m_infap.c with qrels relevance < 0 read as pooled but not judged: "
+                "data = trec.pool_unjudged(join(run, qrels)) gives null relevance and a "
+                "'pooled' column",
             ),
             Mapped(
                 "num_ret",
@@ -206,7 +231,20 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("Rprec", "r_precision", "none"),
             Mapped("Success", "hit_rate", "required"),
             Mapped("Bpref", "bpref", "none"),
-            Mapped("infAP", "inf_ap", "none", "a qrels relevance < 0 is refused (validation)"),
+            Mapped(
+                "infAP",
+                "inf_ap",
+                "none",
+                "pytrec_eval; unjudged rows are outside the pool (use infAP(pool=pooled) "
+                "for qrels with relevance < 0)",
+            ),
+            Mapped(
+                "infAP(pool=pooled)",
+                "inf_ap(pool=pooled)",
+                "none",
+                "pytrec_eval with qrels relevance < 0 read as pooled but not judged: "
+                "data = trec.pool_unjudged(join(run, qrels))",
+            ),
             Mapped(
                 "Judged",
                 "judged_fraction",
@@ -217,6 +255,15 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped("NumRet", None, note="aggregated as a sum over queries; evaluate averages"),
             Mapped("NumRel", None, note="aggregated as a sum over queries; evaluate averages"),
+            _ndeval("alpha_nDCG", "alpha_ndcg", "required"),
+            _ndeval("alpha_DCG", "alpha_ndcg(normalize=ideal_ideal)", "required", _AT1),
+            _ndeval("ERR_IA", "err_ia", "required", _AT1),
+            _ndeval("nERR_IA", "err_ia(normalize=ideal)", "required"),
+            _ndeval("NRBP", "nrbp", "none"),
+            _ndeval("nNRBP", "nrbp(normalize=ideal)", "none"),
+            _ndeval("AP_IA", "map_ia", "none"),
+            _ndeval("P_IA", "precision_ia", "required"),
+            _ndeval("StRecall", "s_recall", "required"),
         ),
         (
             "Queries of the qrels missing from the run score 0 (like trec_eval -c): "
@@ -230,9 +277,10 @@ _PRESETS: tuple[Convention, ...] = (
         "RecTools",
         "0.19.0",
         "expected",
-        "RecTools reads explicit ranks (pass rank=); ranks must run 1..n per user: "
-        "RecTools keeps gaps (an item at rank 9 is outside k=3), polars_rankeval "
-        "renumbers them, so gapped ranks are refused",
+        "RecTools reads explicit ranks (pass rank=) as absolute positions, gaps kept "
+        "(an item at rank 9 is outside k=3): the preset sets rank_positions='absolute' "
+        "(distinct integer ranks >= 1 per user; RecTools does not reject a repeated rank, "
+        "the preset does). Given scores instead, tied scores take the expectation",
         "skip",
         "truth",
         (
@@ -291,6 +339,16 @@ _PRESETS: tuple[Convention, ...] = (
                 "unseen='one') (cold items count as one user, as RecTools does)",
             ),
             Mapped(
+                "Serendipity",
+                "serendipity",
+                "required",
+                "mean over the top k of max(p(i) - pu(i), 0) for the relevant items, pu from "
+                "the dense popularity rank of the item's rows in prev_interactions: pass "
+                "history=prev_interactions and n_items=len(catalog); over the users of reco "
+                "(users='recs')",
+                users="recs",
+            ),
+            Mapped(
                 "IntraListDiversity",
                 None,
                 note="the Hamming distance is intra_list_diversity(distance=hamming) (equal "
@@ -326,7 +384,11 @@ _PRESETS: tuple[Convention, ...] = (
             "(denominator=k follows the code).",
             "Contradiction: the MeanInvUserFreq, Serendipity and IntraListDiversity "
             "docstrings divide by k; the code averages over the items present.",
+            "Ranks are absolute positions with gaps (rank_positions='absolute' with rank=): "
+            "in RecTools' TestMAP an item at rank 9 is outside MAP@3, and a relevant item "
+            "at rank 3 adds precision hits@3 / 3 even when it is the user's first item.",
         ),
+        rank_positions="absolute",
     ),
     Convention(
         "replay",
@@ -376,7 +438,17 @@ _PRESETS: tuple[Convention, ...] = (
                 "with items=item_popularity(train, catalog=<recommended items>, "
                 "unseen='one') (cold items weigh 1), which gives RePlay's values",
             ),
-            Mapped("Unexpectedness", None, note="compares with base recommendations"),
+            Mapped(
+                "Unexpectedness",
+                "unexpectedness",
+                "required",
+                "1 - |top k ∩ base top k| / k: give each row the item's rank in the base "
+                "recommendations as a base_rank column (RePlay breaks tied base scores by "
+                "item id descending); RePlay scores 0 for a user without base "
+                "recommendations, polars_rankeval 1 (nothing of the list was expected); "
+                "over the users of the recommendations (users='recs')",
+                users="recs",
+            ),
             Mapped("CategoricalDiversity", None, note="no metric"),
         ),
         (
@@ -385,6 +457,13 @@ _PRESETS: tuple[Convention, ...] = (
             "Binary relevance: every ground-truth item is relevant (relevance 1).",
             "Contradiction: Novelty's docstring divides by K, its code by the list length "
             "(and RePlay's torch builder by k); RocAuc's degenerate cases are undocumented.",
+            "Contradiction: Surprisal's docstring calls it the average surprisal of the "
+            "list; its formula and code divide by K (a short list padded with 0). Coverage's "
+            "docstring divides by the train items; its numerator also drops recommended "
+            "items outside train, undocumented (coverage(outside_catalog=ignore)).",
+            "MAP and NDCG read len(ground_truth) (a duplicated ground-truth item counts "
+            "twice), Recall len(set(ground_truth)); polars_rankeval refuses duplicated "
+            "(user, item) rows.",
         ),
     ),
     Convention(
@@ -449,6 +528,24 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped("novelty", None, note="interaction share, unknown items 0: no option"),
             Mapped("diversity", None, note="co-occurrence cosine: no option"),
+            Mapped(
+                "serendipity",
+                "serendipity(mode=history)",
+                "none",
+                "mean over a user's reco_df items (no cutoff) of (1 - mean co-occurrence "
+                "cosine to the user's train items) x relevance, then over the users: pass "
+                "history=train_df and the 0/1 relevance; users without train rows are "
+                "left out (null) as in MS's inner merge; over the users of reco_df",
+                users="recs",
+            ),
+            Mapped(
+                "serendipity(item_sim_measure=item_feature_vector)",
+                "serendipity(mode=history,similarity=features)",
+                "none",
+                "as serendipity with the cosine of the item feature vectors: pass items= "
+                "with the vectors in a 'features' column and history=train_df",
+                users="recs",
+            ),
             Mapped(
                 "diversity(item_sim_measure=item_feature_vector)",
                 "intra_list_diversity",
@@ -569,6 +666,8 @@ _PRESETS: tuple[Convention, ...] = (
             "the preset follows the score-shift-invariant rule (give positive scores to "
             "match 1.9.0).",
             "Contradiction: AP@k's normalisation by the hits in the top k is undocumented.",
+            "RetrievalFallOut defaults to empty_target_action='pos' (a query without a "
+            "negative scores 1.0, the worst value), every other class to 'neg'.",
         ),
     ),
     Convention(
@@ -605,6 +704,9 @@ _PRESETS: tuple[Convention, ...] = (
         (
             "Contradiction: MAP's docstring normalises by min(|recommendation list|, K); "
             "the code by min(#test items, K).",
+            "Contradiction: ShannonEntropy's docstring is -sum p log p; the code (and its "
+            "test) divide that sum by the number of distinct recommended items "
+            "(per_exposed_item=true follows the code).",
         ),
     ),
     Convention(
@@ -769,7 +871,13 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped("NCRR", None, note="no metric"),
         ),
-        ("Users without a test positive are skipped (empty='skip').",),
+        (
+            "Users without a test positive are skipped (empty='skip').",
+            "Undocumented in Cornac's docstrings (its code and tests): MRR raises "
+            "ValueError when no positive is ranked; AUC counts a tied (positive, negative) "
+            "pair 0 (ties='pessimistic'); MAP gives tied items the maximum rank. The "
+            "docstrings' k=None ('all items') is not accepted by the code (k > 0 test).",
+        ),
     ),
     Convention(
         "elliot",
@@ -794,6 +902,40 @@ _PRESETS: tuple[Convention, ...] = (
                 None,
                 note="the code averages precision@1..N over every cutoff (the docstring "
                 "says / min(m, N)): a different metric",
+            ),
+            Mapped(
+                "APLT",
+                "aplt",
+                "required",
+                "share of the top k in the long tail: pass items=long_tail_items(train) "
+                "(head_share=0.8 is Elliot's pop_ratio; popularity = #users, ties by item "
+                "id); Elliot averages over every user with recommendations (users='recs')",
+                users="recs",
+            ),
+            Mapped(
+                "ACLT",
+                "aclt",
+                "required",
+                "number of long-tail items in the top k: items=long_tail_items(train)",
+                users="recs",
+            ),
+            Mapped(
+                "PopREO",
+                "reo",
+                "required",
+                "std / mean over the head and the tail of #relevant top-k items / "
+                "#relevant items, with items=long_tail_items(train); Elliot also removes "
+                "the user's training items from the relevant ones (none in a proper "
+                "train/test split)",
+            ),
+            Mapped(
+                "PopRSP",
+                "rsp",
+                "required",
+                "std / mean over the head and the tail of #top-k items / #group items not "
+                "in the user's training items: items=long_tail_items(train), "
+                "history=train; over every user with recommendations (users='recs')",
+                users="recs",
             ),
         ),
         (
@@ -826,7 +968,8 @@ def conventions(name: str | None = None) -> pl.DataFrame:
 
     One row per metric of the library: its name there, the polars_rankeval metric
     that reproduces it (null: not expressible, ``note`` says why), whether it takes
-    a cutoff, the tie policy, empty-user rule and user set the preset applies.
+    a cutoff, the tie policy, empty-user rule and user set the preset applies, and how
+    it reads ``rank=`` values (``rank_positions``: ``"absolute"`` for RecTools).
 
     Examples
     --------
@@ -849,6 +992,7 @@ def conventions(name: str | None = None) -> pl.DataFrame:
             "ties": m.ties or c.ties,
             "empty": c.empty,
             "users": m.users or c.users,
+            "rank_positions": c.rank_positions,
             "note": m.note,
         }
         for c in chosen
@@ -1016,8 +1160,8 @@ def evaluate_under(evaluate: Callable[..., Any], args: dict[str, Any]) -> Any:
     args.update(
         metrics=resolved.metrics, ties=resolved.ties, empty=resolved.empty, users=resolved.users
     )
-    if args.get("rank") is not None and preset == "rectools":
-        _check_consecutive_ranks(args["data"], args["rank"], args.get("user", "user"))
+    if args.get("rank") is not None and get_convention(preset).rank_positions == "absolute":
+        args["rank_positions"] = "absolute"  # RecTools: the ranks are positions, gaps kept
     result = evaluate(**args)
     return rename(result, resolved.names, long=args.get("summary") == "long")
 
@@ -1037,6 +1181,8 @@ def resolve_options(
         users=options.get("users"),
     )
     options.update(ties=resolved.ties, empty=resolved.empty, users=resolved.users)
+    if options.get("rank") is not None and get_convention(preset).rank_positions == "absolute":
+        options["rank_positions"] = "absolute"
     return resolved.metrics, resolved.names
 
 
@@ -1054,46 +1200,6 @@ def explicit_rules(values: Mapping[str, Any]) -> dict[str, Any]:
 
 def _same(value: Any, default: str) -> bool:
     return isinstance(value, str) and value == default
-
-
-def _check_consecutive_ranks(data: Any, rank: str, user: str) -> None:
-    """RecTools keeps gaps in ranks; polars_rankeval renumbers them: refuse gaps."""
-    if not hasattr(data, "collect_schema") and hasattr(data, "groupBy"):  # Spark
-        from pyspark.sql import functions as F  # noqa: N812
-
-        gaps = (
-            data.filter(F.col(rank).isNotNull())
-            .groupBy(user)
-            .agg((F.max(rank) != F.count(F.lit(1))).alias("gap"))
-            .filter(F.col("gap"))
-            .count()
-        )
-    else:
-        from polars_rankeval._validate import to_lazy
-
-        lf, _ = to_lazy(data)
-        gaps = _polars_gaps(lf, rank, user)
-    if gaps:
-        msg = (
-            f"conventions='rectools': column {rank!r} has ranks with gaps for {gaps} user(s); "
-            "RecTools keeps absolute ranks (an item at rank 9 is outside the top 3) while "
-            "polars_rankeval renumbers them 1..n, so these values would differ; drop the "
-            "missing items from the ranks or rank without gaps"
-        )
-        raise ValueError(msg)
-
-
-def _polars_gaps(lf: pl.LazyFrame, rank: str, user: str) -> int:
-    """How many users' ranks are not exactly 1..n."""
-    return int(
-        lf.filter(pl.col(rank).is_not_null())
-        .group_by(user)
-        .agg(gap=pl.col(rank).max() != pl.len())
-        .filter(pl.col("gap"))
-        .select(pl.len())
-        .collect()
-        .item()
-    )
 
 
 def shown_names(preset: str, metrics: str | Sequence[str], **explicit: Any) -> list[str]:

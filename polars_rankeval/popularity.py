@@ -147,3 +147,96 @@ def _catalog(catalog: Any, item: str) -> pl.LazyFrame:
         return frame.select(item).unique()
     msg = f"catalog must be a polars Series or frame of items, got {type(catalog).__name__}"
     raise TypeError(msg)
+
+
+def long_tail_items(
+    interactions: Any,
+    *,
+    user: str = "user",
+    item: str = "item",
+    head_share: float = 0.8,
+    basis: PopularityBasis = "users",
+    catalog: pl.Series | pl.DataFrame | pl.LazyFrame | None = None,
+    name: str = "long_tail",
+) -> pl.DataFrame | pl.LazyFrame:
+    """Split the items into the popular short head and the long tail (one row per item).
+
+    The short head is the most popular items that together hold ``head_share`` of the
+    interactions: items sorted by their count (descending; ties by item id ascending)
+    are taken while the count of the items before them is below ``head_share`` times
+    the total, so the item crossing the threshold belongs to the head (Elliot's
+    ``Popularity.get_short_head`` with ``pop_ratio``; Abdollahpouri et al. 2019). The
+    rest is the long tail. Pass the result as ``items=`` for ``aplt``, ``aclt``,
+    ``reo`` and ``rsp`` (they read the column ``name``).
+
+    Parameters
+    ----------
+    interactions
+        The interactions (typically the training data), one row per interaction with
+        the user and item columns (Polars, pyarrow or pandas).
+    user, item
+        Column names.
+    head_share
+        Share of the interactions the short head holds, in (0, 1]; default 0.8
+        (Elliot's default: the popular items holding 80% of the interactions).
+    basis
+        ``"users"`` (default; Elliot): an item's count is its number of distinct
+        users, and the total is the number of distinct (user, item) pairs.
+        ``"interactions"``: rows (repeated interactions count).
+    catalog
+        Optional catalog items (a Series, or a frame with the item column): items
+        without any interaction are added with count 0, in the long tail.
+    name
+        Name of the boolean long-tail column.
+
+    Returns
+    -------
+    polars.DataFrame or polars.LazyFrame
+        Columns ``item``, ``count`` (UInt32) and ``name`` (Boolean), sorted by item.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> logs = pl.DataFrame({"user": [1, 2, 3, 1, 2, 3], "item": ["a", "a", "a", "b", "b", "c"]})
+    >>> prk.long_tail_items(logs, head_share=0.5).get_column("long_tail").to_list()
+    [False, True, True]
+
+    a holds 3 of the 6 interactions, reaching half of them: the head is {a}.
+    """
+    if isinstance(head_share, bool) or not isinstance(head_share, int | float):
+        msg = f"head_share must be a number in (0, 1], got {head_share!r}"
+        raise TypeError(msg)
+    if not 0.0 < float(head_share) <= 1.0:
+        msg = f"head_share must lie in (0, 1], got {head_share!r}"
+        raise ValueError(msg)
+    check_choice("basis", basis, BASES)
+    lf, eager = to_lazy(interactions, "interactions")
+    schema = lf.collect_schema()
+    needed = [user, item] if basis == "users" else [item]
+    for column in needed:
+        if column not in schema:
+            msg = (
+                f"column {column!r} not found in interactions; available columns: "
+                f"{', '.join(schema.names()) or 'none'}"
+            )
+            raise ValueError(msg)
+    rows = lf.select(needed)
+    nulls = rows.select(pl.any_horizontal(pl.col(c).is_null() for c in needed).sum()).collect()
+    if nulls.item():
+        msg = f"interactions has {nulls.item()} row(s) with a null {' or '.join(needed)}"
+        raise ValueError(msg)
+    if basis == "users":
+        rows = rows.unique()
+    counts = rows.group_by(item).agg(pl.len().cast(pl.UInt32).alias("count"))
+    if catalog is not None:
+        items = _catalog(catalog, item)
+        counts = items.join(counts, on=item, how="full", coalesce=True).with_columns(
+            pl.col("count").fill_null(0)
+        )
+    ordered = counts.sort(["count", item], descending=[True, False])
+    before = pl.col("count").cum_sum() - pl.col("count")
+    limit = pl.col("count").sum() * float(head_share)
+    out = ordered.with_columns((~(before < limit) | (pl.col("count") == 0)).alias(name)).sort(item)
+    out = out.select(item, "count", name)
+    return out.collect() if eager else out

@@ -56,8 +56,9 @@ def evaluate(
         of the rows at once and costs about 15 ms besides them. Default: the session's
         ``spark.sql.shuffle.partitions`` (200 if that is not a number).
     **options
-        The keywords of :func:`polars_rankeval.evaluate`. ``users=``, ``items=`` and
-        ``n_items=`` may be (small) Spark DataFrames, collected to the driver.
+        The keywords of :func:`polars_rankeval.evaluate`. ``users=``, ``items=``,
+        ``n_items=`` and ``history=`` may be (small) Spark DataFrames, collected to the
+        driver.
         ``strategy=``, ``memory_limit=``, ``n_buckets=``, ``temp_dir=`` and
         ``progress=`` choose among the Polars engines: no effect here. ``per_item=True``
         is not supported yet.

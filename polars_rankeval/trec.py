@@ -33,6 +33,7 @@ import polars as pl
 
 RUN_FIELDS = ("user", "q0", "item", "rank", "score", "tag")
 QRELS_FIELDS = ("user", "iter", "item", "relevance")
+DIVERSITY_QRELS_FIELDS = ("user", "subtopic", "item", "relevance")
 _LINE = "__prk_line"
 _LINENO = "__prk_lineno"
 
@@ -141,6 +142,45 @@ def scan_qrels(path: str | Path, *, validate: bool = True) -> pl.LazyFrame:
     return lf.select("user", "iter", "item", pl.col("relevance").cast(pl.Int64))
 
 
+def scan_diversity_qrels(path: str | Path, *, validate: bool = True) -> pl.LazyFrame:
+    """Scan TREC Web track diversity qrels lazily: ``user, subtopic, item, relevance``.
+
+    A line is ``qid subtopic docno rel`` (the qrels of ndeval), fields separated by any
+    white space: one judgment of a document for one subtopic (intent) of a query.
+    Join it to a run with ``prk.join(run, qrels, subtopic="subtopic")`` for the
+    intent-aware metrics (``alpha_ndcg``, ``err_ia``, ``nrbp``, ``s_recall``,
+    ``precision_ia``, ``map_ia``; see :mod:`polars_rankeval.metrics.intent`).
+
+    Parameters
+    ----------
+    path
+        The qrels file.
+    validate
+        As in :func:`scan_run` (relevance must be an integer).
+
+    Returns
+    -------
+    polars.LazyFrame
+        user (qid), subtopic and item (docno) as String, relevance Int64. ndeval reads
+        a judgment as binary (``> 0``), as the metrics' default ``rel=1`` does; grades
+        are kept for ``rel=`` (negative ones are not relevant).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import polars_rankeval as prk
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "qrels.div"
+    >>> _ = path.write_text(chr(10).join(["1 1 d1 1", "1 2 d1 0", "1 2 d2 1"]))
+    >>> prk.trec.read_diversity_qrels(path).row(0)
+    ('1', '1', 'd1', 1)
+    """
+    numeric: dict[str, pl.DataType] = {"relevance": pl.Int64()}
+    lf = _scan_fields(path, DIVERSITY_QRELS_FIELDS)
+    if validate:
+        _check(lf, path, DIVERSITY_QRELS_FIELDS, numeric)
+    return lf.select("user", "subtopic", "item", pl.col("relevance").cast(pl.Int64))
+
+
 _RUN_SCHEMA = {
     "user": pl.String, "q0": pl.String, "item": pl.String,
     "rank": pl.Int64, "score": pl.Float64, "tag": pl.String,
@@ -183,6 +223,64 @@ def read_run(path: str | Path, *, validate: bool = True) -> pl.DataFrame:
 def read_qrels(path: str | Path, *, validate: bool = True) -> pl.DataFrame:
     """Read TREC qrels into memory, parsing the file once (see :func:`scan_qrels`)."""
     return _read(path, QRELS_FIELDS, _QRELS_SCHEMA, validate)
+
+
+def pool_unjudged(
+    data: pl.DataFrame | pl.LazyFrame,
+    *,
+    relevance: str = "relevance",
+    pool: str = "pooled",
+) -> pl.DataFrame | pl.LazyFrame:
+    """Read negative qrels judgments as trec_eval does for infAP: pooled, not judged.
+
+    trec_eval reads a qrels relevance < 0 as "in the judgment pool but not judged"
+    and a document absent from the qrels as "outside the pool"; only ``infAP`` tells
+    them apart. ``evaluate`` refuses negative relevance, so this turns a long frame
+    (e.g. ``join(run, qrels)``, negative judgments kept) into one it accepts: the
+    relevance of a negative judgment becomes null (unjudged) and a boolean column
+    ``pool`` is true for every row with a judgment in the qrels (negative ones
+    included), false for the rows without one. Evaluate with
+    ``inf_ap(pool=<pool>)`` (``"infAP(pool=pooled)"`` under
+    ``conventions="trec_eval"`` or ``"ir_measures"``); every other metric reads the
+    null relevance as unjudged, as before. A query whose judgments are all negative
+    then has no judged row, so it is not one of ``users="truth"``/``"both"``;
+    trec_eval scores it 0 (it has no relevant document): pass its id in ``users=`` to
+    average it in.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> run = pl.DataFrame({"user": ["q"] * 3, "item": ["a", "u", "c"],
+    ...                     "score": [3.0, 2.0, 1.0]})
+    >>> qrels = pl.DataFrame({"user": ["q"] * 3, "item": ["a", "u", "c"],
+    ...                       "relevance": [1, -1, 1]})
+    >>> data = pool_unjudged(prk.join(run, qrels, relevance="relevance"))
+    >>> data.sort("score", descending=True).rows()
+    [('q', 'a', 3.0, 1, True), ('q', 'u', 2.0, None, True), ('q', 'c', 1.0, 1, True)]
+    >>> round(prk.evaluate(data, "infAP(pool=pooled)", conventions="trec_eval")[0, 0], 4)
+    1.0
+    """
+    if not isinstance(data, pl.DataFrame | pl.LazyFrame):
+        msg = f"data must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
+        raise TypeError(msg)
+    names = data.collect_schema().names()
+    if relevance not in names:
+        msg = f"relevance column {relevance!r} not found in the data; columns: {names}"
+        raise ValueError(msg)
+    if pool in names:
+        msg = f"the pool column {pool!r} is already a column of the data; pass another pool="
+        raise ValueError(msg)
+    rel = pl.col(relevance)
+    return data.with_columns(
+        pl.when(rel >= 0).then(rel).alias(relevance), rel.is_not_null().alias(pool)
+    )
+
+
+def read_diversity_qrels(path: str | Path, *, validate: bool = True) -> pl.DataFrame:
+    """Read TREC diversity qrels into memory (see :func:`scan_diversity_qrels`)."""
+    schema = {"user": pl.String, "subtopic": pl.String, "item": pl.String, "relevance": pl.Int64}
+    return _read(path, DIVERSITY_QRELS_FIELDS, schema, validate)
 
 
 def write_run(

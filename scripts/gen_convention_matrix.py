@@ -47,7 +47,12 @@ def matrix() -> str:
     for preset in presets:
         lines.append(
             f"- **`{preset.name}`** ({preset.library} {preset.version}): ties `{preset.ties}` "
-            f"({preset.ties_note}); empty `{preset.empty}`; users `{preset.users}`."
+            f"({preset.ties_note}); empty `{preset.empty}`; users `{preset.users}`"
+            + (
+                f"; rank positions `{preset.rank_positions}`."
+                if preset.rank_positions != "relative"
+                else "."
+            )
         )
         refused = [m for m in preset.metrics if m.metric is None]
         if refused:

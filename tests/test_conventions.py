@@ -2,7 +2,7 @@
 
 Expected values are hard-coded from each library's own tests or docstrings (cited per
 test; the research note /work/notes/conventions_research.md lists them), or computed by
-the library itself where it is installed (ranx, pytrec_eval, ir_measures, jurity,
+the library itself where it is installed (ranx, pytrec_eval, ir_measures, jurity, cornac,
 scikit-learn).
 """
 
@@ -308,6 +308,8 @@ def test_conventions_table() -> None:
     row = table.filter(pl.col("library_metric") == "NDCG").row(0, named=True)
     assert row["metric"] == "ndcg(idcg=k)"
     assert row["empty"] == "skip"
+    assert row["rank_positions"] == "absolute"  # RecTools' ranks keep their gaps
+    assert set(conventions("ranx")["rank_positions"]) == {"relative"}
     assert set(conventions()["preset"]) == set(PRESETS)
     with pytest.raises(ValueError, match="conventions must be one of"):
         conventions("nope")
@@ -457,12 +459,84 @@ def test_rectools() -> None:
         prk.fbeta(2, n_items=10, beta=math.sqrt(2), denominator="k").alias("f")
     )
     assert fb.sort("user")["f"].to_list() == pytest.approx([0.375, 0.75, 0, 0])
-    # Gapped ranks (TestMAP: an item at rank 9) are refused, not renumbered silently.
-    gaps = df.with_columns(
-        pl.when(pl.col("user") == 1).then(pl.col("rank") * 4).otherwise(pl.col("rank"))
+
+
+def rectools_frame(
+    reco: dict[int, list[tuple[int, int]]], inter: dict[int, set[int]]
+) -> pl.DataFrame:
+    """RecTools' test data: reco (item, rank) per user, gaps kept; every interaction is
+    relevant, recommended non-interacted items relevance 0, users without interactions
+    null."""
+    rows = []
+    for user in sorted({*reco, *inter}):
+        liked = inter.get(user)
+        ranked = dict(reco.get(user, []))
+        for item in sorted({*ranked, *(liked or ())}):
+            rel = None if liked is None else float(item in liked)
+            rows.append((user, item, ranked.get(item), rel))
+    schema = {"user": pl.Int64, "item": pl.Int64, "rank": pl.Int64, "relevance": pl.Float64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def test_rectools_absolute_ranks() -> None:
+    # MobileTeleSystems/RecTools tests/metrics/test_ranking.py::TestMAP::test_calc (ranks
+    # with gaps: user 1 has items at ranks 9 and 1, user 3 at 1, 3, 5, 7, 9, user 8 one
+    # item at rank 1 that is not relevant...). Users = interactions' users 1..8; user 9
+    # (recommended, no interactions) is left out, user 6 (no reco) scores 0.
+    reco = {
+        1: [(1, 9), (3, 1)],
+        2: [(1, 3)],
+        3: [(1, 1), (2, 3), (3, 5), (4, 7), (5, 9)],
+        4: [(1, 1)],
+        5: [(1, 1), (2, 2), (3, 3)],
+        7: [(1, 2)],
+        8: [(2, 1)],
+        9: [(1, 1)],
+    }
+    inter = {1: {1, 2}, 2: {1}, 3: {1, 2, 3, 4, 5, 6}, 4: {1}, 5: {1, 2, 3}, 6: {1}, 7: {1}, 8: {1}}
+    df = rectools_frame(reco, inter)
+    names = ["MAP@1", "MAP@3", "MAP(divide_by_k=true)@1", "MAP(divide_by_k=true)@3"]
+    got = per_user(df, names, "rectools", rank="rank")
+    assert got["user"].to_list() == list(range(1, 9))
+    assert got["MAP@1[rectools]"].to_list() == pytest.approx([0, 0, 1 / 6, 1, 1 / 3, 0, 0, 0])
+    # user 2: its one relevant item at rank 3 -> precision 1/3 there (not 1: no renumbering);
+    # user 3: relevant at ranks 1 and 3 of k = 3 -> (1 + 2/3) / 6; user 7: rank 2 -> 1/2.
+    assert got["MAP@3[rectools]"].to_list() == pytest.approx(
+        [0, 1 / 3, (1 / 6) * (1 + 2 / 3), 1, 1, 0, 1 / 2, 0]
     )
-    with pytest.raises(ValueError, match="ranks with gaps for 1 user"):
-        prk.evaluate(gaps, ["MAP@3"], rank="rank", conventions="rectools")
+    assert got["MAP(divide_by_k=true)@1[rectools]"].to_list() == [0, 0, 1, 1, 1, 0, 0, 0]
+    assert got["MAP(divide_by_k=true)@3[rectools]"].to_list() == pytest.approx(
+        [0, 1 / 9, (1 / 3) * (1 + 2 / 3), 1 / 3, 1, 0, (1 / 3) * (1 / 2), 0]
+    )
+    # The same ranks renumbered 1..n (rank_positions="relative", evaluate's default)
+    # give other numbers: user 2's item moves to position 1.
+    relative = prk.evaluate(df, "map@3", rank="rank", per_user=True).sort("user")
+    assert relative["map@3"].to_list()[1] == 1.0
+
+    # TestNDCG::test_calc (default: ideal list of k relevant items) and TestMRR::test_calc
+    # (same data without user 6): user 5 has relevant items at ranks 3, 7 and 9.
+    reco = {
+        1: [(1, 9)],
+        2: [(2, 1)],
+        3: [(1, 1), (2, 2), (3, 3)],
+        4: [(1, 1)],
+        5: [(1, 3), (2, 7), (3, 9), (5, 1)],
+        6: [(1, 1)],
+    }
+    inter = {1: {1}, 2: {1}, 3: {1, 2, 3}, 4: {1}, 5: {1, 2, 3, 4}}
+    df = rectools_frame(reco, inter)
+    idcg3 = 1 + 1 / LOG2_3 + 1 / 2
+    got = per_user(df, ["NDCG@1", "NDCG@3", "MRR@1", "MRR@3"], "rectools", rank="rank")
+    assert got["NDCG@1[rectools]"].to_list() == [0, 0, 1, 1, 0]
+    # user 5: its relevant item at rank 3 -> (1 / log2 4) / idcg3 = 0.5 / idcg3.
+    assert got["NDCG@3[rectools]"].to_list() == pytest.approx([0, 0, 1, 1 / idcg3, 0.5 / idcg3])
+    assert got["MRR@1[rectools]"].to_list() == [0, 0, 1, 1, 0]
+    assert got["MRR@3[rectools]"].to_list() == pytest.approx([0, 0, 1, 1, 1 / 3])
+    # Through compare too (two systems with the same gapped ranks: zero differences).
+    both = pl.concat([df.with_columns(system=pl.lit(s)) for s in ("a", "b")])
+    cmp = prk.compare(both, "MRR@3", by="system", rank="rank", conventions="rectools")
+    assert cmp["metric"].to_list() == ["MRR@3[rectools]"]
+    assert cmp["baseline_mean"].item() == pytest.approx((1 + 1 + 1 / 3) / 5)
 
 
 REPLAY_RECS = {
@@ -619,7 +693,7 @@ def test_coverage_presets() -> None:
     assert out[:, 0].item() == pytest.approx(0.8)
     # RecTools CatalogCoverage(normalize=True) counts items outside the catalog: the same
     # lists against a catalog of 2 items give 4 / 2 (RecTools' tests/metrics/test_catalog.py
-    # uses ranks with gaps and duplicates, which the rectools preset refuses).
+    # repeats a rank within a user, which absolute positions refuse).
     ranked = reco.with_columns(rank=3.0 - pl.col("score")).drop("score")
     out = prk.evaluate(
         ranked,
@@ -1220,3 +1294,187 @@ def test_recommenders_diversity_with_item_features() -> None:
     # RecTools' Hamming ILD is the distance=hamming option, but its 0 for short lists is not.
     with pytest.raises(ValueError, match="distance=hamming"):
         prk.evaluate(reco, "IntraListDiversity@2", conventions="rectools")
+
+
+def test_trec_eval_preset_on_trec_eval_test_files() -> None:
+    # usnistgov/trec_eval test/results.test, test/qrels.test and the printed per-query
+    # output of `trec_eval -m all_trec -q` (test/out.test.aq), copied in tests/data: the
+    # preset's names give trec_eval's numbers to the printed 4 decimals, infAP included.
+    data = ROOT / "tests" / "data"
+    long = prk.join(
+        prk.trec.read_run(data / "results.test").select("user", "item", "score"),
+        prk.trec.read_qrels(data / "qrels.test"),
+        check_overlap=False,
+    )
+    names = {
+        "map": "map",
+        "map_cut@10": "map_cut_10",
+        "P@5": "P_5",
+        "recall@10": "recall_10",
+        "relative_P@5": "relative_P_5",
+        "ndcg": "ndcg",
+        "ndcg_cut@10": "ndcg_cut_10",
+        "recip_rank": "recip_rank",
+        "Rprec": "Rprec",
+        "success@5": "success_5",
+        "bpref": "bpref",
+        "infAP": "infAP",
+    }
+    printed: dict[tuple[str, str], str] = {}
+    for line in (data / "out.test.aq").read_text().splitlines():
+        measure, query, value = line.split()
+        printed[(measure, query)] = value
+    ours = per_user(long, list(names), "trec_eval")
+    assert ours.height == 3
+    for name, trec_name in names.items():
+        for user, value in zip(ours["user"], ours[f"{name}[trec_eval]"], strict=True):
+            assert f"{value:.4f}" == printed[(trec_name, user)], (name, user)
+
+
+def test_ranx_own_test_vectors() -> None:
+    # AmenRa/ranx tests/unit/ranx/metrics_test.py (graded tests, k = 10): qrels
+    # {2: 5, 4: 4, 5: 3, 10: 2}; runs A [1,2,3,4,5], B [10,5,2,4,3], C [1,3,6,7,8].
+    qrels = {2: 5.0, 4: 4.0, 5: 3.0, 10: 2.0}
+    runs = {1: [1, 2, 3, 4, 5], 2: [10, 5, 2, 4, 3], 3: [1, 3, 6, 7, 8]}  # A, B, C
+    df = frame(
+        {u: [(item, 10.0 - i) for i, item in enumerate(items)] for u, items in runs.items()},
+        dict.fromkeys(runs, qrels),
+    )
+    got = per_user(df, ["dcg@10", "ndcg@10", "dcg_burges@10", "ndcg_burges@10"], "ranx")
+    log2 = math.log2
+    dcg = {
+        1: 5 / log2(3) + 4 / log2(5) + 3 / log2(6),
+        2: 2 / log2(2) + 3 / log2(3) + 5 / log2(4) + 4 / log2(5),
+        3: 0.0,
+    }
+    idcg = 5 + 4 / log2(3) + 3 / log2(4) + 2 / log2(5)
+    burges = {
+        1: 31 / log2(3) + 15 / log2(5) + 7 / log2(6),
+        2: 3 / log2(2) + 7 / log2(3) + 31 / log2(4) + 15 / log2(5),
+        3: 0.0,
+    }
+    ideal_burges = 31 + 15 / log2(3) + 7 / log2(4) + 3 / log2(5)
+    users = got["user"].to_list()
+    assert got["dcg@10[ranx]"].to_list() == pytest.approx([dcg[u] for u in users])
+    assert got["ndcg@10[ranx]"].to_list() == pytest.approx([dcg[u] / idcg for u in users])
+    assert got["dcg_burges@10[ranx]"].to_list() == pytest.approx([burges[u] for u in users])
+    assert got["ndcg_burges@10[ranx]"].to_list() == pytest.approx(
+        [burges[u] / ideal_burges for u in users]
+    )
+    # test_hits / test_r_precision / test_recall / test_reciprocal_rank_single.
+    hits = frame(
+        {
+            1: [(i, 10.0 - i) for i in [1, 2, 3, 4, 5, 7]],
+            2: [(i, 10.0 - i) for i in [1, 2, 4, 3, 5, 7]],
+        },
+        {1: dict.fromkeys([1, 4, 5, 6], 1.0), 2: dict.fromkeys([1, 4, 6], 1.0)},
+    )
+    assert prk.evaluate(hits, "hits@5", conventions="ranx").item(0, 0) == 2.5
+    rp = frame(
+        {u: [(i, 10.0 - j) for j, i in enumerate([2, 4, 3, 1, 5, 6, 7])] for u in (1, 2)},
+        {1: dict.fromkeys([1, 2, 3], 1.0), 2: dict.fromkeys([1, 2], 1.0)},
+    )
+    got = per_user(rp, ["r-precision", "recall@2"], "ranx")
+    assert got["r-precision[ranx]"].to_list() == pytest.approx([2 / 3, 1 / 2])
+    assert got["recall@2[ranx]"].to_list() == pytest.approx([1 / 3, 1 / 2])
+    rr = frame(
+        {
+            1: [(i, 10.0 - j) for j, i in enumerate([2, 3, 1, 4, 5])],
+            2: [(i, 10.0 - j) for j, i in enumerate([1, 2, 3, 4, 5])],
+            3: [(i, 10.0 - j) for j, i in enumerate([2, 9, 1, 4, 5])],
+        },
+        {1: {3: 1.0}, 2: {1: 1.0}, 3: {3: 1.0}},
+    )
+    assert per_user(rr, ["mrr"], "ranx")["mrr[ranx]"].to_list() == [0.5, 1.0, 0.0]
+
+
+def test_sklearn_own_docstring_vectors() -> None:
+    # scikit-learn sklearn/metrics/_ranking.py, ndcg_score and dcg_score docstrings:
+    # y_true [[10, 0, 0, 1, 5]]; scores [[.1, .2, .3, 4, 70]] -> ndcg 0.69..., dcg 9.49...
+    # (k=2: 5.63...); scores [[.05, 1.1, 1., .5, .0]] -> 0.49..., k=4 -> 0.35...;
+    # scores [[1, 0, 0, 0, 1]] k=1 -> ndcg 0.75 / dcg 7.5 (ties averaged).
+    truth = {1: dict(enumerate([10.0, 0.0, 0.0, 1.0, 5.0]))}
+
+    def scored(scores: list[float]) -> pl.DataFrame:
+        return frame({1: list(enumerate(scores))}, truth)
+
+    def one(scores: list[float], metric: str) -> float:
+        value = prk.evaluate(scored(scores), metric, conventions="sklearn").item(0, 0)
+        return float(value)
+
+    # The docstrings print the leading digits only ("0.69...").
+    assert f"{one([0.1, 0.2, 0.3, 4, 70], 'ndcg_score'):.3f}"[:4] == "0.69"
+    assert f"{one([0.1, 0.2, 0.3, 4, 70], 'dcg_score'):.3f}"[:4] == "9.49"
+    assert f"{one([0.1, 0.2, 0.3, 4, 70], 'dcg_score@2'):.3f}"[:4] == "5.63"
+    assert f"{one([0.05, 1.1, 1.0, 0.5, 0.0], 'ndcg_score'):.3f}"[:4] == "0.49"
+    assert f"{one([0.05, 1.1, 1.0, 0.5, 0.0], 'ndcg_score@4'):.3f}"[:4] == "0.35"
+    assert one([10, 0, 0, 1, 5], "ndcg_score@4") == 1.0
+    assert one([1, 0, 0, 0, 1], "ndcg_score@1") == 0.75
+    assert one([1, 0, 0, 0, 1], "dcg_score@1") == 7.5
+    metrics = pytest.importorskip("sklearn.metrics")
+    for scores in ([0.1, 0.2, 0.3, 4, 70], [0.05, 1.1, 1.0, 0.5, 0.0], [1, 0, 0, 0, 1]):
+        assert one(scores, "ndcg_score@4") == pytest.approx(
+            metrics.ndcg_score([[10, 0, 0, 1, 5]], [scores], k=4)
+        )
+
+
+def test_cornac_runs_match_per_user() -> None:
+    # Cornac's metric classes (cornac.metrics.ranking) on random users: every candidate
+    # is ranked (pd_rank = candidates by score), positives = relevant candidates; users
+    # without a positive are skipped by Cornac's ranking_eval and by the preset.
+    metrics = pytest.importorskip("cornac.metrics")
+    rng = np.random.default_rng(21)
+    rows = []
+    for user in range(40):
+        n = int(rng.integers(2, 15))
+        scores = rng.permutation(n).astype(float)  # tie-free: Cornac's argsort order
+        relevant = rng.random(n) < 0.3
+        rows += [(user, i, scores[i], float(relevant[i])) for i in range(n)]
+    df = pl.DataFrame(rows, schema=["user", "item", "score", "relevance"], orient="row")
+    names = ["Precision@3", "Recall@5", "NDCG@4", "NDCG", "HitRatio@2", "FMeasure@3", "MRR"]
+    ours = per_user(df, names, "cornac")
+    # The preset refuses MAP (Cornac's tied items take the maximum rank); on tie-free
+    # scores it is plain map.
+    plain_map = prk.evaluate(df, "map", per_user=True)
+    auc = per_user(df, ["AUC"], "cornac", ties="pessimistic")
+    classes = {
+        "Precision@3": metrics.Precision(k=3),
+        "Recall@5": metrics.Recall(k=5),
+        "NDCG@4": metrics.NDCG(k=4),
+        "NDCG": metrics.NDCG(),
+        "HitRatio@2": metrics.HitRatio(k=2),
+        "FMeasure@3": metrics.FMeasure(k=3),
+        "MRR": metrics.MRR(),
+    }
+    checked = 0
+    for (user,), group in df.group_by("user"):
+        items = group["item"].to_numpy()
+        scores = group["score"].to_numpy()
+        positives = items[group["relevance"].to_numpy() > 0]
+        row = ours.filter(pl.col("user") == user).row(0, named=True)
+        if positives.size == 0:
+            assert row["MRR[cornac]"] is None  # skipped, as Cornac does
+            continue
+        ranked = items[np.argsort(-scores)]
+        for name, metric in classes.items():
+            theirs = metric.compute(gt_pos=positives, pd_rank=ranked)
+            assert row[f"{name}[cornac]"] == pytest.approx(theirs), (name, user)
+        theirs = metrics.MAP().compute(item_indices=items, pd_scores=scores, gt_pos=positives)
+        assert plain_map.filter(pl.col("user") == user)["map"].item() == pytest.approx(theirs)
+        if positives.size < items.size:
+            theirs = metrics.AUC().compute(item_indices=items, pd_scores=scores, gt_pos=positives)
+            got = auc.filter(pl.col("user") == user)["AUC[cornac]"].item()
+            assert got == pytest.approx(theirs)
+        checked += 1
+    assert checked > 20
+    # AUC with tied scores: a tied (positive, negative) pair counts 0 in Cornac, as
+    # ties="pessimistic" does.
+    tied = pl.DataFrame(
+        {"user": [1] * 5, "item": range(5), "score": [2.0, 1.0, 1.0, 1.0, 0.0],
+         "relevance": [0.0, 1.0, 0.0, 1.0, 0.0]}
+    )  # fmt: skip
+    theirs = metrics.AUC().compute(
+        item_indices=np.arange(5), pd_scores=np.array([2.0, 1, 1, 1, 0]), gt_pos=np.array([1, 3])
+    )
+    got = prk.evaluate(tied, "AUC", conventions="cornac", ties="pessimistic").item(0, 0)
+    assert got == pytest.approx(theirs) == pytest.approx(2 / 6)

@@ -230,6 +230,17 @@ def side_items(items: pl.Series) -> pl.DataFrame:
             "popularity": [0.1 + 0.8 * ((i * 37) % 11) / 10 for i in range(ids.len())],
             "features": [[1.0, float(i % 3)] for i in range(ids.len())],
             "seen": [i % 2 == 0 for i in range(ids.len())],
+            "categories": [["g" + str(i % 3), "g" + str(i % 4)] for i in range(ids.len())],
+            "long_tail": [i % 3 == 0 for i in range(ids.len())],
+            "base_rank": [1 + i % 4 for i in range(ids.len())],
+            # the intent-aware metrics' judgments: subtopics i % 3 and (i + 1) % 4
+            "subtopics": [
+                [
+                    {"subtopic": i % 3, "relevance": 1},
+                    {"subtopic": 3 + (i + 1) % 4, "relevance": i % 2},
+                ]
+                for i in range(ids.len())
+            ],
         }
     )
 
@@ -261,7 +272,16 @@ def with_undefined_users(seed: int) -> pl.DataFrame:
     return pl.concat([df, extra])
 
 
-EVERY_OPTIONS: dict[str, Any] = {"ties": "item_desc", "rating_range": (0.0, 3.0), "n_items": 60}
+# The users' past interactions, for the metrics reading history= (some users have none).
+HISTORY = pl.DataFrame(
+    {"user": [u for u in range(0, 104, 2) for _ in range(3)], "item": [i % 7 for i in range(156)]}
+)
+EVERY_OPTIONS: dict[str, Any] = {
+    "ties": "item_desc",
+    "rating_range": (0.0, 3.0),
+    "n_items": 60,
+    "history": HISTORY,
+}
 
 
 @pytest.fixture(scope="module")

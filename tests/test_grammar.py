@@ -46,7 +46,8 @@ def test_every_metric_round_trips_with_non_default_options(name: str) -> None:
         if param.choices:
             options[param.name] = param.choices[-1]
         elif param.kind == "float" and param.name != "half_life":
-            options[param.name] = 0.3 if param.name in ("level", "p") else 3.0  # in [0, 1]
+            in_unit = param.interval is not None and param.interval.high == 1
+            options[param.name] = 0.3 if in_unit or param.name in ("level", "p") else 3.0
     if options.get("discount") == "half_life":
         options["half_life"] = 4.0
     metric = bind(name, 7 if spec.takes_k else None, **options)

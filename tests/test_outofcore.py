@@ -55,13 +55,27 @@ def metrics_for(ties: str) -> list[str]:
 
 
 def side_table(df: pl.DataFrame) -> pl.DataFrame:
-    """The items= columns that metrics read by default: popularity, features, seen."""
+    """The items= columns that metrics read by default: popularity, features, seen, subtopics."""
     items = df.select(pl.col("item").unique().sort())
     return items.with_columns(
         popularity=(pl.col("item") % 7 + 1) / 8,
         features=pl.concat_list((pl.col("item") % 3).cast(pl.Float64), pl.col("item") % 5 - 2.0),
         seen=pl.col("item") % 2 == 0,
+        categories=pl.concat_list(pl.format("g{}", pl.col("item") % 3), pl.lit("h")),
+        long_tail=pl.col("item") % 3 == 0,
+        group=pl.col("item") % 4 == 0,
+        base_rank=pl.col("item") % 5 + 1,
+        # the intent-aware metrics' judgments (tests/test_intent.py)
+        subtopics=pl.concat_list(
+            pl.struct(subtopic=pl.col("item") % 3, relevance=pl.lit(1)),
+            pl.struct(subtopic=3 + pl.col("item") % 2, relevance=pl.col("item") % 4 // 2),
+        ),
     )
+
+
+def history(df: pl.DataFrame) -> pl.DataFrame:
+    """Past interactions (history=): some of the users' items, some users without any."""
+    return df.select("user", "item").unique().filter(pl.col("item") % 3 != 1).sort("user", "item")
 
 
 @pytest.mark.parametrize("ties", ["expected", "item_desc"])
@@ -76,6 +90,7 @@ def test_buckets_equal_memory_for_every_metric(
         metrics = [m for m in metrics if SPECS[m.split("@")[0]].scope == "user"]
     options = {"ties": ties, "by": "system", "per_user": per_user, "n_items": 60}
     options["items"] = side_table(df)
+    options["history"] = history(df)
     expected = prk.evaluate(df, metrics, strategy="memory", **options)
     got = prk.evaluate(df, metrics, strategy=strategy, n_buckets=k, **options)
     assert_same(got, expected)

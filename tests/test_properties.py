@@ -24,7 +24,14 @@ def metric_names(k: int | None) -> list[str]:
 
 # Per-user metrics that read an items= side table (popularity, feature vectors): their
 # own tests cover them (tests/test_metrics_exposure.py, tests/test_metrics_diversity.py).
-NEEDS_SIDE_TABLE = ("intra_list_diversity", "novelty", "popularity_bias", "unseen_share")
+NEEDS_SIDE_TABLE = (
+    "intra_list_diversity", "novelty", "popularity_bias", "unseen_share",
+    # a subtopics column (tests/test_intent.py has their properties)
+    "alpha_ndcg", "err_ia", "nrbp", "s_recall", "precision_ia", "map_ia",
+    # history= and items= (tests/test_serendipity.py, test_calibration.py,
+    # test_popularity_bias.py)
+    "serendipity", "unexpectedness", "miscalibration", "aplt", "aclt",
+)  # fmt: skip
 # Per-user metrics only: a global metric (one value per by group) has no per-user value.
 ALL_METRICS = [
     m
@@ -78,12 +85,33 @@ def side_table() -> pl.DataFrame:
         popularity=(pl.col("item") % 7 + 1) / 8,
         features=pl.concat_list((pl.col("item") % 3).cast(pl.Float64), pl.col("item") % 5 - 2.0),
         seen=pl.col("item") % 2 == 0,
+        categories=pl.concat_list(pl.format("g{}", pl.col("item") % 3), pl.lit("h")),
+        long_tail=pl.col("item") % 3 == 0,
+        group=pl.col("item") % 4 == 0,
+        base_rank=pl.col("item") % 5 + 1,
+        # the intent-aware metrics' judgments: subtopics item % 3 and 3 + item % 2
+        subtopics=pl.concat_list(
+            pl.struct(subtopic=pl.col("item") % 3, relevance=pl.lit(1)),
+            pl.struct(subtopic=3 + pl.col("item") % 2, relevance=pl.col("item") % 4 // 2),
+        ),
     )
+
+
+# The users' past interactions (history=): users 0..5 saw a few items each.
+HISTORY = pl.DataFrame(
+    {"user": [u for u in range(6) for _ in range(4)], "item": [(7 * i) % 31 for i in range(24)]}
+)
 
 
 def evaluate_everything(df: pl.DataFrame, ties: str) -> list[pl.DataFrame]:
     """Every metric supporting ``ties``: per user, the summary (global ones) and per item."""
-    options = {"ties": ties, "users": "all", "rating_range": RATING_RANGE, "items": side_table()}
+    options = {
+        "ties": ties,
+        "users": "all",
+        "rating_range": RATING_RANGE,
+        "items": side_table(),
+        "history": HISTORY,
+    }
     per_user = supporting(every_metric("user"), ties)
     globals_ = supporting(every_metric("global"), ties)
     items = supporting(every_metric("item"), ties)

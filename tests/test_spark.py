@@ -330,6 +330,33 @@ def test_global_item_side_table_and_extra_columns(spark: SparkSession) -> None:
     assert_frame_equal(got, expected, **TOL)
 
 
+def test_intent_metrics_read_a_subtopics_column(spark: SparkSession) -> None:
+    """alpha_ndcg, err_ia, nrbp, ... read a List(Struct{subtopic, relevance}) column."""
+    df = systems(120, string_ids=True)
+    subtopics = pl.concat_list(
+        pl.struct(subtopic=pl.format("s{}", pl.col("item") % 3), relevance=pl.col("relevance")),
+        pl.struct(subtopic=pl.format("t{}", pl.col("item") % 2), relevance=pl.col("item") % 2),
+    )
+    df = df.with_columns(subtopics=pl.when(pl.col("relevance").is_not_null()).then(subtopics))
+    metrics = [
+        "alpha_ndcg@5",
+        "alpha_ndcg(normalize=ideal_ideal)@3",
+        "err_ia@5",
+        "err_ia(normalize=ideal)@5",
+        "nrbp(normalize=ideal)",
+        "s_recall@3",
+        "precision_ia@3",
+        "map_ia",
+        "ndcg@3",
+    ]
+    kwargs: dict[str, Any] = {"by": "system", "ties": "item_desc"}
+    got, expected = both(spark, df, metrics, **kwargs)
+    assert_frame_equal(got, expected, **TOL)
+    got, expected = both(spark, df, metrics, per_user=True, **kwargs)
+    assert_frame_equal(got, expected, **TOL)
+    assert expected["alpha_ndcg@5"].drop_nulls().len() > 20
+
+
 def test_polars_call_errors_are_value_errors(spark: SparkSession) -> None:
     df = systems(110)
     items = pl.DataFrame({"item": list(range(10, 50)), "popularity": [0.5] * 40})
@@ -595,7 +622,7 @@ def test_explicit_users_without_validation(spark: SparkSession) -> None:
 
 
 def test_conventions_preset_on_spark(spark: SparkSession) -> None:
-    """``conventions=`` runs on Spark: same values and names as Polars, rank gaps refused."""
+    """``conventions=`` runs on Spark: same values and names as Polars, absolute ranks."""
     df = systems(30)
     metrics = ["MAP@5", "NDCG@5", "Recall@3"]
     for summary in ("wide", "long"):
@@ -609,7 +636,61 @@ def test_conventions_preset_on_spark(spark: SparkSession) -> None:
         )
         assert_frame_equal(got, expected, **TOL)
     gaps = pl.DataFrame(
-        {"user": [1, 1], "item": [1, 2], "rank": [1, 3], "relevance": [1, 0]}
-    )  # rank 2 is missing
-    with pytest.raises(ValueError, match="ranks with gaps for 1 user"):
-        prk_spark.evaluate(to_spark(spark, gaps), ["MAP@3"], rank="rank", conventions="rectools")
+        {"user": [1, 1, 2], "item": [1, 2, 1], "rank": [3, 1, 9], "relevance": [1, 0, 1]}
+    )  # RecTools keeps the gaps: user 1's relevant item is at position 3, user 2's at 9
+    got = prk_spark.evaluate(
+        to_spark(spark, gaps), ["MAP@3", "MRR@10"], rank="rank", conventions="rectools"
+    ).toPandas()
+    assert got["MAP@3[rectools]"].item() == pytest.approx((1 / 3 + 0) / 2)
+    assert got["MRR@10[rectools]"].item() == pytest.approx((1 / 3 + 1 / 9) / 2)
+    repeated = gaps.with_columns(rank=pl.lit(2))
+    with pytest.raises(ValueError, match="repeats a rank within a user 1 time"):
+        prk_spark.evaluate(
+            to_spark(spark, repeated), ["map@3"], rank="rank", rank_positions="absolute"
+        )
+
+
+def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSession) -> None:
+    """The metrics reading history= (a Spark DataFrame, collected) and items= match Polars."""
+    df = systems(120)
+    items = pl.DataFrame({"item": list(range(50))}).with_columns(
+        features=pl.concat_list(
+            (pl.col("item") % 3).cast(pl.Float64), (pl.col("item") % 5).cast(pl.Float64) + 1
+        ),
+        categories=pl.concat_list(pl.format("g{}", pl.col("item") % 3), pl.lit("h")),
+        long_tail=pl.col("item") % 3 == 0,
+        provider=pl.format("p{}", pl.col("item") % 4),
+        base_rank=pl.col("item") % 5 + 1,
+    )
+    history = df.select("user", "item").unique().filter(pl.col("item") % 3 != 1)
+    user_metrics = [
+        "serendipity@3",
+        "serendipity(mode=history)@3",
+        "serendipity(mode=history,similarity=features)@3",
+        "unexpectedness@3",
+        "unexpectedness(mode=history)@3",
+        "miscalibration@3",
+        "aplt@3",
+        "aclt@3",
+    ]
+    global_metrics = [
+        "reo@3",
+        "rsp@3",
+        "group_exposure(group=provider,level=p1)@3",
+        "exposure_ratio(group=provider,numerator=p1,denominator=p2,per_item=true)@3",
+    ]
+    kwargs: dict[str, Any] = {
+        "by": "system",
+        "items": items,
+        "users": "recs",
+        "ties": "item_desc",
+        "n_items": 50,
+    }
+    metrics = [*user_metrics, *global_metrics]
+    expected = prk.evaluate(df, metrics, history=history, **kwargs)
+    spark_history = to_spark(spark, history)
+    got = collect(prk_spark.evaluate(to_spark(spark, df), metrics, history=spark_history, **kwargs))
+    assert expected.select(pl.exclude("system")).null_count().sum_horizontal().item() == 0
+    assert_frame_equal(got, expected, **TOL)
+    got, expected = both(spark, df, user_metrics, per_user=True, history=history, **kwargs)
+    assert_frame_equal(got, expected, **TOL)

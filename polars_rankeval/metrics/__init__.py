@@ -22,11 +22,17 @@ FAMILIES = (
     "correlation",
     "counts",
     "diversity",
+    "serendipity",
+    "calibration",
+    "popularity_bias",
     "graded",
     "interpolated",
     "judged",
     "rating",
     "trec_gain",
+    "intent",
+    "cascade",
+    "similarity",
     "curves",
 )
 """The family modules. Importing one registers its metrics, and the registry (so

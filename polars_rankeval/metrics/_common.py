@@ -135,13 +135,17 @@ def num_relevant(f: Features, rel: float) -> pl.Expr:
 def list_size(f: Features, k: int | None, denominator: str = "retrieved") -> pl.Expr:
     """The list size L: min(k, #recommended), or k itself with ``denominator="k"``.
 
-    Without a cutoff it is the number of recommended rows.
+    Without a cutoff it is the number of recommended rows. Under absolute positions
+    (``rank_positions="absolute"``, ranks with gaps) it is the number of recommended
+    rows ranked within the top k.
     """
     n_ret = f64(f.ret).sum()
     if k is None:
         return n_ret
     if denominator == "k":
         return pl.lit(float(k))
+    if f.absolute:
+        return f64(f.ret & (f.o <= k)).sum()
     return pl.min_horizontal(n_ret, pl.lit(float(k)))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from polars_rankeval._features import Features
-from polars_rankeval.metrics._common import Rel, hits, num_relevant
+from polars_rankeval.metrics._common import Rel, hits, list_size, num_relevant
 from polars_rankeval.registry import register
 
 
@@ -31,8 +31,7 @@ from polars_rankeval.registry import register
     """,
 )
 def _num_ret(f: Features, k: int | None) -> pl.Expr:
-    n_ret = f.ret.cast(pl.Float64).sum()
-    return n_ret if k is None else pl.min_horizontal(n_ret, pl.lit(float(k)))
+    return list_size(f, k)
 
 
 @register(

@@ -30,6 +30,8 @@ __all__ = [
     "hit_rate",
     "inf_ap",
     "informedness",
+    "insq",
+    "inst",
     "inverse_precision",
     "inverse_recall",
     "iprec_11pt",
@@ -45,6 +47,7 @@ __all__ = [
     "mse",
     "ndcg",
     "ndcg_rel",
+    "nerr",
     "nmae",
     "num_nonrel_judged_ret",
     "num_rel",
@@ -2230,6 +2233,7 @@ def bpref(
 def inf_ap(
     *,
     rel: float = 1.0,
+    pool: str | None = None,
     ties: TiePolicy = "item_desc",
     item: str = "item",
     score: str | None = None,
@@ -2246,6 +2250,11 @@ def inf_ap(
     ----------
     rel
         Minimum relevance that counts as relevant (inclusive). A number > 0.
+    pool
+        Boolean column (from the data or items=) marking the items of the judgment pool: an
+        unjudged row (null relevance) with a true value is pooled but not judged (trec_eval
+        qrels relevance < 0), one without is outside the pool; none: every unjudged row is
+        outside the pool. A string, or ``None``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`); this metric supports
         ``"item_desc"``, ``"item_asc"``, ``"optimistic"``, ``"pessimistic"`` only.
@@ -2260,10 +2269,11 @@ def inf_ap(
 
     Notes
     -----
-    sum over relevant recommended items at rank p of (1 + J (Q + e) / (J + 2e)) / p, divided
-    by #relevant; J = judged items above, Q = relevant items above, e = 1e-5 (trec_eval
-    infAP; close to AP, not exactly 1 for a perfect ranking). Deterministic tie policies
-    only.
+    sum over relevant recommended items at rank p of (1 + P (Q + e) / (J + 2e)) / p, divided
+    by #relevant; J = judged items above, Q = relevant items above, P = pooled items above
+    (J plus the unjudged rows marked by the pool column: trec_eval qrels relevance < 0;
+    without pool=, P = J), e = 1e-5 (trec_eval infAP; close to AP, not exactly 1 for a
+    perfect ranking). Deterministic tie policies only.
 
     Examples
     --------
@@ -2276,6 +2286,14 @@ def inf_ap(
     ...                    "score": [3.0, 2.0, 1.0], "relevance": [1, None, 1]})
     >>> round(df.select(inf_ap()).item(), 4)
     0.8333
+
+    If U was in the judgment pool but not judged (trec_eval qrels relevance -1), it is
+    one of the pooled items above C, of which the judged ones (A) are all relevant:
+    C scores (1 + 2 * (1 + e) / (1 + 2e)) / 3, about 1, and infAP about 1.
+
+    >>> pooled = df.with_columns(pool=pl.lit(True))
+    >>> round(pooled.select(inf_ap(pool="pool")).item(), 4)
+    1.0
     """
     return inline(
         "inf_ap",
@@ -2286,6 +2304,7 @@ def inf_ap(
         relevance=relevance,
         rank=rank,
         rel=rel,
+        pool=pool,
     )
 
 
@@ -3120,4 +3139,236 @@ def rndcg(
         score=score,
         relevance=relevance,
         rank=rank,
+    )
+
+
+def nerr(
+    k: int | None = None,
+    *,
+    max_grade: float,
+    ties: TiePolicy = "item_desc",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Normalised expected reciprocal rank at k.
+
+    ERR (see :func:`err`) divided by the ERR of the ideal ordering of the user's judged
+    items (by grade, best first, cut at k), so that an ideal list scores 1 whatever the
+    number and grades of the user's relevant items. The grade scale ``max_grade`` is
+    required here; :func:`polars_rankeval.evaluate` takes it from the whole input when
+    it is not given (``nerr@10``).
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    max_grade
+        The highest grade of the scale; evaluate takes the highest relevance of the input if
+        none. A number > 0. Required here: a stand-alone expression sees one user's rows
+        only.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`); this metric supports
+        ``"item_desc"``, ``"item_asc"``, ``"optimistic"``, ``"pessimistic"`` only.
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; null where it is
+        undefined, which depends only on the user's judged rows.
+
+    Notes
+    -----
+    err@k / the err@k of the user's judged items (recommended or not) ordered by grade, best
+    first (Chapelle et al., 2009: R = (2**g - 1) / 2**max_grade, the grade clipped to [0,
+    max_grade], max_grade by default the highest relevance of the whole input). In [0, 1]; 1
+    for an ideal top k. Null when the user has no item of positive grade. Deterministic tie
+    policies only.
+
+    Examples
+    --------
+    Grades 0, 2, 1 ranked in that order on a 0..2 scale: R = 0, 3/4, 1/4. The ideal
+    order is 2, 1, 0.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": list("ABC"),
+    ...                    "score": [3.0, 2.0, 1.0], "relevance": [0, 2, 1]})
+    >>> value = df.select(prk.nerr(max_grade=2)).item()
+    >>> err = 1 / 2 * 3 / 4 + 1 / 3 * 1 / 4 * (1 / 4)
+    >>> ideal = 3 / 4 + 1 / 2 * 1 / 4 * (1 / 4)
+    >>> abs(value - err / ideal) < 1e-15
+    True
+    """
+    return inline(
+        "nerr",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        max_grade=max_grade,
+    )
+
+
+def inst(
+    k: int | None = None,
+    *,
+    target: float = 1.0,
+    max_grade: float,
+    depth: int | None = None,
+    ties: TiePolicy = "item_desc",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """INST: the adaptive C/W/L measure (Moffat, Bailey, Scholer & Thomas, 2017).
+
+    A user who expects to need ``T`` units of gain reads on from rank i with
+    probability ``C(i) = ((i + T + T_i - 1) / (i + T + T_i))**2``, where ``T_i`` is the
+    gain still missing after rank i; INST is the expected rate of gain per item read,
+    ``sum_i W(i) * g_i`` with ``W`` proportional to the chance of reaching rank i.
+    The ranking is read as going on with gain 0 past its end (or past ``@k``);
+    ``depth`` ends the model at that rank, as ``cwl_eval`` does (``depth=1000``).
+    The grade scale ``max_grade`` is required here; :func:`polars_rankeval.evaluate`
+    takes it from the whole input when it is not given (``inst@10``).
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    target
+        T: the gain the user expects to need (relevant items, for binary relevance). A
+        number in (0, 1000000].
+    max_grade
+        The highest grade of the scale; evaluate takes the highest relevance of the input if
+        none. A number > 0. Required here: a stand-alone expression sees one user's rows
+        only.
+    depth
+        Last rank of the user model (cwl_eval's -n, 1000 by default); none: no end. An
+        integer >= 1, or ``None``.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`); this metric supports
+        ``"item_desc"``, ``"item_asc"``, ``"optimistic"``, ``"pessimistic"`` only.
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; never null.
+
+    Notes
+    -----
+    sum over ranks i of W(i) * g_i, W(i) proportional to the product over j < i of C(j) =
+    ((j + T + T_j - 1) / (j + T + T_j))**2, T_j = T - (gain of ranks 1..j); g = clip(rel, 0,
+    max_grade) / max_grade (max_grade by default the highest relevance of the whole input);
+    ranks past the list or @k have gain 0 and the weights are normalised over every rank
+    (depth=none: the tail in closed form) or ranks 1..depth (cwl_eval: depth=1000). In [0,
+    1]; 0 when nothing relevant is recommended. Deterministic tie policies only.
+
+    Examples
+    --------
+    One relevant item at rank 1 and the model ended at rank 2, T = 1: C(1) = ((1 + 1 +
+    0 - 1) / (1 + 1 + 0))**2 = 1/4, so W(1) = 1 / (1 + 1/4) = 4/5.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 2, "item": list("AB"),
+    ...                    "score": [2.0, 1.0], "relevance": [1, 0]})
+    >>> df.select(prk.inst(max_grade=1, depth=2)).item()
+    0.8
+    """
+    return inline(
+        "inst",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        target=target,
+        max_grade=max_grade,
+        depth=depth,
+    )
+
+
+def insq(
+    k: int | None = None,
+    *,
+    target: float = 1.0,
+    max_grade: float,
+    depth: int | None = None,
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """INSQ: the C/W/L measure of Moffat, Scholer & Thomas (2012), INST's predecessor.
+
+    The user goes on from rank i with probability ``C(i) = ((i + 2T - 1) / (i + 2T))**2``,
+    whatever they found: the weight of rank i is ``(2T / (i - 1 + 2T))**2`` over the sum
+    of those weights, over every rank (``depth=None``) or ranks 1..depth.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    target
+        T: the gain the user expects to need (relevant items, for binary relevance). A
+        number in (0, 1000000].
+    max_grade
+        The highest grade of the scale; evaluate takes the highest relevance of the input if
+        none. A number > 0. Required here: a stand-alone expression sees one user's rows
+        only.
+    depth
+        Last rank of the user model (cwl_eval's -n, 1000 by default); none: no end. An
+        integer >= 1, or ``None``.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; never null.
+
+    Notes
+    -----
+    sum over ranks i of W(i) * g_i, W(i) proportional to (2T / (i - 1 + 2T))**2, the product
+    over j < i of C(j) = ((j + 2T - 1) / (j + 2T))**2; g = clip(rel, 0, max_grade) /
+    max_grade; ranks past the list or @k have gain 0; the weights are normalised over every
+    rank ((2T)**2 * zeta(2, 2T)) or over ranks 1..depth (cwl_eval: depth=1000). In [0, 1].
+    Expected ties: each gain times the mean weight of its tie group's ranks.
+
+    Examples
+    --------
+    T = 1, a relevant item at rank 2, the model ended at rank 2: weights 1 and (2/3)**2.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 2, "item": list("AB"),
+    ...                    "score": [2.0, 1.0], "relevance": [0, 1]})
+    >>> value = df.select(prk.insq(max_grade=1, depth=2)).item()
+    >>> abs(value - (4 / 9) / (1 + 4 / 9)) < 1e-15
+    True
+    """
+    return inline(
+        "insq",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        target=target,
+        max_grade=max_grade,
+        depth=depth,
     )

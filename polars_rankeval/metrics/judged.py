@@ -1,9 +1,12 @@
 """Measures that tell judged from unjudged items (trec_eval's incomplete-judgment set).
 
 A row with a null relevance is *unjudged*: it counts as not relevant, but it is not a
-judged non-relevant item either. trec_eval's pool-unjudged documents (qrels value -1)
-have no counterpart, since negative relevance is rejected: unjudged rows behave like
-trec_eval's documents outside the pool.
+judged non-relevant item either. Negative relevance is rejected by validation, so by
+default unjudged rows behave like trec_eval's documents outside the pool. trec_eval's
+infAP also reads qrels relevance < 0 as "in the pool but not judged": ``inf_ap(pool=c)``
+takes that distinction from a boolean column ``c`` (true for every item of the pool,
+e.g. every qrels row), with a null relevance for the pooled-but-unjudged items
+(:func:`polars_rankeval.trec.pool_unjudged` converts qrels that way).
 """
 
 from __future__ import annotations
@@ -24,6 +27,13 @@ from polars_rankeval.metrics._common import (
 from polars_rankeval.registry import register
 
 Weight = Annotated[float, "weight of one item of this kind (see the definition)"]
+PoolColumn = Annotated[
+    str | None,
+    "boolean column (from the data or items=) marking the items of the judgment pool: an "
+    "unjudged row (null relevance) with a true value is pooled but not judged (trec_eval "
+    "qrels relevance < 0), one without is outside the pool; none: every unjudged row is "
+    "outside the pool",
+]
 ListDenominator = Annotated[
     Literal["k", "retrieved"],
     "divide by k (trec_eval unj_k) or by min(k, #recommended) (ir_measures Judged@k)",
@@ -105,10 +115,11 @@ def _bpref(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
     aliases=("infAP", "infap"),
     summary="Inferred AP (Yilmaz & Aslam): AP estimated from the judged items only.",
     definition=(
-        "sum over relevant recommended items at rank p of (1 + J (Q + e) / (J + 2e)) / p, "
-        "divided by #relevant; J = judged items above, Q = relevant items above, "
-        "e = 1e-5 (trec_eval infAP; close to AP, not exactly 1 for a perfect ranking). "
-        "Deterministic tie policies only."
+        "sum over relevant recommended items at rank p of (1 + P (Q + e) / (J + 2e)) / p, "
+        "divided by #relevant; J = judged items above, Q = relevant items above, P = "
+        "pooled items above (J plus the unjudged rows marked by the pool column: trec_eval "
+        "qrels relevance < 0; without pool=, P = J), e = 1e-5 (trec_eval infAP; close to "
+        "AP, not exactly 1 for a perfect ranking). Deterministic tie policies only."
     ),
     doc="""
     Inferred average precision (Yilmaz & Aslam, 2006), trec_eval's ``infAP``.
@@ -128,15 +139,28 @@ def _bpref(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
     ...                    "score": [3.0, 2.0, 1.0], "relevance": [1, None, 1]})
     >>> round(df.select(inf_ap()).item(), 4)
     0.8333
+
+    If U was in the judgment pool but not judged (trec_eval qrels relevance -1), it is
+    one of the pooled items above C, of which the judged ones (A) are all relevant:
+    C scores (1 + 2 * (1 + e) / (1 + 2e)) / 3, about 1, and infAP about 1.
+
+    >>> pooled = df.with_columns(pool=pl.lit(True))
+    >>> round(pooled.select(inf_ap(pool="pool")).item(), 4)
+    1.0
     """,
 )
-def _inf_ap(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
+def _inf_ap(f: Features, k: None, *, rel: Rel = 1.0, pool: PoolColumn = None) -> pl.Expr:
     is_rel = f.is_rel(rel)
     n_rel = num_relevant(f, rel)
     judged_above = f64(_judged_above(f))
     rel_above = f64(f.rel_above(rel))
+    if pool is None:
+        pooled_above = judged_above
+    else:  # judged rows, and the unjudged ones of the pool (relevant rows are judged)
+        pooled = f.judged | f.column(pool).cast(pl.Boolean).fill_null(False)
+        pooled_above = f64(f.rows_above(pooled, f"pooled:{pool}"))
     eps = INFAP_EPSILON
-    term = (1.0 + judged_above * (rel_above + eps) / (judged_above + 2.0 * eps)) / f64(f.o)
+    term = (1.0 + pooled_above * (rel_above + eps) / (judged_above + 2.0 * eps)) / f64(f.o)
     total = pl.when(f.ret & (is_rel > 0)).then(term).otherwise(0.0).sum()
     return defined_if(n_rel > 0, total / n_rel)
 
