@@ -196,6 +196,13 @@ class Progress:
         if self.enabled:
             print(f"[polars-rankeval] {text}", file=self.stream, flush=True)
 
+    def set_total(self, total: int) -> None:
+        """The number of buckets to evaluate, once known (after partitioning)."""
+        self.total = total
+        if self._bar is not None:
+            self._bar.total = total
+            self._bar.refresh()
+
     def step(self, rows: int) -> None:
         self.done += 1
         self.rows += rows
@@ -362,9 +369,12 @@ class BucketedEngine(PolarsScan):
         source = self.lf.select(job.columns(self.lf.collect_schema()))
         schema = source.collect_schema()
         k = self.k
-        if k > 1:
+        if k > 1 and self.mode != "partition":
+            # each bucket is a pass over the input: no more buckets than users
             n_users = self.scalars({"n": Scalar("n_unique", cols.user)})["n"]
             k = max(1, min(k, int(n_users)))
+        # partition: the one partitioning pass shows which buckets hold rows; only those
+        # (and those holding users asked for) are evaluated, with no pass to count users
         wanted = groups = None
         if not isinstance(job.users, str):
             wanted = wanted_users(job.users, cols.user, schema[cols.user]).to_frame()
@@ -408,9 +418,16 @@ def _run_buckets(
             pl.PartitionBy(work / "input", key={_BUCKET: bucket}, include_key=False),
             mkdir=True,
         )
-    report.message(f"evaluating {k} buckets")
+    todo = list(range(k))
+    if mode == "partition":
+        held = {b for b in todo if (work / "input" / f"{_BUCKET}={b}").exists()}
+        if wanted is not None:
+            held |= set(wanted.select(bucket.alias("b"))["b"].to_list())
+        todo = sorted(held) or [0]  # at least one (empty) bucket: the output's schema
+        report.set_total(len(todo))
+    report.message(f"evaluating {len(todo)} buckets")
     partials: dict[str, list[pl.LazyFrame]] = {name: [] for name in job.partial_names}
-    for b in range(k):
+    for b in todo:
         part = _bucket_source(source, schema, work, b, bucket, mode)
         checks = list(value_checks(part, cols, job.by)) if validate else []
         users: UsersArg | None = None

@@ -389,14 +389,40 @@ def atof(text: str) -> float:
 
 
 _OTHER_SPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
+_SPACING = (b"  ", b"\n ", b" \n", b"\n\n")
 
 
-def _fast_fields(data: bytes, width: int) -> pl.DataFrame | None:
+def _fast_fields(data: bytes, width: int, keep: tuple[int, ...]) -> pl.DataFrame | None:
     """The common, clean file: one space (or one tab) between exactly ``width`` fields.
 
-    Returns ``None`` (use the general reader) unless every line has exactly ``width``
-    non-empty fields with no other white space, no comment and no blank line.
+    Returns the fields ``keep`` (0-based, the last field among them) as String columns
+    ``column_<k + 1>``, or ``None`` (use the general reader) unless every line has
+    exactly ``width`` non-empty fields with no other white space, no comment and no
+    blank line.
     """
+    if not any(c in data for c in _OTHER_SPACE) and not any(c in data for c in _SPACING):
+        # single spaces only, none at a line's start or end: no field is empty, so a
+        # line with too few fields leaves the last one null and one with too many is a
+        # parse error; the fields not kept need no check and are not materialised.
+        # (a line with too many fields is caught by counting the spaces)
+        try:
+            frame = pl.read_csv(
+                data, separator=" ", has_header=False, quote_char=None,
+                schema={f"column_{k + 1}": pl.String for k in range(width)},
+                truncate_ragged_lines=False, columns=list(keep),
+            )  # fmt: skip
+        except (pl.exceptions.PolarsError, ValueError):
+            return None
+        first = f"column_{keep[0] + 1}"
+        clean = (
+            frame.height > 0
+            and data[:1] not in (b" ", b"\n")
+            and data.rstrip(b"\n")[-1:] != b" "
+            and not any(frame[c].null_count() for c in frame.columns)
+            and data.count(b" ") == frame.height * (width - 1)
+            and not frame.select(pl.col(first).str.starts_with("#").any()).item()
+        )
+        return frame if clean else None
     for separator in (" ", "\t"):
         try:
             frame = pl.read_csv(
@@ -408,20 +434,15 @@ def _fast_fields(data: bytes, width: int) -> pl.DataFrame | None:
         if frame.width != width or frame.height == 0:
             continue
         frame.columns = [f"column_{i + 1}" for i in range(width)]
-        cols = [pl.col(c) for c in frame.columns]
-        if separator == " " and not any(c in data for c in _OTHER_SPACE):
-            # no other white space byte in the file: no field can hold any (cheap check)
-            blank = [c.is_null() | (c == "") for c in cols]
-        else:
-            blank = [
-                c.is_null() | (c == "") | c.str.contains_any([" ", "\t", "\r", "\x0b", "\x0c"])
-                for c in cols
-            ]
+        blank = [
+            c.is_null() | (c == "") | c.str.contains_any([" ", "\t", "\r", "\x0b", "\x0c"])
+            for c in (pl.col(name) for name in frame.columns)
+        ]
         bad = frame.select(
             pl.any_horizontal(blank).any() | pl.col(frame.columns[0]).str.starts_with("#").any()
         ).item()
         if not bad:
-            return frame
+            return frame.select(f"column_{k + 1}" for k in keep)
     return None
 
 
@@ -497,7 +518,7 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
     ([('q1', 'd1', 0.001)], 'tagA')
     """
     data = _read_bytes(source, "run")
-    fast = _fast_fields(data, 6)
+    fast = _fast_fields(data, 6, (0, 2, 4, 5))
     if fast is not None:
         frame = fast.select(
             pl.col("column_1").alias("qid"),
@@ -543,7 +564,7 @@ def read_trec_eval_qrels(source: str | Path | bytes) -> pl.DataFrame:
     [('q1', 'd1', 1), ('q1', 'd2', -1)]
     """
     data = _read_bytes(source, "qrels")
-    fast = _fast_fields(data, 4)
+    fast = _fast_fields(data, 4, (0, 2, 3))
     if fast is not None:
         return fast.select(
             pl.col("column_1").alias("qid"),

@@ -31,6 +31,7 @@ import itertools
 import math
 import sys
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -310,6 +311,12 @@ def _with_log2(frame: pl.DataFrame, source: str, target: str) -> pl.DataFrame:
     col = frame[source]
     if col.len() == 0:
         return frame.with_columns(pl.lit(None, pl.Float64).alias(target))
+    if col.dtype.is_integer():
+        # an integer column: one pass for its range, then a lookup in the table
+        low, big = col.min(), col.max()
+        if isinstance(low, int) and isinstance(big, int) and low >= 0 and big < 50_000_000:
+            table = _log2_int(big + 1)
+            return frame.with_columns(table.gather(col).alias(target))
     finite = col.filter(col.is_finite())
     integral = finite.len() == 0 or bool((finite == finite.floor()).all())
     big = float(finite.max()) if finite.len() else 0.0  # type: ignore[arg-type]
@@ -345,6 +352,66 @@ class _Options:
     checks: bool = True  # trec_eval checks duplicates only when a measure reads the rankings
 
 
+def _distinct_strings(values: pl.Series) -> pl.Series:
+    """The distinct values of a String Series (any order), by their 64-bit hashes, checked."""
+    hashes = values.hash(seed=0)
+    frame = pl.DataFrame([values.alias("v"), hashes.alias("h")]).unique("h")
+    if (hashes.replace_strict(frame["h"], frame["v"]) == values).all():
+        return frame["v"]
+    return values.unique()  # two strings share a hash
+
+
+def _string_codes(values: pl.Series, keys: pl.Series) -> pl.Series:
+    """Each value's position in ``keys`` (distinct strings) as UInt32, null if absent.
+
+    A lookup by 64-bit hash; each found key is compared with the value, so a string
+    that shares a hash with a key is absent, as it should be.
+    """
+    positions = pl.int_range(keys.len(), dtype=pl.UInt32, eager=True)
+    key_hashes = keys.hash(seed=0)
+    if key_hashes.n_unique() != keys.len():  # two keys share a hash: look up the strings
+        return values.replace_strict(keys, positions, default=None, return_dtype=pl.UInt32)
+    code = values.hash(seed=0).replace_strict(
+        key_hashes, positions, default=None, return_dtype=pl.UInt32
+    )
+    same = keys.gather(code) == values
+    return pl.select(pl.when(same).then(code)).to_series()
+
+
+def _docno_codes(docno: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
+    """The run's distinct docnos in byte order (``docno``, ``__dc``, ``__h``) and each row's code.
+
+    Distinct values and codes come from the docnos' 64-bit hashes (a hash table of
+    integers instead of strings); each row's docno is then compared with the one its
+    code stands for, and on any hash collision the strings themselves are used.
+    """
+    hashes = docno.hash(seed=0).alias("__h")
+    frame = pl.DataFrame([docno.alias("docno"), hashes])
+    docnos = frame.unique("__h").sort("docno").with_row_index("__dc")
+    codes = hashes.replace_strict(docnos["__h"], docnos["__dc"], return_dtype=pl.UInt32)
+    if not (docnos["docno"].gather(codes) == docno).all():
+        exact = frame.select(pl.col("docno").unique()).sort("docno").with_row_index("__dc")
+        codes = frame.select("docno").join(exact, on="docno", how="left", maintain_order="left")
+        codes = codes["__dc"]
+        docnos = exact.with_columns(pl.lit(None, pl.UInt64).alias("__h"))  # hashes unusable
+    return docnos, codes
+
+
+def _judged_codes(qrels: pl.DataFrame, docnos: pl.DataFrame) -> pl.DataFrame:
+    """The qrels rows whose docno is in the run, with its code ``__dc``."""
+    if docnos["__h"].null_count():  # a hash collision among the run's docnos
+        return qrels.join(docnos.drop("__h"), on="docno", how="inner")
+    code = (
+        pl.col("docno")
+        .hash(seed=0)
+        .replace_strict(docnos["__h"], docnos["__dc"], default=None, return_dtype=pl.UInt32)
+    )
+    coded = qrels.with_columns(code.alias("__dc")).filter(pl.col("__dc").is_not_null())
+    # a docno absent from the run may share a hash with one in it: compare the strings
+    same = docnos["docno"].gather(coded["__dc"]) == coded["docno"]
+    return coded.filter(same)
+
+
 def _ranked(
     run: pl.DataFrame, qrels: pl.DataFrame, opts: _Options, names: pl.Series
 ) -> pl.DataFrame:
@@ -355,7 +422,7 @@ def _ranked(
     # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
     # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
     # Ties: docno descending in byte order, through its dense rank (an integer).
-    docnos = run.select(pl.col("docno").unique()).sort("docno").with_row_index("__dc")
+    docnos, doc_codes = _docno_codes(run["docno"])
     # The score's dense rank (0 = highest) by a lookup in the sorted distinct scores:
     # much cheaper than ``rank("dense")``; NaN ranks last.
     sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
@@ -369,9 +436,7 @@ def _ranked(
     )
     # From here on a document is its code (``__dc``, its rank in byte order among the
     # run's docnos): the strings are dropped before sorting and joining.
-    ranked = run.join(docnos, on="docno", how="left", maintain_order="left").select(
-        "qid", "__dc", score_rank.alias("__sr")
-    )
+    ranked = run.select("qid", doc_codes.alias("__dc"), score_rank.alias("__sr"))
     qid_type = ranked.schema["qid"]
     n_q = int(ranked["qid"].max() or 0) + 1  # type: ignore[arg-type]
     n_dc = docnos.height
@@ -406,7 +471,7 @@ def _ranked(
         msg = f"duplicate docno {docno!r} in the results of query {names[code]!r}"
         raise TrecEvalError(msg, 4)
     pair_key = pl.col("qid").cast(pl.UInt64) * 2**32 + pl.col("__dc").cast(pl.UInt64)
-    judged = qrels.join(docnos, on="docno", how="inner").select(pair_key.alias("__pair"), "rel")
+    judged = _judged_codes(qrels, docnos).select(pair_key.alias("__pair"), "rel")
     ranked = (
         ranked.with_columns(pair.alias("__pair"))
         .join(judged, on="__pair", how="left", maintain_order="left")
@@ -485,9 +550,7 @@ def _compute(
     isrel = rel >= level
     # a query's code is its row in ``stats`` (sorted): per-query values by gather, no join
     stats = stats.sort("qid")
-    codes = ranked["qid"]
-    needed = ("num_ret", "num_rel", "num_nonrel", "num_rel_ret", "R_all")
-    rows = ranked.with_columns([stats[c].gather(codes).alias(c) for c in needed]).with_columns(
+    rows = ranked.with_columns(
         isrel.alias("isrel"),
         isrel.cast(pl.Int64).cum_sum().over("qid").alias("Rc"),
         (rel < 0).cast(pl.Int64).cum_sum().over("qid").alias("unj_c"),
@@ -498,10 +561,8 @@ def _compute(
     rc = pl.col("Rc")
     rows = rows.with_columns(
         pl.when("isrel").then(rc / (i + 1)).otherwise(0.0).cum_sum().over("qid").alias("ap_c"),
-        (3 + i - rc).alias("bing_arg"),
         (i + 2).alias("disc_arg"),
     )
-    rows = _with_log2(rows, "bing_arg", "bing_log")
     rows = _with_log2(rows, "disc_arg", "disc")
     names = {c.measure.name for c in columns}
     extra_frames: list[pl.DataFrame] = []
@@ -539,9 +600,21 @@ def _compute(
         running["infap_c"] = (
             pl.when(judged_rel).then(pl.when(i == 0).then(1.0).otherwise(inner)).otherwise(0.0)
         )
+    totals = pl.DataFrame()
     if running:
-        rows = rows.with_columns(
-            [expr.cum_sum().over("qid").alias(name) for name, expr in running.items()]
+        # These sums are read only after the last rank, and their terms are 0.0 except on
+        # relevant rows (adding 0.0 leaves a sum unchanged): sum over those rows alone,
+        # left to right within each query.
+        per_row = ("num_rel", "num_nonrel")
+        relevant = rows.filter("isrel")
+        relevant = relevant.with_columns(
+            *[stats[c].gather(relevant["qid"]).alias(c) for c in per_row],
+            (3 + i - rc).alias("bing_arg"),
+        )
+        if "bing_c" in running:
+            relevant = _with_log2(relevant, "bing_arg", "bing_log")
+        totals = relevant.group_by("qid").agg(
+            [expr.cum_sum().last().alias(name) for name, expr in running.items()]
         )
     # rows are sorted by (query, rank) and hold num_ret rows per query: the value of a
     # running column after rank k of a query is at row start + min(k, num_ret) - 1.
@@ -561,6 +634,16 @@ def _compute(
         extra_columns[label] = gathered[key]
 
     extra_columns: dict[str, pl.Series] = {}
+
+    def total(label: str, source: str) -> None:
+        # the sum after a query's last rank (0.0 without relevant rows, null without rows)
+        got = wide.select("qid", "num_ret").join(
+            totals.select("qid", source), on="qid", how="left", maintain_order="left"
+        )
+        extra_columns[label] = got.select(
+            pl.when(pl.col("num_ret") >= 1).then(pl.col(source).fill_null(0.0))
+        ).to_series()
+
     for column in columns:
         m, label, k = column.measure, column.label, column.param
         name = m.name
@@ -583,11 +666,11 @@ def _compute(
         elif name == "unj":
             at(label, "unj_c", kl)
         elif name == "binG":
-            at(label, "bing_c", n_ret)
+            total(label, "bing_c")
         elif name in ("bpref", "gm_bpref"):
-            at(label, "bpref_c", n_ret)
+            total(label, "bpref_c")
         elif name == "infAP":
-            at(label, "infap_c", n_ret)
+            total(label, "infap_c")
         elif name == "relstring":
             length = max(int(_params_double(column, m)[0]), 0)
             char = (
@@ -768,14 +851,16 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
     # (judged relevant) and drops at every document with rel >= level; below -l 0 the
     # two differ by D = the unjudged documents counted as relevant.
     shift = pl.col("R_all") - pl.col("num_rel_ret")
-    prec = (pl.col("Rc") - shift).cast(pl.Float64) / (pl.col("i") + 1).cast(pl.Float64)
+    wide = wide.sort("qid")  # a query's code is its row
+    per_query = wide.select(shift.alias("__shift"))["__shift"]
+    prec = (pl.col("Rc") - pl.col("__shift")).cast(pl.Float64) / (pl.col("i") + 1).cast(pl.Float64)
     # the relevant rows in (query, rank) order; a query's k-th one is at rel_start + k - 1
-    smax = rows.select(
-        pl.col("qid"), prec.cum_max(reverse=True).over("qid").alias("smax"), pl.col("isrel")
-    ).filter("isrel")["smax"]
-    wide = wide.sort("qid").with_columns(
-        (pl.col("R_all").cum_sum() - pl.col("R_all")).alias("__rstart")
+    smax = (
+        rows.select("qid", "Rc", "i", "isrel", per_query.gather(rows["qid"]).alias("__shift"))
+        .select(prec.cum_max(reverse=True).over("qid").alias("smax"), pl.col("isrel"))
+        .filter("isrel")["smax"]
     )
+    wide = wide.with_columns((pl.col("R_all").cum_sum() - pl.col("R_all")).alias("__rstart"))
     n_rel = pl.col("num_rel").cast(pl.Float64)
     r_all = pl.col("num_rel_ret")
     final = pl.col("num_rel_ret").cast(pl.Float64) / pl.col("num_ret").cast(pl.Float64)
@@ -1026,20 +1111,22 @@ def _rbp(
             p = value
     rel = pl.col("rel")
     if repr(p) not in bases:  # rbp and rbp_resid with the same p share the products
-        base = (
-            rows.select("qid", "i", "rel")
-            .with_columns(pl.lit(p, pl.Float64).alias("__p"))
-            .with_columns(pl.col("__p").cum_prod().over("qid").alias("__pp"))
-        )
-        bases[repr(p)] = base.with_columns(
-            pl.col("__pp").shift(1, fill_value=1.0).over("qid").alias("cur_p")
-        )
+        # p^i at rank i is the same running product (1, p, p*p, ... left to right, as
+        # C's loop multiplies) for every query: one table up to the longest ranking,
+        # read by rank.
+        n_max = int(rows["i"].max() or 0) + 1  # type: ignore[arg-type]
+        products = pl.select(
+            pl.when(pl.int_range(n_max + 1) == 0).then(1.0).otherwise(pl.lit(p, pl.Float64))
+            .cum_prod().alias("t")
+        )["t"]  # fmt: skip
+        bases[repr(p)] = rows.select("qid", "i", "rel", products.gather(rows["i"]).alias("cur_p"))
     base = bases[repr(p)]
     if column.measure.name == "rbp_resid":
         agg = base.group_by("qid").agg(
             pl.when(rel < 0).then(pl.col("cur_p")).otherwise(0.0).cum_sum().last().alias("s"),
             (rel < 0).sum().alias("nu"),
-            pl.col("__pp").last().alias("pN"),
+            # the product after the last rank: one more step of the running product
+            (pl.col("cur_p").last() * p).alias("pN"),
         )
         out = wide.select("qid").join(agg, on="qid", how="left", maintain_order="left")
         resid = pl.when(pl.col("nu") > 0).then(pl.col("pN") + (1 - p) * pl.col("s")).otherwise(0.0)
@@ -1299,8 +1386,12 @@ def trec_eval(
             zscores=zscores,
         )  # fmt: skip
     columns = _columns(requests)
-    qrels_df = _as_qrels(qrels)
-    run_df, tag = _as_run(run)
+    # the two files are read at the same time (Polars' reader releases the GIL); a
+    # qrels error is still the one reported when both files are bad
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        reading = pool.submit(_as_run, run)
+        qrels_df = _as_qrels(qrels)
+        run_df, tag = reading.result()
     if runid is None:
         runid = tag
     checks = any(r.measure not in ("runid", "num_q") for r in requests)
@@ -1309,7 +1400,7 @@ def trec_eval(
     n_qrels_queries = qids.height
     if query is not None:
         qids = qids.filter(pl.col("qid") == query)
-    run_qids = run_df.select(pl.col("qid").unique())
+    run_qids = _distinct_strings(run_df["qid"]).alias("qid").to_frame()
     missing = qids.join(run_qids, on="qid", how="anti")
     if complete and missing.height:
         bogus = missing.select("qid", pl.lit(BOGUS_DOCNO).alias("docno"), pl.lit(1.0).alias("sim"))
@@ -1329,14 +1420,18 @@ def trec_eval(
     codes = qids.with_row_index("__code")
 
     def encode(frame: pl.DataFrame) -> pl.DataFrame:
-        # a hash lookup in file order (cheaper than a join on the strings)
-        code = pl.col("qid").replace_strict(codes["qid"], codes["__code"], default=None)
-        return frame.with_columns(code).filter(pl.col("qid").is_not_null())
+        # a lookup in file order (cheaper than a join on the strings)
+        code = _string_codes(frame["qid"], codes["qid"])
+        return frame.with_columns(code.alias("qid")).filter(pl.col("qid").is_not_null())
 
     run_df = encode(run_df)
     qrels_eval = encode(qrels_df)
+    # duplicates: distinct (query, docno hash) keys prove there are none; only when some
+    # keys repeat (a duplicate, or a hash collision) are the strings compared
+    pair_hash = pl.col("docno").hash(seed=0) ^ (pl.col("qid").cast(pl.UInt64) * 0x9E3779B97F4A7C15)
     if (
         opts.checks
+        and qrels_eval.select(pair_hash.n_unique()).item() != qrels_eval.height
         and qrels_eval.select(pl.struct("qid", "docno").n_unique()).item() != qrels_eval.height
     ):
         dup = qrels_eval.filter(pl.struct("qid", "docno").is_duplicated())
