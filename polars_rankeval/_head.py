@@ -68,7 +68,6 @@ _KEY = f"{MARKER}:key"
 _LAST = f"{MARKER}:last"
 _UID = f"{MARKER}:uid"
 _ROW = f"{MARKER}:row"
-_START = f"{MARKER}:start"
 _FIRST = f"{MARKER}:first"
 _LAST_ROW = f"{MARKER}:last_row"
 _POS = f"{MARKER}:pos"
@@ -485,40 +484,48 @@ def _expected_sums(
 ) -> pl.LazyFrame:
     """Each quantity over the head under ``ties="expected"``, on a frame of head rows.
 
-    The heads are exploded into rows (in head order, user after user) and everything
-    is computed with vectorised operations over that frame, never per group (a
-    window or ``list.eval`` per user or per tie group costs far more than the sort):
-    a tie group is a run of equal keys within a user, its first and last row come
-    from forward and backward fills of the row index, integer counts within a run
-    from the running count read at both ends (again fills: a gather at the run's ends
-    costs more), and sums or products of floats within a run from a log-step
-    (Hillis-Steele) scan over the run's offsets. Per-user cumulative sums (cutoff
-    lists) aggregate on the row-numbered users declared sorted: Polars then slices
-    the groups instead of hashing them, and no per-group sort is needed. The group at K
-    takes its exact sums from :func:`_fix_last_group` when the head cut it; the
-    contributions are the curve kernels'.
+    The heads are exploded into rows (in head order, user after user) together with
+    their positions, and everything is computed with vectorised operations over that
+    frame, never per group (a window or ``list.eval`` per user or per tie group costs
+    far more than the sort): a tie group is a run of equal keys within a user, its
+    first and last row come from forward and backward fills of the row index, integer
+    counts within a run from the running count read at both ends (again fills: a
+    gather at the run's ends costs more), and sums or products of floats within a run
+    from a log-step (Hillis-Steele) scan over the run's offsets. Per-user cumulative
+    sums (cutoff lists) aggregate on the row-numbered users declared sorted: Polars
+    then slices the groups instead of hashing them, and no per-group sort is needed.
+    The group at K takes its exact sums from :func:`_fix_last_group` when the head cut
+    it; the contributions are the curve kernels'.
+
+    Only the row number of the user, its head and the positions are exploded (every
+    other per-user column would be copied to each of its head rows): with K = 100 the
+    frame has as many rows as the input, and each extra column costs a pass and its
+    memory. The group at K that the head cut is the user's last run in a head of full
+    ``length`` (see :func:`_fix_last_group`): its exact sums are recognised from the
+    run's last position, not from the user's key at K.
     """
     # Read twice (the head rows, then the join of their sums): computed once, so that
     # both see the same row numbers (a join above may order its rows differently on
     # each run).
     users = users.with_row_index(_UID).cache()
     parts = list(_group_parts(need, pl.lit(0.0)))
+    positions = pl.int_ranges(1, pl.col(_HEAD).list.len() + 1).alias(_POS)
     rows = (
-        users.select(*keys, _UID, _HEAD, _LAST, *(_group_stat(name) for name in parts))
-        .explode(_HEAD)
+        users.select(*keys, _UID, _HEAD, positions, *(_group_stat(name) for name in parts))
+        .explode([_HEAD, _POS])
         .unnest(_HEAD)
     )
     row = pl.int_range(pl.len(), dtype=pl.Int64)
-    uid, key = pl.col(_UID), pl.col(_KEY)
+    uid, key, pos = pl.col(_UID), pl.col(_KEY), pl.col(_POS)
     value = pl.col(_VALUE).cast(pl.Float64).fill_null(0.0)
+    normal = key + 0.0 if need.float_key else key  # -0.0 ties with 0.0
     rows = rows.with_columns(
-        (key + 0.0).alias(_KEY) if need.float_key else key,
+        normal.alias(_KEY),
         value.alias(_VALUE),
         row.alias(_ROW),
-        pl.when(uid.ne_missing(uid.shift(1))).then(row).forward_fill().alias(_START),
+        (normal.ne_missing(normal.shift(1)) | (pos == 1)).alias(_NEW),
     )
-    r_, start = pl.col(_ROW), pl.col(_START)
-    rows = rows.with_columns((key.ne_missing(key.shift(1)) | (r_ == start)).alias(_NEW))
+    r_ = pl.col(_ROW)
     is_new = pl.col(_NEW)
     is_end = is_new.shift(-1).fill_null(True)
     rows = rows.with_columns(
@@ -526,7 +533,6 @@ def _expected_sums(
         pl.when(is_end).then(r_).backward_fill().alias(_LAST_ROW),
         is_end.alias(_END),
         key.is_not_null().alias(_RET),
-        (r_ - start + 1).alias(_POS),
     )
     first, last_row, end = pl.col(_FIRST), pl.col(_LAST_ROW), pl.col(_END)
 
@@ -544,18 +550,18 @@ def _expected_sums(
     }
     for gain in need.gains:
         columns[f"gain:{gain}"] = _gain(pl.col(_VALUE), gain)
-    rows = rows.with_columns(**columns)
-    j = pl.col("j")
     # Integer counts within a run: the running count (exact) read at both ends, with
     # fills of the row index order (sequential; a gather at the run's ends costs ~3x).
-    counts: dict[str, pl.Expr] = {}
+    # ``above``: the relevant rows of the user before the run (map's hits above the
+    # group; zero for the first group holding a relevant item, mrr's and hit_rate's).
+    above_thresholds = need.ap_thresholds | need.rr_thresholds
     for t in need.thresholds:
         is_rel = (pl.col(_VALUE) >= t).cast(pl.Int64)  # one per threshold, for every kind
         running = is_rel.cum_sum()
-        counts[f"r:{t}"] = (at_end(running) - before(is_rel, running, is_new)).cast(pl.Float64)
-        if t in need.ap_thresholds:
-            above = before(is_rel, running, is_new) - before(is_rel, running, r_ == start)
-            counts[f"above:{t}"] = above.cast(pl.Float64)
+        columns[f"r:{t}"] = (at_end(running) - before(is_rel, running, is_new)).cast(pl.Float64)
+        if t in above_thresholds:
+            above = before(is_rel, running, is_new) - before(is_rel, running, pos == 1)
+            columns[f"above:{t}"] = above.cast(pl.Float64)
     # Gain sums within a run. Linear gains of an integer relevance of at most 32 bits
     # are integers: a running Int64 sum read at both ends is exact. Otherwise (floats,
     # gain=exp) a log-step scan over the run, read at the run's end.
@@ -564,38 +570,33 @@ def _expected_sums(
         integer = pl.col(_VALUE).cast(pl.Int64)
         running = integer.cum_sum()
         within = at_end(running) - before(integer, running, is_new)
-        counts[f"g:{gain}"] = within.cast(pl.Float64)
-    rows = rows.with_columns(**counts)
+        columns[f"g:{gain}"] = within.cast(pl.Float64)
+    rows = rows.with_columns(**columns)
     scans = {f"g:{gain}": pl.col(f"gain:{gain}") for gain in need.gains - exact}
-    rows = _run_scan(rows.with_columns(**scans), list(scans), length, "sum")
-    rows = rows.with_columns(at_end(pl.col(name)) for name in scans)
-    # The group at K: its exact sums where the head cut it.
-    at_k = pl.col(_group_stat("n")).is_not_null() & (key == pl.col(_LAST))
+    if scans:
+        rows = _run_scan(rows.with_columns(**scans), list(scans), length, "sum")
+        rows = rows.with_columns(at_end(pl.col(name)) for name in scans)
+    # The group at K: its exact sums where the head cut it (the user's last run, which
+    # then ends at the head's last position).
+    at_k = pl.col(_group_stat("n")).is_not_null() & (pos + (last_row - r_) == length)
     rows = rows.with_columns(
         pl.when(at_k).then(pl.col(_group_stat(name))).otherwise(pl.col(name)).alias(name)
         for name in parts
     )
-    n = pl.col("n")
+    n, j = pl.col("n"), pl.col("j")
     ret = pl.col(_RET)
     if need.rr_thresholds:
-        firsts: dict[str, pl.Expr] = {}
+        factors: dict[str, pl.Expr] = {}
         for t in need.rr_thresholds:
-            # The first row of the user in a group holding a relevant item.
-            candidate = pl.when(ret & (pl.col(f"r:{t}") > 0)).then(r_).backward_fill()
-            at_start = candidate.gather(start)
-            same_user = at_start.is_not_null() & (uid.gather(at_start.fill_null(0)) == uid)
-            group_start = first.gather(at_start.fill_null(0))
-            firsts[f"in_first:{t}"] = same_user & (first == group_start) & ret
             r = pl.col(f"r:{t}")
             # P(no relevant item at the offsets before the row's), a product over the
             # run: each row carries the previous offset's factor.
             factor = ((n - r - j + 1) / (n - j + 1)).clip(0.0, 1.0)
-            firsts[f"none_before:{t}"] = pl.when(j > 0).then(factor).otherwise(1.0)
-        rows = rows.with_columns(**firsts)
+            factors[f"none_before:{t}"] = pl.when(j > 0).then(factor).otherwise(1.0)
+        rows = rows.with_columns(**factors)
         names = [f"none_before:{t}" for t in need.rr_thresholds]
         rows = _run_scan(rows, names, length, "product")
-    rows = rows.filter(pl.col(_POS) <= need.k)
-    pos = pl.col(_POS)
+    rows = rows.filter(pos <= need.k)
     p = pos.cast(pl.Float64)
     contributions: dict[str, pl.Expr] = {}
     for name, quantity in need.quantities.items():
@@ -617,13 +618,15 @@ def _expected_sums(
             miss = ((n - r - j) / (n - j)).clip(0.0, 1.0)
             contributions[name] = pl.when(ret).then(miss).otherwise(1.0).log()
         else:
+            # The user's first group holding a relevant item: no relevant row above it.
+            in_first = ret & (r > 0) & (pl.col(f"above:{t}") == 0)
             p_first = pl.col(f"none_before:{t}") * r / (n - j)
-            contributions[name] = pl.when(pl.col(f"in_first:{t}")).then(p_first / p).otherwise(0.0)
+            contributions[name] = pl.when(in_first).then(p_first / p).otherwise(0.0)
     # The rows are in user order (the exploded heads of the numbered users), positions
     # ascending within each user: declared sorted, the group_by slices instead of
     # hashing, and a user's rows reach its aggregation in position order.
     sums = (
-        rows.with_columns(pl.col(_UID).set_sorted())
+        rows.with_columns(uid.set_sorted())
         .group_by(_UID)
         .agg(
             *(pl.col(key).first() for key in keys),
