@@ -60,6 +60,7 @@ TIE_MARGIN = 3
 inside the head (see the module docstring); a larger group is counted exactly."""
 
 ENABLED = True
+SPLIT = 2
 """Switch for tests and benchmarks: ``False`` sends every job to the general path."""
 
 _HEAD = f"{MARKER}:head"
@@ -126,6 +127,21 @@ def applies(job: Job) -> bool:
         and _supported(m.spec.name, dict(m.options))
         for m in job.metrics
     )
+
+
+def row_metrics(job: Job) -> int:
+    """How many metrics' worth of working memory per input row ``job`` needs.
+
+    For ``strategy="auto"``'s memory estimate (:func:`polars_rankeval._outofcore.choose`).
+    On the general path each metric adds window columns over every row. On this path
+    the rows hold one column per summed quantity (a metric at any number of cutoffs
+    shares one, ndcg adds its ideal), and each cutoff adds only one value per user:
+    ``ndcg@1..100`` counts as 2, not 100.
+    """
+    if not applies(job):
+        return len(job.metrics)
+    need = _Request(job)
+    return len(need.quantities) + len(need.ideals)
 
 
 def _supported(name: str, options: dict[str, Any]) -> bool:
@@ -286,7 +302,7 @@ def per_user(
         users = _expected_sums(users, need, length, keys)
     else:
         users = _deterministic_sums(users, need)
-    users = _with_lasts(users)
+    users = _prefix_sums(users, need, expected)
     values = [_value(need, m, expected).alias(m.name) for m in job.metrics]
     return users.select(*keys, *values, _HAS_TRUTH, _HAS_RECS)
 
@@ -350,14 +366,15 @@ def _ideal_gains(
 
 
 def _reduce(need: _Request, name: str, values: pl.Expr, cut: int | None = 0) -> pl.Expr:
-    """Per user: a list of contributions by position, as its sum or cumulative sums.
+    """Per user: a list of contributions by position, or its sum.
 
     With one cutoff at the end of the head (or ``cut=None``, the whole list) the sum
-    is enough; otherwise the cumulative list is read at each cutoff (:func:`_sum_at`).
+    is enough; otherwise the list is kept and summed up to each cutoff
+    (:func:`_prefix_sums`).
     """
     if _summed(need, name, cut):
         return values.list.sum()
-    return values.list.eval(pl.element().cum_sum())
+    return values
 
 
 def _summed(need: _Request, name: str, cut: int | None = 0) -> bool:
@@ -370,22 +387,45 @@ def _sum_at(need: _Request, name: str, k: int, cut: int | None = 0) -> pl.Expr:
     """Quantity ``name`` summed over the positions 1..k."""
     if _summed(need, name, cut):
         return pl.col(name)
-    # The curve kernels' reader (metrics.curves.at) with a literal index: the list's
-    # value at k, else its last value (k beyond its end; precomputed, _with_lasts),
-    # else 0 (an empty list). A computed index per row costs ~2x as much per cutoff.
-    values = pl.col(name).list.get(min(k, 2**32 - 1) - 1, null_on_oob=True)
-    return pl.coalesce(values, pl.col(_last_of(name)), pl.lit(0.0))
+    return pl.col(_prefix(name, k))
 
 
-def _last_of(name: str) -> str:
-    return f"{MARKER}:last[{name}]"
+def _prefix(name: str, k: int) -> str:
+    return f"{MARKER}:prefix[{name}@{k}]"
 
 
-def _with_lasts(users: pl.LazyFrame) -> pl.LazyFrame:
-    """The last value of every cumulative list (what a cutoff beyond its end reads)."""
-    lists = [n for n, d in users.collect_schema().items() if isinstance(d, pl.List)]
-    lists = [n for n in lists if n.startswith("__prk_curve[")]
-    return users.with_columns(pl.col(n).list.last().alias(_last_of(n)) for n in lists)
+def _prefix_sums(users: pl.LazyFrame, need: _Request, expected: bool) -> pl.LazyFrame:
+    """Every list of contributions summed up to each of its cutoffs.
+
+    The sums are running sums over the segments between consecutive cutoffs (one
+    ``cum_sum_horizontal`` per list, a sequential fold over the users' columns): a
+    segment of one position is one ``list.get``, a longer one a ``list.slice`` summed;
+    past the end of a list a segment adds nothing, so a cutoff beyond it reads the
+    list's total. Every cutoff costs one vectorised read of the users' lists, with no
+    per-user cumulative list (a ``list.eval`` of ``cum_sum`` runs per list) and no
+    per-row cumulative sum in the head rows' aggregation. (Under a deterministic
+    policy mrr and hit_rate read the first relevant position instead.)
+    """
+    columns: list[pl.Expr] = []
+    for name, cutoffs in need.cutoffs.items():
+        cut = need.ideals[name][4] if name in need.ideals else 0
+        if _summed(need, name, cut):
+            continue
+        if not expected and need.quantities.get(name, ("",))[0] in ("rr", "logmiss"):
+            continue
+        values = pl.col(name)
+        segments: list[pl.Expr] = []
+        previous = 0
+        for k in sorted(cutoffs):
+            if k - previous == 1:
+                segment = values.list.get(previous, null_on_oob=True).fill_null(0.0)
+            else:  # + 0.0: the sum of an empty slice is -0.0
+                segment = values.list.slice(previous, k - previous).list.sum() + 0.0
+            segments.append(segment.alias(str(k)))
+            previous = k
+        prefix = pl.cum_sum_horizontal(*segments)
+        columns += [prefix.struct.field(str(k)).alias(_prefix(name, k)) for k in cutoffs]
+    return users.with_columns(columns) if columns else users
 
 
 def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
@@ -396,8 +436,8 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
     rel = rel.list.eval(pl.element().cast(pl.Float64).fill_null(0.0))
     users = users.with_columns(rel.alias(_REL))
     rel = pl.col(_REL)
-    # One 0/1 list per threshold (and its running count, when map or a cutoff list
-    # reads it), shared by every quantity at that threshold.
+    # One 0/1 list per threshold (and its running count, when map reads it), shared by
+    # every quantity at that threshold.
     users = users.with_columns(
         rel.list.eval((pl.element() >= t).cast(pl.Float64)).alias(_name("is_rel", t))
         for t in need.thresholds
@@ -405,7 +445,6 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
     running = {
         t: pl.col(_name("is_rel", t)).list.eval(pl.element().cum_sum()).alias(_name("hits", t))
         for t in need.ap_thresholds
-        | {q[1] for n, q in need.quantities.items() if q[0] == "hits" and not _summed(need, n)}
     }
     users = users.with_columns(running.values())
     columns: dict[str, pl.Expr] = {}
@@ -421,8 +460,7 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
         t = quantity[1]
         is_rel = pl.col(_name("is_rel", t))
         if kind == "hits":
-            summed = _summed(need, name)
-            columns[name] = is_rel.list.sum() if summed else pl.col(_name("hits", t))
+            columns[name] = _reduce(need, name, is_rel)
         elif kind == "ap":
             hits = pl.col(_name("hits", t))
             columns[name] = _reduce(need, name, is_rel * hits / positions)
@@ -508,6 +546,26 @@ def _expected_sums(
     # both see the same row numbers (a join above may order its rows differently on
     # each run).
     users = users.with_row_index(_UID).cache()
+    n_parts = max(1, min(SPLIT, pl.thread_pool_size()))
+    if n_parts == 1:
+        sums = _expected_user_sums(users, need, length, keys)
+    else:
+        sums = pl.concat(
+            [
+                _expected_user_sums(
+                    users.filter(pl.col(_UID) % n_parts == part), need, length, keys
+                )
+                for part in range(n_parts)
+            ]
+        )
+    # Joined on the user's keys: row numbers only identify users within one branch.
+    return users.join(sums.drop(_UID), on=keys, how="left", nulls_equal=True)
+
+
+def _expected_user_sums(
+    users: pl.LazyFrame, need: _Request, length: int, keys: list[str]
+) -> pl.LazyFrame:
+    """The per-user sums of :func:`_expected_sums` for some of the numbered users."""
     parts = list(_group_parts(need, pl.lit(0.0)))
     positions = pl.int_ranges(1, pl.col(_HEAD).list.len() + 1).alias(_POS)
     rows = (
@@ -625,7 +683,7 @@ def _expected_sums(
     # The rows are in user order (the exploded heads of the numbered users), positions
     # ascending within each user: declared sorted, the group_by slices instead of
     # hashing, and a user's rows reach its aggregation in position order.
-    sums = (
+    return (
         rows.with_columns(uid.set_sorted())
         .group_by(_UID)
         .agg(
@@ -637,8 +695,6 @@ def _expected_sums(
             ),
         )
     )
-    # Joined on the user's keys: row numbers only identify users within one branch.
-    return users.join(sums.drop(_UID), on=keys, how="left", nulls_equal=True)
 
 
 def _run_scan(rows: pl.LazyFrame, names: list[str], length: int, how: str) -> pl.LazyFrame:
@@ -668,10 +724,10 @@ def _run_scan(rows: pl.LazyFrame, names: list[str], length: int, how: str) -> pl
 
 
 def _user_sums(need: _Request, name: str, contrib: pl.Expr) -> list[pl.Expr]:
-    """Per user: a quantity's sum (one cutoff at K) or its cumulative list by position."""
+    """Per user: a quantity's sum (one cutoff at K) or its list by position."""
     if _summed(need, name):
         return [contrib.sum().alias(name)]
-    return [contrib.cum_sum().alias(name)]  # rows in position order (see the caller)
+    return [contrib.alias(name)]  # rows in position order (see the caller)
 
 
 def _value(need: _Request, metric: Metric, expected: bool) -> pl.Expr:
