@@ -390,7 +390,7 @@ def _sum_at(need: _Request, name: str, k: int, cut: int | None = 0) -> pl.Expr:
     return pl.col(_prefix(name, k))
 
 
-def _prefix(name: str, k: int) -> str:
+def _prefix(name: str, k: int | str) -> str:
     return f"{MARKER}:prefix[{name}@{k}]"
 
 
@@ -406,7 +406,7 @@ def _prefix_sums(users: pl.LazyFrame, need: _Request, expected: bool) -> pl.Lazy
     per-row cumulative sum in the head rows' aggregation. (Under a deterministic
     policy mrr and hit_rate read the first relevant position instead.)
     """
-    columns: list[pl.Expr] = []
+    columns: dict[str, pl.Expr] = {}
     for name, cutoffs in need.cutoffs.items():
         cut = need.ideals[name][4] if name in need.ideals else 0
         if _summed(need, name, cut):
@@ -421,11 +421,12 @@ def _prefix_sums(users: pl.LazyFrame, need: _Request, expected: bool) -> pl.Lazy
                 segment = values.list.get(previous, null_on_oob=True).fill_null(0.0)
             else:  # + 0.0: the sum of an empty slice is -0.0
                 segment = values.list.slice(previous, k - previous).list.sum() + 0.0
-            segments.append(segment.alias(str(k)))
+            segments.append(segment.alias(_prefix(name, k)))
             previous = k
-        prefix = pl.cum_sum_horizontal(*segments)
-        columns += [prefix.struct.field(str(k)).alias(_prefix(name, k)) for k in cutoffs]
-    return users.with_columns(columns) if columns else users
+        # One struct of the running sums, its fields named as _sum_at reads them
+        # (a field read per cutoff from the expression would evaluate it per cutoff).
+        columns[_prefix(name, "*")] = pl.cum_sum_horizontal(*segments)
+    return users.with_columns(**columns).unnest(list(columns)) if columns else users
 
 
 def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
