@@ -55,14 +55,22 @@ RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS_HEAD.md"
 
 
 def evaluate(
-    df: pl.DataFrame, metrics: list[str], *, ties: str, validate: bool, head: bool
+    df: pl.DataFrame,
+    metrics: list[str],
+    *,
+    ties: str,
+    validate: bool,
+    head: bool,
+    split: int | None = None,
 ) -> Callable[[], object]:
     def call() -> object:
         _head.ENABLED = head
+        _head.SPLIT = split
         try:
             return prk.evaluate(df, metrics, ties=ties, validate=validate)  # type: ignore[arg-type]
         finally:
             _head.ENABLED = True
+            _head.SPLIT = None
 
     return call
 
@@ -72,14 +80,17 @@ def first_stage(df: pl.DataFrame, ties: str) -> Callable[[], object]:
 
     def call() -> object:
         saved = (_head._deterministic_sums, _head._expected_sums, _head._value)
+        saved_prefix = _head._prefix_sums
         _head._deterministic_sums = lambda users, need: users  # type: ignore[assignment]
         _head._expected_sums = lambda users, need, length, keys: users  # type: ignore[assignment]
+        _head._prefix_sums = lambda users, need, expected: users  # type: ignore[assignment]
         # Keep the head in the plan (read its length), or projection pushdown drops it.
         _head._value = lambda need, metric, expected: pl.col(_head._HEAD).list.len()  # type: ignore[assignment]
         try:
             return prk.evaluate(df, METRICS, ties=ties, validate=False)  # type: ignore[arg-type]
         finally:
             _head._deterministic_sums, _head._expected_sums, _head._value = saved
+            _head._prefix_sums = saved_prefix
 
     return call
 
@@ -171,6 +182,10 @@ def main() -> int:
         cases[f"{name}:ndcg@1..100"] = evaluate(
             df, ["ndcg@1..100"], ties="expected", validate=False, head=head
         )
+    cases["head:ndcg@100"] = evaluate(df, ["ndcg@100"], ties="expected", validate=False, head=True)
+    cases["head:ndcg@1..100:split1"] = evaluate(
+        df, ["ndcg@1..100"], ties="expected", validate=False, head=True, split=1
+    )
     for metric in ("map", "precision"):
         cases[f"head:{metric}@10"] = evaluate(
             df, [f"{metric}@10"], ties="expected", validate=False, head=True
@@ -264,6 +279,14 @@ def report(
     for path in ("head", "general"):
         lines.append(row(f"{path}:ndcg@10", f"ndcg@10 alone, {path} path (expected)"))
         lines.append(row(f"{path}:ndcg@1..100", f"ndcg@1..100, {path} path (expected)"))
+        if path == "head":
+            lines.append(row("head:ndcg@100", "ndcg@100 alone, head path (expected)"))
+            lines.append(
+                row(
+                    "head:ndcg@1..100:split1",
+                    "ndcg@1..100, head path (expected), rows in one branch (SPLIT=1)",
+                )
+            )
     for metric in ("map", "precision"):
         lines.append(row(f"head:{metric}@10", f"{metric}@10 alone, head path (expected)"))
         lines.append(row(f"head:{metric}@1..100", f"{metric}@1..100, head path (expected)"))

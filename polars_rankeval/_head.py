@@ -13,8 +13,9 @@ reads the positions 1..k. This path instead runs
    #recommended) and the ideal gains (a top-k by gain among the positive gains);
 2. a small frame of the head rows (users x K rows, K the largest cutoff) on which each
    position's contribution is computed with the formulas of the curve kernels
-   (:mod:`polars_rankeval.metrics.curves`), summed cumulatively per user, and read at
-   every cutoff.
+   (:mod:`polars_rankeval.metrics.curves`), collected per user and summed up to every
+   cutoff (running sums over the segments between cutoffs: 100 cutoffs cost 100
+   vectorised reads of the users' lists, not 100 passes over the rows).
 
 Ties. Under a deterministic policy the sort itself breaks ties (:data:`TIE_ORDER`) and
 every position is its own tie group. Under ``ties="expected"`` the head is sorted by
@@ -60,7 +61,11 @@ TIE_MARGIN = 3
 inside the head (see the module docstring); a larger group is counted exactly."""
 
 ENABLED = True
-SPLIT = 2
+SPLIT: int | None = None
+"""How many branches compute the head rows under ``ties="expected"`` (users split by
+their row number; Polars runs the branches of a ``concat`` in parallel). ``None``: one
+per thread of Polars' pool. The fills and running sums over the rows are sequential
+scans; split by user they use every core. Tests and benchmarks set it."""
 """Switch for tests and benchmarks: ``False`` sends every job to the general path."""
 
 _HEAD = f"{MARKER}:head"
@@ -162,8 +167,9 @@ def _name(*parts: Any) -> str:
 def _curve(*parts: Any) -> str:
     """A quantity summed over positions, named as the curve kernels name theirs.
 
-    (The same content as :mod:`polars_rankeval.metrics.curves`' per-user cumulative
-    lists, e.g. ``__prk_curve[dcg:linear:log:2.0:None]``.)
+    (The content of :mod:`polars_rankeval.metrics.curves`' per-user cumulative lists,
+    e.g. ``__prk_curve[dcg:linear:log:2.0:None]``; here a sum, or a list by position
+    summed per cutoff.)
     """
     return f"__prk_curve[{':'.join(str(p) for p in parts)}]"
 
@@ -530,24 +536,26 @@ def _expected_sums(
     first and last row come from forward and backward fills of the row index, integer
     counts within a run from the running count read at both ends (again fills: a
     gather at the run's ends costs more), and sums or products of floats within a run
-    from a log-step (Hillis-Steele) scan over the run's offsets. Per-user cumulative
-    sums (cutoff lists) aggregate on the row-numbered users declared sorted: Polars
+    from a log-step (Hillis-Steele) scan over the run's offsets. Per-user sums, or lists
+    of contributions by position for cutoff lists (summed per cutoff by
+    :func:`_prefix_sums`), aggregate on the row-numbered users declared sorted: Polars
     then slices the groups instead of hashing them, and no per-group sort is needed.
     The group at K takes its exact sums from :func:`_fix_last_group` when the head cut
     it; the contributions are the curve kernels'.
 
-    Only the row number of the user, its head and the positions are exploded (every
-    other per-user column would be copied to each of its head rows): with K = 100 the
-    frame has as many rows as the input, and each extra column costs a pass and its
-    memory. The group at K that the head cut is the user's last run in a head of full
-    ``length`` (see :func:`_fix_last_group`): its exact sums are recognised from the
-    run's last position, not from the user's key at K.
+    Only the user's keys and row number, its head with the positions, and the exact
+    sums of a cut group are exploded (any other per-user column would be copied to
+    each of its head rows: with K = 100 the frame has as many rows as the input). The
+    group at K that the head cut is the user's last run in a head of full ``length``
+    (see :func:`_fix_last_group`): it is recognised from the run's last position. The
+    rows are computed in :data:`SPLIT` branches of users, in parallel: the fills and
+    running sums are sequential scans.
     """
     # Read twice (the head rows, then the join of their sums): computed once, so that
     # both see the same row numbers (a join above may order its rows differently on
     # each run).
     users = users.with_row_index(_UID).cache()
-    n_parts = max(1, min(SPLIT, pl.thread_pool_size()))
+    n_parts = max(1, SPLIT if SPLIT is not None else pl.thread_pool_size())
     if n_parts == 1:
         sums = _expected_user_sums(users, need, length, keys)
     else:
