@@ -650,6 +650,11 @@ def _expected_user_sums(
         pl.when(at_k).then(pl.col(_group_stat(name))).otherwise(pl.col(name)).alias(name)
         for name in parts
     )
+    # Only what the contributions read from here on: the row order, the fills' helper
+    # columns and the cut group's sums are dropped (with K = 100 each column is as long
+    # as the input).
+    above_names = [f"above:{t}" for t in sorted(above_thresholds)]
+    rows = rows.select(*keys, _UID, _POS, _RET, "j", *parts, *above_names)
     n, j = pl.col("n"), pl.col("j")
     ret = pl.col(_RET)
     if need.rr_thresholds:
