@@ -157,9 +157,21 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "num_ret",
-                None,
-                note="trec_eval reports the sum over queries; evaluate averages "
-                "(use evaluate's num_ret and multiply by n_users, or polars-rankeval trec-eval)",
+                "num_ret(aggregate=sum)",
+                "none",
+                "the all line sums over the queries (aggregate=sum)",
+            ),
+            Mapped(
+                "num_rel",
+                "num_rel(aggregate=sum)",
+                "none",
+                "the all line sums over the queries (aggregate=sum)",
+            ),
+            Mapped(
+                "num_rel_ret",
+                "num_rel_ret(aggregate=sum)",
+                "none",
+                "the all line sums over the queries (aggregate=sum)",
             ),
         ),
         (
@@ -253,8 +265,33 @@ _PRESETS: tuple[Convention, ...] = (
                 "says 'as P@k'); ties by doc id ascending, so Judged@k needs ties='item_asc'",
                 ties="item_asc",
             ),
-            Mapped("NumRet", None, note="aggregated as a sum over queries; evaluate averages"),
-            Mapped("NumRel", None, note="aggregated as a sum over queries; evaluate averages"),
+            Mapped(
+                "NumRet",
+                "num_ret(aggregate=sum)",
+                "none",
+                "summed over the queries (aggregate=sum); a query without results adds 0",
+            ),
+            Mapped(
+                "NumRet(rel=1)",
+                "num_rel_ret(aggregate=sum)",
+                "none",
+                "NumRelRet: relevant retrieved documents summed over the queries",
+            ),
+            Mapped(
+                "NumRelRet",
+                "num_rel_ret(aggregate=sum)",
+                "none",
+                "= NumRet(rel=1), summed over the queries",
+            ),
+            Mapped(
+                "NumRel",
+                "num_rel(aggregate=sum)",
+                "none",
+                "summed over the queries with results: pytrec_eval fills a qrels query "
+                "missing from the run with 0 for every measure, NumRel included, so the "
+                "sum is over users='both'",
+                users="both",
+            ),
             _ndeval("alpha_nDCG", "alpha_ndcg", "required"),
             _ndeval("alpha_DCG", "alpha_ndcg(normalize=ideal_ideal)", "required", _AT1),
             _ndeval("ERR_IA", "err_ia", "required", _AT1),
@@ -516,7 +553,15 @@ _PRESETS: tuple[Convention, ...] = (
                 ties="item_asc",
                 users="both",
             ),
-            Mapped("auc", None, note="pooled over the (user, item) rows of both tables"),
+            Mapped(
+                "auc",
+                "auc(aggregate=pooled)",
+                "none",
+                "roc_auc_score over the (user, item) rows of both tables (inner merge), "
+                "pooled over the users: the rows with a score and a relevance; the rating "
+                "must be 0/1 (roc_auc_score refuses other labels; here relevance >= rel "
+                "is positive); tied scores count 1/2 (ties='expected')",
+            ),
             Mapped(
                 "catalog_coverage",
                 "coverage(outside_catalog=count)",
@@ -685,7 +730,14 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("recall", "recall", "required"),
             Mapped("ndcg", "ndcg", "required", "binary gain: 0/1 relevance"),
             Mapped("precision", "precision", "required"),
-            Mapped("gauc", None, note="per-user AUC weighted by #positives: no aggregation"),
+            Mapped(
+                "gauc",
+                "auc(aggregate=relevant_weighted)",
+                "none",
+                "per-user AUC over every candidate (tied scores take the mean rank: "
+                "ties='expected'), weighted by the user's #positives; users without a "
+                "positive or without a negative are left out (empty='skip')",
+            ),
             Mapped(
                 "itemcoverage",
                 "coverage(outside_catalog=count)",
@@ -734,7 +786,16 @@ _PRESETS: tuple[Convention, ...] = (
                 users="both",
             ),
             Mapped("NDCG", "ndcg(idcg=all)", "required", "ideal over every click, not cut"),
-            Mapped("AUC", None, note="pooled over users (global), one row per matched pair"),
+            Mapped(
+                "AUC",
+                "auc(aggregate=pooled)",
+                "none",
+                "roc_auc_score over the matched (user, item) rows of actual and predicted, "
+                "pooled over the users (the rows with a score and a relevance); NaN with "
+                "one class only (here null); tied scores count 1/2 (ties='expected'). "
+                "AUC with k pools each user's top k: not reproduced (which rows of a tie "
+                "group straddling k enter the pool depends on pandas' sort)",
+            ),
             Mapped("CTR", None, note="use the ctr metric directly; inputs differ"),
             Mapped(
                 "IntraListDiversity(metric=jaccard)",

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 
 import polars as pl
 
+from polars_rankeval import _aggregate
 from polars_rankeval._features import Features
 from polars_rankeval._ties import POLICIES, Capability, Ties, check_supported, supported
 from polars_rankeval._types import make_columns
@@ -336,6 +337,9 @@ class Metric:
     k: int | None
     options: tuple[tuple[str, Any], ...]
     cutoffs: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    aggregate: str = "mean"
+    """How the users' values are aggregated (``aggregate=`` in the grammar; see
+    :mod:`polars_rankeval._aggregate`): not an option of the kernel."""
 
     @property
     def base_name(self) -> str:
@@ -350,6 +354,8 @@ class Metric:
             for key, value in self.options
             if value != self.spec.params[key].default
         ]
+        if self.aggregate != _aggregate.DEFAULT:
+            shown.append(f"{_aggregate.OPTION}={self.aggregate}")
         text = self.spec.name
         if shown:
             text += "(" + ",".join(sorted(shown)) + ")"
@@ -360,6 +366,8 @@ class Metric:
     def plan(self, features: Features) -> pl.Expr | FramePlan | GlobalPlan:
         """The kernel's output: an expression over one user's rows, or a sub-plan."""
         self.spec.check_ties(features.tie)
+        if self.aggregate != _aggregate.DEFAULT:
+            return _aggregate.plan(self, features)
         out = self.spec.kernel(features, self.k, **dict(self.options))
         if isinstance(out, pl.Expr):
             return out.cast(pl.Float64).alias(self.name)
@@ -586,9 +594,16 @@ def bind(name: str, k: int | None = None, **options: Any) -> Metric:
         if k <= 0:
             msg = f"cutoff k of metric {spec.name!r} must be a positive integer, got {k}"
             raise ValueError(msg)
+    options = dict(options)
+    aggregate = _aggregate.DEFAULT
+    if _aggregate.OPTION in options and _aggregate.OPTION not in spec.params:
+        aggregate = _aggregate.check(
+            spec.name, spec.scope, spec.takes_k, options.pop(_aggregate.OPTION), k
+        )
     for key in options:
         if key not in spec.params:
-            valid = ", ".join(sorted(spec.params)) or "none"
+            extra = [_aggregate.OPTION] if spec.scope == "user" else []
+            valid = ", ".join(sorted([*spec.params, *extra])) or "none"
             msg = f"unknown parameter {key!r} for metric {spec.name!r}; valid parameters: {valid}"
             raise ValueError(msg)
     values = {
@@ -597,7 +612,7 @@ def bind(name: str, k: int | None = None, **options: Any) -> Metric:
     }
     if spec.check is not None:
         spec.check(spec.name, values)
-    return Metric(spec, k, tuple(sorted(values.items())))
+    return Metric(spec, k, tuple(sorted(values.items())), aggregate=aggregate)
 
 
 _GRAMMAR = re.compile(

@@ -316,8 +316,8 @@ def test_conventions_table() -> None:
 
 
 def test_refused_and_unknown_metrics_say_why() -> None:
-    with pytest.raises(ValueError, match="auc cannot be reproduced: pooled"):
-        prk.evaluate(HIVEMALL, ["auc"], conventions="recommenders")
+    with pytest.raises(ValueError, match=r"IntraListDiversity\(metric=jaccard\) cannot be"):
+        prk.evaluate(HIVEMALL, ["IntraListDiversity(metric=jaccard)@2"], conventions="jurity")
     with pytest.raises(ValueError, match="RecTools has no metric 'ndcg_burges'"):
         prk.evaluate(HIVEMALL, ["ndcg_burges@5"], conventions="rectools")
     with pytest.raises(ValueError, match="needs a cutoff"):
