@@ -237,11 +237,12 @@ class Job:
             raise ValueError(msg)
         own = [m for m in parsed if m.aggregate != "mean"]
         if per_user and own:
+            plain = own[0].spec.name + (f"@{own[0].k}" if own[0].k else "")
             msg = (
                 f"metric(s) {', '.join(m.name for m in own)} are aggregated over users by "
                 "their aggregate= option (one value per by group); for per-user values "
                 "request them without it, e.g. "
-                f"{parse_metrics(own[0].spec.name + (f'@{own[0].k}' if own[0].k else ''))[0].name!r}"
+                f"{parse_metrics(plain)[0].name!r}"
             )
             raise ValueError(msg)
         if per_user and job.global_names:

@@ -694,3 +694,19 @@ def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSes
     assert_frame_equal(got, expected, **TOL)
     got, expected = both(spark, df, user_metrics, per_user=True, history=history, **kwargs)
     assert_frame_equal(got, expected, **TOL)
+
+
+def test_aggregate_options(spark: SparkSession) -> None:
+    """Metrics aggregated by their own aggregate= option (global plans) equal Polars."""
+    df = systems(30)
+    metrics = [
+        "ndcg@3",
+        "num_ret(aggregate=sum)",
+        "num_rel_ret(aggregate=sum)@3",
+        "auc(aggregate=relevant_weighted)",
+        "auc(aggregate=pooled)",
+        "kendall_tau(aggregate=sum)",
+    ]
+    for empty in ("skip", "zero"):
+        got, expected = both(spark, df, metrics, by="system", empty=empty, summary="long")
+        assert_frame_equal(got, expected, **TOL)

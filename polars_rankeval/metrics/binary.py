@@ -480,7 +480,9 @@ def _ap_by_hits(
         "the user's "
         "candidates, never-recommended items ranked below every recommended one and tied "
         "with each other; null when there is no non-relevant candidate. Ties count 1/2 "
-        "under ties=expected (Mann-Whitney)."
+        "under ties=expected (Mann-Whitney). aggregate=relevant_weighted weights the users "
+        "by #relevant (RecBole gauc); aggregate=pooled is one AUC over every user's rows "
+        "with a score and a relevance (= global_auc; MS Recommenders auc, Jurity AUC)."
     ),
     doc="""
     Area under the ROC curve of one user's ranking.

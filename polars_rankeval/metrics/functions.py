@@ -653,7 +653,9 @@ def auc(
     code) or both 0 (degenerate=zero: torchmetrics). Without @k: over all the user's
     candidates, never-recommended items ranked below every recommended one and tied with
     each other; null when there is no non-relevant candidate. Ties count 1/2 under
-    ties=expected (Mann-Whitney).
+    ties=expected (Mann-Whitney). aggregate=relevant_weighted weights the users by #relevant
+    (RecBole gauc); aggregate=pooled is one AUC over every user's rows with a score and a
+    relevance (= global_auc; MS Recommenders auc, Jurity AUC).
 
     Examples
     --------
@@ -1546,7 +1548,8 @@ def num_ret(
 
     Notes
     -----
-    min(k, #rows with a score); never undefined.
+    min(k, #rows with a score); never undefined. aggregate=sum gives the total over the
+    users (trec_eval's all line, ir_measures NumRet).
 
     Examples
     --------
@@ -1595,7 +1598,8 @@ def num_rel(
 
     Notes
     -----
-    #rows with relevance >= rel; never undefined.
+    #rows with relevance >= rel; never undefined. aggregate=sum gives the total over the
+    users (trec_eval's all line, ir_measures NumRel).
 
     Examples
     --------
@@ -1648,7 +1652,8 @@ def num_rel_ret(
 
     Notes
     -----
-    hits@k; under ties=expected the expected number of hits.
+    hits@k; under ties=expected the expected number of hits. aggregate=sum gives the total
+    over the users (trec_eval's all line, ir_measures NumRet(rel=1)).
 
     Examples
     --------
