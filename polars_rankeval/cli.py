@@ -1000,17 +1000,25 @@ def describe_metric(spec: MetricSpec, width: int) -> str:
         *para(spec.definition),
         "",
     ]
-    if spec.params:
+    rows = [(p.name, _fmt_option(p.default), p.values, p.doc) for p in spec.params.values()]
+    if spec.scope == "user":  # the one option every per-user metric takes (_aggregate)
+        from polars_rankeval import _aggregate
+
+        choices = [a for a in _aggregate.USER_AGGREGATES if a != "pooled" or spec.name in
+                   _aggregate.POOLED]  # fmt: skip
+        doc = "the aggregation over users (mean, or a global value: see the README's grammar)"
+        rows.append((_aggregate.OPTION, _aggregate.DEFAULT, " | ".join(choices), doc))
+    if rows:
         lines.append("options (name, default, values):")
-        name_w = max(len(p.name) for p in spec.params.values())
-        default_w = max(len(_fmt_option(p.default)) for p in spec.params.values())
-        for p in spec.params.values():
-            head = f"  {p.name.ljust(name_w)}  {_fmt_option(p.default).ljust(default_w)}  "
+        name_w = max(len(r[0]) for r in rows)
+        default_w = max(len(r[1]) for r in rows)
+        for name, default, values, doc in rows:
+            head = f"  {name.ljust(name_w)}  {default.ljust(default_w)}  "
             # Long choice lists continue under the first value, split at the bars.
-            rest = textwrap.wrap(p.values, max(width - len(head), 20), break_on_hyphens=False)
+            rest = textwrap.wrap(values, max(width - len(head), 20), break_on_hyphens=False)
             lines += [head + rest[0], *(" " * len(head) + line for line in rest[1:])]
-            if p.doc:
-                lines += ["      " + line for line in textwrap.wrap(p.doc, max(wrap - 4, 20))]
+            if doc:
+                lines += ["      " + line for line in textwrap.wrap(doc, max(wrap - 4, 20))]
     else:
         lines.append("options: none")
     ties = spec.tie_policies
