@@ -890,9 +890,11 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("dcg_score", "dcg", "optional"),
             Mapped(
                 "average_precision_score",
-                None,
-                note="a tie group is one threshold (constant scores give the positive "
-                "rate): no tie policy reproduces it; on tie-free data it equals map",
+                "map(tie_group=threshold)",
+                "none",
+                "a tie group of scores is one threshold (constant scores give the positive "
+                "rate): each positive gets the precision at the end of its group, whatever "
+                "ties=; a row without a positive scores 0 (sklearn warns)",
             ),
         ),
         ("Every column of a row is a candidate: give every (user, item) a score.",),
@@ -926,9 +928,11 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "MAP",
-                None,
-                note="tied items take the maximum rank: no tie policy reproduces it "
-                "(on tie-free data it equals map)",
+                "map(tie_group=threshold)",
+                "none",
+                "tied items take the maximum rank (rankdata 'max'): the precision at the "
+                "end of the tie group, as scikit-learn's average_precision_score, whatever "
+                "ties=; mean over the user's positives among the candidates",
             ),
             Mapped("NCRR", None, note="no metric"),
         ),

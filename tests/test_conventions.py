@@ -1433,9 +1433,10 @@ def test_cornac_runs_match_per_user() -> None:
     df = pl.DataFrame(rows, schema=["user", "item", "score", "relevance"], orient="row")
     names = ["Precision@3", "Recall@5", "NDCG@4", "NDCG", "HitRatio@2", "FMeasure@3", "MRR"]
     ours = per_user(df, names, "cornac")
-    # The preset refuses MAP (Cornac's tied items take the maximum rank); on tie-free
-    # scores it is plain map.
+    # MAP (tied items take the maximum rank) is map(tie_group=threshold); on tie-free
+    # scores it is plain map too. Tied scores: tests/test_ap_threshold.py.
     plain_map = prk.evaluate(df, "map", per_user=True)
+    cornac_map = per_user(df, ["MAP"], "cornac")
     auc = per_user(df, ["AUC"], "cornac", ties="pessimistic")
     classes = {
         "Precision@3": metrics.Precision(k=3),
@@ -1461,6 +1462,8 @@ def test_cornac_runs_match_per_user() -> None:
             assert row[f"{name}[cornac]"] == pytest.approx(theirs), (name, user)
         theirs = metrics.MAP().compute(item_indices=items, pd_scores=scores, gt_pos=positives)
         assert plain_map.filter(pl.col("user") == user)["map"].item() == pytest.approx(theirs)
+        got = cornac_map.filter(pl.col("user") == user)["MAP[cornac]"].item()
+        assert got == pytest.approx(theirs, abs=1e-12)
         if positives.size < items.size:
             theirs = metrics.AUC().compute(item_indices=items, pd_scores=scores, gt_pos=positives)
             got = auc.filter(pl.col("user") == user)["AUC[cornac]"].item()
