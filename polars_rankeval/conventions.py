@@ -316,8 +316,13 @@ _PRESETS: tuple[Convention, ...] = (
         "expected",
         "RecTools reads explicit ranks (pass rank=) as absolute positions, gaps kept "
         "(an item at rank 9 is outside k=3): the preset sets rank_positions='absolute' "
-        "(distinct integer ranks >= 1 per user; RecTools does not reject a repeated rank, "
-        "the preset does). Given scores instead, tied scores take the expectation",
+        "(integer ranks >= 1). RecTools does not reject a rank repeated within a user: "
+        "the preset accepts one when every requested metric reads only top-k membership "
+        "(Recall, HitRate, CatalogCoverage, the counts: RecTools' own CatalogCoverage "
+        "test gives user 2 two items at rank 1) and refuses it otherwise, where "
+        "RecTools' numbers are artefacts (MAP counts the precision of a repeated rank "
+        "once for all its hits, NDCG gives each item the full weight and can exceed 1, "
+        "Precision can exceed 1). Given scores instead, tied scores take the expectation",
         "skip",
         "truth",
         (
@@ -366,6 +371,14 @@ _PRESETS: tuple[Convention, ...] = (
                 "beta=1; precision hits / k; for another beta use fbeta(beta=b, denominator=k)",
             ),
             Mapped("PartialAUC", None, note="partial AUC up to the k-th negative: no metric"),
+            Mapped(
+                "Intersection",
+                None,
+                note="|top k ∩ top ref_k of a reference list| / |top ref_k of the "
+                "reference|: the denominator counts reference items that are not "
+                "recommended, which the long frame does not hold (unexpectedness's base "
+                "rank column is read on recommended rows only)",
+            ),
             Mapped("PAP", None, note="no metric"),
             Mapped(
                 "MeanInvUserFreq",

@@ -648,6 +648,11 @@ def test_conventions_preset_on_spark(spark: SparkSession) -> None:
         prk_spark.evaluate(
             to_spark(spark, repeated), ["map@3"], rank="rank", rank_positions="absolute"
         )
+    # Metrics reading top-k membership only accept it (RecTools' CatalogCoverage test).
+    kwargs: dict[str, Any] = {"rank": "rank", "rank_positions": "absolute"}
+    metrics = ["recall@2", "num_ret@2"]
+    got = collect(prk_spark.evaluate(to_spark(spark, repeated), metrics, **kwargs))
+    assert_frame_equal(got, prk.evaluate(repeated, metrics, **kwargs), **TOL)
 
 
 def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSession) -> None:
