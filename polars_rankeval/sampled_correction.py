@@ -116,6 +116,12 @@ def target(metric: str | Metric) -> Target:
     if name not in _KIND:
         msg = f"sampled-metric corrections support {sorted(_KIND)}, got {m.name!r}"
         raise ValueError(msg)
+    if m.aggregate != "mean":
+        msg = (
+            f"sampled-metric corrections estimate the mean over users; {m.name!r} sets "
+            "aggregate=: request it without"
+        )
+        raise ValueError(msg)
     neutral = _NEUTRAL.get(name, {})
     for key, value in m.options:
         default = m.spec.params[key].default

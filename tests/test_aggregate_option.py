@@ -185,6 +185,8 @@ def test_errors() -> None:
         prk.evaluate(DF, ["num_ret(aggregate=sum)@3"], per_user=True)
     with pytest.raises(ValueError, match=r"ties='expected'.*got ties='item_desc'"):
         prk.evaluate(DF, ["auc(aggregate=pooled)"], ties="item_desc")
+    with pytest.raises(ValueError, match="estimate the mean over users"):
+        prk.evaluate_sampled(DF, ["hit_rate(aggregate=sum)@2"], n_items=10)
     with pytest.raises(ValueError, match=r"compare's paired tests.*e\.g\. 'num_ret'"):
         prk.compare(DF.with_columns(system=pl.lit("a")), ["num_ret(aggregate=sum)"], by="system")
 

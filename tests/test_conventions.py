@@ -692,8 +692,8 @@ def test_coverage_presets() -> None:
     )
     assert out[:, 0].item() == pytest.approx(0.8)
     # RecTools CatalogCoverage(normalize=True) counts items outside the catalog: the same
-    # lists against a catalog of 2 items give 4 / 2 (RecTools' tests/metrics/test_catalog.py
-    # repeats a rank within a user, which absolute positions refuse).
+    # lists against a catalog of 2 items give 4 / 2 (RecTools' own vector, which repeats a
+    # rank within a user, is in tests/test_repeated_ranks.py).
     ranked = reco.with_columns(rank=3.0 - pl.col("score")).drop("score")
     out = prk.evaluate(
         ranked,
