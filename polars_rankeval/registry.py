@@ -5,6 +5,11 @@ Grammar: ``name[(key=value,...)][@k]``, for example ``ndcg@10``,
 form sorts the parameters, leaves defaults out, and names the output column; it
 round-trips through :func:`parse_metric`.
 
+Every per-user metric also takes ``aggregate=`` (``num_ret(aggregate=sum)``), the
+aggregation over users, declared once for all of them in
+:mod:`polars_rankeval._aggregate`; it is a field of :class:`Metric`, not an option of
+the kernel.
+
 The cutoff may also be a list or a range of cutoffs, ``ndcg@[1,5,10]``, ``ndcg@1..100``
 or both (``ndcg@[1..10,20,50]``): :func:`expand_metric` turns it into one metric per
 cutoff (canonical names ``ndcg@1``, ``ndcg@5``, ...), which ``evaluate`` computes in one
