@@ -38,6 +38,7 @@ UPPER = (
     "_finish",
     "_spark_engine",
     "_spark_ops",
+    "_spark_sampled",
     "compare",
     "cli",
     "plot",

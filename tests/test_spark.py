@@ -694,3 +694,75 @@ def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSes
     assert_frame_equal(got, expected, **TOL)
     got, expected = both(spark, df, user_metrics, per_user=True, history=history, **kwargs)
     assert_frame_equal(got, expected, **TOL)
+
+
+# --------------------------------------------------------------------------- evaluate_sampled
+def sampled_frame(seed: int) -> pl.DataFrame:
+    """Two systems, 150 users each: 1 or 2 positives (or none) among 5-12 negatives, ties."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows: dict[str, list[Any]] = {k: [] for k in ("system", "user", "item", "score", "relevance")}
+    for system in ("a", "b"):
+        for u in range(150):
+            n = int(rng.integers(6, 14))
+            rel = np.zeros(n, dtype=np.int64)
+            rel[: int(rng.choice([0, 1, 1, 1, 2]))] = 1
+            for i in range(n):
+                rows["system"].append(system)
+                rows["user"].append(u)
+                rows["item"].append(int(i * 7 % 13))
+                rows["score"].append(float(rng.integers(0, 4)))  # heavy ties
+                rows["relevance"].append(int(rel[i]))
+    return pl.DataFrame(rows)
+
+
+SAMPLED = {"metrics": ["ndcg@5", "hit_rate@3", "mrr", "auc"], "n_items": 200}
+
+
+@pytest.mark.parametrize(
+    ("options", "sort"),
+    [
+        ({"by": "system"}, None),
+        ({"by": "system", "summary": "wide"}, None),
+        ({"summary": "wide", "ties": "item_desc", "estimators": ["sampled", "mb"]}, None),
+        ({"ties": "item_desc"}, None),
+        ({"by": "system", "per_user": True}, ["system", "user"]),
+        ({"per_user": True, "ties": "item_desc", "estimators": "bv", "gamma": 0.5}, ["user"]),
+    ],
+)
+def test_evaluate_sampled_equals_polars(
+    spark: SparkSession, options: dict[str, Any], sort: list[str] | None
+) -> None:
+    df = sampled_frame(7)
+    if "by" not in options:  # one system: users are unique without the by column
+        df = df.filter(pl.col("system") == "a").drop("system")
+    expected = prk.evaluate_sampled(df, SAMPLED["metrics"], n_items=200, **options)
+    got = collect(
+        prk_spark.evaluate_sampled(
+            to_spark(spark, df), SAMPLED["metrics"], n_items=200, n_partitions=3, **options
+        )
+    )
+    if options.get("per_user"):  # per-user rows come in no particular order
+        got = got.sort(sort or [])
+        expected = expected.with_columns(pl.col("n_positives").cast(pl.Int64))
+    else:  # the summary's order is part of the result: by groups, then the metric order
+        assert expected["n_skipped"].min() > 0  # users without a positive are counted
+    assert expected.height > 0
+    assert_frame_equal(got, expected, check_exact=False, **TOL)
+
+
+def test_evaluate_sampled_errors(spark: SparkSession) -> None:
+    df = sampled_frame(3).filter(pl.col("system") == "a").drop("system")
+    sdf = to_spark(spark, df)
+    with pytest.raises(ValueError, match="estimators must be one of"):
+        prk_spark.evaluate_sampled(sdf, "mrr", n_items=200, estimators="nope")
+    with pytest.raises(ValueError, match="no column 'system'"):
+        prk_spark.evaluate_sampled(sdf, "mrr", n_items=200, by="system")
+    with pytest.raises(ValueError, match="sampled-metric corrections support"):
+        prk_spark.evaluate_sampled(sdf, "bpref", n_items=200)
+    dup = to_spark(spark, pl.concat([df, df.head(1)]))  # a duplicated (user, item) row
+    with pytest.raises(ValueError, match=r"duplicated .*in one Polars call on Spark"):
+        prk_spark.evaluate_sampled(dup, "mrr", n_items=200)
+    with pytest.raises(ValueError, match="n_items=5 allows at most 4"):
+        prk_spark.evaluate_sampled(sdf, "mrr", n_items=5)
