@@ -10,8 +10,6 @@ Spark Connect works. For a local session, set ``spark.driver.memory`` before the
 ``getOrCreate()``, point ``PYSPARK_PYTHON`` at the Python that has
 ``polars_rankeval`` and set ``SPARK_LOCAL_IP=127.0.0.1`` where the host name does not
 resolve; ``benchmarks/bench_spark.py`` shows a complete setup.
-:func:`evaluate_sampled` is :func:`polars_rankeval.evaluate_sampled` (corrected sampled
-metrics) on Spark, one Polars call per bucket of users.
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ from polars_rankeval._evaluate import evaluate as _evaluate
 from polars_rankeval._job import Job, MetricsArg
 from polars_rankeval._spark_engine import DEFAULT_PARTITIONS, SIDE_COLUMNS, SparkEngine
 from polars_rankeval._spark_ops import INSTALL_HINT, col, require_pyspark, worker_errors
-from polars_rankeval._spark_sampled import evaluate_sampled
 from polars_rankeval._types import make_columns
 
 if TYPE_CHECKING:
@@ -36,7 +33,6 @@ __all__ = [
     "SIDE_COLUMNS",
     "SparkEngine",
     "evaluate",
-    "evaluate_sampled",
     "worker_errors",
 ]
 

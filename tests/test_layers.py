@@ -38,7 +38,6 @@ UPPER = (
     "_finish",
     "_spark_engine",
     "_spark_ops",
-    "_spark_sampled",
     "compare",
     "cli",
     "plot",
