@@ -179,6 +179,11 @@ class Features:
             raise ValueError(msg)
         return pl.lit(float(self._n_items), dtype=pl.Float64)
 
+    @property
+    def catalog_size(self) -> int | None:
+        """The catalog size N given to ``evaluate`` (``n_items=``), or ``None``."""
+        return self._n_items
+
     def column(self, name: str) -> pl.Expr:
         """Another column of the rows (of the data or of the item side table ``items=``).
 
