@@ -218,7 +218,7 @@ def _estimator_values(
 
 # ------------------------------------------------------------------ metric options
 EstimatorOption = Annotated[
-    Literal["none", "sampled", "rank", "mb", "bv"],
+    Literal["sampled", "rank", "mb", "bv"] | None,
     "sampled evaluation (Krichene & Rendle 2020): none (the metric itself) or an "
     "estimate from each positive's rank among the user's negatives: sampled (the "
     "one-positive metric of the sampled list), rank, mb or bv (full-catalog estimates; "
@@ -233,7 +233,7 @@ SamplingOption = Annotated[
     "without_replacement; the paper's binomial model: with_replacement)",
 ]
 SAMPLED_DEFAULTS: dict[str, Any] = {
-    "estimator": "none",
+    "estimator": None,
     "gamma": 0.01,
     "sampling": "without_replacement",
 }
@@ -335,7 +335,7 @@ def lookup(
 def correctable(name: str) -> Callable[[Kernel], Kernel]:
     """Give the kernel of metric ``name`` the options ``estimator``, ``gamma``, ``sampling``.
 
-    With ``estimator="none"`` (default) the kernel runs as before; otherwise the
+    With ``estimator=None`` (default, ``none`` in the grammar) the kernel runs as before; otherwise the
     metric is the sampled-evaluation estimate (see the module documentation). The
     options are left out of the metric's public ``pl.Expr`` function (they need the
     whole plan) and of its curve kernel (``__prk_plan_options__``).
@@ -357,12 +357,12 @@ def correctable(name: str) -> Callable[[Kernel], Kernel]:
             f: Features,
             k: int | None,
             *,
-            estimator: str = "none",
+            estimator: str | None = None,
             gamma: float = 0.01,
             sampling: str = "without_replacement",
             **options: Any,
         ) -> Any:
-            if estimator == "none":
+            if estimator is None:
                 _unused(name, k, options, gamma, sampling, estimator)
                 return kernel(f, k, **options)
             return corrected_plan(f, name, k, options, estimator, gamma, sampling)
@@ -383,7 +383,12 @@ def correctable(name: str) -> Callable[[Kernel], Kernel]:
 
 
 def _unused(
-    name: str, k: int | None, options: dict[str, Any], gamma: float, sampling: str, estimator: str
+    name: str,
+    k: int | None,
+    options: dict[str, Any],
+    gamma: float,
+    sampling: str,
+    estimator: str | None,
 ) -> None:
     """Refuse ``gamma=`` / ``sampling=`` where the estimator does not read them."""
     for key, value, readers in (("gamma", gamma, ("bv",)), ("sampling", sampling, ("mb", "bv"))):
@@ -391,7 +396,7 @@ def _unused(
             label = bind(name, k, estimator=estimator, **{key: value}, **options).name
             msg = (
                 f"parameter {key!r} of metric {label!r} applies to "
-                f"estimator={' or '.join(readers)} only, got estimator={estimator}"
+                f"estimator={' or '.join(readers)} only, got estimator={estimator or 'none'}"
             )
             raise ValueError(msg)
 
