@@ -468,7 +468,9 @@ def corrected_plan(
         positives = (
             rows.filter(positive).select(*keys, _m=m, _lo=lo, _hi=hi).cache()
         )
-        counts = positives.group_by("_m").agg(pl.col(user).first(), _count=pl.len())
+        counts = positives.group_by("_m").agg(
+            pl.col(user).first(), _count=pl.struct(keys).n_unique()
+        )
         schema = {"_m": pl.Int64, "_i": pl.Int64, "value": pl.Float64}
         table = counts.map_batches(make_table, schema=schema)
         per_positive = lookup(positives, table, keys, ["value"])
