@@ -37,6 +37,11 @@ model), or given. The least-squares problems are solved once per (metric, n, m,
 gamma, sampling, prior) with numpy (``O(n m^2)``, in row blocks of ``A``: a QR of the
 stacked rows, so no normal equations are formed) and cached; each user's value is a
 lookup of its sampled rank, in Polars.
+
+The same estimators are metric options of the grammar (``ndcg(estimator=bv)@10``,
+``hit_rate(estimator=rank,...)@k``; see :mod:`polars_rankeval.metrics._sampled`), so
+that :func:`polars_rankeval.evaluate`, ``compare``, bucketed execution and Spark
+compute them per user with the same tables and lookup as :func:`evaluate_sampled`.
 """
 
 from __future__ import annotations
@@ -117,7 +122,6 @@ def _prior(prior: Any, n: int) -> np.ndarray | None:
         msg = "prior must be finite, non-negative weights with a positive sum"
         raise ValueError(msg)
     return w / w.sum()
-
 
 
 def _check_estimators(estimators: Any) -> tuple[str, ...]:

@@ -318,7 +318,8 @@ def test_errors(metrics: list[str], options: dict[str, Any], message: str) -> No
 
 def test_data_errors() -> None:
     # a user whose candidates are all positive: no sampled rank
-    df = pl.concat([_one_user(), _one_user().with_columns(user=pl.lit(2, pl.Int64), relevance=pl.lit(1, pl.Int64))])
+    all_positive = _one_user().with_columns(user=pl.lit(2, pl.Int64), relevance=pl.lit(1, pl.Int64))
+    df = pl.concat([_one_user(), all_positive])
     with pytest.raises(ValueError, match=r"'mrr\(estimator=bv\)': 1 user\(s\) with a positive "
                        r"\(relevance >= 1\) have no negative candidate, e.g. user 2"):  # fmt: skip
         prk.evaluate(df, ["mrr(estimator=bv)"], n_items=9)

@@ -154,7 +154,6 @@ def rank_distribution(
     return np.exp(above + below - total)
 
 
-
 def _solve(
     tgt: Target, n: int, m: int, gamma: float, sampling: Sampling, weights: np.ndarray | None
 ) -> np.ndarray:
@@ -213,7 +212,6 @@ def _estimator_values(
     if weights is None:
         return np.array(_cached_solve(tgt, n, m, g, sampling))
     return _solve(tgt, n, m, g, sampling, weights)
-
 
 
 # ------------------------------------------------------------------ metric options
@@ -335,10 +333,11 @@ def lookup(
 def correctable(name: str) -> Callable[[Kernel], Kernel]:
     """Give the kernel of metric ``name`` the options ``estimator``, ``gamma``, ``sampling``.
 
-    With ``estimator=None`` (default, ``none`` in the grammar) the kernel runs as before; otherwise the
-    metric is the sampled-evaluation estimate (see the module documentation). The
-    options are left out of the metric's public ``pl.Expr`` function (they need the
-    whole plan) and of its curve kernel (``__prk_plan_options__``).
+    With ``estimator=None`` (default, ``none`` in the grammar) the kernel runs as
+    before; otherwise the metric is the sampled-evaluation estimate (see the module
+    documentation). The options are left out of the metric's public ``pl.Expr``
+    function (they need the whole plan) and of its curve kernel
+    (``__prk_plan_options__``).
     """
 
     def decorate(kernel: Kernel) -> Kernel:
@@ -465,9 +464,7 @@ def corrected_plan(
         return cumulative_table(ms, table, size, gamma, sampling, None)  # type: ignore[arg-type]
 
     def build(rows: pl.LazyFrame) -> pl.LazyFrame:
-        positives = (
-            rows.filter(positive).select(*keys, _m=m, _lo=lo, _hi=hi).cache()
-        )
+        positives = rows.filter(positive).select(*keys, _m=m, _lo=lo, _hi=hi).cache()
         counts = positives.group_by("_m").agg(
             pl.col(user).first(), _count=pl.struct(keys).n_unique()
         )
