@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import polars as pl
 
@@ -166,6 +167,9 @@ class Features:
         self.tie_levels: list[dict[str, tuple[pl.Expr, pl.Expr]]] = [{}, {}, {}]
         # Per-user windows needed on rows with a positive relevance only.
         self.positive: dict[str, pl.Expr] = {}
+        # Sub-plans that several metrics' plans of one build share (by a key of their
+        # own), so that the engine computes them once (see metrics._sampled).
+        self.shared: dict[Any, Any] = {}
 
     # ------------------------------------------------------------------ plumbing
     @property

@@ -441,6 +441,7 @@ def corrected_plan(
     user = keys[-1]
     user_label = f.label(user)
     size = 2 if n is None else n  # "sampled" does not read n
+    shared = f.shared
 
     def make_table(counts: pl.DataFrame) -> pl.DataFrame:
         empty = counts.filter(pl.col("_m") == 0)
@@ -464,7 +465,13 @@ def corrected_plan(
         return cumulative_table(ms, table, size, gamma, sampling, None)  # type: ignore[arg-type]
 
     def build(rows: pl.LazyFrame) -> pl.LazyFrame:
-        positives = rows.filter(positive).select(*keys, _m=m, _lo=lo, _hi=hi).cache()
+        # One frame of positives for every corrected metric of the build (same rows,
+        # same threshold): the rows are filtered once, whatever the number of metrics.
+        key = ("sampled_positives", threshold, id(rows))
+        if key not in shared:
+            frame = rows.filter(positive).select(*keys, _m=m, _lo=lo, _hi=hi).cache()
+            shared[key] = (rows, frame)  # rows kept alive: its id stays its own
+        positives = shared[key][1]
         counts = positives.group_by("_m").agg(
             pl.col(user).first(), _count=pl.struct(keys).n_unique()
         )
