@@ -487,6 +487,6 @@ def missing_catalog(label: str) -> str:
     """The error for an estimator of the full catalog without ``n_items``."""
     return (
         f"metric {label!r} estimates the full-catalog value and needs the catalog size: "
-        "pass n_items= (the number of items the negatives were drawn from, the positive "
-        "included)"
+        "pass n_items= (--n-items on the command line: the number of items the negatives "
+        "were drawn from, the positive included)"
     )
