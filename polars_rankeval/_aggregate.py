@@ -114,6 +114,14 @@ def plan(metric: Metric, features: Features) -> GlobalPlan:
 
     how = metric.aggregate
     if how == "pooled":
+        params = metric.spec.params
+        other = [f"{k}={v}" for k, v in metric.options if k != "rel" and v != params[k].default]
+        if other:
+            msg = (
+                f"metric {metric.name!r}: aggregate='pooled' is one AUC over the rows of "
+                f"every user; it takes rel= only, got {', '.join(other)}"
+            )
+            raise ValueError(msg)
         return POOLED[metric.spec.name](metric, features)
     options = dict(metric.options)
     inner = metric.spec.kernel(features, metric.k, **options)

@@ -179,12 +179,14 @@ def test_errors() -> None:
         parse_metric("coverage(aggregate=sum)@10")
     with pytest.raises(ValueError, match="already has one value per by group"):
         prk.evaluate(DF, ["mae(average=global,aggregate=sum)"])
-    with pytest.raises(ValueError, match="valid parameters: aggregate, degenerate, rel"):
+    with pytest.raises(ValueError, match="valid parameters: aggregate, degenerate, estimator"):
         parse_metric("auc(weights=x)")
     with pytest.raises(ValueError, match=r"request them without it, e\.g\. 'num_ret@3'"):
         prk.evaluate(DF, ["num_ret(aggregate=sum)@3"], per_user=True)
     with pytest.raises(ValueError, match=r"ties='expected'.*got ties='item_desc'"):
         prk.evaluate(DF, ["auc(aggregate=pooled)"], ties="item_desc")
+    with pytest.raises(ValueError, match="it takes rel= only, got degenerate=half"):
+        prk.evaluate(DF, ["auc(aggregate=pooled,degenerate=half)"])
     with pytest.raises(ValueError, match="estimate the mean over users"):
         prk.evaluate_sampled(DF, ["hit_rate(aggregate=sum)@2"], n_items=10)
     with pytest.raises(ValueError, match=r"compare's paired tests.*e\.g\. 'num_ret'"):
