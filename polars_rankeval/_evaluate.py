@@ -434,7 +434,8 @@ def evaluate(
         rank_positions=rank_positions,
     )
     if job.absolute:  # the ranks are the positions: they must define them
-        _positions.check_ranks(data if spark is not None else lf, cols, job.by)
+        names = [m.spec.name for m in job.metrics]
+        _positions.check_ranks(data if spark is not None else lf, cols, job.by, names)
     check_choice("strategy", strategy, STRATEGIES)
     if spark is not None:
         return run(job, spark, n_items=n_items, rating_range=rating_range, validate=validate)

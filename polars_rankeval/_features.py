@@ -121,6 +121,9 @@ class Features:
         distinct integers >= 1 within a user (checked by ``evaluate``), so recommended
         rows are never tied; the not-recommended rows follow the largest rank.
         Window provider only.
+    empty
+        The ``empty=`` policy of the call, for metrics aggregated by their own
+        ``aggregate=`` option (:mod:`polars_rankeval._aggregate`).
     """
 
     def __init__(
@@ -136,6 +139,7 @@ class Features:
         items: pl.LazyFrame | None = None,
         history: pl.LazyFrame | None = None,
         absolute: bool = False,
+        empty: str = "skip",
     ) -> None:
         if absolute and cols.rank is None:
             msg = "absolute positions need a rank column (rank=), not a score"
@@ -149,6 +153,8 @@ class Features:
         self.absolute = absolute
         self.order_dtype = order_dtype
         self._columns = dict(columns or {})
+        # The empty= policy of the call: aggregate= options read it (_aggregate.plan).
+        self.empty = empty
         self.tie = resolve_ties(ties)
         self.ties = self.tie.name
         self._n_items = n_items

@@ -90,7 +90,11 @@ SUPPORTED: dict[str, dict[str, frozenset[Any] | None]] = {
     "f1": {"rel": None, "denominator": frozenset({"k", "retrieved"})},
     "hit_rate": {"rel": None},
     "mrr": {"rel": None},
-    "map": {"rel": None, "denominator": frozenset({"relevant", "min_k_relevant"})},
+    "map": {
+        "rel": None,
+        "denominator": frozenset({"relevant", "min_k_relevant"}),
+        "tie_group": frozenset({"ordered"}),
+    },
     "dcg": {
         "gain": frozenset({"linear", "exp"}),
         "discount": frozenset({"log", "log_clipped", "half_life"}),

@@ -236,6 +236,16 @@ class Job:
                 "with per_item=True"
             )
             raise ValueError(msg)
+        own = [m for m in parsed if m.aggregate != "mean"]
+        if per_user and own:
+            plain = own[0].spec.name + (f"@{own[0].k}" if own[0].k else "")
+            msg = (
+                f"metric(s) {', '.join(m.name for m in own)} are aggregated over users by "
+                "their aggregate= option (one value per by group); for per-user values "
+                "request them without it, e.g. "
+                f"{parse_metrics(plain)[0].name!r}"
+            )
+            raise ValueError(msg)
         if per_user and job.global_names:
             msg = (
                 f"metric(s) {', '.join(job.global_names)} have one value per by group, not "
@@ -342,6 +352,7 @@ class Job:
             items=self.items,
             history=self.history,
             absolute=self.absolute,
+            empty=self.empty,
         )
 
     # ------------------------------------------------------------------ statistics

@@ -97,6 +97,12 @@ def target(metric: str | Metric) -> Target:
         msg = f"metric {metric!r} names several cutoffs; pass them one by one"
         raise ValueError(msg)
     m = bound[0]
+    if m.aggregate != "mean":
+        msg = (
+            f"sampled-metric corrections estimate the mean over users; {m.name!r} sets "
+            "aggregate=: request it without"
+        )
+        raise ValueError(msg)
     options = dict(m.options)
     if any(options.get(key, value) != value for key, value in SAMPLED_DEFAULTS.items()):
         msg = (

@@ -648,6 +648,11 @@ def test_conventions_preset_on_spark(spark: SparkSession) -> None:
         prk_spark.evaluate(
             to_spark(spark, repeated), ["map@3"], rank="rank", rank_positions="absolute"
         )
+    # Metrics reading top-k membership only accept it (RecTools' CatalogCoverage test).
+    kwargs: dict[str, Any] = {"rank": "rank", "rank_positions": "absolute"}
+    metrics = ["recall@2", "num_ret@2"]
+    got = collect(prk_spark.evaluate(to_spark(spark, repeated), metrics, **kwargs))
+    assert_frame_equal(got, prk.evaluate(repeated, metrics, **kwargs), **TOL)
 
 
 def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSession) -> None:
@@ -694,6 +699,22 @@ def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSes
     assert_frame_equal(got, expected, **TOL)
     got, expected = both(spark, df, user_metrics, per_user=True, history=history, **kwargs)
     assert_frame_equal(got, expected, **TOL)
+
+
+def test_aggregate_options(spark: SparkSession) -> None:
+    """Metrics aggregated by their own aggregate= option (global plans) equal Polars."""
+    df = systems(30)
+    metrics = [
+        "ndcg@3",
+        "num_ret(aggregate=sum)",
+        "num_rel_ret(aggregate=sum)@3",
+        "auc(aggregate=relevant_weighted)",
+        "auc(aggregate=pooled)",
+        "kendall_tau(aggregate=sum)",
+    ]
+    for empty in ("skip", "zero"):
+        got, expected = both(spark, df, metrics, by="system", empty=empty, summary="long")
+        assert_frame_equal(got, expected, **TOL)
 
 
 def test_sampled_corrections_match_polars(spark: SparkSession) -> None:
