@@ -50,7 +50,7 @@ from polars_rankeval._finish import finish
 from polars_rankeval._job import Job, UsersArg
 from polars_rankeval._run import PolarsScan, UserFn
 from polars_rankeval._types import STRATEGIES, Strategy, check_choice
-from polars_rankeval._validate import raise_on_problems, value_checks
+from polars_rankeval._validate import raise_on_counts, raise_on_problems, value_checks
 
 _BUCKET = "__prk_bucket"
 _SEED = 0x5EED_2026
@@ -428,18 +428,28 @@ def _run_buckets(
     report.message(f"evaluating {len(todo)} buckets")
     partials: dict[str, list[pl.LazyFrame]] = {name: [] for name in job.partial_names}
     for b in todo:
-        part = _bucket_source(source, schema, work, b, bucket, mode)
-        checks = list(value_checks(part, cols, job.by)) if validate else []
+        # The bucket is read once, into memory: the plan reads its rows more than once
+        # (the sorted head, the tie group at the cutoff, the row checks), and a scan
+        # would decode the Parquet (or, for "buckets", filter the whole source) each time.
+        # Its rows are a small part of the bucket's working memory (BYTES_PER_ROW).
+        part = _bucket_source(source, schema, work, b, bucket, mode).collect().lazy()
         users: UsersArg | None = None
         if wanted is not None:
             users = wanted.filter(bucket == b)
-        per_user, bucket_partials = fn(part, users, groups)
+        # The value checks are folded into the sorted-head aggregation when that path
+        # runs (one row of counts appended to `folded`); otherwise they are their own
+        # two queries (value_checks), collected with the plan.
+        folded: list[pl.LazyFrame] = []
+        per_user, bucket_partials = fn(part, users, groups, checks=folded if validate else None)
+        checks = list(value_checks(part, cols, job.by)) if validate and not folded else []
         names = list(bucket_partials)
-        # One collect_all: the checks, the plan and the row count share the scan.
         frames = pl.collect_all(
-            [*checks, per_user, *bucket_partials.values(), part.select(pl.len())]
+            [*folded, *checks, per_user, *bucket_partials.values(), part.select(pl.len())]
         )
-        if validate:
+        if folded:
+            raise_on_counts(frames[0], part, cols, job.by)
+            frames = frames[1:]
+        elif validate:
             raise_on_problems(part, cols, job.by, frames[0], frames[1])
             frames = frames[2:]
         frames[0].write_parquet(work / f"per_user_{b:05d}.parquet")
