@@ -59,6 +59,10 @@ _SEED = 0x5EED_2026
 # suite; the estimate adds a margin and a share per metric.
 BYTES_PER_ROW = 200
 BYTES_PER_METRIC_ROW = 16
+_SINK: dict[str, Any] = {"compression": "lz4", "statistics": False}
+"""How the partitioning pass writes the buckets: read back once each, whole, so no
+statistics, and lz4 (about 1.5x the size of zstd, 12% less CPU time for the whole
+evaluation at 100M rows: benchmarks/RESULTS_SCALE.md)."""
 MAX_BUCKETS = 100_000
 """More buckets than this is never useful (each is at least one pass or one file)."""
 MemoryArg = int | str | None
@@ -417,6 +421,7 @@ def _run_buckets(
         source.sink_parquet(
             pl.PartitionBy(work / "input", key={_BUCKET: bucket}, include_key=False),
             mkdir=True,
+            **_SINK,
         )
     todo = list(range(k))
     if mode == "partition":
