@@ -7,6 +7,7 @@ rounding of floating-point sums, whose order follows Polars' chunking and thread
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import signal
@@ -258,6 +259,46 @@ def test_choose_picks_strategy_and_buckets_from_the_budget() -> None:
         "memory",
         1,
     )
+
+
+def test_the_sorted_head_path_has_its_own_estimate() -> None:
+    base = {"n_buckets": None, "in_memory_input": False, "head": True}
+    # 180 bytes per row whatever the number of metrics: 1000 rows need 180,000 bytes
+    for n_metrics in (1, 5, 30):
+        assert choose("auto", n_rows=1000, n_metrics=n_metrics, memory_limit=180_000, **base) == (
+            "memory",
+            1,
+        )
+        assert choose("auto", n_rows=1000, n_metrics=n_metrics, memory_limit=18_000, **base) == (
+            "partition",
+            10,
+        )
+    # 10**9 rows in 2 GB: 1.8e11 / 2e9 = 90 buckets (280 bytes per row: 140)
+    assert choose("auto", n_rows=10**9, n_metrics=5, memory_limit=2 * 10**9, **base) == (
+        "partition",
+        90,
+    )
+    base["head"] = False
+    assert choose("auto", n_rows=10**9, n_metrics=5, memory_limit=2 * 10**9, **base) == (
+        "partition",
+        140,
+    )
+
+
+def test_auto_uses_the_head_estimate_for_head_jobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    df = tied_frame(24, n_users=40).drop("system").unique(["user", "item"])
+    df.write_parquet(tmp_path / "run.parquet")
+    lf = pl.scan_parquet(tmp_path / "run.parquet")
+    limit = df.height * 180 // 4 + 1  # 4 buckets at 180 bytes/row
+    prk.evaluate(lf, HEAD_SUITE, memory_limit=limit, progress=True).collect()
+    assert "writing the input in 4 buckets" in capsys.readouterr().err
+    # off the head path (ndcg has no cutoff): 200 + 16 x 2 metrics = 232 bytes/row
+    k = math.ceil(df.height * 232 / limit)
+    assert k == 6
+    prk.evaluate(lf, ["map@3", "ndcg"], memory_limit=limit, progress=True).collect()
+    assert f"writing the input in {k} buckets" in capsys.readouterr().err
 
 
 def test_memory_strategy_keeps_a_lazyframe_lazy() -> None:
