@@ -17,7 +17,7 @@ from typing import Any, Literal, overload
 
 import polars as pl
 
-from polars_rankeval import _args, _positions
+from polars_rankeval import _args, _head, _positions
 from polars_rankeval._build import user_partials
 from polars_rankeval._finish import finalize_globals as _finalize_globals
 from polars_rankeval._finish import summarize
@@ -450,6 +450,7 @@ def evaluate(
         memory_limit=limit or default_memory_limit(),
         n_buckets=n_buckets,
         in_memory_input=eager,
+        head=_head.applies(job),
     )
     if mode == "memory":
         result = run(
