@@ -13,11 +13,20 @@ recorded. Configurations:
 * the curve: 10M, 100M, 1B rows with ``strategy="auto"`` (the default budget);
 * 100M rows in memory (``strategy="memory"``) beside the bucketed default.
 
+Beside wall time each run reports its CPU time (user + system of the child, all its
+threads) and the 1-minute load average at its start and end: on a shared machine the
+wall time swings with the load, the CPU time much less. ``--baseline DIR`` runs every
+configuration alternately with another checkout of the package (``DIR`` holds its
+``polars_rankeval`` folder, e.g. from ``git worktree add``) and with this one,
+``--rounds`` times, and prints the ratio of the medians (after / before).
+
 Usage::
 
     python benchmarks/bench_scale.py                     # 10M, 100M, 1B rows
     python benchmarks/bench_scale.py --rows 10M 100M     # a shorter curve
     python benchmarks/bench_scale.py --record            # also write RESULTS_SCALE.md
+    python benchmarks/bench_scale.py --rows 100M --memory-limit 2GB --no-memory-run \
+        --baseline /tmp/base --rounds 3                  # before/after, interleaved
 """
 
 from __future__ import annotations
@@ -29,11 +38,13 @@ import os
 import platform
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -76,22 +87,63 @@ def child(folder: str, strategy: str, memory_limit: str | None) -> None:
     """Run in a fresh process: scan, evaluate, print wall time, peak RSS and result."""
     import polars_rankeval as prk
 
+    load = os.getloadavg()[0]
     start = time.perf_counter()
     lf = pl.scan_parquet(Path(folder) / "*.parquet")
     result = prk.evaluate(
         lf, METRICS, strategy=strategy, memory_limit=memory_limit, progress=False
     ).collect()
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": seconds, "peak": peak, "result": result.to_dicts()[0]}))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out = {
+        "seconds": seconds,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "peak": usage.ru_maxrss * 1024,
+        "load": [load, os.getloadavg()[0]],
+        "result": result.to_dicts()[0],
+    }
+    print(json.dumps(out))
 
 
-def measure(folder: Path, strategy: str, memory_limit: str | None) -> dict[str, object]:
+def measure(
+    folder: Path, strategy: str, memory_limit: str | None, code: str | None = None
+) -> dict[str, Any]:
+    """One child run; ``code``: a folder put first on its ``PYTHONPATH`` (a baseline)."""
     cmd = [sys.executable, __file__, "--child", str(folder), "--strategy", strategy]
     if memory_limit:
         cmd += ["--memory-limit", memory_limit]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    env = dict(os.environ)
+    root = code or str(HERE.parent)
+    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    got: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return got
+
+
+def compare(
+    folder: Path, rows: int, strategy: str, limit: str | None, baseline: str, rounds: int
+) -> None:
+    """Baseline and this checkout alternately, ``rounds`` times; medians and ratios."""
+    runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
+    for i in range(rounds):
+        order = ("before", "after") if i % 2 == 0 else ("after", "before")
+        for which in order:
+            got = measure(folder, strategy, limit, baseline if which == "before" else None)
+            runs[which].append(got)
+            print(
+                f"round {i} {which:>6}: {rows:,} rows {strategy} limit={limit or 'default'}: "
+                f"wall {got['seconds']:.1f} s, cpu {got['cpu']:.1f} s, "
+                f"peak {got['peak'] / 1e9:.2f} GB, load {got['load'][0]:.1f}-{got['load'][1]:.1f}, "
+                f"ndcg@10 {got['result']['ndcg@10']!r}",
+                flush=True,
+            )
+    med = {
+        which: {key: statistics.median(r[key] for r in got) for key in ("seconds", "cpu", "peak")}
+        for which, got in runs.items()
+    }
+    for key in ("seconds", "cpu", "peak"):
+        b, a = med["before"][key], med["after"][key]
+        print(f"median {key}: before {b:.2f}, after {a:.2f}, after/before {a / b:.2f}")
 
 
 def main() -> None:
@@ -101,6 +153,8 @@ def main() -> None:
     parser.add_argument("--no-memory-run", action="store_true", help="skip 100M in memory")
     parser.add_argument("--temp-dir", default=None)
     parser.add_argument("--record", action="store_true")
+    parser.add_argument("--baseline", default=None, help="a checkout to compare with")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds with --baseline")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--strategy", default="auto", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -112,7 +166,7 @@ def main() -> None:
     from polars_rankeval._outofcore import default_memory_limit
 
     budget = args.memory_limit or f"{default_memory_limit() / 1e9:.1f}GB (default)"
-    lines = []
+    lines: list[dict[str, Any]] = []
     root = Path(tempfile.mkdtemp(prefix="prk-scale-", dir=args.temp_dir))
     try:
         for text in args.rows:
@@ -124,19 +178,25 @@ def main() -> None:
             if rows == 100_000_000 and not args.no_memory_run:
                 runs.append(("memory", None))
             for strategy, limit in runs:
+                if args.baseline:
+                    compare(folder, rows, strategy, limit, args.baseline, args.rounds)
+                    continue
                 got = measure(folder, strategy, limit)
                 line = {
                     "rows": rows,
                     "strategy": strategy,
                     "seconds": got["seconds"],
-                    "peak_gb": got["peak"] / 1e9,  # type: ignore[operator]
+                    "cpu": got["cpu"],
+                    "load": got["load"],
+                    "peak_gb": got["peak"] / 1e9,
                     "gen_seconds": gen,
                     "parquet_gb": size / 1e9,
-                    "ndcg@10": got["result"]["ndcg@10"],  # type: ignore[index]
+                    "ndcg@10": got["result"]["ndcg@10"],
                 }
                 lines.append(line)
                 print(
                     f"{rows:>13,} rows  {strategy:>6}  {line['seconds']:8.1f} s  "
+                    f"cpu {line['cpu']:8.1f} s  load {line['load'][0]:.1f}-{line['load'][1]:.1f}  "
                     f"peak RSS {line['peak_gb']:5.2f} GB  (parquet {line['parquet_gb']:.1f} GB, "
                     f"generated in {gen:.0f} s)",
                     flush=True,
@@ -144,14 +204,18 @@ def main() -> None:
             shutil.rmtree(folder, ignore_errors=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    if args.baseline:  # the comparison is printed, not recorded
+        return
 
     table = [
-        "| rows | strategy | wall time (s) | peak RSS (GB) | s per 100M rows | Parquet (GB) |",
-        "|---:|---|---:|---:|---:|---:|",
+        "| rows | strategy | wall time (s) | CPU time (s) | load avg (start-end) "
+        "| peak RSS (GB) | s per 100M rows | Parquet (GB) |",
+        "|---:|---|---:|---:|---|---:|---:|---:|",
     ]
     for line in lines:
         table.append(
             f"| {line['rows']:,} | {line['strategy']} | {line['seconds']:.1f} | "
+            f"{line['cpu']:.1f} | {line['load'][0]:.1f}-{line['load'][1]:.1f} | "
             f"{line['peak_gb']:.2f} | {line['seconds'] / line['rows'] * 1e8:.1f} | "
             f"{line['parquet_gb']:.1f} |"
         )

@@ -255,7 +255,9 @@ def evaluate(
         item of the data must be in it, unless the only metrics reading it are
         ``coverage(outside_catalog=ignore|count)``, which are defined with items outside
         the catalog). Default: the number of distinct items in the whole input (all
-        rows, all by groups) -- a lower bound of the real catalog.
+        rows, all by groups) -- a lower bound of the real catalog. The sampled-metric
+        estimators ``estimator=rank|mb|bv`` (``ndcg(estimator=bv)@10``) read it as the
+        catalog the negatives were drawn from and require it (never inferred).
     items
         An item side table (one row per item) whose columns metrics read by name,
         e.g. item feature vectors or popularity; joined on the item column.
@@ -432,7 +434,8 @@ def evaluate(
         rank_positions=rank_positions,
     )
     if job.absolute:  # the ranks are the positions: they must define them
-        _positions.check_ranks(data if spark is not None else lf, cols, job.by)
+        names = [m.spec.name for m in job.metrics]
+        _positions.check_ranks(data if spark is not None else lf, cols, job.by, names)
     check_choice("strategy", strategy, STRATEGIES)
     if spark is not None:
         return run(job, spark, n_items=n_items, rating_range=rating_range, validate=validate)
@@ -447,6 +450,7 @@ def evaluate(
         memory_limit=limit or default_memory_limit(),
         n_buckets=n_buckets,
         in_memory_input=eager,
+        head=_head.applies(job),
     )
     if mode == "memory":
         result = run(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import polars as pl
 
@@ -120,6 +121,9 @@ class Features:
         distinct integers >= 1 within a user (checked by ``evaluate``), so recommended
         rows are never tied; the not-recommended rows follow the largest rank.
         Window provider only.
+    empty
+        The ``empty=`` policy of the call, for metrics aggregated by their own
+        ``aggregate=`` option (:mod:`polars_rankeval._aggregate`).
     """
 
     def __init__(
@@ -135,6 +139,7 @@ class Features:
         items: pl.LazyFrame | None = None,
         history: pl.LazyFrame | None = None,
         absolute: bool = False,
+        empty: str = "skip",
     ) -> None:
         if absolute and cols.rank is None:
             msg = "absolute positions need a rank column (rank=), not a score"
@@ -148,6 +153,8 @@ class Features:
         self.absolute = absolute
         self.order_dtype = order_dtype
         self._columns = dict(columns or {})
+        # The empty= policy of the call: aggregate= options read it (_aggregate.plan).
+        self.empty = empty
         self.tie = resolve_ties(ties)
         self.ties = self.tie.name
         self._n_items = n_items
@@ -166,6 +173,9 @@ class Features:
         self.tie_levels: list[dict[str, tuple[pl.Expr, pl.Expr]]] = [{}, {}, {}]
         # Per-user windows needed on rows with a positive relevance only.
         self.positive: dict[str, pl.Expr] = {}
+        # Sub-plans that several metrics' plans of one build share (by a key of their
+        # own), so that the engine computes them once (see metrics._sampled).
+        self.shared: dict[Any, Any] = {}
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -178,6 +188,11 @@ class Features:
             )
             raise ValueError(msg)
         return pl.lit(float(self._n_items), dtype=pl.Float64)
+
+    @property
+    def catalog_size(self) -> int | None:
+        """The catalog size N given to ``evaluate`` (``n_items=``), or ``None``."""
+        return self._n_items
 
     def column(self, name: str) -> pl.Expr:
         """Another column of the rows (of the data or of the item side table ``items=``).

@@ -94,7 +94,8 @@ def summary_of(job: Job, per_user: pl.LazyFrame, values: pl.LazyFrame | None) ->
         counts = [count_name(n) for n in names]
         out = out.with_columns(pl.col([*counts, *RESERVED]).fill_null(0))
     if job.summary == "long":
-        out = long_summary(out, by, names, job.aggregate, job.global_names)
+        own = {m.name: m.aggregate for m in job.metrics if m.aggregate != "mean"}
+        out = long_summary(out, by, names, job.aggregate, job.global_names, own)
     return out
 
 
@@ -281,11 +282,13 @@ def long_summary(
     names: list[str],
     aggregate: Sequence[Aggregation],
     global_names: Sequence[str] = (),
+    own: dict[str, str] | None = None,
 ) -> pl.LazyFrame:
     """The wide summary as one row per (by, metric, aggregation).
 
     Columns: the by-columns, ``metric``, ``aggregation`` (``"global"`` for a global
-    metric's one value), ``value``, ``n_users`` (the users the value covers) and
+    metric's one value; ``own`` maps a metric aggregated by its ``aggregate=`` option
+    to that aggregation, e.g. ``"sum"``), ``value``, ``n_users`` (the users the value covers) and
     ``n_skipped`` (the users of the group it leaves out: undefined for that metric, or
     under ``empty="skip_row"`` for any per-user metric; 0 for global metrics).
     Rows are ordered by the by-columns, then as the metrics and aggregations were
@@ -309,7 +312,7 @@ def long_summary(
             wide.select(
                 *by,
                 pl.lit(name, pl.String).alias("metric"),
-                pl.lit(GLOBAL_AGGREGATION, pl.String).alias("aggregation"),
+                pl.lit((own or {}).get(name, GLOBAL_AGGREGATION), pl.String).alias("aggregation"),
                 pl.col(name).cast(pl.Float64).alias("value"),
                 pl.col("n_users"),
                 pl.lit(0, pl.Int64).alias("n_skipped"),

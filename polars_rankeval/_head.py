@@ -47,6 +47,7 @@ import polars as pl
 
 from polars_rankeval._features import Features, order_kind
 from polars_rankeval._ties import resolve_ties
+from polars_rankeval.metrics._sampled import SAMPLED_DEFAULTS
 
 if TYPE_CHECKING:
     from polars_rankeval._job import Job
@@ -69,6 +70,7 @@ scans; split by user they use every core. Tests and benchmarks set it."""
 """Switch for tests and benchmarks: ``False`` sends every job to the general path."""
 
 _HEAD = f"{MARKER}:head"
+_NO_DEFAULT = object()
 _VALUE = f"{MARKER}:value"
 _KEY = f"{MARKER}:key"
 _LAST = f"{MARKER}:last"
@@ -93,7 +95,11 @@ SUPPORTED: dict[str, dict[str, frozenset[Any] | None]] = {
     "f1": {"rel": None, "denominator": frozenset({"k", "retrieved"})},
     "hit_rate": {"rel": None},
     "mrr": {"rel": None},
-    "map": {"rel": None, "denominator": frozenset({"relevant", "min_k_relevant"})},
+    "map": {
+        "rel": None,
+        "denominator": frozenset({"relevant", "min_k_relevant"}),
+        "tie_group": frozenset({"ordered"}),
+    },
     "dcg": {
         "gain": frozenset({"linear", "exp"}),
         "discount": frozenset({"log", "log_clipped", "half_life"}),
@@ -152,6 +158,8 @@ def row_metrics(job: Job) -> int:
 def _supported(name: str, options: dict[str, Any]) -> bool:
     allowed = SUPPORTED[name]
     for option, value in options.items():
+        if SAMPLED_DEFAULTS.get(option, _NO_DEFAULT) == value:  # the plain metric
+            continue
         if option not in allowed:
             return False
         values = allowed[option]

@@ -39,6 +39,7 @@ from polars_rankeval._types import (
     check_choice,
 )
 from polars_rankeval._validate import check_schema, to_lazy
+from polars_rankeval.metrics import _sampled
 from polars_rankeval.registry import FramePlan, GlobalPlan, Metric, expand_metric
 
 RESERVED = ("n_users", "n_skipped")
@@ -235,6 +236,16 @@ class Job:
                 "with per_item=True"
             )
             raise ValueError(msg)
+        own = [m for m in parsed if m.aggregate != "mean"]
+        if per_user and own:
+            plain = own[0].spec.name + (f"@{own[0].k}" if own[0].k else "")
+            msg = (
+                f"metric(s) {', '.join(m.name for m in own)} are aggregated over users by "
+                "their aggregate= option (one value per by group); for per-user values "
+                "request them without it, e.g. "
+                f"{parse_metrics(plain)[0].name!r}"
+            )
+            raise ValueError(msg)
         if per_user and job.global_names:
             msg = (
                 f"metric(s) {', '.join(job.global_names)} have one value per by group, not "
@@ -341,6 +352,7 @@ class Job:
             items=self.items,
             history=self.history,
             absolute=self.absolute,
+            empty=self.empty,
         )
 
     # ------------------------------------------------------------------ statistics
@@ -376,6 +388,10 @@ class Job:
                 # An int catalog must hold the data's distinct items: counted below,
                 # in the one pass of the other statistics.
                 wanted["data_items"] = Scalar("n_unique", item)
+        if n_items is None:  # never inferred from the data: a sample is not the catalog
+            for metric in self.metrics:
+                if _sampled.needs_catalog(dict(metric.options)):
+                    raise ValueError(_sampled.missing_catalog(metric.name))
         if "n_items" in needs and self.n_items is None:
             wanted["n_items"] = Scalar("n_unique", item)
         if "rating_range" in needs and self.rating_range is None and rating_range is None:

@@ -50,7 +50,7 @@ from polars_rankeval._finish import finish
 from polars_rankeval._job import Job, UsersArg
 from polars_rankeval._run import PolarsScan, UserFn
 from polars_rankeval._types import STRATEGIES, Strategy, check_choice
-from polars_rankeval._validate import raise_on_problems, value_checks
+from polars_rankeval._validate import raise_on_counts, raise_on_problems, value_checks
 
 _BUCKET = "__prk_bucket"
 _SEED = 0x5EED_2026
@@ -59,6 +59,16 @@ _SEED = 0x5EED_2026
 # suite; the estimate adds a margin and a share per metric.
 BYTES_PER_ROW = 200
 BYTES_PER_METRIC_ROW = 16
+BYTES_PER_ROW_HEAD = 180
+"""The same for a job on the sorted-head path (:func:`polars_rankeval._head.applies`),
+whatever the number of metrics: its per-row work is one sort inside the user
+aggregation. Measured peak RSS of an in-memory evaluate on 10M rows: 60 bytes/row
+with 100 rows per user, 178 with at most 10 (every row then lies in a head, and
+the per-user columns dominate); 5 or 20 metrics: within 1%."""
+_SINK: dict[str, Any] = {"compression": "lz4", "statistics": False}
+"""How the partitioning pass writes the buckets: read back once each, whole, so no
+statistics, and lz4 (about 1.5x the size of zstd, 12% less CPU time for the whole
+evaluation at 100M rows: benchmarks/RESULTS_SCALE.md)."""
 MAX_BUCKETS = 100_000
 """More buckets than this is never useful (each is at least one pass or one file)."""
 MemoryArg = int | str | None
@@ -132,8 +142,12 @@ def choose(
     memory_limit: int,
     n_buckets: int | None,
     in_memory_input: bool,
+    head: bool = False,
 ) -> tuple[Strategy, int]:
-    """Pick the strategy and the number of buckets ``k`` for a memory budget."""
+    """Pick the strategy and the number of buckets ``k`` for a memory budget.
+
+    ``head``: the job runs on the sorted-head path (:data:`BYTES_PER_ROW_HEAD`).
+    """
     check_choice("strategy", strategy, STRATEGIES)
     if n_buckets is not None and (
         isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 1
@@ -149,7 +163,7 @@ def choose(
     if strategy == "memory":
         return "memory", 1
     if n_buckets is None:
-        per_row = BYTES_PER_ROW + BYTES_PER_METRIC_ROW * n_metrics
+        per_row = BYTES_PER_ROW_HEAD if head else BYTES_PER_ROW + BYTES_PER_METRIC_ROW * n_metrics
         need = (n_rows or 0) * per_row
         # At most one bucket per row (a bucket holds whole users: at least one row).
         n_buckets = max(1, min(math.ceil(need / memory_limit), n_rows or 1))
@@ -417,6 +431,7 @@ def _run_buckets(
         source.sink_parquet(
             pl.PartitionBy(work / "input", key={_BUCKET: bucket}, include_key=False),
             mkdir=True,
+            **_SINK,
         )
     todo = list(range(k))
     if mode == "partition":
@@ -428,18 +443,28 @@ def _run_buckets(
     report.message(f"evaluating {len(todo)} buckets")
     partials: dict[str, list[pl.LazyFrame]] = {name: [] for name in job.partial_names}
     for b in todo:
-        part = _bucket_source(source, schema, work, b, bucket, mode)
-        checks = list(value_checks(part, cols, job.by)) if validate else []
+        # The bucket is read once, into memory: the plan reads its rows more than once
+        # (the sorted head, the tie group at the cutoff, the row checks), and a scan
+        # would decode the Parquet (or, for "buckets", filter the whole source) each time.
+        # Its rows are a small part of the bucket's working memory (BYTES_PER_ROW).
+        part = _bucket_source(source, schema, work, b, bucket, mode).collect().lazy()
         users: UsersArg | None = None
         if wanted is not None:
             users = wanted.filter(bucket == b)
-        per_user, bucket_partials = fn(part, users, groups)
+        # The value checks are folded into the sorted-head aggregation when that path
+        # runs (one row of counts appended to `folded`); otherwise they are their own
+        # two queries (value_checks), collected with the plan.
+        folded: list[pl.LazyFrame] = []
+        per_user, bucket_partials = fn(part, users, groups, checks=folded if validate else None)
+        checks = list(value_checks(part, cols, job.by)) if validate and not folded else []
         names = list(bucket_partials)
-        # One collect_all: the checks, the plan and the row count share the scan.
         frames = pl.collect_all(
-            [*checks, per_user, *bucket_partials.values(), part.select(pl.len())]
+            [*folded, *checks, per_user, *bucket_partials.values(), part.select(pl.len())]
         )
-        if validate:
+        if folded:
+            raise_on_counts(frames[0], part, cols, job.by)
+            frames = frames[1:]
+        elif validate:
             raise_on_problems(part, cols, job.by, frames[0], frames[1])
             frames = frames[2:]
         frames[0].write_parquet(work / f"per_user_{b:05d}.parquet")

@@ -18,7 +18,9 @@ turned off (:meth:`polars_rankeval._job.Job.curve_groups`, :func:`polars_rankeva
 
 The ranks must define the positions: :func:`check_ranks` refuses ranks below 1,
 non-integer ranks and two items at the same rank of one user (with absolute positions
-a tie has no meaning), naming the column and an offending value.
+a tie has no meaning), naming the column and an offending value; a repeated rank is
+accepted only when every requested metric reads top-k membership alone
+(:data:`REPEAT_SAFE`: coverage, recall, hit_rate and the counts), as RecTools reads it.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ RankPositions = Literal["relative", "absolute"]
     (gaps closed, equal ranks tied).
 ``"absolute"``
     The ranks are the positions, gaps kept (RecTools): an item at rank 9 is at
-    position 9. Ranks must be distinct integers >= 1 within a user.
+    position 9. Ranks must be integers >= 1, distinct within a user unless every
+    metric reads top-k membership only (:data:`REPEAT_SAFE`).
 """
 
 RANK_POSITIONS: tuple[str, ...] = get_args(RankPositions)
@@ -86,6 +89,23 @@ table of the classification metrics is the number of recommended items ranked wi
 the top k."""
 
 
+REPEAT_SAFE: tuple[str, ...] = (
+    "coverage",
+    "hit_rate",
+    "num_rel",
+    "num_rel_ret",
+    "num_ret",
+    "recall",
+)
+"""The metrics that accept a rank repeated within a user under absolute positions.
+
+They read only whether an item's rank is <= k (membership of the top k), which a rank
+shared by several items still defines, and their values stay within their bounds.
+RecTools reads repeated ranks so (its own ``CatalogCoverage`` test gives user 2 two
+items at rank 1). Order-sensitive metrics (map, mrr, ndcg, ...) and those dividing by k
+(precision: more than k items may share the top k) refuse a repeated rank."""
+
+
 def check_metrics(names: Sequence[tuple[str, str]]) -> None:
     """Refuse metrics not in :data:`ABSOLUTE_METRICS`; ``names``: (spec name, metric)."""
     refused = [metric for spec, metric in names if spec not in ABSOLUTE_METRICS]
@@ -120,12 +140,15 @@ def check_dtype(schema: Any, cols: Columns) -> None:
         raise TypeError(msg)
 
 
-def check_ranks(data: Any, cols: Columns, by: list[str]) -> None:
+def check_ranks(
+    data: Any, cols: Columns, by: list[str], metrics: Sequence[str] | None = None
+) -> None:
     """Refuse ranks below 1, non-integer ranks and a rank repeated within a user.
 
     ``data``: a Polars LazyFrame or a Spark DataFrame. One aggregation over the rows
     and one over (by, user, rank), run at the call (also with ``validate=False``:
-    without them the positions are not defined).
+    without them the positions are not defined). A repeated rank is accepted when
+    every metric of ``metrics`` (registry names) is in :data:`REPEAT_SAFE`.
     """
     rank = cols.rank
     if rank is None:
@@ -150,13 +173,19 @@ def check_ranks(data: Any, cols: Columns, by: list[str]) -> None:
             "rank_positions='absolute' reads ranks as positions"
         )
         raise ValueError(msg)
-    if duplicate is not None:
+    safe = bool(metrics) and all(name in REPEAT_SAFE for name in metrics or ())
+    if duplicate is not None and not safe:
         count, example = duplicate
         where = ", ".join(f"{k}={v!r}" for k, v in example.items())
         msg = (
             f"rank column {rank!r} repeats a rank within a user {count} time(s) (e.g. "
             f"{where}); with rank_positions='absolute' each rank is one position, so "
-            "the ranks of a user must be distinct"
+            "the ranks of a user must be distinct for "
+            f"{', '.join(sorted(set(metrics or ()) - set(REPEAT_SAFE))) or 'these metrics'} "
+            "(RecTools does not check: its MAP then counts the hits of a repeated rank "
+            "once, its NDCG can exceed 1). A repeated rank is accepted when every metric "
+            f"only reads top-k membership ({', '.join(REPEAT_SAFE)}); to read equal "
+            "ranks as tied items use rank_positions='relative' (ties= decides)"
         )
         raise ValueError(msg)
 

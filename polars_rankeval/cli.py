@@ -268,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
             "subtopic for TREC diversity qrels, --truth-format trec-div-qrels or a .div file)"
         ),
     )
+    _add_pool_unjudged(ev)
     ev.add_argument(
         "--by",
         action="append",
@@ -397,6 +398,7 @@ def _add_compare(sub: Any) -> None:
         ),
     )
     cp.add_argument("--by", default="system", metavar="COL", help="system column (default: system)")
+    _add_pool_unjudged(cp)
     cp.add_argument("--baseline", metavar="NAME", help="compare every system with this one")
     cp.add_argument("--test", choices=TESTS, default="randomization", help="default: randomization")
     cp.add_argument(
@@ -444,6 +446,34 @@ def _add_compare(sub: Any) -> None:
         help="report resampling progress on stderr (default: when it is a terminal)",
     )
     cp.set_defaults(handler=_run_compare)
+
+
+def _add_pool_unjudged(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pool-unjudged",
+        nargs="?",
+        const="pooled",
+        default=None,
+        metavar="COL",
+        help=(
+            "read truth relevance < 0 as trec_eval's infAP does: pooled but not judged "
+            "(the relevance becomes unjudged) and add a boolean column COL (default: "
+            "pooled), true for every row judged in the truth, for -m 'inf_ap(pool=COL)' "
+            "('infAP(pool=pooled)' under --conventions trec_eval or ir_measures); "
+            "without it a negative relevance is an error"
+        ),
+    )
+
+
+def _pooled(args: argparse.Namespace, data: pl.LazyFrame, relevance: str) -> pl.LazyFrame:
+    """``--pool-unjudged``: :func:`polars_rankeval.trec.pool_unjudged` on the long frame."""
+    if args.pool_unjudged is None:
+        return data
+    from polars_rankeval.trec import pool_unjudged
+
+    out = pool_unjudged(data, relevance=relevance, pool=args.pool_unjudged)
+    assert isinstance(out, pl.LazyFrame)  # lazy in, lazy out
+    return out
 
 
 def _add_conventions(parser: argparse.ArgumentParser) -> None:
@@ -810,6 +840,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     args.summary = _summary_form(args)
     _progress("reading ...")
     data, by = load_data(args)
+    data = _pooled(args, data, _column_options(args, joined=True)["relevance"])
     _progress(f"evaluating {len(metrics)} metric(s) ...")
     result = evaluate(
         data,
@@ -1000,17 +1031,25 @@ def describe_metric(spec: MetricSpec, width: int) -> str:
         *para(spec.definition),
         "",
     ]
-    if spec.params:
+    rows = [(p.name, _fmt_option(p.default), p.values, p.doc) for p in spec.params.values()]
+    if spec.scope == "user":  # the one option every per-user metric takes (_aggregate)
+        from polars_rankeval import _aggregate
+
+        choices = [a for a in _aggregate.USER_AGGREGATES if a != "pooled" or spec.name in
+                   _aggregate.POOLED]  # fmt: skip
+        doc = "the aggregation over users (mean, or a global value: see the README's grammar)"
+        rows.append((_aggregate.OPTION, _aggregate.DEFAULT, " | ".join(choices), doc))
+    if rows:
         lines.append("options (name, default, values):")
-        name_w = max(len(p.name) for p in spec.params.values())
-        default_w = max(len(_fmt_option(p.default)) for p in spec.params.values())
-        for p in spec.params.values():
-            head = f"  {p.name.ljust(name_w)}  {_fmt_option(p.default).ljust(default_w)}  "
+        name_w = max(len(r[0]) for r in rows)
+        default_w = max(len(r[1]) for r in rows)
+        for name, default, values, doc in rows:
+            head = f"  {name.ljust(name_w)}  {default.ljust(default_w)}  "
             # Long choice lists continue under the first value, split at the bars.
-            rest = textwrap.wrap(p.values, max(width - len(head), 20), break_on_hyphens=False)
+            rest = textwrap.wrap(values, max(width - len(head), 20), break_on_hyphens=False)
             lines += [head + rest[0], *(" " * len(head) + line for line in rest[1:])]
-            if p.doc:
-                lines += ["      " + line for line in textwrap.wrap(p.doc, max(wrap - 4, 20))]
+            if doc:
+                lines += ["      " + line for line in textwrap.wrap(doc, max(wrap - 4, 20))]
     else:
         lines.append("options: none")
     ties = spec.tie_policies
@@ -1146,7 +1185,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     else:
         metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
         rules = {"ties": args.ties, "users": args.users, "empty": args.empty}
-    data = _compare_data(args)
+    data = _pooled(args, _compare_data(args), "relevance")
     result = compare(
         data,
         metrics,
@@ -1395,8 +1434,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             _silence_stdout()
             return 0
         except (ValueError, TypeError, OSError, pl.exceptions.PolarsError) as exc:
-            print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+            print(f"{PROG}: error: {_one_line(exc)}{_pool_hint(args, exc)}", file=sys.stderr)
             return 2
+
+
+def _pool_hint(args: argparse.Namespace, exc: BaseException) -> str:
+    """Point to --pool-unjudged where an error is about trec_eval's pooled judgments."""
+    if not hasattr(args, "pool_unjudged") or args.pool_unjudged is not None:
+        return ""
+    text = str(exc)
+    pooled = "(read by a requested metric) not found" in text and any(
+        "pool=" in m for m in args.metrics or []
+    )
+    if "pool_unjudged" in text or pooled:
+        return (
+            "; on the command line, --pool-unjudged [COL] reads relevance < 0 as pooled "
+            "but not judged (and adds the pool column COL, default pooled)"
+        )
+    return ""
 
 
 def _silence_stdout() -> None:

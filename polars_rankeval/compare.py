@@ -101,7 +101,9 @@ def compare(
         :func:`polars_rankeval.evaluate`); a LazyFrame is executed.
     metrics
         Per-user metrics (global metrics such as ``global_auc`` or ``coverage`` have
-        no per-user value and are refused).
+        no per-user value and are refused, and so are metrics with an ``aggregate=``
+        option other than the mean, e.g. ``num_ret(aggregate=sum)``: the tests are of
+        the mean of paired per-user values).
     by
         The column that names the systems.
     baseline
@@ -592,7 +594,20 @@ def _check_options(
 def _refuse_global(
     schema: pl.Schema, metrics: MetricsArg, by: str, options: dict[str, Any]
 ) -> None:
-    items = [m.name for m in parse_metrics(metrics) if m.spec.scope == "item"]
+    parsed = parse_metrics(metrics)
+    own = [m for m in parsed if m.aggregate != "mean"]
+    if own:
+        plain = own[0].spec.name + (f"@{own[0].k}" if own[0].k is not None else "")
+        msg = (
+            f"metric(s) {', '.join(m.name for m in own)} are aggregated over users by "
+            "their aggregate= option, not by the mean: compare's paired tests, means, "
+            "differences and intervals are of the mean of per-user values. Compare the "
+            f"per-user values without the option (e.g. {parse_metrics(plain)[0].name!r}; "
+            "for aggregate=sum, over paired users the sum is n_users x the mean, the same "
+            "test), or evaluate the aggregate per system with evaluate(by=...)"
+        )
+        raise ValueError(msg)
+    items = [m.name for m in parsed if m.spec.scope == "item"]
     if items:
         msg = (
             f"metric(s) {', '.join(items)} have one value per item, not per user, so there "

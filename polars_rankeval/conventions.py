@@ -157,9 +157,21 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "num_ret",
-                None,
-                note="trec_eval reports the sum over queries; evaluate averages "
-                "(use evaluate's num_ret and multiply by n_users, or polars-rankeval trec-eval)",
+                "num_ret(aggregate=sum)",
+                "none",
+                "the all line sums over the queries (aggregate=sum)",
+            ),
+            Mapped(
+                "num_rel",
+                "num_rel(aggregate=sum)",
+                "none",
+                "the all line sums over the queries (aggregate=sum)",
+            ),
+            Mapped(
+                "num_rel_ret",
+                "num_rel_ret(aggregate=sum)",
+                "none",
+                "the all line sums over the queries (aggregate=sum)",
             ),
         ),
         (
@@ -253,8 +265,33 @@ _PRESETS: tuple[Convention, ...] = (
                 "says 'as P@k'); ties by doc id ascending, so Judged@k needs ties='item_asc'",
                 ties="item_asc",
             ),
-            Mapped("NumRet", None, note="aggregated as a sum over queries; evaluate averages"),
-            Mapped("NumRel", None, note="aggregated as a sum over queries; evaluate averages"),
+            Mapped(
+                "NumRet",
+                "num_ret(aggregate=sum)",
+                "none",
+                "summed over the queries (aggregate=sum); a query without results adds 0",
+            ),
+            Mapped(
+                "NumRet(rel=1)",
+                "num_rel_ret(aggregate=sum)",
+                "none",
+                "NumRelRet: relevant retrieved documents summed over the queries",
+            ),
+            Mapped(
+                "NumRelRet",
+                "num_rel_ret(aggregate=sum)",
+                "none",
+                "= NumRet(rel=1), summed over the queries",
+            ),
+            Mapped(
+                "NumRel",
+                "num_rel(aggregate=sum)",
+                "none",
+                "summed over the queries with results: pytrec_eval fills a qrels query "
+                "missing from the run with 0 for every measure, NumRel included, so the "
+                "sum is over users='both'",
+                users="both",
+            ),
             _ndeval("alpha_nDCG", "alpha_ndcg", "required"),
             _ndeval("alpha_DCG", "alpha_ndcg(normalize=ideal_ideal)", "required", _AT1),
             _ndeval("ERR_IA", "err_ia", "required", _AT1),
@@ -279,8 +316,13 @@ _PRESETS: tuple[Convention, ...] = (
         "expected",
         "RecTools reads explicit ranks (pass rank=) as absolute positions, gaps kept "
         "(an item at rank 9 is outside k=3): the preset sets rank_positions='absolute' "
-        "(distinct integer ranks >= 1 per user; RecTools does not reject a repeated rank, "
-        "the preset does). Given scores instead, tied scores take the expectation",
+        "(integer ranks >= 1). RecTools does not reject a rank repeated within a user: "
+        "the preset accepts one when every requested metric reads only top-k membership "
+        "(Recall, HitRate, CatalogCoverage, the counts: RecTools' own CatalogCoverage "
+        "test gives user 2 two items at rank 1) and refuses it otherwise, where "
+        "RecTools' numbers are artefacts (MAP counts the precision of a repeated rank "
+        "once for all its hits, NDCG gives each item the full weight and can exceed 1, "
+        "Precision can exceed 1). Given scores instead, tied scores take the expectation",
         "skip",
         "truth",
         (
@@ -329,6 +371,14 @@ _PRESETS: tuple[Convention, ...] = (
                 "beta=1; precision hits / k; for another beta use fbeta(beta=b, denominator=k)",
             ),
             Mapped("PartialAUC", None, note="partial AUC up to the k-th negative: no metric"),
+            Mapped(
+                "Intersection",
+                None,
+                note="|top k ∩ top ref_k of a reference list| / |top ref_k of the "
+                "reference|: the denominator counts reference items that are not "
+                "recommended, which the long frame does not hold (unexpectedness's base "
+                "rank column is read on recommended rows only)",
+            ),
             Mapped("PAP", None, note="no metric"),
             Mapped(
                 "MeanInvUserFreq",
@@ -516,7 +566,15 @@ _PRESETS: tuple[Convention, ...] = (
                 ties="item_asc",
                 users="both",
             ),
-            Mapped("auc", None, note="pooled over the (user, item) rows of both tables"),
+            Mapped(
+                "auc",
+                "auc(aggregate=pooled)",
+                "none",
+                "roc_auc_score over the (user, item) rows of both tables (inner merge), "
+                "pooled over the users: the rows with a score and a relevance; the rating "
+                "must be 0/1 (roc_auc_score refuses other labels; here relevance >= rel "
+                "is positive); tied scores count 1/2 (ties='expected')",
+            ),
             Mapped(
                 "catalog_coverage",
                 "coverage(outside_catalog=count)",
@@ -685,7 +743,14 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("recall", "recall", "required"),
             Mapped("ndcg", "ndcg", "required", "binary gain: 0/1 relevance"),
             Mapped("precision", "precision", "required"),
-            Mapped("gauc", None, note="per-user AUC weighted by #positives: no aggregation"),
+            Mapped(
+                "gauc",
+                "auc(aggregate=relevant_weighted)",
+                "none",
+                "per-user AUC over every candidate (tied scores take the mean rank: "
+                "ties='expected'), weighted by the user's #positives; users without a "
+                "positive or without a negative are left out (empty='skip')",
+            ),
             Mapped(
                 "itemcoverage",
                 "coverage(outside_catalog=count)",
@@ -734,7 +799,16 @@ _PRESETS: tuple[Convention, ...] = (
                 users="both",
             ),
             Mapped("NDCG", "ndcg(idcg=all)", "required", "ideal over every click, not cut"),
-            Mapped("AUC", None, note="pooled over users (global), one row per matched pair"),
+            Mapped(
+                "AUC",
+                "auc(aggregate=pooled)",
+                "none",
+                "roc_auc_score over the matched (user, item) rows of actual and predicted, "
+                "pooled over the users (the rows with a score and a relevance); NaN with "
+                "one class only (here null); tied scores count 1/2 (ties='expected'). "
+                "AUC with k pools each user's top k: not reproduced (which rows of a tie "
+                "group straddling k enter the pool depends on pandas' sort)",
+            ),
             Mapped("CTR", None, note="use the ctr metric directly; inputs differ"),
             Mapped(
                 "IntraListDiversity(metric=jaccard)",
@@ -829,9 +903,11 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("dcg_score", "dcg", "optional"),
             Mapped(
                 "average_precision_score",
-                None,
-                note="a tie group is one threshold (constant scores give the positive "
-                "rate): no tie policy reproduces it; on tie-free data it equals map",
+                "map(tie_group=threshold)",
+                "none",
+                "a tie group of scores is one threshold (constant scores give the positive "
+                "rate): each positive gets the precision at the end of its group, whatever "
+                "ties=; a row without a positive scores 0 (sklearn warns)",
             ),
         ),
         ("Every column of a row is a candidate: give every (user, item) a score.",),
@@ -865,9 +941,11 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "MAP",
-                None,
-                note="tied items take the maximum rank: no tie policy reproduces it "
-                "(on tie-free data it equals map)",
+                "map(tie_group=threshold)",
+                "none",
+                "tied items take the maximum rank (rankdata 'max'): the precision at the "
+                "end of the tie group, as scikit-learn's average_precision_score, whatever "
+                "ties=; mean over the user's positives among the candidates",
             ),
             Mapped("NCRR", None, note="no metric"),
         ),

@@ -5,6 +5,11 @@ Grammar: ``name[(key=value,...)][@k]``, for example ``ndcg@10``,
 form sorts the parameters, leaves defaults out, and names the output column; it
 round-trips through :func:`parse_metric`.
 
+Every per-user metric also takes ``aggregate=`` (``num_ret(aggregate=sum)``), the
+aggregation over users, declared once for all of them in
+:mod:`polars_rankeval._aggregate`; it is a field of :class:`Metric`, not an option of
+the kernel.
+
 The cutoff may also be a list or a range of cutoffs, ``ndcg@[1,5,10]``, ``ndcg@1..100``
 or both (``ndcg@[1..10,20,50]``): :func:`expand_metric` turns it into one metric per
 cutoff (canonical names ``ndcg@1``, ``ndcg@5``, ...), which ``evaluate`` computes in one
@@ -26,6 +31,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 
 import polars as pl
 
+from polars_rankeval import _aggregate
 from polars_rankeval._features import Features
 from polars_rankeval._ties import POLICIES, Capability, Ties, check_supported, supported
 from polars_rankeval._types import make_columns
@@ -336,6 +342,9 @@ class Metric:
     k: int | None
     options: tuple[tuple[str, Any], ...]
     cutoffs: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    aggregate: str = "mean"
+    """How the users' values are aggregated (``aggregate=`` in the grammar; see
+    :mod:`polars_rankeval._aggregate`): not an option of the kernel."""
 
     @property
     def base_name(self) -> str:
@@ -350,6 +359,8 @@ class Metric:
             for key, value in self.options
             if value != self.spec.params[key].default
         ]
+        if self.aggregate != _aggregate.DEFAULT:
+            shown.append(f"{_aggregate.OPTION}={self.aggregate}")
         text = self.spec.name
         if shown:
             text += "(" + ",".join(sorted(shown)) + ")"
@@ -360,6 +371,8 @@ class Metric:
     def plan(self, features: Features) -> pl.Expr | FramePlan | GlobalPlan:
         """The kernel's output: an expression over one user's rows, or a sub-plan."""
         self.spec.check_ties(features.tie)
+        if self.aggregate != _aggregate.DEFAULT:
+            return _aggregate.plan(self, features)
         out = self.spec.kernel(features, self.k, **dict(self.options))
         if isinstance(out, pl.Expr):
             return out.cast(pl.Float64).alias(self.name)
@@ -493,7 +506,7 @@ def register(
             higher_is_better,
             bounds if bounds is not None else ((0.0, 1.0) if normalized else (0.0, None)),
             inspect.cleandoc(doc) if doc else "",
-            (public or Public()) if doc else None,
+            _public(public, kernel) if doc else None,
             check,
         )
         _REGISTRY[name] = spec
@@ -502,6 +515,20 @@ def register(
         return kernel
 
     return decorate
+
+
+def _public(public: Public | None, kernel: Kernel) -> Public:
+    """The public function's declaration, without the kernel's plan-only options.
+
+    A kernel may name options that need the whole plan of ``evaluate`` (a sub-plan),
+    which a stand-alone expression cannot give, in ``__prk_plan_options__`` (see
+    :func:`polars_rankeval.metrics._sampled.correctable`).
+    """
+    out = public or Public()
+    plan_only = tuple(getattr(kernel, "__prk_plan_options__", ()))
+    if plan_only:
+        out = dataclasses.replace(out, omit=(*out.omit, *plan_only))
+    return out
 
 
 def _probe_needs(
@@ -545,7 +572,15 @@ def register_curve(name: str) -> Callable[[CurveKernel], CurveKernel]:
 
     def decorate(kernel: CurveKernel) -> CurveKernel:
         spec = _REGISTRY[name]
-        _REGISTRY[name] = dataclasses.replace(spec, curve=kernel)
+        plan_only = tuple(getattr(spec.kernel, "__prk_plan_options__", ()))
+        curve = kernel
+        if plan_only:  # at their defaults here: a sub-plan is never a curve
+
+            def curve(features: Features, ks: tuple[int, ...], **options: Any) -> CurvePlan:
+                kept = {key: v for key, v in options.items() if key not in plan_only}
+                return kernel(features, ks, **kept)
+
+        _REGISTRY[name] = dataclasses.replace(spec, curve=curve)
         return kernel
 
     return decorate
@@ -586,9 +621,16 @@ def bind(name: str, k: int | None = None, **options: Any) -> Metric:
         if k <= 0:
             msg = f"cutoff k of metric {spec.name!r} must be a positive integer, got {k}"
             raise ValueError(msg)
+    options = dict(options)
+    aggregate = _aggregate.DEFAULT
+    if _aggregate.OPTION in options and _aggregate.OPTION not in spec.params:
+        aggregate = _aggregate.check(
+            spec.name, spec.scope, spec.takes_k, options.pop(_aggregate.OPTION), k
+        )
     for key in options:
         if key not in spec.params:
-            valid = ", ".join(sorted(spec.params)) or "none"
+            extra = [_aggregate.OPTION] if spec.scope == "user" else []
+            valid = ", ".join(sorted([*spec.params, *extra])) or "none"
             msg = f"unknown parameter {key!r} for metric {spec.name!r}; valid parameters: {valid}"
             raise ValueError(msg)
     values = {
@@ -597,7 +639,7 @@ def bind(name: str, k: int | None = None, **options: Any) -> Metric:
     }
     if spec.check is not None:
         spec.check(spec.name, values)
-    return Metric(spec, k, tuple(sorted(values.items())))
+    return Metric(spec, k, tuple(sorted(values.items())), aggregate=aggregate)
 
 
 _GRAMMAR = re.compile(

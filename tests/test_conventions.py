@@ -316,8 +316,8 @@ def test_conventions_table() -> None:
 
 
 def test_refused_and_unknown_metrics_say_why() -> None:
-    with pytest.raises(ValueError, match="auc cannot be reproduced: pooled"):
-        prk.evaluate(HIVEMALL, ["auc"], conventions="recommenders")
+    with pytest.raises(ValueError, match=r"IntraListDiversity\(metric=jaccard\) cannot be"):
+        prk.evaluate(HIVEMALL, ["IntraListDiversity(metric=jaccard)@2"], conventions="jurity")
     with pytest.raises(ValueError, match="RecTools has no metric 'ndcg_burges'"):
         prk.evaluate(HIVEMALL, ["ndcg_burges@5"], conventions="rectools")
     with pytest.raises(ValueError, match="needs a cutoff"):
@@ -692,8 +692,8 @@ def test_coverage_presets() -> None:
     )
     assert out[:, 0].item() == pytest.approx(0.8)
     # RecTools CatalogCoverage(normalize=True) counts items outside the catalog: the same
-    # lists against a catalog of 2 items give 4 / 2 (RecTools' tests/metrics/test_catalog.py
-    # repeats a rank within a user, which absolute positions refuse).
+    # lists against a catalog of 2 items give 4 / 2 (RecTools' own vector, which repeats a
+    # rank within a user, is in tests/test_repeated_ranks.py).
     ranked = reco.with_columns(rank=3.0 - pl.col("score")).drop("score")
     out = prk.evaluate(
         ranked,
@@ -1433,9 +1433,10 @@ def test_cornac_runs_match_per_user() -> None:
     df = pl.DataFrame(rows, schema=["user", "item", "score", "relevance"], orient="row")
     names = ["Precision@3", "Recall@5", "NDCG@4", "NDCG", "HitRatio@2", "FMeasure@3", "MRR"]
     ours = per_user(df, names, "cornac")
-    # The preset refuses MAP (Cornac's tied items take the maximum rank); on tie-free
-    # scores it is plain map.
+    # MAP (tied items take the maximum rank) is map(tie_group=threshold); on tie-free
+    # scores it is plain map too. Tied scores: tests/test_ap_threshold.py.
     plain_map = prk.evaluate(df, "map", per_user=True)
+    cornac_map = per_user(df, ["MAP"], "cornac")
     auc = per_user(df, ["AUC"], "cornac", ties="pessimistic")
     classes = {
         "Precision@3": metrics.Precision(k=3),
@@ -1461,6 +1462,8 @@ def test_cornac_runs_match_per_user() -> None:
             assert row[f"{name}[cornac]"] == pytest.approx(theirs), (name, user)
         theirs = metrics.MAP().compute(item_indices=items, pd_scores=scores, gt_pos=positives)
         assert plain_map.filter(pl.col("user") == user)["map"].item() == pytest.approx(theirs)
+        got = cornac_map.filter(pl.col("user") == user)["MAP[cornac]"].item()
+        assert got == pytest.approx(theirs, abs=1e-12)
         if positives.size < items.size:
             theirs = metrics.AUC().compute(item_indices=items, pd_scores=scores, gt_pos=positives)
             got = auc.filter(pl.col("user") == user)["AUC[cornac]"].item()

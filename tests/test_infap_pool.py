@@ -9,6 +9,7 @@ tied scores.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -157,3 +158,91 @@ def test_pool_unjudged_errors_and_lazy() -> None:
     # A pool column that does not exist is named.
     with pytest.raises(ValueError, match="column 'pool' \\(read by a requested metric\\)"):
         prk.evaluate(frame.with_columns(relevance=pl.lit(1)), "inf_ap(pool=pool)", ties="item_desc")
+
+
+def test_command_line_pool_unjudged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--pool-unjudged: TREC files with qrels -1 through evaluate and compare, as
+    trec_eval's infAP (the trec-eval command reads -1 so already) and pytrec_eval."""
+    from polars_rankeval.cli import main
+
+    qrels, run = random_pooled(5)
+    qrels_path, run_path, other_path = (tmp_path / n for n in ("q.qrels", "a.run", "b.run"))
+    qrels_path.write_text(
+        "".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items())
+    )
+    for path, shift in ((run_path, 0.0), (other_path, 0.5)):
+        lines = [
+            f"{q} Q0 {d} 0 {s + shift * (i % 2)} t\n"
+            for q, docs in run.items()
+            for i, (d, s) in enumerate(docs.items())
+        ]
+        path.write_text("".join(lines))
+    # Without the flag the negative judgments are refused, naming the way out.
+    args = ["--recs", str(run_path), "--truth", str(qrels_path), "-m", "inf_ap(pool=pooled)"]
+    assert main([*args, "--ties", "item_desc"]) == 2
+    assert "--pool-unjudged [COL] reads relevance < 0" in capsys.readouterr().err
+    assert main([*args[:4], "-m", "inf_ap", "--ties", "item_desc"]) == 2
+    err = capsys.readouterr().err
+    assert "negative value(s)" in err
+    assert "--pool-unjudged [COL] reads relevance < 0" in err
+    assert (
+        main(
+            [
+                *args,
+                "--ties",
+                "item_desc",
+                "--empty",
+                "zero",
+                "--pool-unjudged",
+                "--per-user",
+                "-",
+                "--format",
+                "csv",
+            ]
+        )
+        == 0
+    )
+    ours = pl.read_csv(capsys.readouterr().out.encode(), schema_overrides={"user": pl.String})
+    assert main(["trec-eval", "-q", "-m", "infAP", str(qrels_path), str(run_path)]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    theirs = {q: float(v) for _, q, v in lines if q != "all"}
+    got = dict(zip(ours["user"], ours["inf_ap(pool=pooled)"], strict=True))
+    assert set(got) <= set(theirs)
+    assert all(theirs[q] == 0.0 for q in set(theirs) - set(got))  # all-negative queries
+    assert [got[q] for q in sorted(got)] == pytest.approx(
+        [theirs[q] for q in sorted(got)], abs=1e-4
+    )
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    exact = pytrec_eval.RelevanceEvaluator(qrels, {"infAP"}).evaluate(run)
+    assert [got[q] for q in sorted(got)] == pytest.approx(
+        [exact[q]["infAP"] for q in sorted(got)], rel=1e-9
+    )
+    # The preset's name, a pool column of another name, and compare.
+    conv = [*args[:4], "-m", "infAP(pool=pooled)", "--conventions", "trec_eval"]
+    assert main([*conv, "--pool-unjudged", "--format", "csv"]) == 0
+    value = float(capsys.readouterr().out.splitlines()[1].split(",")[0])
+    assert value == pytest.approx(sum(got.values()) / len(got), rel=1e-12)
+    named = [*args[:4], "-m", "inf_ap(pool=judged_pool)", "--ties", "item_desc", "--empty", "zero"]
+    assert main([*named, "--pool-unjudged", "judged_pool", "--format", "csv"]) == 0
+    assert float(capsys.readouterr().out.splitlines()[1].split(",")[0]) == pytest.approx(value)
+    compared = [
+        "compare",
+        "--qrels",
+        str(qrels_path),
+        "--run",
+        str(run_path),
+        "--run",
+        str(other_path),
+        "-m",
+        "inf_ap(pool=pooled)",
+        "--ties",
+        "item_desc",
+        "--empty",
+        "zero",
+        "--pool-unjudged",
+        "--format",
+        "csv",
+    ]
+    assert main(compared) == 0
+    out = pl.read_csv(capsys.readouterr().out.encode())
+    assert out["baseline_mean"][0] == pytest.approx(value, rel=1e-12)

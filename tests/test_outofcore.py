@@ -7,6 +7,7 @@ rounding of floating-point sums, whose order follows Polars' chunking and thread
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import signal
@@ -14,7 +15,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -258,6 +261,46 @@ def test_choose_picks_strategy_and_buckets_from_the_budget() -> None:
     )
 
 
+def test_the_sorted_head_path_has_its_own_estimate() -> None:
+    base = {"n_buckets": None, "in_memory_input": False, "head": True}
+    # 180 bytes per row whatever the number of metrics: 1000 rows need 180,000 bytes
+    for n_metrics in (1, 5, 30):
+        assert choose("auto", n_rows=1000, n_metrics=n_metrics, memory_limit=180_000, **base) == (
+            "memory",
+            1,
+        )
+        assert choose("auto", n_rows=1000, n_metrics=n_metrics, memory_limit=18_000, **base) == (
+            "partition",
+            10,
+        )
+    # 10**9 rows in 2 GB: 1.8e11 / 2e9 = 90 buckets (280 bytes per row: 140)
+    assert choose("auto", n_rows=10**9, n_metrics=5, memory_limit=2 * 10**9, **base) == (
+        "partition",
+        90,
+    )
+    base["head"] = False
+    assert choose("auto", n_rows=10**9, n_metrics=5, memory_limit=2 * 10**9, **base) == (
+        "partition",
+        140,
+    )
+
+
+def test_auto_uses_the_head_estimate_for_head_jobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    df = tied_frame(24, n_users=40).drop("system").unique(["user", "item"])
+    df.write_parquet(tmp_path / "run.parquet")
+    lf = pl.scan_parquet(tmp_path / "run.parquet")
+    limit = df.height * 180 // 4 + 1  # 4 buckets at 180 bytes/row
+    prk.evaluate(lf, HEAD_SUITE, memory_limit=limit, progress=True).collect()
+    assert "writing the input in 4 buckets" in capsys.readouterr().err
+    # off the head path (ndcg has no cutoff): 200 + 16 x 2 metrics = 232 bytes/row
+    k = math.ceil(df.height * 232 / limit)
+    assert k == 6
+    prk.evaluate(lf, ["map@3", "ndcg"], memory_limit=limit, progress=True).collect()
+    assert f"writing the input in {k} buckets" in capsys.readouterr().err
+
+
 def test_memory_strategy_keeps_a_lazyframe_lazy() -> None:
     lf = random_frame(2).lazy()
     out = prk.evaluate(lf, "map", strategy="memory", validate=False)
@@ -304,9 +347,9 @@ def test_buckets_are_capped_by_the_number_of_users(
     calls = []
     real = _outofcore.value_checks
 
-    def counted(*args: object, **kwargs: object) -> object:
+    def counted(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(_outofcore, "value_checks", counted)
     df = pl.DataFrame(
@@ -406,3 +449,134 @@ def test_deferred_signals_hold_a_second_interrupt_until_the_clean_up_is_done(
     assert not _outofcore._PENDING
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+# ------------------------------------------------- the sorted-head path, bucket by bucket
+HEAD_SUITE = ["ndcg@3", "map@4", "mrr@2", "precision@3", "recall@5", "ndcg@10"]
+"""Metrics the sorted-head path evaluates (``_head.applies``): cutoffs below, at and
+beyond the head's tie margin, on lists of 1 to 14 rows."""
+
+
+def tied_frame(seed: int, n_users: int = 30) -> pl.DataFrame:
+    """Two systems, string ids, scores on a 3-value grid (long tie groups at every
+    cutoff, some reaching past the head), some unjudged rows and users without rows."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for system in ("a", "b"):
+        sizes = rng.integers(1, 15, n_users)
+        user = np.repeat(np.arange(n_users), sizes)
+        frames.append(
+            pl.DataFrame(
+                {
+                    "system": system,
+                    "user": [f"u{u}" for u in user],
+                    "item": np.concatenate([rng.permutation(40)[:s] for s in sizes]),
+                    "score": rng.integers(0, 3, user.size) / 2,
+                    "relevance": rng.choice([0, 1, 2, -9], user.size, p=[0.5, 0.2, 0.2, 0.1]),
+                }
+            ).with_columns(pl.col("relevance").replace(-9, None))  # -9: unjudged
+        )
+    return pl.concat(frames).filter(
+        (pl.col("system") == "a") | (pl.col("user") != "u4")  # u4: system a only
+    )
+
+
+def test_head_suite_runs_on_the_sorted_head_path_in_every_bucket(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from polars_rankeval import _head
+
+    calls: list[int] = []
+    real = _head.per_user
+
+    def counted(*args: Any, **kwargs: Any) -> pl.LazyFrame:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_head, "per_user", counted)
+    for ties in ("expected", "item_desc"):
+        calls.clear()
+        prk.evaluate(
+            tied_frame(20), HEAD_SUITE, by="system", ties=ties, strategy="partition", n_buckets=3
+        )
+        assert len(calls) == 3, ties
+
+
+@pytest.mark.parametrize("ties", ["expected", "item_desc"])
+@pytest.mark.parametrize("users", ["truth", "all", ["u1", "u4", "u17", "nobody"]])
+@pytest.mark.parametrize(("strategy", "k"), [("buckets", 4), ("partition", 1), ("partition", 6)])
+def test_head_path_buckets_equal_memory_with_ties(
+    ties: str, users: object, strategy: str, k: int
+) -> None:
+    df = tied_frame(21)
+    options = {"ties": ties, "by": "system", "users": users}
+    for per_user in (False, True):
+        expected = prk.evaluate(df, HEAD_SUITE, per_user=per_user, strategy="memory", **options)
+        got = prk.evaluate(
+            df, HEAD_SUITE, per_user=per_user, strategy=strategy, n_buckets=k, **options
+        )
+        assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
+    assert not expected.is_empty()
+
+
+def test_head_path_buckets_from_parquet_equal_memory(tmp_path: Path) -> None:
+    df = tied_frame(22, n_users=50)
+    df.write_parquet(tmp_path / "run.parquet")
+    lf = pl.scan_parquet(tmp_path / "run.parquet")
+    expected = prk.evaluate(df, HEAD_SUITE, by="system")
+    got = prk.evaluate(lf, HEAD_SUITE, by="system", strategy="partition", n_buckets=7)
+    assert_frame_equal(got.collect(), expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def _error(data: pl.DataFrame, metrics: list[str], **options: object) -> str:
+    with pytest.raises(ValueError, match=r"\S") as info:
+        prk.evaluate(data, metrics, **options)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "problem", ["duplicate", "nan_score", "null_user", "null_item", "negative_relevance"]
+)
+@pytest.mark.parametrize("strategy", ["buckets", "partition"])
+def test_folded_checks_per_bucket_raise_the_in_memory_message(
+    problem: str, strategy: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from polars_rankeval import _outofcore
+
+    df = tied_frame(23).drop("system")
+    df = df.unique(["user", "item"], keep="first").sort("user", "item")
+    row = pl.col("user") == "u7"
+    bad = {
+        "duplicate": pl.concat([df, df.filter(row).head(1)]),
+        "nan_score": df.with_columns(
+            pl.when(row).then(float("nan")).otherwise(pl.col("score")).alias("score")
+        ),
+        "null_user": df.with_columns(
+            pl.when(row).then(None).otherwise(pl.col("user")).alias("user")
+        ),
+        "null_item": df.with_columns(
+            pl.when(row).then(None).otherwise(pl.col("item")).alias("item")
+        ),
+        "negative_relevance": df.with_columns(
+            pl.when(row).then(-1).otherwise(pl.col("relevance")).alias("relevance")
+        ),
+    }[problem]
+    expected = _error(bad, HEAD_SUITE, strategy="memory")
+    # The folded counts, not the separate check queries, find the problem in a bucket.
+    calls: list[int] = []
+    real = _outofcore.value_checks
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_outofcore, "value_checks", counted)
+    assert _error(bad, HEAD_SUITE, strategy=strategy, n_buckets=5) == expected
+    assert calls == []
+    # clean data passes; a metric off the head path (no cutoff) runs the check queries
+    prk.evaluate(df, HEAD_SUITE, strategy=strategy, n_buckets=5)
+    assert calls == []
+    assert _error(bad, ["map"], strategy=strategy, n_buckets=5) == _error(
+        bad, ["map"], strategy="memory"
+    )
+    assert calls

@@ -17,11 +17,13 @@ from polars_rankeval._features import Features, comb_ratio
 from polars_rankeval.metrics._common import (
     Rel,
     defined_if,
+    f64,
     hits,
     list_size,
     num_relevant,
     safe_div,
 )
+from polars_rankeval.metrics._sampled import correctable
 from polars_rankeval.registry import Interval, register
 
 PrecisionDenominator = Annotated[
@@ -33,6 +35,12 @@ APDenominator = Annotated[
     "divide by #relevant (trec_eval map), min(k, #relevant) (Jurity, RePlay, RecBole), "
     "k (RecTools divide_by_k), the hits in the top k (Hivemall, torchmetrics AP@k) or "
     "min(#relevant, k, #recommended) (LensKit)",
+]
+APTieGroup = Annotated[
+    Literal["ordered", "threshold"],
+    "a tie group of scores is ordered by the tie policy (ordered) or is one threshold: "
+    "each relevant item gets the precision at the end of its group (scikit-learn "
+    "average_precision_score, Cornac MAP; no cutoff)",
 ]
 AUCDegenerate = Annotated[
     Literal["zero_one", "half", "zero"],
@@ -98,6 +106,7 @@ Mult = Annotated[
     (0.5, 0.0)
     """,
 )
+@correctable("precision")
 def _precision(
     f: Features, k: int | None, *, rel: Rel = 1.0, denominator: PrecisionDenominator = "k"
 ) -> pl.Expr:
@@ -135,6 +144,7 @@ def _precision(
     └──────────┴──────────┘
     """,
 )
+@correctable("recall")
 def _recall(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     n_rel = num_relevant(f, rel)
     return defined_if(n_rel > 0, hits(f, k, rel) / n_rel)
@@ -193,6 +203,7 @@ def _f1(
     0.333333
     """,
 )
+@correctable("hit_rate")
 def _hit_rate(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
     n, j, a = f.n, f.j, f.a
@@ -340,6 +351,7 @@ def _r_precision_cut(
     0.5
     """,
 )
+@correctable("mrr")
 def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
     if not f.expected:
@@ -374,7 +386,10 @@ def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
         "RetrievalMAP(top_k); 0 without a hit) or by min(#relevant, k, #recommended) "
         "(denominator=min_list_relevant: LensKit AveragePrecision, whose truncated list "
         "may be shorter than k). Without @k, relevant, min_k_relevant and k divide by "
-        "#relevant."
+        "#relevant. tie_group=threshold (no @k) reads a tie group of scores as one "
+        "threshold: a relevant item's precision is (#relevant scored >= its score) / "
+        "(#items scored >= its score), whatever ties= says (scikit-learn "
+        "average_precision_score; Cornac MAP, whose tied items take the maximum rank)."
     ),
     doc="""
     Average precision at k; its mean over users is MAP.
@@ -389,11 +404,27 @@ def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0], "relevance": [1, 0, 1, 1, 0]})
     >>> df.select(prk.map()).item() == (1 + 2 / 3 + 3 / 4) / 3
     True
+
+    With ``tie_group="threshold"`` a tie group is one threshold (scikit-learn's
+    ``average_precision_score``, Cornac's MAP): B, C and D tied, each relevant item
+    of the group gets the precision at its end, 3/4.
+
+    >>> tied = df.with_columns(score=pl.Series([5.0, 3.0, 3.0, 3.0, 1.0]))
+    >>> tied.select(prk.map(tie_group="threshold")).item() == (1 + 3 / 4 + 3 / 4) / 3
+    True
     """,
 )
+@correctable("map")
 def _map(
-    f: Features, k: int | None, *, rel: Rel = 1.0, denominator: APDenominator = "relevant"
+    f: Features,
+    k: int | None,
+    *,
+    rel: Rel = 1.0,
+    denominator: APDenominator = "relevant",
+    tie_group: APTieGroup = "ordered",
 ) -> pl.Expr:
+    if tie_group == "threshold":
+        return _map_threshold(f, k, rel, denominator)
     # A relevant item in tie group [a, a+n-1] holding r relevant, with `above` relevant
     # items before the group, sits at p uniform on the group; the other r-1 relevant
     # items of the group precede it with probability (p-a)/(n-1). So
@@ -421,6 +452,41 @@ def _map(
     else:
         den = pl.min_horizontal(n_rel, k)
     return defined_if(n_rel > 0, total / den)
+
+
+def _map_threshold(f: Features, k: int | None, rel: float, denominator: str) -> pl.Expr:
+    """AP with every tie group of scores one threshold (scikit-learn, Cornac).
+
+    A relevant recommended item scored s contributes L / R: L the relevant recommended
+    items scored >= s, R all the recommended items scored >= s (ranks with method
+    ``max``, Cornac's ``rankdata(-scores, "max")``). It does not depend on the tie
+    policy. Relevant items never recommended contribute 0.
+    """
+    if k is not None:
+        msg = (
+            "map(tie_group=threshold) takes no cutoff: scikit-learn's average_precision_score "
+            f"and Cornac's MAP read every candidate, got @{k}"
+        )
+        raise ValueError(msg)
+    if f.absolute:
+        msg = (
+            "map(tie_group=threshold) reads tie groups of scores; absolute ranks "
+            "(rank_positions='absolute') are distinct: use map"
+        )
+        raise ValueError(msg)
+    is_rel = f.is_rel(rel)
+    scored = f.score
+    end = f.user_window(scored.rank("max", descending=True), "ap_threshold_end")
+    rel_scored = pl.when(is_rel > 0).then(scored)
+    hits_at = f.user_window(rel_scored.rank("max", descending=True), f"ap_threshold_hits:{rel}")
+    total = pl.when(f.ret & (is_rel > 0)).then(f64(hits_at) / f64(end)).otherwise(0.0).sum()
+    n_rel = num_relevant(f, rel)
+    if denominator == "hits":
+        den = f64(f.ret & (is_rel > 0)).sum()
+        return defined_if(n_rel > 0, safe_div(total, den))
+    if denominator == "min_list_relevant":
+        return defined_if(n_rel > 0, safe_div(total, pl.min_horizontal(n_rel, list_size(f, k))))
+    return defined_if(n_rel > 0, total / n_rel)
 
 
 def _ap_by_hits(
@@ -480,7 +546,9 @@ def _ap_by_hits(
         "the user's "
         "candidates, never-recommended items ranked below every recommended one and tied "
         "with each other; null when there is no non-relevant candidate. Ties count 1/2 "
-        "under ties=expected (Mann-Whitney)."
+        "under ties=expected (Mann-Whitney). aggregate=relevant_weighted weights the users "
+        "by #relevant (RecBole gauc); aggregate=pooled is one AUC over every user's rows "
+        "with a score and a relevance (= global_auc; MS Recommenders auc, Jurity AUC)."
     ),
     doc="""
     Area under the ROC curve of one user's ranking.
@@ -507,6 +575,7 @@ def _ap_by_hits(
     └───────┴───────┴─────┘
     """,
 )
+@correctable("auc")
 def _auc(
     f: Features, k: int | None, *, rel: Rel = 1.0, degenerate: AUCDegenerate = "zero_one"
 ) -> pl.Expr:

@@ -16,7 +16,10 @@ from polars_rankeval.registry import register
     family="count",
     normalized=False,
     summary="Number of recommended items (at most k).",
-    definition="min(k, #rows with a score); never undefined.",
+    definition=(
+        "min(k, #rows with a score); never undefined. aggregate=sum gives the total over "
+        "the users (trec_eval's all line, ir_measures NumRet)."
+    ),
     doc="""
     Number of recommended items, at most ``k``.
 
@@ -42,7 +45,10 @@ def _num_ret(f: Features, k: int | None) -> pl.Expr:
     normalized=False,
     takes_k=False,
     summary="Number of relevant items, recommended or not.",
-    definition="#rows with relevance >= rel; never undefined.",
+    definition=(
+        "#rows with relevance >= rel; never undefined. aggregate=sum gives the total over "
+        "the users (trec_eval's all line, ir_measures NumRel)."
+    ),
     doc="""
     Number of relevant items (relevance >= ``rel``), recommended or not.
 
@@ -66,7 +72,10 @@ def _num_rel(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
     family="count",
     normalized=False,
     summary="Number of relevant items in the top k (expected count under ties).",
-    definition="hits@k; under ties=expected the expected number of hits.",
+    definition=(
+        "hits@k; under ties=expected the expected number of hits. aggregate=sum gives the "
+        "total over the users (trec_eval's all line, ir_measures NumRet(rel=1))."
+    ),
     doc="""
     Number of relevant items among the top ``k`` recommendations.
 

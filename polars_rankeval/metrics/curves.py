@@ -162,8 +162,14 @@ def _mrr_curve(f: Features, ks: tuple[int, ...], *, rel: Rel = 1.0) -> CurvePlan
 
 @register_curve("map")
 def _map_curve(
-    f: Features, ks: tuple[int, ...], *, rel: Rel = 1.0, denominator: APDenominator = "relevant"
+    f: Features,
+    ks: tuple[int, ...],
+    *,
+    rel: Rel = 1.0,
+    denominator: APDenominator = "relevant",
+    tie_group: str = "ordered",
 ) -> CurvePlan:
+    # tie_group="threshold" takes no cutoff: the metric's kernel refuses it first.
     is_rel = f.is_rel(rel)
     n, j = f.n, f.j
     r = f.gsum(is_rel, f"rel>={rel}")

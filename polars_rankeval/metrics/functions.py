@@ -542,6 +542,7 @@ def map(
     denominator: Literal[
         "relevant", "min_k_relevant", "k", "hits", "min_list_relevant"
     ] = "relevant",
+    tie_group: Literal["ordered", "threshold"] = "ordered",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -561,6 +562,11 @@ def map(
         (RecTools divide_by_k), the hits in the top k (Hivemall, torchmetrics AP@k) or
         min(#relevant, k, #recommended) (LensKit). One of ``"relevant"``,
         ``"min_k_relevant"``, ``"k"``, ``"hits"``, ``"min_list_relevant"``.
+    tie_group
+        A tie group of scores is ordered by the tie policy (ordered) or is one threshold:
+        each relevant item gets the precision at the end of its group (scikit-learn
+        average_precision_score, Cornac MAP; no cutoff). One of ``"ordered"``,
+        ``"threshold"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -581,7 +587,10 @@ def map(
     (denominator=hits: Hivemall's code, torchmetrics RetrievalMAP(top_k); 0 without a hit)
     or by min(#relevant, k, #recommended) (denominator=min_list_relevant: LensKit
     AveragePrecision, whose truncated list may be shorter than k). Without @k, relevant,
-    min_k_relevant and k divide by #relevant.
+    min_k_relevant and k divide by #relevant. tie_group=threshold (no @k) reads a tie group
+    of scores as one threshold: a relevant item's precision is (#relevant scored >= its
+    score) / (#items scored >= its score), whatever ties= says (scikit-learn
+    average_precision_score; Cornac MAP, whose tied items take the maximum rank).
 
     Examples
     --------
@@ -592,6 +601,14 @@ def map(
     >>> df = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"),
     ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0], "relevance": [1, 0, 1, 1, 0]})
     >>> df.select(prk.map()).item() == (1 + 2 / 3 + 3 / 4) / 3
+    True
+
+    With ``tie_group="threshold"`` a tie group is one threshold (scikit-learn's
+    ``average_precision_score``, Cornac's MAP): B, C and D tied, each relevant item
+    of the group gets the precision at its end, 3/4.
+
+    >>> tied = df.with_columns(score=pl.Series([5.0, 3.0, 3.0, 3.0, 1.0]))
+    >>> tied.select(prk.map(tie_group="threshold")).item() == (1 + 3 / 4 + 3 / 4) / 3
     True
     """
     return inline(
@@ -604,6 +621,7 @@ def map(
         rank=rank,
         rel=rel,
         denominator=denominator,
+        tie_group=tie_group,
     )
 
 
@@ -653,7 +671,9 @@ def auc(
     code) or both 0 (degenerate=zero: torchmetrics). Without @k: over all the user's
     candidates, never-recommended items ranked below every recommended one and tied with
     each other; null when there is no non-relevant candidate. Ties count 1/2 under
-    ties=expected (Mann-Whitney).
+    ties=expected (Mann-Whitney). aggregate=relevant_weighted weights the users by #relevant
+    (RecBole gauc); aggregate=pooled is one AUC over every user's rows with a score and a
+    relevance (= global_auc; MS Recommenders auc, Jurity AUC).
 
     Examples
     --------
@@ -1546,7 +1566,8 @@ def num_ret(
 
     Notes
     -----
-    min(k, #rows with a score); never undefined.
+    min(k, #rows with a score); never undefined. aggregate=sum gives the total over the
+    users (trec_eval's all line, ir_measures NumRet).
 
     Examples
     --------
@@ -1595,7 +1616,8 @@ def num_rel(
 
     Notes
     -----
-    #rows with relevance >= rel; never undefined.
+    #rows with relevance >= rel; never undefined. aggregate=sum gives the total over the
+    users (trec_eval's all line, ir_measures NumRel).
 
     Examples
     --------
@@ -1648,7 +1670,8 @@ def num_rel_ret(
 
     Notes
     -----
-    hits@k; under ties=expected the expected number of hits.
+    hits@k; under ties=expected the expected number of hits. aggregate=sum gives the total
+    over the users (trec_eval's all line, ir_measures NumRet(rel=1)).
 
     Examples
     --------
