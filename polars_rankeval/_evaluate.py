@@ -446,7 +446,7 @@ def evaluate(
     mode, k = choose(
         strategy,
         n_rows=n_rows,
-        n_metrics=_head.row_metrics(job),
+        n_metrics=len(job.metrics),
         memory_limit=limit or default_memory_limit(),
         n_buckets=n_buckets,
         in_memory_input=eager,

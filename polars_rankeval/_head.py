@@ -140,21 +140,6 @@ def applies(job: Job) -> bool:
     )
 
 
-def row_metrics(job: Job) -> int:
-    """How many metrics' worth of working memory per input row ``job`` needs.
-
-    For ``strategy="auto"``'s memory estimate (:func:`polars_rankeval._outofcore.choose`).
-    On the general path each metric adds window columns over every row. On this path
-    the rows hold one column per summed quantity (a metric at any number of cutoffs
-    shares one, ndcg adds its ideal), and each cutoff adds only one value per user:
-    ``ndcg@1..100`` counts as 2, not 100.
-    """
-    if not applies(job):
-        return len(job.metrics)
-    need = _Request(job)
-    return len(need.quantities) + len(need.ideals)
-
-
 def _supported(name: str, options: dict[str, Any]) -> bool:
     allowed = SUPPORTED[name]
     for option, value in options.items():

@@ -385,23 +385,3 @@ def test_expected_prefix_sums_by_hand() -> None:
     assert row["recall@9"] == pytest.approx(3 / 4, abs=1e-15)
     fast, slow = both(df, ["precision@[1,2,3,4,5,9]", "ndcg@[2,4,9]", "map@1..9"], per_user=True)
     assert_frame_equal(fast, slow, abs_tol=1e-12)
-
-
-def test_auto_strategy_counts_quantities_not_cutoffs(monkeypatch: Any) -> None:
-    # A head-path job's rows hold one column per quantity whatever its cutoffs:
-    # ndcg@1..100 is dcg and its ideal (2), not 100 metrics' worth of memory per row.
-    from polars_rankeval import _evaluate
-
-    seen: list[int] = []
-    choose = _evaluate.choose
-
-    def spy(strategy: Any, **options: Any) -> Any:
-        seen.append(options["n_metrics"])
-        return choose(strategy, **options)
-
-    monkeypatch.setattr(_evaluate, "choose", spy)
-    df = frame(2)
-    prk.evaluate(df, ["ndcg@1..100"])
-    prk.evaluate(df, ["ndcg@1..100", "precision@[1,5]", "recall@3"])
-    prk.evaluate(df, ["ndcg@1..100", "auc"])  # the general path: one per metric
-    assert seen == [2, 3, 101]
