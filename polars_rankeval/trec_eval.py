@@ -353,63 +353,28 @@ class _Options:
 
 
 def _distinct_strings(values: pl.Series) -> pl.Series:
-    """The distinct values of a String Series (any order), by their 64-bit hashes, checked."""
-    hashes = values.hash(seed=0)
-    frame = pl.DataFrame([values.alias("v"), hashes.alias("h")]).unique("h")
-    if (hashes.replace_strict(frame["h"], frame["v"]) == values).all():
-        return frame["v"]
-    return values.unique()  # two strings share a hash
+    """The distinct values of a String Series (any order)."""
+    return values.unique()
 
 
 def _string_codes(values: pl.Series, keys: pl.Series) -> pl.Series:
     """Each value's position in ``keys`` (distinct strings) as UInt32, null if absent.
 
-    A lookup by 64-bit hash; each found key is compared with the value, so a string
-    that shares a hash with a key is absent, as it should be.
+    A cast to the Enum of ``keys`` (Polars' string lookup: exact, no hash to check).
     """
-    positions = pl.int_range(keys.len(), dtype=pl.UInt32, eager=True)
-    key_hashes = keys.hash(seed=0)
-    if key_hashes.n_unique() != keys.len():  # two keys share a hash: look up the strings
-        return values.replace_strict(keys, positions, default=None, return_dtype=pl.UInt32)
-    code = values.hash(seed=0).replace_strict(
-        key_hashes, positions, default=None, return_dtype=pl.UInt32
-    )
-    same = keys.gather(code) == values
-    return pl.select(pl.when(same).then(code)).to_series()
+    return values.cast(pl.Enum(keys), strict=False).to_physical().cast(pl.UInt32)
 
 
 def _docno_codes(docno: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
-    """The run's distinct docnos in byte order (``docno``, ``__dc``, ``__h``) and each row's code.
-
-    Distinct values and codes come from the docnos' 64-bit hashes (a hash table of
-    integers instead of strings); each row's docno is then compared with the one its
-    code stands for, and on any hash collision the strings themselves are used.
-    """
-    hashes = docno.hash(seed=0).alias("__h")
-    frame = pl.DataFrame([docno.alias("docno"), hashes])
-    docnos = frame.unique("__h").sort("docno").with_row_index("__dc")
-    codes = hashes.replace_strict(docnos["__h"], docnos["__dc"], return_dtype=pl.UInt32)
-    if not (docnos["docno"].gather(codes) == docno).all():
-        exact = frame.select(pl.col("docno").unique()).sort("docno").with_row_index("__dc")
-        codes = frame.select("docno").join(exact, on="docno", how="left", maintain_order="left")
-        codes = codes["__dc"]
-        docnos = exact.with_columns(pl.lit(None, pl.UInt64).alias("__h"))  # hashes unusable
-    return docnos, codes
+    """The run's distinct docnos in byte order (``docno``, ``__dc``) and each row's code."""
+    docnos = docno.unique().sort().alias("docno").to_frame().with_row_index("__dc")
+    return docnos, _string_codes(docno, docnos["docno"])
 
 
 def _judged_codes(qrels: pl.DataFrame, docnos: pl.DataFrame) -> pl.DataFrame:
     """The qrels rows whose docno is in the run, with its code ``__dc``."""
-    if docnos["__h"].null_count():  # a hash collision among the run's docnos
-        return qrels.join(docnos.drop("__h"), on="docno", how="inner")
-    code = (
-        pl.col("docno")
-        .hash(seed=0)
-        .replace_strict(docnos["__h"], docnos["__dc"], default=None, return_dtype=pl.UInt32)
-    )
-    coded = qrels.with_columns(code.alias("__dc")).filter(pl.col("__dc").is_not_null())
-    # a docno absent from the run may share a hash with one in it: compare the strings
-    same = docnos["docno"].gather(coded["__dc"]) == coded["docno"]
-    return coded.filter(same)
+    code = _string_codes(qrels["docno"], docnos["docno"])
+    return qrels.with_columns(code.alias("__dc")).filter(pl.col("__dc").is_not_null())
 
 
 def _ranked(
