@@ -502,6 +502,54 @@ def _gain_expr(pairs: list[tuple[str, float]]) -> pl.Expr:
     )
 
 
+def _rank_keys(frame: pl.DataFrame) -> pl.Series:
+    """``(query code, rank)`` as one UInt64 per row: increasing over a ranked frame."""
+    return frame["qid"].cast(pl.UInt64) * 2**32 + frame["i"].cast(pl.UInt64)
+
+
+def _value_after(
+    frame: pl.DataFrame, keys: pl.Series, source: str, qid: pl.Series, k: pl.Series
+) -> pl.Series:
+    """A running column after the first ``k`` ranks of each query ``qid``.
+
+    ``frame`` holds some of each query's ranks in (query, rank) order (``keys`` are its
+    :func:`_rank_keys`), among them every rank where ``source`` changes: its value after
+    ``k`` ranks is the one at the frame's last row of the query with rank < k, 0 when
+    there is none, null when ``k < 1``. Binary searches on the sorted keys, no join.
+    """
+    k = k.cast(pl.Int64)
+    base = qid.cast(pl.UInt64) * 2**32
+    lookup = pl.DataFrame(
+        {
+            "k": k,
+            "end": keys.search_sorted(base + k.clip(0, 2**32 - 1).cast(pl.UInt64), side="left"),
+            "start": keys.search_sorted(base, side="left"),
+        }
+    )
+    index = lookup.select(
+        pl.when(pl.col("end") > pl.col("start")).then(pl.col("end").cast(pl.Int64) - 1)
+    )["end"]
+    got = frame[source].gather(index)
+    return pl.select(pl.when(k >= 1).then(got.fill_null(0))).to_series().alias(source)
+
+
+def _reads_unjudged(columns: list[_Column], level: int) -> bool:
+    """Whether a measure's running value changes at a document not in the qrels (rel -1).
+
+    Only ``unj``, ``relstring`` and ``rbp_resid`` read those (handled apart), unless
+    -1 counts as relevant (``-l`` below 0) or a gain map gives level -1 a gain.
+    """
+    if level <= -1:
+        return True
+    for column in columns:
+        if column.measure.kind == "pairs" and column.measure.name not in ("rbp_resid",):
+            shared = column.raw
+            names = [n for n, _ in _pairs(column.measure, shared)]
+            if any(_valid_int(n) and atol(n) == -1 for n in names):
+                return True
+    return False
+
+
 def _compute(
     ranked: pl.DataFrame,
     qrels: pl.DataFrame,
@@ -509,16 +557,26 @@ def _compute(
     columns: list[_Column],
     opts: _Options,
 ) -> pl.DataFrame:
-    """The per-query value of every column (wide: one row per query, one column per label)."""
+    """The per-query value of every column (wide: one row per query, one column per label).
+
+    Every running value (relevant documents so far, average precision, dcg, the
+    bpref/infAP counts ...) changes only at judged or relevant documents: they are
+    computed over those rows alone (``rows``), in the ranking's order, and read at a
+    rank by a binary search. The documents not in the qrels (most of a long ranking)
+    are read only by the per-query counts, ``unj``/``relstring`` (the head of each
+    ranking) and ``rbp_resid``.
+    """
     level = opts.level
     rel, i = pl.col("rel"), pl.col("i")
     isrel = rel >= level
     # a query's code is its row in ``stats`` (sorted): per-query values by gather, no join
     stats = stats.sort("qid")
+    full = ranked
+    if not _reads_unjudged(columns, level):
+        ranked = ranked.filter((rel != -1) | isrel)
     rows = ranked.with_columns(
         isrel.alias("isrel"),
         isrel.cast(pl.Int64).cum_sum().over("qid").alias("Rc"),
-        (rel < 0).cast(pl.Int64).cum_sum().over("qid").alias("unj_c"),
         ((rel >= 0) & (rel < level)).cast(pl.Int64).cum_sum().over("qid").alias("nonrel_c"),
         (rel == -2).cast(pl.Int64).cum_sum().over("qid").alias("unjudged_c"),
         ((rel >= 0) & (rel >= level)).cast(pl.Int64).cum_sum().over("qid").alias("bprel_c"),
@@ -583,19 +641,25 @@ def _compute(
         )
     # rows are sorted by (query, rank) and hold num_ret rows per query: the value of a
     # running column after rank k of a query is at row start + min(k, num_ret) - 1.
-    wide = stats.sort("qid").with_columns(
-        (pl.col("num_ret").cum_sum() - pl.col("num_ret")).alias("__start")
-    )
+    wide = stats.sort("qid")
     gathered: dict[tuple[str, str], pl.Series] = {}
+    row_keys = _rank_keys(rows)
+    unj_cuts = [c.param for c in columns if c.measure.name == "unj"]
+    if unj_cuts:
+        # unj reads the head of each ranking only: every row up to the largest cutoff
+        head = full.filter(i < max(unj_cuts)).with_columns(
+            (rel < 0).cast(pl.Int64).cum_sum().over("qid").alias("unj_c")
+        )
+        head_keys = _rank_keys(head)
 
     def at(label: str, source: str, k: pl.Expr) -> None:
         key = (source, str(k))
         if key not in gathered:
-            kq = pl.min_horizontal(k, n_ret)
-            index = wide.select(
-                pl.when(kq >= 1).then(pl.col("__start") + kq - 1).cast(pl.Int64).alias("ix")
-            )["ix"]
-            gathered[key] = rows[source].gather(index)
+            kq = wide.select(pl.min_horizontal(k, n_ret).alias("k"))["k"]
+            if source == "unj_c":
+                gathered[key] = _value_after(head, head_keys, source, wide["qid"], kq)
+            else:
+                gathered[key] = _value_after(rows, row_keys, source, wide["qid"], kq)
         extra_columns[label] = gathered[key]
 
     extra_columns: dict[str, pl.Series] = {}
@@ -646,7 +710,7 @@ def _compute(
                 .otherwise(pl.lit("<"))
             )  # fmt: skip
             strings = (
-                rows.select("qid", "i", "rel")
+                full.select("qid", "i", "rel")
                 .filter(i < length)
                 .group_by("qid")
                 .agg(char.str.join("").alias(label))
@@ -797,7 +861,7 @@ def _compute(
             wide_exprs[column.label] = pl.col(column.label)
     gain_cols = [c for c in columns if c.measure.kind == "pairs" or c.measure.name == "ndcg_cut"]
     if gain_cols:
-        wide = _gain_measures(rows, qrels, wide, gain_cols)
+        wide = _gain_measures(rows, full, qrels, wide, gain_cols)
         for column in gain_cols:
             wide_exprs[column.label] = pl.col(column.label)
     out = wide.select("qid", *[expr.alias(label) for label, expr in wide_exprs.items()])
@@ -885,9 +949,17 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
 
 
 def _gain_measures(
-    rows: pl.DataFrame, qrels: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
+    rows: pl.DataFrame,
+    full: pl.DataFrame,
+    qrels: pl.DataFrame,
+    wide: pl.DataFrame,
+    columns: list[_Column],
 ) -> pl.DataFrame:
-    """G, dcg, ideal_dcg, ndcg, ndcg_rel, Rndcg, rbp, rbp_resid and ndcg_cut."""
+    """G, dcg, ideal_dcg, ndcg, ndcg_rel, Rndcg, rbp, rbp_resid and ndcg_cut.
+
+    ``rows`` holds every rank with a non-zero gain (see :func:`_compute`), ``full`` every
+    rank (read by rbp_resid and, when its sums are not exact integers, by G).
+    """
     queries = wide.select("qid", "num_ret", "num_rel", "num_rel_levels")
     judged = qrels.join(queries.select("qid"), on="qid", how="semi").filter(pl.col("rel") >= 0)
     cuts = [c for c in columns if c.measure.name == "ndcg_cut"]
@@ -901,7 +973,7 @@ def _gain_measures(
             continue
         pairs = _pairs(column.measure, column.raw)
         if name in ("rbp", "rbp_resid"):
-            wide = _rbp(rows, wide, column, pairs, rbp_bases)
+            wide = _rbp(rows, full, wide, column, pairs, rbp_bases)
             continue
         if column.raw in cache:
             res, ideal, base = cache[column.raw]
@@ -925,7 +997,7 @@ def _gain_measures(
         elif name == "Rndcg":
             value = _rndcg(res, ideal, base, column.label)
         else:  # G
-            value = _g(res, ideal, base, column.label)
+            value = _g(res, ideal, base, column.label, full, pairs)
         wide = wide.join(value, on="qid", how="left", maintain_order="left")
     return wide
 
@@ -1007,18 +1079,13 @@ def _rndcg(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: st
         )
         .filter(pl.col("g_next").is_null() | (pl.col("g_next") != pl.col("g")))
     )
-    # dcg after min(b, num_ret) ranks: res holds num_ret rows per query in code order
+    # dcg after min(b, num_ret) ranks
     base = base.sort("qid")
-    start = base["num_ret"].cum_sum() - base["num_ret"]
-    kk = pl.min_horizontal(pl.col("b"), pl.col("n"))
-    index = pl.DataFrame(
-        {
-            "s": start.gather(bounds["qid"]),
-            "n": base["num_ret"].gather(bounds["qid"]),
-            "b": bounds["b"],
-        }
-    ).select(pl.when(kk >= 1).then(pl.col("s") + kk - 1).alias("ix"))["ix"]
-    bounds = bounds.with_columns(res["dcg_c"].gather(index).fill_null(0.0).alias("dcg_c"))
+    kk = pl.DataFrame({"n": base["num_ret"].gather(bounds["qid"]), "b": bounds["b"]}).select(
+        pl.min_horizontal(pl.col("b"), pl.col("n"))
+    )["b"]
+    after = _value_after(res, _rank_keys(res), "dcg_c", bounds["qid"], kk)
+    bounds = bounds.with_columns(after.fill_null(0.0).alias("dcg_c"))
     sums = (
         bounds.sort("qid", "b")
         .group_by("qid")
@@ -1034,22 +1101,71 @@ def _rndcg(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: st
     return out.select("qid", value.alias(label))
 
 
-def _g(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -> pl.DataFrame:
-    # the ideal gain at each retrieved rank: ideal holds L slots per query in code order
+def _g(
+    res: pl.DataFrame,
+    ideal: pl.DataFrame,
+    base: pl.DataFrame,
+    label: str,
+    full: pl.DataFrame,
+    pairs: list[tuple[str, float]],
+) -> pl.DataFrame:
+    # trec_eval's G: at each retrieved rank, cost += max(ideal gain there, 1) (1 past the
+    # ideal list's end), got += gain; the sum of gain / log2(2 + cost - got) over ranks
+    # with a gain. ``res`` holds the ranks with a non-zero gain (and others).
     base = base.sort("qid")
     length = base["L"]
     istart = length.cum_sum() - length
-    codes = res["qid"]
-    index = pl.DataFrame(
-        {"s": istart.gather(codes), "L": length.gather(codes), "i": res["i"]}
-    ).select(pl.when(pl.col("i") < pl.col("L")).then(pl.col("s") + pl.col("i")).alias("ix"))["ix"]
-    rows = res.with_columns(ideal["g"].gather(index).alias("ig")).with_columns(
-        pl.when(pl.col("ig") >= 1.0).then(pl.col("ig")).otherwise(1.0).alias("cost")
+    step = pl.when(pl.col("g") >= 1.0).then(pl.col("g")).otherwise(1.0)
+    ideal_cost = ideal.select(step.cum_sum().over("qid").alias("C"))["C"]
+    gains = ideal["g"]
+    exact = bool(
+        ideal_cost.len() == 0
+        or (
+            ((gains < 1.0) | (gains == gains.floor())).all()
+            and float(ideal_cost.max()) + float(full["i"].max() or 0) < 2.0**52  # type: ignore[arg-type]
+        )
     )
-    rows = rows.with_columns(
-        pl.col("cost").cum_sum().over("qid").alias("cost_c"),
-        pl.col("g").cum_sum().over("qid").alias("got_c"),
-    ).with_columns(((2 + pl.col("cost_c")) - pl.col("got_c")).alias("g_arg"))
+    if exact:
+        # the running cost is a sum of integers (exact in doubles): after rank i it is
+        # C[min(i, L - 1)] + max(0, i - L + 1), with C the ideal list's running cost
+        rows = res.filter(pl.col("g") != 0).select("qid", "i", "g")
+        codes = rows["qid"]
+        n = length.gather(codes)
+        frame = pl.DataFrame({"s": istart.gather(codes), "L": n, "i": rows["i"]})
+        index = frame.select(
+            pl.when(pl.col("L") >= 1)
+            .then(pl.col("s") + pl.min_horizontal(pl.col("i"), pl.col("L") - 1))
+            .alias("ix")
+        )["ix"]
+        at_end = ideal_cost.gather(index)
+        cost = pl.DataFrame({"c": at_end, "L": n, "i": rows["i"]}).select(
+            pl.when(pl.col("L") == 0)
+            .then((pl.col("i") + 1).cast(pl.Float64))
+            .when(pl.col("i") < pl.col("L"))
+            .then(pl.col("c"))
+            .otherwise(pl.col("c") + (pl.col("i") - pl.col("L") + 1).cast(pl.Float64))
+            .alias("c")
+        )["c"]
+        rows = rows.with_columns(
+            cost.alias("cost_c"), pl.col("g").cum_sum().over("qid").alias("got_c")
+        )
+    else:
+        # non-integer ideal gains: C's left-to-right sum over every rank
+        rows = full.select("qid", "i", _gain_expr(pairs).alias("g"))
+        codes = rows["qid"]
+        index = pl.DataFrame(
+            {"s": istart.gather(codes), "L": length.gather(codes), "i": rows["i"]}
+        ).select(
+            pl.when(pl.col("i") < pl.col("L")).then(pl.col("s") + pl.col("i")).alias("ix")
+        )["ix"]
+        rows = rows.with_columns(ideal["g"].gather(index).alias("ig")).with_columns(
+            pl.when(pl.col("ig") >= 1.0).then(pl.col("ig")).otherwise(1.0).alias("cost")
+        )
+        rows = rows.with_columns(
+            pl.col("cost").cum_sum().over("qid").alias("cost_c"),
+            pl.col("g").cum_sum().over("qid").alias("got_c"),
+        )
+    rows = rows.with_columns(((2 + pl.col("cost_c")) - pl.col("got_c")).alias("g_arg"))
     rows = _with_log2(rows, "g_arg", "g_log")
     sums = rows.group_by("qid").agg(
         pl.when(pl.col("g") != 0).then(pl.col("g") / pl.col("g_log")).otherwise(0.0)
@@ -1065,6 +1181,7 @@ def _g(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -
 
 def _rbp(
     rows: pl.DataFrame,
+    full: pl.DataFrame,
     wide: pl.DataFrame,
     column: _Column,
     pairs: list[tuple[str, float]],
@@ -1079,21 +1196,29 @@ def _rbp(
         # p^i at rank i is the same running product (1, p, p*p, ... left to right, as
         # C's loop multiplies) for every query: one table up to the longest ranking,
         # read by rank.
-        n_max = int(rows["i"].max() or 0) + 1  # type: ignore[arg-type]
+        n_max = int(wide["num_ret"].max() or 0) + 1  # type: ignore[arg-type]
         products = pl.select(
             pl.when(pl.int_range(n_max + 1) == 0).then(1.0).otherwise(pl.lit(p, pl.Float64))
             .cum_prod().alias("t")
         )["t"]  # fmt: skip
         bases[repr(p)] = rows.select("qid", "i", "rel", products.gather(rows["i"]).alias("cur_p"))
+        bases[repr(p) + "t"] = products.to_frame()
     base = bases[repr(p)]
     if column.measure.name == "rbp_resid":
-        agg = base.group_by("qid").agg(
-            pl.when(rel < 0).then(pl.col("cur_p")).otherwise(0.0).cum_sum().last().alias("s"),
-            (rel < 0).sum().alias("nu"),
-            # the product after the last rank: one more step of the running product
-            (pl.col("cur_p").last() * p).alias("pN"),
+        # a sum over the unjudged ranks (rel < 0: not in ``rows``), read from ``full``
+        table = bases[repr(p) + "t"]["t"]
+        unjudged = full.select("qid", "i").filter(full["rel"] < 0)
+        unjudged = unjudged.with_columns(table.gather(unjudged["i"]).alias("cur_p"))
+        agg = unjudged.group_by("qid").agg(pl.col("cur_p").cum_sum().last().alias("s"))
+        # the product after the last rank: p^num_ret, one more step of the running product
+        out = (
+            wide.select("qid", "num_ret", "num_nonpool", "num_unjudged")
+            .join(agg, on="qid", how="left", maintain_order="left")
+            .with_columns(
+                table.gather(wide["num_ret"]).alias("pN"),
+                (pl.col("num_nonpool") + pl.col("num_unjudged")).alias("nu"),
+            )
         )
-        out = wide.select("qid").join(agg, on="qid", how="left", maintain_order="left")
         resid = pl.when(pl.col("nu") > 0).then(pl.col("pN") + (1 - p) * pl.col("s")).otherwise(0.0)
         return wide.join(
             out.select("qid", resid.fill_null(0.0).alias(column.label)), on="qid", how="left"
