@@ -528,7 +528,8 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
     ([('q1', 'd1', 0.001)], 'tagA')
     """
     data = _read_bytes(source, "run")
-    fast = _fast_fields(data, 6, (0, 2, 4, 5), typed={4: pl.Float64()})
+    # the rank field is not used; read as an integer it costs less than as a string
+    fast = _fast_fields(data, 6, (0, 2, 4, 5), typed={3: pl.Int64(), 4: pl.Float64()})
     if fast is not None:
         frame = fast.select(
             pl.col("column_1").alias("qid"),

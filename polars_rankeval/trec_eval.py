@@ -31,7 +31,7 @@ import itertools
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -377,17 +377,29 @@ def _judged_codes(qrels: pl.DataFrame, docnos: pl.DataFrame) -> pl.DataFrame:
     return qrels.with_columns(code.alias("__dc")).filter(pl.col("__dc").is_not_null())
 
 
+def _positions(qid: pl.Series) -> pl.Series:
+    """Each row's 0-based position within its query (``qid`` sorted, small integer codes)."""
+    n = int(qid.max() or 0) + 1  # type: ignore[arg-type]
+    starts = qid.search_sorted(pl.int_range(n, dtype=qid.dtype, eager=True), side="left")
+    return pl.int_range(qid.len(), dtype=pl.Int64, eager=True) - starts.gather(qid).cast(pl.Int64)
+
+
 def _ranked(
-    run: pl.DataFrame, qrels: pl.DataFrame, opts: _Options, names: pl.Series
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    opts: _Options,
+    names: pl.Series,
+    coded: tuple[pl.DataFrame, pl.Series] | None = None,
 ) -> pl.DataFrame:
     """Each query's ranked list: ``qid, i`` (0-based rank), ``rel``.
 
     ``rel`` is the judgment, -1 for a document not in the qrels, -2 for a negative one.
+    ``coded``: :func:`_docno_codes` of the run's docnos (row for row), when already known.
     """
     # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
     # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
     # Ties: docno descending in byte order, through its dense rank (an integer).
-    docnos, doc_codes = _docno_codes(run["docno"])
+    docnos, doc_codes = coded if coded is not None else _docno_codes(run["docno"])
     # The score's dense rank (0 = highest) by a lookup in the sorted distinct scores:
     # much cheaper than ``rank("dense")``; NaN ranks last.
     sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
@@ -425,22 +437,26 @@ def _ranked(
         ranked = ranked.sort(["qid", "__sr", "__dc"], descending=[False, False, True]).select(
             "qid", pl.col("__dc").cast(pl.UInt32)
         )
-    ranked = ranked.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i"))
+    ranked = ranked.with_columns(_positions(ranked["qid"]).alias("i"))
     if opts.max_docs is not None:
         ranked = ranked.filter(pl.col("i") < opts.max_docs)
     pair = ranked["qid"].cast(pl.UInt64) * 2**32 + ranked["__dc"].cast(pl.UInt64)
-    if opts.checks and pair.n_unique() != ranked.height:
+    pair_key = pl.col("qid").cast(pl.UInt64) * 2**32 + pl.col("__dc").cast(pl.UInt64)
+    # the duplicate check (a hash of every pair) runs beside the qrels lookup
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        distinct = pool.submit(pair.n_unique) if opts.checks else None
+        judged = _judged_codes(qrels, docnos).select(pair_key.alias("__pair"), "rel")
+        looked_up = ranked.with_columns(pair.alias("__pair")).join(
+            judged, on="__pair", how="left", maintain_order="left"
+        )
+        n_distinct = distinct.result() if distinct is not None else ranked.height
+    if n_distinct != ranked.height:
         dup = ranked.filter(pl.struct("qid", "__dc").is_duplicated())
         code, dc = dup.row(0)[:2]
         docno = docnos["docno"][dc]
         msg = f"duplicate docno {docno!r} in the results of query {names[code]!r}"
         raise TrecEvalError(msg, 4)
-    pair_key = pl.col("qid").cast(pl.UInt64) * 2**32 + pl.col("__dc").cast(pl.UInt64)
-    judged = _judged_codes(qrels, docnos).select(pair_key.alias("__pair"), "rel")
-    ranked = (
-        ranked.with_columns(pair.alias("__pair"))
-        .join(judged, on="__pair", how="left", maintain_order="left")
-        .with_columns(
+    ranked = looked_up.with_columns(
             pl.when(pl.col("rel").is_null())
             .then(-1)
             .when(pl.col("rel") < 0)
@@ -448,11 +464,9 @@ def _ranked(
             .otherwise(pl.col("rel"))
             .alias("rel")
         )
-    )
     if opts.judged_only:
-        ranked = ranked.filter(pl.col("rel") >= 0).with_columns(
-            pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i")
-        )
+        ranked = ranked.filter(pl.col("rel") >= 0)
+        ranked = ranked.with_columns(_positions(ranked["qid"]).alias("i"))
     return ranked.select(pl.col("qid").set_sorted(), "i", "rel")  # in (qid, i) order
 
 
@@ -963,9 +977,12 @@ def _gain_measures(
     queries = wide.select("qid", "num_ret", "num_rel", "num_rel_levels")
     judged = qrels.join(queries.select("qid"), on="qid", how="semi").filter(pl.col("rel") >= 0)
     cuts = [c for c in columns if c.measure.name == "ndcg_cut"]
-    if cuts:
-        wide = _ndcg_cut(rows, judged, wide, cuts)
     cache: dict[str | None, tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = {}
+    if cuts:
+        # ndcg_cut's gains are the relevance levels: the frames of a measure without a
+        # gain map (``None``), shared with dcg / ndcg when they have none either
+        cache[None] = _gain_frames(rows, judged, wide, [])
+        wide = _ndcg_cut(*cache[None][:2], wide, cuts)
     rbp_bases: dict[str, pl.DataFrame] = {}
     for column in columns:
         name = column.measure.name
@@ -1264,41 +1281,25 @@ def _rbp(
 
 
 def _ndcg_cut(
-    rows: pl.DataFrame, judged: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
+    res: pl.DataFrame, ideal: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
 ) -> pl.DataFrame:
-    """ndcg_cut at every requested cutoff: gains are the relevance levels, no gain map."""
-    rel = pl.col("rel")
-    res = rows.select("qid", "i", "disc", "rel").with_columns(
-        pl.when(rel > 0).then(rel.cast(pl.Float64) / pl.col("disc")).otherwise(0.0)
-        .cum_sum().over("qid").alias("dcg_c")
-    )  # fmt: skip
-    ideal = (
-        judged.filter(pl.col("rel") > 0)
-        .sort(["qid", "rel"], descending=[False, True])
-        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i"))
-        .with_columns((pl.col("i") + 2).alias("disc_arg"))
-    )
-    ideal = _with_log2(ideal, "disc_arg", "disc")
-    ideal = ideal.with_columns(
-        (pl.col("rel").cast(pl.Float64) / pl.col("disc")).cum_sum().over("qid").alias("idcg_c")
-    )
-    ks = {c.label: c.param for c in columns}
-    dcg = res.group_by("qid").agg(
-        [_at(pl.col("dcg_c"), k).alias(f"d{j}") for j, k in enumerate(ks.values())]
-    )
-    idcg = ideal.group_by("qid").agg(
-        [_at(pl.col("idcg_c"), k).alias(f"i{j}") for j, k in enumerate(ks.values())]
-    )
-    out = (
-        wide.select("qid")
-        .join(dcg, on="qid", how="left", maintain_order="left")
-        .join(idcg, on="qid", how="left", maintain_order="left")
-    )
+    """ndcg_cut at every requested cutoff: gains are the relevance levels, no gain map.
+
+    ``res`` and ``ideal`` are :func:`_gain_frames` without a gain map: the running dcg
+    over the ranks with a gain and the running ideal dcg by ideal position ``p``.
+    """
+    qid = wide["qid"]
+    res_keys = _rank_keys(res)
+    ideal_keys = ideal["qid"].cast(pl.UInt64) * 2**32 + ideal["p"].cast(pl.UInt64)
     values = []
-    for j, label in enumerate(ks):
-        d, idv = pl.col(f"d{j}").fill_null(0.0), pl.col(f"i{j}").fill_null(0.0)
-        values.append(pl.when(idv > 0).then(d / idv).otherwise(d).alias(label))
-    return wide.join(out.select("qid", *values), on="qid", how="left", maintain_order="left")
+    for column in columns:
+        k = pl.Series([int(column.param)] * qid.len(), dtype=pl.Int64)
+        d = _value_after(res, res_keys, "dcg_c", qid, k).fill_null(0.0)
+        idv = _value_after(ideal, ideal_keys, "idcg_c", qid, k).fill_null(0.0)
+        values.append(
+            pl.select(pl.when(idv > 0).then(d / idv).otherwise(d)).to_series().alias(column.label)
+        )
+    return wide.with_columns(values)
 
 
 # --------------------------------------------------------------------------- formatting
@@ -1478,10 +1479,46 @@ def trec_eval(
     columns = _columns(requests)
     # the two files are read at the same time (Polars' reader releases the GIL); a
     # qrels error is still the one reported when both files are bad
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
         reading = pool.submit(_as_run, run)
         qrels_df = _as_qrels(qrels)
         run_df, tag = reading.result()
+        # the docno codes (a string lookup over the run) beside the query codes below
+        coding = pool.submit(_docno_codes, run_df["docno"])
+        frames = [run_df]
+        del run_df  # held by ``frames`` alone: freed once ranked
+        return _evaluate_frames(
+            qrels_df, frames, tag, coding, columns, requests, per_query=per_query,
+            complete=complete, max_docs=max_docs, rel_level=rel_level,
+            judged_only=judged_only, num_docs=num_docs, summary=summary, query=query,
+            zscores=zscores, runid=runid,
+        )  # fmt: skip
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _evaluate_frames(
+    qrels_df: pl.DataFrame,
+    frames: list[pl.DataFrame],
+    tag: str,
+    coding: Future[tuple[pl.DataFrame, pl.Series]],
+    columns: list[_Column],
+    requests: list[Request],
+    *,
+    per_query: bool,
+    complete: bool,
+    max_docs: int | None,
+    rel_level: int,
+    judged_only: bool,
+    num_docs: int,
+    summary: bool,
+    query: str | None,
+    zscores: Any,
+    runid: str | None,
+) -> pl.DataFrame:
+    """:func:`trec_eval` once both files are read (``coding``: the run's docno codes)."""
+    run_df = frames.pop()
     if runid is None:
         runid = tag
     checks = any(r.measure not in ("runid", "num_q") for r in requests)
@@ -1492,9 +1529,11 @@ def trec_eval(
         qids = qids.filter(pl.col("qid") == query)
     run_qids = _distinct_strings(run_df["qid"]).alias("qid").to_frame()
     missing = qids.join(run_qids, on="qid", how="anti")
+    coded: tuple[pl.DataFrame, pl.Series] | None = None
     if complete and missing.height:
         bogus = missing.select("qid", pl.lit(BOGUS_DOCNO).alias("docno"), pl.lit(1.0).alias("sim"))
         run_df = pl.concat([run_df, bogus])
+        coding.cancel()  # the placeholder docno is coded with the others in _ranked
     elif missing.height:
         print(
             f"trec_eval: note: {missing.height} qrels query(ies) without results not "
@@ -1514,7 +1553,9 @@ def trec_eval(
         code = _string_codes(frame["qid"], codes["qid"])
         return frame.with_columns(code.alias("qid")).filter(pl.col("qid").is_not_null())
 
-    run_df = encode(run_df)
+    run_codes = _string_codes(run_df["qid"], codes["qid"])
+    keep = run_codes.is_not_null()
+    run_df = run_df.with_columns(run_codes.alias("qid")).filter(keep)
     qrels_eval = encode(qrels_df)
     # duplicates: distinct (query, docno hash) keys prove there are none; only when some
     # keys repeat (a duplicate, or a hash collision) are the strings compared
@@ -1528,7 +1569,10 @@ def trec_eval(
         code, docno = dup.row(0)[:2]
         msg = f"duplicate docno {docno!r} in the qrels of query {codes['qid'][code]!r}"
         raise TrecEvalError(msg, 4)
-    ranked = _ranked(run_df, qrels_eval, opts, codes["qid"])
+    if not (complete and missing.height):
+        docnos, doc_codes = coding.result()
+        coded = (docnos, doc_codes.filter(keep))
+    ranked = _ranked(run_df, qrels_eval, opts, codes["qid"], coded)
     del run_df  # its strings are no longer needed: free them before the measures
     queries = codes.select(pl.col("__code").alias("qid"))
     stats = _query_stats(ranked, qrels_eval, queries, opts)
