@@ -601,6 +601,14 @@ def _compute(
         (i + 2).alias("disc_arg"),
     )
     rows = _with_log2(rows, "disc_arg", "disc")
+    # the gain family (G, ndcg, rbp ...) reads only ``rows``, ``full`` and the per-query
+    # counts: computed in a second thread beside the rest (Polars releases the GIL)
+    gain_cols = [c for c in columns if c.measure.kind == "pairs" or c.measure.name == "ndcg_cut"]
+    gains: Future[pl.DataFrame] | None = None
+    if gain_cols:
+        pool = ThreadPoolExecutor(max_workers=1)
+        gains = pool.submit(_gain_measures, rows, full, qrels, stats, gain_cols)
+        pool.shutdown(wait=False)
     names = {c.measure.name for c in columns}
     extra_frames: list[pl.DataFrame] = []
     wide_exprs: dict[str, pl.Expr] = {}
@@ -873,9 +881,11 @@ def _compute(
         wide = _interpolated(rows, wide, interp)
         for column in interp:
             wide_exprs[column.label] = pl.col(column.label)
-    gain_cols = [c for c in columns if c.measure.kind == "pairs" or c.measure.name == "ndcg_cut"]
-    if gain_cols:
-        wide = _gain_measures(rows, full, qrels, wide, gain_cols)
+    if gains is not None:
+        labels = [c.label for c in gain_cols]
+        wide = wide.join(
+            gains.result().select("qid", *labels), on="qid", how="left", maintain_order="left"
+        )
         for column in gain_cols:
             wide_exprs[column.label] = pl.col(column.label)
     out = wide.select("qid", *[expr.alias(label) for label, expr in wide_exprs.items()])
@@ -1058,18 +1068,23 @@ def _gain_frames(
 def _ndcg_rel(
     res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str
 ) -> pl.DataFrame:
-    # ideal dcg after min(i + 1, L) ideal ranks, for each retrieved rank i with a positive gain
+    # ideal dcg after min(i + 1, L) ideal ranks, for each retrieved rank i with a positive
+    # gain: ``ideal`` holds L positions per query in code order, read by gather
+    base = base.sort("qid")
+    length = base["L"]
+    istart = length.cum_sum() - length
     pos = res.filter(pl.col("g") > 0).select("qid", "i", "dcg_c")
-    pos = pos.join(
-        base.select("qid", "L", "idcg"), on="qid", how="left", maintain_order="left"
-    ).with_columns((pl.min_horizontal(pl.col("i") + 1, pl.col("L")) - 1).alias("p"))
-    pos = pos.join(
-        ideal.select("qid", "p", "idcg_c"), on=["qid", "p"], how="left", maintain_order="left"
-    ).with_columns(pl.col("idcg_c").fill_null(0.0))
-    sums = (
-        pos.sort("qid", "i")
-        .group_by("qid")
-        .agg((pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s"))
+    codes = pos["qid"]
+    index = pl.DataFrame(
+        {"s": istart.gather(codes), "L": length.gather(codes), "i": pos["i"]}
+    ).select(
+        pl.when(pl.col("L") >= 1)
+        .then(pl.col("s") + pl.min_horizontal(pl.col("i") + 1, pl.col("L")) - 1)
+        .alias("ix")
+    )["ix"]
+    pos = pos.with_columns(ideal["idcg_c"].gather(index).fill_null(0.0).alias("idcg_c"))
+    sums = pos.group_by("qid").agg(
+        (pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s")
     )
     out = base.join(sums, on="qid", how="left", maintain_order="left").with_columns(
         pl.col("s").fill_null(0.0)
@@ -1555,7 +1570,12 @@ def _evaluate_frames(
 
     run_codes = _string_codes(run_df["qid"], codes["qid"])
     keep = run_codes.is_not_null()
-    run_df = run_df.with_columns(run_codes.alias("qid")).filter(keep)
+    every = keep.all()
+    if not (complete and missing.height):
+        run_df = run_df.drop("docno")  # coded in ``coding``
+    run_df = run_df.with_columns(run_codes.alias("qid"))
+    if not every:
+        run_df = run_df.filter(keep)
     qrels_eval = encode(qrels_df)
     # duplicates: distinct (query, docno hash) keys prove there are none; only when some
     # keys repeat (a duplicate, or a hash collision) are the strings compared
@@ -1571,7 +1591,7 @@ def _evaluate_frames(
         raise TrecEvalError(msg, 4)
     if not (complete and missing.height):
         docnos, doc_codes = coding.result()
-        coded = (docnos, doc_codes.filter(keep))
+        coded = (docnos, doc_codes if every else doc_codes.filter(keep))
     ranked = _ranked(run_df, qrels_eval, opts, codes["qid"], coded)
     del run_df  # its strings are no longer needed: free them before the measures
     queries = codes.select(pl.col("__code").alias("qid"))
