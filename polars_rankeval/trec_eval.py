@@ -1841,25 +1841,33 @@ def _assemble(
     if per_query:
         printed = [c for c in columns if c.measure.kind not in ("runid", "num_q", "gm")]
         if printed:
-            # One list per query in print order, exploded: query-major order, no sort.
+            # The columns one after another (measure-major), then gathered into
+            # query-major order: cell (query q, measure m) is at m * n_q + q.
             n_q, n_m = wide.height, len(printed)
             is_str = [c.measure.kind == "relstring" for c in printed]
-            lists = wide.select(
-                pl.concat_list(
-                    [
-                        pl.lit(None, pl.Float64) if st else pl.col(c.label).cast(pl.Float64)
-                        for c, st in zip(printed, is_str, strict=True)
-                    ]
-                ).alias("value"),
-                pl.concat_list(
-                    [
-                        pl.col(c.label).cast(pl.String) if st else pl.lit(None, pl.String)
-                        for c, st in zip(printed, is_str, strict=True)
-                    ]
-                ).alias("__s"),
-            ).explode("value", "__s")
+            none_f = pl.Series([None] * n_q, dtype=pl.Float64)
+            none_s = pl.Series([None] * n_q, dtype=pl.String)
             cell = pl.int_range(n_m * n_q, dtype=pl.Int64, eager=True)
             m_index, q_index = cell % n_m, cell // n_m
+            order = m_index * n_q + q_index
+            lists = pl.DataFrame(
+                {
+                    "value": pl.concat(
+                        [
+                            none_f if st else wide[c.label].cast(pl.Float64)
+                            for c, st in zip(printed, is_str, strict=True)
+                        ],
+                        rechunk=True,
+                    ).gather(order),
+                    "__s": pl.concat(
+                        [
+                            wide[c.label].cast(pl.String) if st else none_s
+                            for c, st in zip(printed, is_str, strict=True)
+                        ],
+                        rechunk=True,
+                    ).gather(order),
+                }
+            )
             pq = pl.DataFrame(
                 {
                     "measure": pl.Series([c.label for c in printed], dtype=pl.String).gather(
@@ -1961,7 +1969,7 @@ def format_trec(result: pl.DataFrame) -> str:
             ]
         ).alias("line")
     )
-    return "\n".join(lines["line"].to_list()) + "\n"
+    return str(lines.select(pl.col("line").str.join("\n")).item()) + "\n"
 
 
 # --------------------------------------------------------------------------- command line
