@@ -470,18 +470,47 @@ def _ranked(
     return ranked.select(pl.col("qid").set_sorted(), "i", "rel")  # in (qid, i) order
 
 
+def _judged_subset(ranked: pl.DataFrame, columns: list[_Column], level: int) -> pl.DataFrame:
+    """The ranks where a running value can change: judged or relevant documents.
+
+    All of ``ranked`` when a measure reads the others (see :func:`_reads_unjudged`).
+    """
+    if _reads_unjudged(columns, level):
+        return ranked
+    rel = pl.col("rel")
+    return ranked.filter((rel != -1) | (rel >= level))
+
+
 def _query_stats(
-    ranked: pl.DataFrame, qrels: pl.DataFrame, queries: pl.DataFrame, opts: _Options
+    ranked: pl.DataFrame,
+    qrels: pl.DataFrame,
+    queries: pl.DataFrame,
+    opts: _Options,
+    subset: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """Per query: num_ret, num_rel, num_rel_ret, num_nonpool, num_unjudged, num_nonrel_judged."""
+    """Per query: num_ret, num_rel, num_rel_ret, num_nonpool, num_unjudged, num_nonrel_judged.
+
+    ``subset``: :func:`_judged_subset` of ``ranked`` (every row with rel != -1 or
+    relevant); the counts are taken over it, and ``ranked`` gives only the lengths.
+    """
     level = opts.level
     rel = pl.col("rel")
-    ret = ranked.group_by("qid").agg(
-        pl.len().alias("num_ret"),
+    if subset is None:
+        subset = ranked
+    ret = subset.group_by("qid").agg(
+        pl.len().alias("__n"),
         ((rel >= 0) & (rel >= level)).sum().alias("num_rel_ret"),
         (rel == -1).sum().alias("num_nonpool"),
         (rel == -2).sum().alias("num_unjudged"),
         (rel >= level).sum().alias("R_all"),
+    )
+    lengths = ranked.group_by("qid").agg(pl.len().alias("num_ret"))
+    # the rows left out of ``subset`` are documents not in the qrels (rel -1)
+    ret = (
+        lengths.join(ret, on="qid", how="left")
+        .with_columns(pl.exclude("qid").fill_null(0))
+        .with_columns(pl.col("num_nonpool") + pl.col("num_ret") - pl.col("__n"))
+        .drop("__n")
     )
     judged = (
         qrels.join(queries, on="qid", how="semi")
@@ -497,11 +526,6 @@ def _query_stats(
         .join(judged, on="qid", how="left", maintain_order="left")
         .with_columns(pl.exclude("qid").fill_null(0).cast(pl.Int64))
     )
-
-
-def _at(expr: pl.Expr, k: float | pl.Expr) -> pl.Expr:
-    """The last value of a running column among the first ``k`` ranks (null if none)."""
-    return expr.filter(pl.col("i") < k).last()
 
 
 def _gain_expr(pairs: list[tuple[str, float]]) -> pl.Expr:
@@ -566,6 +590,7 @@ def _reads_unjudged(columns: list[_Column], level: int) -> bool:
 
 def _compute(
     ranked: pl.DataFrame,
+    subset: pl.DataFrame,
     qrels: pl.DataFrame,
     stats: pl.DataFrame,
     columns: list[_Column],
@@ -586,9 +611,7 @@ def _compute(
     # a query's code is its row in ``stats`` (sorted): per-query values by gather, no join
     stats = stats.sort("qid")
     full = ranked
-    if not _reads_unjudged(columns, level):
-        ranked = ranked.filter((rel != -1) | isrel)
-    rows = ranked.with_columns(
+    rows = subset.with_columns(
         isrel.alias("isrel"),
         isrel.cast(pl.Int64).cum_sum().over("qid").alias("Rc"),
         ((rel >= 0) & (rel < level)).cast(pl.Int64).cum_sum().over("qid").alias("nonrel_c"),
@@ -1595,8 +1618,9 @@ def _evaluate_frames(
     ranked = _ranked(run_df, qrels_eval, opts, codes["qid"], coded)
     del run_df  # its strings are no longer needed: free them before the measures
     queries = codes.select(pl.col("__code").alias("qid"))
-    stats = _query_stats(ranked, qrels_eval, queries, opts)
-    wide = _compute(ranked, qrels_eval, stats, columns, opts)
+    subset = _judged_subset(ranked, columns, opts.level)
+    stats = _query_stats(ranked, qrels_eval, queries, opts, subset)
+    wide = _compute(ranked, subset, qrels_eval, stats, columns, opts)
     valued = [c for c in columns if c.measure.kind not in ("runid",)]
     if complete and missing.height:
         bogus_rows = pl.col("qid").is_in(encode(missing.select("qid"))["qid"].implode())
