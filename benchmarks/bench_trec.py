@@ -86,12 +86,12 @@ def measure(cmd: list[str], out: Path, path: Path = REPO) -> tuple[float, float,
 
     The peak RSS comes from GNU time when installed (a child forked from this big Python
     process would otherwise report the parent's pages), else from ``wait4``; CPU time is
-    user + system time of the process (all its threads) from ``wait4``.
+    user + system time of the process (all its threads), from GNU time or ``wait4``.
     """
     env = dict(os.environ, PYTHONPATH=str(path))
     gnu_time = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
     report = out.with_suffix(".time")
-    full = [gnu_time, "-f", "%M", "-o", str(report), *cmd] if gnu_time else cmd
+    full = [gnu_time, "-f", "%M %U %S", "-o", str(report), *cmd] if gnu_time else cmd
     start = time.perf_counter()
     with out.open("wb") as sink:
         proc = subprocess.Popen(full, stdout=sink, stderr=subprocess.PIPE, env=env)
@@ -100,10 +100,10 @@ def measure(cmd: list[str], out: Path, path: Path = REPO) -> tuple[float, float,
     if os.waitstatus_to_exitcode(status) != 0:
         err = proc.stderr.read().decode() if proc.stderr else ""
         raise RuntimeError(f"{cmd[0]} failed: {err}")
-    cpu = usage.ru_utime + usage.ru_stime
     if gnu_time:
-        return seconds, int(report.read_text().split()[-1]) / 1024, cpu
-    return seconds, usage.ru_maxrss / 1024, cpu
+        peak, user, system = report.read_text().split()[-3:]
+        return seconds, int(peak) / 1024, float(user) + float(system)
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def _record(section: str, lines: int) -> None:
@@ -187,12 +187,12 @@ def main() -> None:
                     c = (tmp / f"polars-rankeval_(baseline)_{name}.out").read_bytes()
                     same[f"baseline {name}"] = a == c
         reference = {
-            name: statistics.median(t for t, _ in samples[f"trec_eval {name}"])
+            name: statistics.median(v[0] for v in samples[f"trec_eval {name}"])
             for name in ("summary", "-q")
             if binary
         }
         py_label = "pytrec_eval (per query + means)"
-        py_ref = statistics.median(t for t, _ in samples[py_label]) if py_label in samples else None
+        py_ref = statistics.median(v[0] for v in samples[py_label]) if py_label in samples else None
         py_cpu = (
             statistics.median(c for _, _, c in samples[py_label]) if py_label in samples else None
         )
@@ -208,9 +208,10 @@ def main() -> None:
             ref = reference.get("-q" if label.endswith("-q") or "pytrec" in label else "summary")
             ratio = f"{t / ref:.2f}" if ref else "n/a"
             speedup = f"{py_ref / t:.2f}" if py_ref else "n/a"
-            cpu_speedup = f"{py_cpu / cpu:.2f}" if py_cpu else "n/a"
+            cpu_speedup = f"{py_cpu / cpu:.2f}" if py_cpu and cpu else "n/a"
             table.append(
-                f"| {label} | {t:.2f} | {cpu:.2f} | {mb:.0f} | {ratio} | {speedup} | {cpu_speedup} |"
+                f"| {label} | {t:.2f} | {cpu:.2f} | {mb:.0f} | {ratio} | {speedup} "
+                f"| {cpu_speedup} |"
             )
         text = "\n".join(table)
         print(text)
@@ -229,7 +230,7 @@ def main() -> None:
                     if args.baseline is not None
                     else ""
                 )
-                f"- polars-rankeval's output byte-identical to trec_eval's: {same}\n\n"
+                + f"- polars-rankeval's output byte-identical to trec_eval's: {same}\n\n"
                 + text
                 + "\n"
             )

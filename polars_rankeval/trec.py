@@ -412,9 +412,7 @@ def _fast_fields(
         # line shows as a null, and a line with too many or too few fields as a parse
         # error or nulls; the checks run inside Polars' reader, not over the bytes.
         for types in (typed or {}, {}) if typed else ({},):
-            schema = {
-                f"column_{k + 1}": types.get(k, pl.String()) for k in range(width)
-            }
+            schema = {f"column_{k + 1}": types.get(k, pl.String()) for k in range(width)}
             try:
                 frame = pl.read_csv(
                     data, separator=" ", has_header=False, quote_char=None, schema=schema,

@@ -380,7 +380,8 @@ def _judged_codes(qrels: pl.DataFrame, docnos: pl.DataFrame) -> pl.DataFrame:
 def _positions(qid: pl.Series) -> pl.Series:
     """Each row's 0-based position within its query (``qid`` sorted, small integer codes)."""
     n = int(qid.max() or 0) + 1  # type: ignore[arg-type]
-    starts = qid.search_sorted(pl.int_range(n, dtype=qid.dtype, eager=True), side="left")
+    codes = pl.int_range(n, dtype=pl.Int64, eager=True).cast(qid.dtype)
+    starts = qid.search_sorted(codes, side="left")
     return pl.int_range(qid.len(), dtype=pl.Int64, eager=True) - starts.gather(qid).cast(pl.Int64)
 
 
@@ -457,13 +458,13 @@ def _ranked(
         msg = f"duplicate docno {docno!r} in the results of query {names[code]!r}"
         raise TrecEvalError(msg, 4)
     ranked = looked_up.with_columns(
-            pl.when(pl.col("rel").is_null())
-            .then(-1)
-            .when(pl.col("rel") < 0)
-            .then(-2)
-            .otherwise(pl.col("rel"))
-            .alias("rel")
-        )
+        pl.when(pl.col("rel").is_null())
+        .then(-1)
+        .when(pl.col("rel") < 0)
+        .then(-2)
+        .otherwise(pl.col("rel"))
+        .alias("rel")
+    )
     if opts.judged_only:
         ranked = ranked.filter(pl.col("rel") >= 0)
         ranked = ranked.with_columns(_positions(ranked["qid"]).alias("i"))
@@ -1106,9 +1107,7 @@ def _ndcg_rel(
         .alias("ix")
     )["ix"]
     pos = pos.with_columns(ideal["idcg_c"].gather(index).fill_null(0.0).alias("idcg_c"))
-    sums = pos.group_by("qid").agg(
-        (pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s")
-    )
+    sums = pos.group_by("qid").agg((pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s"))
     out = base.join(sums, on="qid", how="left", maintain_order="left").with_columns(
         pl.col("s").fill_null(0.0)
     )
@@ -1210,9 +1209,9 @@ def _g(
         codes = rows["qid"]
         index = pl.DataFrame(
             {"s": istart.gather(codes), "L": length.gather(codes), "i": rows["i"]}
-        ).select(
-            pl.when(pl.col("i") < pl.col("L")).then(pl.col("s") + pl.col("i")).alias("ix")
-        )["ix"]
+        ).select(pl.when(pl.col("i") < pl.col("L")).then(pl.col("s") + pl.col("i")).alias("ix"))[
+            "ix"
+        ]
         rows = rows.with_columns(ideal["g"].gather(index).alias("ig")).with_columns(
             pl.when(pl.col("ig") >= 1.0).then(pl.col("ig")).otherwise(1.0).alias("cost")
         )
@@ -1261,16 +1260,16 @@ def _rbp(
     base = bases[repr(p)]
     if column.measure.name == "rbp_resid":
         # a sum over the unjudged ranks (rel < 0: not in ``rows``), read from ``full``
-        table = bases[repr(p) + "t"]["t"]
+        powers = bases[repr(p) + "t"]["t"]
         unjudged = full.select("qid", "i").filter(full["rel"] < 0)
-        unjudged = unjudged.with_columns(table.gather(unjudged["i"]).alias("cur_p"))
+        unjudged = unjudged.with_columns(powers.gather(unjudged["i"]).alias("cur_p"))
         agg = unjudged.group_by("qid").agg(pl.col("cur_p").cum_sum().last().alias("s"))
         # the product after the last rank: p^num_ret, one more step of the running product
         out = (
             wide.select("qid", "num_ret", "num_nonpool", "num_unjudged")
             .join(agg, on="qid", how="left", maintain_order="left")
             .with_columns(
-                table.gather(wide["num_ret"]).alias("pN"),
+                powers.gather(wide["num_ret"]).alias("pN"),
                 (pl.col("num_nonpool") + pl.col("num_unjudged")).alias("nu"),
             )
         )
