@@ -94,7 +94,8 @@ def measure(cmd: list[str], out: Path, path: Path = REPO) -> tuple[float, float,
     full = [gnu_time, "-f", "%M %U %S", "-o", str(report), *cmd] if gnu_time else cmd
     start = time.perf_counter()
     with out.open("wb") as sink:
-        proc = subprocess.Popen(full, stdout=sink, stderr=subprocess.PIPE, env=env)
+        # run in ``path``: ``python -m`` puts the working directory first on sys.path
+        proc = subprocess.Popen(full, stdout=sink, stderr=subprocess.PIPE, env=env, cwd=path)
         _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
