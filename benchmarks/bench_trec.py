@@ -11,10 +11,13 @@ measured the same way, in interleaved rounds:
 * pytrec_eval: ``parse_qrel`` / ``parse_run`` + ``RelevanceEvaluator`` over every measure
   it supports + per-query values (its ``-q`` equivalent) and their means.
 
-Usage: ``python benchmarks/bench_trec.py [--queries 1000] [--docs 1000] [--rounds 3] [--record]``;
-``--queries 10000`` for the 10M-line run. ``--record`` writes this size's section of
-RESULTS_TREC.md (other sizes and the hand-written notes are kept); the table gives each
-tool's time beside trec_eval's and pytrec_eval's time divided by it.
+Usage: ``python benchmarks/bench_trec.py [--queries 1000] [--docs 1000] [--rounds 3] [--record]
+[--baseline DIR]``; ``--queries 10000`` for the 10M-line run. ``--baseline DIR`` adds
+``polars-rankeval (baseline)``: the package found in DIR (e.g. an older checkout, exported
+with ``git archive``), run in the same interleaved rounds. ``--record`` writes this size's
+section of RESULTS_TREC.md (other sizes and the hand-written notes are kept); the table
+gives each tool's wall time, CPU time (user + system, all threads), peak memory, its time
+beside trec_eval's and pytrec_eval's time divided by it.
 """
 
 from __future__ import annotations
@@ -78,27 +81,30 @@ def generate(tmp: Path, queries: int, docs: int, seed: int = 0) -> tuple[Path, P
     return qrels_path, run_path
 
 
-def measure(cmd: list[str], out: Path) -> tuple[float, float]:
-    """Run ``cmd`` with stdout to ``out``; return (seconds, peak RSS in MB).
+def measure(cmd: list[str], out: Path, path: Path = REPO) -> tuple[float, float, float]:
+    """Run ``cmd`` with stdout to ``out``; return (seconds, peak RSS in MB, CPU seconds).
 
     The peak RSS comes from GNU time when installed (a child forked from this big Python
-    process would otherwise report the parent's pages), else from ``wait4``.
+    process would otherwise report the parent's pages), else from ``wait4``; CPU time is
+    user + system time of the process (all its threads), from GNU time or ``wait4``.
     """
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=str(path))
     gnu_time = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
     report = out.with_suffix(".time")
-    full = [gnu_time, "-f", "%M", "-o", str(report), *cmd] if gnu_time else cmd
+    full = [gnu_time, "-f", "%M %U %S", "-o", str(report), *cmd] if gnu_time else cmd
     start = time.perf_counter()
     with out.open("wb") as sink:
-        proc = subprocess.Popen(full, stdout=sink, stderr=subprocess.PIPE, env=env)
+        # run in ``path``: ``python -m`` puts the working directory first on sys.path
+        proc = subprocess.Popen(full, stdout=sink, stderr=subprocess.PIPE, env=env, cwd=path)
         _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         err = proc.stderr.read().decode() if proc.stderr else ""
         raise RuntimeError(f"{cmd[0]} failed: {err}")
     if gnu_time:
-        return seconds, int(report.read_text().split()[-1]) / 1024
-    return seconds, usage.ru_maxrss / 1024
+        peak, user, system = report.read_text().split()[-3:]
+        return seconds, int(peak) / 1024, float(user) + float(system)
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def _record(section: str, lines: int) -> None:
@@ -131,6 +137,10 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=1_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--record", action="store_true")
+    parser.add_argument("--baseline", type=Path, default=None)
+    parser.add_argument(
+        "--baseline-label", default="an older checkout", help="how --record describes it"
+    )
     args = parser.parse_args()
 
     from tests.trec_diff import reference_binary
@@ -144,10 +154,14 @@ def main() -> None:
         print(f"{lines:,} run lines, {sum(1 for _ in qrels.open()):,} qrels lines")
         ours = [sys.executable, "-m", "polars_rankeval", "trec-eval"]
         tools: dict[str, list[str]] = {}
+        paths: dict[str, Path] = {}
         for flags, name in (([], "summary"), (["-q"], "-q")):
             files = [*flags, "-m", "all_trec", str(qrels), str(run)]
             if binary:
                 tools[f"trec_eval {name}"] = [binary, *files]
+            if args.baseline is not None:
+                tools[f"polars-rankeval (baseline) {name}"] = [*ours, *files]
+                paths[f"polars-rankeval (baseline) {name}"] = args.baseline.resolve()
             tools[f"polars-rankeval {name}"] = [*ours, *files]
         try:
             import pytrec_eval  # noqa: F401
@@ -157,34 +171,49 @@ def main() -> None:
             ]  # fmt: skip
         except ImportError:
             print("pytrec_eval not installed: skipped")
-        samples: dict[str, list[tuple[float, float]]] = {k: [] for k in tools}
+        samples: dict[str, list[tuple[float, float, float]]] = {k: [] for k in tools}
+        loads = []
         for _ in range(args.rounds):  # interleaved: every tool once per round
             for label, cmd in tools.items():
-                samples[label].append(measure(cmd, tmp / f"{label.replace(' ', '_')}.out"))
+                out = tmp / f"{label.replace(' ', '_')}.out"
+                samples[label].append(measure(cmd, out, paths.get(label, REPO)))
+            loads.append(os.getloadavg()[0])
         same = {}
         if binary:
             for name in ("summary", "-q"):
                 a = (tmp / f"trec_eval_{name}.out").read_bytes()
                 b = (tmp / f"polars-rankeval_{name}.out").read_bytes()
                 same[name] = a == b
+                if args.baseline is not None:
+                    c = (tmp / f"polars-rankeval_(baseline)_{name}.out").read_bytes()
+                    same[f"baseline {name}"] = a == c
         reference = {
-            name: statistics.median(t for t, _ in samples[f"trec_eval {name}"])
+            name: statistics.median(v[0] for v in samples[f"trec_eval {name}"])
             for name in ("summary", "-q")
             if binary
         }
         py_label = "pytrec_eval (per query + means)"
-        py_ref = statistics.median(t for t, _ in samples[py_label]) if py_label in samples else None
+        py_ref = statistics.median(v[0] for v in samples[py_label]) if py_label in samples else None
+        py_cpu = (
+            statistics.median(c for _, _, c in samples[py_label]) if py_label in samples else None
+        )
         table = [
-            "| tool | median s | peak MB | time / trec_eval's | pytrec_eval's time / this |",
-            "|---|---|---|---|---|",
+            "| tool | median s | median CPU s | peak MB | time / trec_eval's "
+            "| pytrec_eval's time / this | pytrec_eval's CPU / this |",
+            "|---|---|---|---|---|---|---|",
         ]
         for label, values in samples.items():
             t = statistics.median(v[0] for v in values)
+            cpu = statistics.median(v[2] for v in values)
             mb = max(v[1] for v in values)
             ref = reference.get("-q" if label.endswith("-q") or "pytrec" in label else "summary")
             ratio = f"{t / ref:.2f}" if ref else "n/a"
             speedup = f"{py_ref / t:.2f}" if py_ref else "n/a"
-            table.append(f"| {label} | {t:.2f} | {mb:.0f} | {ratio} | {speedup} |")
+            cpu_speedup = f"{py_cpu / cpu:.2f}" if py_cpu and cpu else "n/a"
+            table.append(
+                f"| {label} | {t:.2f} | {cpu:.2f} | {mb:.0f} | {ratio} | {speedup} "
+                f"| {cpu_speedup} |"
+            )
         text = "\n".join(table)
         print(text)
         print(f"outputs identical to trec_eval's: {same}" if binary else f"no trec_eval: {reason}")
@@ -195,8 +224,14 @@ def main() -> None:
                 f"- {lines:,} run lines ({args.queries:,} queries x {args.docs:,} docs, tied "
                 "scores), graded qrels (20% of each list judged); `-m all_trec`\n"
                 f"- {args.rounds} interleaved rounds, median time, peak RSS; load average "
-                f"{load_before:.1f} before, {load_after:.1f} after\n"
-                f"- polars-rankeval's output byte-identical to trec_eval's: {same}\n\n"
+                f"{load_before:.1f} before, {load_after:.1f} after, after each round: "
+                f"{', '.join(f'{x:.1f}' for x in loads)}\n"
+                + (
+                    f"- `polars-rankeval (baseline)`: {args.baseline_label}\n"
+                    if args.baseline is not None
+                    else ""
+                )
+                + f"- polars-rankeval's output byte-identical to trec_eval's: {same}\n\n"
                 + text
                 + "\n"
             )

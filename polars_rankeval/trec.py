@@ -389,40 +389,44 @@ def atof(text: str) -> float:
 
 
 _OTHER_SPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
-_SPACING = (b"  ", b"\n ", b" \n", b"\n\n")
 
 
-def _fast_fields(data: bytes, width: int, keep: tuple[int, ...]) -> pl.DataFrame | None:
+def _fast_fields(
+    data: bytes,
+    width: int,
+    keep: tuple[int, ...],
+    *,
+    typed: dict[int, pl.DataType] | None = None,
+) -> pl.DataFrame | None:
     """The common, clean file: one space (or one tab) between exactly ``width`` fields.
 
-    Returns the fields ``keep`` (0-based, the last field among them) as String columns
-    ``column_<k + 1>``, or ``None`` (use the general reader) unless every line has
-    exactly ``width`` non-empty fields with no other white space, no comment and no
+    Returns the fields ``keep`` (0-based) as columns ``column_<k + 1>`` (String, or the
+    type ``typed`` gives a field when every value of it parses as that type; a field
+    that does not keeps String), or ``None`` (use the general reader) unless every line
+    has exactly ``width`` non-empty fields with no other white space, no comment and no
     blank line.
     """
-    if not any(c in data for c in _OTHER_SPACE) and not any(c in data for c in _SPACING):
-        # single spaces only, none at a line's start or end: no field is empty, so a
-        # line with too few fields leaves the last one null and one with too many is a
-        # parse error; the fields not kept need no check and are not materialised.
-        # (a line with too many fields is caught by counting the spaces)
-        try:
-            frame = pl.read_csv(
-                data, separator=" ", has_header=False, quote_char=None,
-                schema={f"column_{k + 1}": pl.String for k in range(width)},
-                truncate_ragged_lines=False, columns=list(keep),
-            )  # fmt: skip
-        except (pl.exceptions.PolarsError, ValueError):
-            return None
-        first = f"column_{keep[0] + 1}"
-        clean = (
-            frame.height > 0
-            and data[:1] not in (b" ", b"\n")
-            and data.rstrip(b"\n")[-1:] != b" "
-            and not any(frame[c].null_count() for c in frame.columns)
-            and data.count(b" ") == frame.height * (width - 1)
-            and not frame.select(pl.col(first).str.starts_with("#").any()).item()
-        )
-        return frame if clean else None
+    if not any(c in data for c in _OTHER_SPACE):
+        # single spaces only: every field is read (none is empty in a clean file), so an
+        # empty field (two spaces in a row, a space at a line's start or end) or a blank
+        # line shows as a null, and a line with too many or too few fields as a parse
+        # error or nulls; the checks run inside Polars' reader, not over the bytes.
+        for types in (typed or {}, {}) if typed else ({},):
+            schema = {f"column_{k + 1}": types.get(k, pl.String()) for k in range(width)}
+            try:
+                frame = pl.read_csv(
+                    data, separator=" ", has_header=False, quote_char=None, schema=schema,
+                    truncate_ragged_lines=False,
+                )  # fmt: skip
+            except (pl.exceptions.PolarsError, ValueError):
+                continue
+            clean = (
+                frame.height > 0
+                and not any(frame[c].null_count() for c in frame.columns)
+                and not frame.select(pl.col("column_1").str.starts_with("#").any()).item()
+            )
+            return frame.select(f"column_{k + 1}" for k in keep) if clean else None
+        return None
     for separator in (" ", "\t"):
         try:
             frame = pl.read_csv(
@@ -449,6 +453,8 @@ def _fast_fields(data: bytes, width: int, keep: tuple[int, ...]) -> pl.DataFrame
 def _atof_column(frame: pl.DataFrame, name: str) -> pl.Series:
     """``c_atof`` of a column, with a plain cast when that reads every value the same."""
     col = frame[name]
+    if col.dtype == pl.Float64:  # parsed by the reader: the same parser as the cast
+        return col
     plain = col.cast(pl.Float64, strict=False)
     if plain.null_count() == 0 and not col.str.contains_any(["x", "X"]).any():
         return plain
@@ -456,6 +462,8 @@ def _atof_column(frame: pl.DataFrame, name: str) -> pl.Series:
 
 
 def _atol_column(frame: pl.DataFrame, name: str) -> pl.Series:
+    if frame[name].dtype == pl.Int64:  # parsed by the reader
+        return frame[name]
     plain = frame[name].cast(pl.Int64, strict=False)
     if plain.null_count() == 0:
         return plain
@@ -518,7 +526,8 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
     ([('q1', 'd1', 0.001)], 'tagA')
     """
     data = _read_bytes(source, "run")
-    fast = _fast_fields(data, 6, (0, 2, 4, 5))
+    # the rank field is not used; read as an integer it costs less than as a string
+    fast = _fast_fields(data, 6, (0, 2, 4, 5), typed={3: pl.Int64(), 4: pl.Float64()})
     if fast is not None:
         frame = fast.select(
             pl.col("column_1").alias("qid"),
@@ -564,7 +573,7 @@ def read_trec_eval_qrels(source: str | Path | bytes) -> pl.DataFrame:
     [('q1', 'd1', 1), ('q1', 'd2', -1)]
     """
     data = _read_bytes(source, "qrels")
-    fast = _fast_fields(data, 4, (0, 2, 3))
+    fast = _fast_fields(data, 4, (0, 2, 3), typed={3: pl.Int64()})
     if fast is not None:
         return fast.select(
             pl.col("column_1").alias("qid"),

@@ -31,7 +31,7 @@ import itertools
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -353,76 +353,54 @@ class _Options:
 
 
 def _distinct_strings(values: pl.Series) -> pl.Series:
-    """The distinct values of a String Series (any order), by their 64-bit hashes, checked."""
-    hashes = values.hash(seed=0)
-    frame = pl.DataFrame([values.alias("v"), hashes.alias("h")]).unique("h")
-    if (hashes.replace_strict(frame["h"], frame["v"]) == values).all():
-        return frame["v"]
-    return values.unique()  # two strings share a hash
+    """The distinct values of a String Series (any order)."""
+    return values.unique()
 
 
 def _string_codes(values: pl.Series, keys: pl.Series) -> pl.Series:
     """Each value's position in ``keys`` (distinct strings) as UInt32, null if absent.
 
-    A lookup by 64-bit hash; each found key is compared with the value, so a string
-    that shares a hash with a key is absent, as it should be.
+    A cast to the Enum of ``keys`` (Polars' string lookup: exact, no hash to check).
     """
-    positions = pl.int_range(keys.len(), dtype=pl.UInt32, eager=True)
-    key_hashes = keys.hash(seed=0)
-    if key_hashes.n_unique() != keys.len():  # two keys share a hash: look up the strings
-        return values.replace_strict(keys, positions, default=None, return_dtype=pl.UInt32)
-    code = values.hash(seed=0).replace_strict(
-        key_hashes, positions, default=None, return_dtype=pl.UInt32
-    )
-    same = keys.gather(code) == values
-    return pl.select(pl.when(same).then(code)).to_series()
+    return values.cast(pl.Enum(keys), strict=False).to_physical().cast(pl.UInt32)
 
 
 def _docno_codes(docno: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
-    """The run's distinct docnos in byte order (``docno``, ``__dc``, ``__h``) and each row's code.
-
-    Distinct values and codes come from the docnos' 64-bit hashes (a hash table of
-    integers instead of strings); each row's docno is then compared with the one its
-    code stands for, and on any hash collision the strings themselves are used.
-    """
-    hashes = docno.hash(seed=0).alias("__h")
-    frame = pl.DataFrame([docno.alias("docno"), hashes])
-    docnos = frame.unique("__h").sort("docno").with_row_index("__dc")
-    codes = hashes.replace_strict(docnos["__h"], docnos["__dc"], return_dtype=pl.UInt32)
-    if not (docnos["docno"].gather(codes) == docno).all():
-        exact = frame.select(pl.col("docno").unique()).sort("docno").with_row_index("__dc")
-        codes = frame.select("docno").join(exact, on="docno", how="left", maintain_order="left")
-        codes = codes["__dc"]
-        docnos = exact.with_columns(pl.lit(None, pl.UInt64).alias("__h"))  # hashes unusable
-    return docnos, codes
+    """The run's distinct docnos in byte order (``docno``, ``__dc``) and each row's code."""
+    docnos = docno.unique().sort().alias("docno").to_frame().with_row_index("__dc")
+    return docnos, _string_codes(docno, docnos["docno"])
 
 
 def _judged_codes(qrels: pl.DataFrame, docnos: pl.DataFrame) -> pl.DataFrame:
     """The qrels rows whose docno is in the run, with its code ``__dc``."""
-    if docnos["__h"].null_count():  # a hash collision among the run's docnos
-        return qrels.join(docnos.drop("__h"), on="docno", how="inner")
-    code = (
-        pl.col("docno")
-        .hash(seed=0)
-        .replace_strict(docnos["__h"], docnos["__dc"], default=None, return_dtype=pl.UInt32)
-    )
-    coded = qrels.with_columns(code.alias("__dc")).filter(pl.col("__dc").is_not_null())
-    # a docno absent from the run may share a hash with one in it: compare the strings
-    same = docnos["docno"].gather(coded["__dc"]) == coded["docno"]
-    return coded.filter(same)
+    code = _string_codes(qrels["docno"], docnos["docno"])
+    return qrels.with_columns(code.alias("__dc")).filter(pl.col("__dc").is_not_null())
+
+
+def _positions(qid: pl.Series) -> pl.Series:
+    """Each row's 0-based position within its query (``qid`` sorted, small integer codes)."""
+    n = int(qid.max() or 0) + 1  # type: ignore[arg-type]
+    codes = pl.int_range(n, dtype=pl.Int64, eager=True).cast(qid.dtype)
+    starts = qid.search_sorted(codes, side="left")
+    return pl.int_range(qid.len(), dtype=pl.Int64, eager=True) - starts.gather(qid).cast(pl.Int64)
 
 
 def _ranked(
-    run: pl.DataFrame, qrels: pl.DataFrame, opts: _Options, names: pl.Series
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    opts: _Options,
+    names: pl.Series,
+    coded: tuple[pl.DataFrame, pl.Series] | None = None,
 ) -> pl.DataFrame:
     """Each query's ranked list: ``qid, i`` (0-based rank), ``rel``.
 
     ``rel`` is the judgment, -1 for a document not in the qrels, -2 for a negative one.
+    ``coded``: :func:`_docno_codes` of the run's docnos (row for row), when already known.
     """
     # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
     # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
     # Ties: docno descending in byte order, through its dense rank (an integer).
-    docnos, doc_codes = _docno_codes(run["docno"])
+    docnos, doc_codes = coded if coded is not None else _docno_codes(run["docno"])
     # The score's dense rank (0 = highest) by a lookup in the sorted distinct scores:
     # much cheaper than ``rank("dense")``; NaN ranks last.
     sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
@@ -460,49 +438,80 @@ def _ranked(
         ranked = ranked.sort(["qid", "__sr", "__dc"], descending=[False, False, True]).select(
             "qid", pl.col("__dc").cast(pl.UInt32)
         )
-    ranked = ranked.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i"))
+    ranked = ranked.with_columns(_positions(ranked["qid"]).alias("i"))
     if opts.max_docs is not None:
         ranked = ranked.filter(pl.col("i") < opts.max_docs)
     pair = ranked["qid"].cast(pl.UInt64) * 2**32 + ranked["__dc"].cast(pl.UInt64)
-    if opts.checks and pair.n_unique() != ranked.height:
+    pair_key = pl.col("qid").cast(pl.UInt64) * 2**32 + pl.col("__dc").cast(pl.UInt64)
+    # the duplicate check (a hash of every pair) runs beside the qrels lookup
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        distinct = pool.submit(pair.n_unique) if opts.checks else None
+        judged = _judged_codes(qrels, docnos).select(pair_key.alias("__pair"), "rel")
+        looked_up = ranked.with_columns(pair.alias("__pair")).join(
+            judged, on="__pair", how="left", maintain_order="left"
+        )
+        n_distinct = distinct.result() if distinct is not None else ranked.height
+    if n_distinct != ranked.height:
         dup = ranked.filter(pl.struct("qid", "__dc").is_duplicated())
         code, dc = dup.row(0)[:2]
         docno = docnos["docno"][dc]
         msg = f"duplicate docno {docno!r} in the results of query {names[code]!r}"
         raise TrecEvalError(msg, 4)
-    pair_key = pl.col("qid").cast(pl.UInt64) * 2**32 + pl.col("__dc").cast(pl.UInt64)
-    judged = _judged_codes(qrels, docnos).select(pair_key.alias("__pair"), "rel")
-    ranked = (
-        ranked.with_columns(pair.alias("__pair"))
-        .join(judged, on="__pair", how="left", maintain_order="left")
-        .with_columns(
-            pl.when(pl.col("rel").is_null())
-            .then(-1)
-            .when(pl.col("rel") < 0)
-            .then(-2)
-            .otherwise(pl.col("rel"))
-            .alias("rel")
-        )
+    ranked = looked_up.with_columns(
+        pl.when(pl.col("rel").is_null())
+        .then(-1)
+        .when(pl.col("rel") < 0)
+        .then(-2)
+        .otherwise(pl.col("rel"))
+        .alias("rel")
     )
     if opts.judged_only:
-        ranked = ranked.filter(pl.col("rel") >= 0).with_columns(
-            pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i")
-        )
+        ranked = ranked.filter(pl.col("rel") >= 0)
+        ranked = ranked.with_columns(_positions(ranked["qid"]).alias("i"))
     return ranked.select(pl.col("qid").set_sorted(), "i", "rel")  # in (qid, i) order
 
 
+def _judged_subset(ranked: pl.DataFrame, columns: list[_Column], level: int) -> pl.DataFrame:
+    """The ranks where a running value can change: judged or relevant documents.
+
+    All of ``ranked`` when a measure reads the others (see :func:`_reads_unjudged`).
+    """
+    if _reads_unjudged(columns, level):
+        return ranked
+    rel = pl.col("rel")
+    return ranked.filter((rel != -1) | (rel >= level))
+
+
 def _query_stats(
-    ranked: pl.DataFrame, qrels: pl.DataFrame, queries: pl.DataFrame, opts: _Options
+    ranked: pl.DataFrame,
+    qrels: pl.DataFrame,
+    queries: pl.DataFrame,
+    opts: _Options,
+    subset: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """Per query: num_ret, num_rel, num_rel_ret, num_nonpool, num_unjudged, num_nonrel_judged."""
+    """Per query: num_ret, num_rel, num_rel_ret, num_nonpool, num_unjudged, num_nonrel_judged.
+
+    ``subset``: :func:`_judged_subset` of ``ranked`` (every row with rel != -1 or
+    relevant); the counts are taken over it, and ``ranked`` gives only the lengths.
+    """
     level = opts.level
     rel = pl.col("rel")
-    ret = ranked.group_by("qid").agg(
-        pl.len().alias("num_ret"),
+    if subset is None:
+        subset = ranked
+    ret = subset.group_by("qid").agg(
+        pl.len().alias("__n"),
         ((rel >= 0) & (rel >= level)).sum().alias("num_rel_ret"),
         (rel == -1).sum().alias("num_nonpool"),
         (rel == -2).sum().alias("num_unjudged"),
         (rel >= level).sum().alias("R_all"),
+    )
+    lengths = ranked.group_by("qid").agg(pl.len().alias("num_ret"))
+    # the rows left out of ``subset`` are documents not in the qrels (rel -1)
+    ret = (
+        lengths.join(ret, on="qid", how="left")
+        .with_columns(pl.exclude("qid").fill_null(0))
+        .with_columns(pl.col("num_nonpool") + pl.col("num_ret") - pl.col("__n"))
+        .drop("__n")
     )
     judged = (
         qrels.join(queries, on="qid", how="semi")
@@ -520,11 +529,6 @@ def _query_stats(
     )
 
 
-def _at(expr: pl.Expr, k: float | pl.Expr) -> pl.Expr:
-    """The last value of a running column among the first ``k`` ranks (null if none)."""
-    return expr.filter(pl.col("i") < k).last()
-
-
 def _gain_expr(pairs: list[tuple[str, float]]) -> pl.Expr:
     """trec_eval's get_gain: the gain map's value for a level, else the level (0 if negative)."""
     gains = {atol(name): value for name, value in reversed(pairs) if _valid_int(name)}
@@ -537,23 +541,80 @@ def _gain_expr(pairs: list[tuple[str, float]]) -> pl.Expr:
     )
 
 
+def _rank_keys(frame: pl.DataFrame) -> pl.Series:
+    """``(query code, rank)`` as one UInt64 per row: increasing over a ranked frame."""
+    return frame["qid"].cast(pl.UInt64) * 2**32 + frame["i"].cast(pl.UInt64)
+
+
+def _value_after(
+    frame: pl.DataFrame, keys: pl.Series, source: str, qid: pl.Series, k: pl.Series
+) -> pl.Series:
+    """A running column after the first ``k`` ranks of each query ``qid``.
+
+    ``frame`` holds some of each query's ranks in (query, rank) order (``keys`` are its
+    :func:`_rank_keys`), among them every rank where ``source`` changes: its value after
+    ``k`` ranks is the one at the frame's last row of the query with rank < k, 0 when
+    there is none, null when ``k < 1``. Binary searches on the sorted keys, no join.
+    """
+    k = k.cast(pl.Int64)
+    base = qid.cast(pl.UInt64) * 2**32
+    lookup = pl.DataFrame(
+        {
+            "k": k,
+            "end": keys.search_sorted(base + k.clip(0, 2**32 - 1).cast(pl.UInt64), side="left"),
+            "start": keys.search_sorted(base, side="left"),
+        }
+    )
+    index = lookup.select(
+        pl.when(pl.col("end") > pl.col("start")).then(pl.col("end").cast(pl.Int64) - 1)
+    )["end"]
+    got = frame[source].gather(index)
+    return pl.select(pl.when(k >= 1).then(got.fill_null(0))).to_series().alias(source)
+
+
+def _reads_unjudged(columns: list[_Column], level: int) -> bool:
+    """Whether a measure's running value changes at a document not in the qrels (rel -1).
+
+    Only ``unj``, ``relstring`` and ``rbp_resid`` read those (handled apart), unless
+    -1 counts as relevant (``-l`` below 0) or a gain map gives level -1 a gain.
+    """
+    if level <= -1:
+        return True
+    for column in columns:
+        if column.measure.kind == "pairs" and column.measure.name not in ("rbp_resid",):
+            shared = column.raw
+            names = [n for n, _ in _pairs(column.measure, shared)]
+            if any(_valid_int(n) and atol(n) == -1 for n in names):
+                return True
+    return False
+
+
 def _compute(
     ranked: pl.DataFrame,
+    subset: pl.DataFrame,
     qrels: pl.DataFrame,
     stats: pl.DataFrame,
     columns: list[_Column],
     opts: _Options,
 ) -> pl.DataFrame:
-    """The per-query value of every column (wide: one row per query, one column per label)."""
+    """The per-query value of every column (wide: one row per query, one column per label).
+
+    Every running value (relevant documents so far, average precision, dcg, the
+    bpref/infAP counts ...) changes only at judged or relevant documents: they are
+    computed over those rows alone (``rows``), in the ranking's order, and read at a
+    rank by a binary search. The documents not in the qrels (most of a long ranking)
+    are read only by the per-query counts, ``unj``/``relstring`` (the head of each
+    ranking) and ``rbp_resid``.
+    """
     level = opts.level
     rel, i = pl.col("rel"), pl.col("i")
     isrel = rel >= level
     # a query's code is its row in ``stats`` (sorted): per-query values by gather, no join
     stats = stats.sort("qid")
-    rows = ranked.with_columns(
+    full = ranked
+    rows = subset.with_columns(
         isrel.alias("isrel"),
         isrel.cast(pl.Int64).cum_sum().over("qid").alias("Rc"),
-        (rel < 0).cast(pl.Int64).cum_sum().over("qid").alias("unj_c"),
         ((rel >= 0) & (rel < level)).cast(pl.Int64).cum_sum().over("qid").alias("nonrel_c"),
         (rel == -2).cast(pl.Int64).cum_sum().over("qid").alias("unjudged_c"),
         ((rel >= 0) & (rel >= level)).cast(pl.Int64).cum_sum().over("qid").alias("bprel_c"),
@@ -564,6 +625,14 @@ def _compute(
         (i + 2).alias("disc_arg"),
     )
     rows = _with_log2(rows, "disc_arg", "disc")
+    # the gain family (G, ndcg, rbp ...) reads only ``rows``, ``full`` and the per-query
+    # counts: computed in a second thread beside the rest (Polars releases the GIL)
+    gain_cols = [c for c in columns if c.measure.kind == "pairs" or c.measure.name == "ndcg_cut"]
+    gains: Future[pl.DataFrame] | None = None
+    if gain_cols:
+        pool = ThreadPoolExecutor(max_workers=1)
+        gains = pool.submit(_gain_measures, rows, full, qrels, stats, gain_cols)
+        pool.shutdown(wait=False)
     names = {c.measure.name for c in columns}
     extra_frames: list[pl.DataFrame] = []
     wide_exprs: dict[str, pl.Expr] = {}
@@ -618,19 +687,25 @@ def _compute(
         )
     # rows are sorted by (query, rank) and hold num_ret rows per query: the value of a
     # running column after rank k of a query is at row start + min(k, num_ret) - 1.
-    wide = stats.sort("qid").with_columns(
-        (pl.col("num_ret").cum_sum() - pl.col("num_ret")).alias("__start")
-    )
+    wide = stats.sort("qid")
     gathered: dict[tuple[str, str], pl.Series] = {}
+    row_keys = _rank_keys(rows)
+    unj_cuts = [c.param for c in columns if c.measure.name == "unj"]
+    if unj_cuts:
+        # unj reads the head of each ranking only: every row up to the largest cutoff
+        head = full.filter(i < max(unj_cuts)).with_columns(
+            (rel < 0).cast(pl.Int64).cum_sum().over("qid").alias("unj_c")
+        )
+        head_keys = _rank_keys(head)
 
     def at(label: str, source: str, k: pl.Expr) -> None:
         key = (source, str(k))
         if key not in gathered:
-            kq = pl.min_horizontal(k, n_ret)
-            index = wide.select(
-                pl.when(kq >= 1).then(pl.col("__start") + kq - 1).cast(pl.Int64).alias("ix")
-            )["ix"]
-            gathered[key] = rows[source].gather(index)
+            kq = wide.select(pl.min_horizontal(k, n_ret).alias("k"))["k"]
+            if source == "unj_c":
+                gathered[key] = _value_after(head, head_keys, source, wide["qid"], kq)
+            else:
+                gathered[key] = _value_after(rows, row_keys, source, wide["qid"], kq)
         extra_columns[label] = gathered[key]
 
     extra_columns: dict[str, pl.Series] = {}
@@ -681,7 +756,7 @@ def _compute(
                 .otherwise(pl.lit("<"))
             )  # fmt: skip
             strings = (
-                rows.select("qid", "i", "rel")
+                full.select("qid", "i", "rel")
                 .filter(i < length)
                 .group_by("qid")
                 .agg(char.str.join("").alias(label))
@@ -830,9 +905,11 @@ def _compute(
         wide = _interpolated(rows, wide, interp)
         for column in interp:
             wide_exprs[column.label] = pl.col(column.label)
-    gain_cols = [c for c in columns if c.measure.kind == "pairs" or c.measure.name == "ndcg_cut"]
-    if gain_cols:
-        wide = _gain_measures(rows, qrels, wide, gain_cols)
+    if gains is not None:
+        labels = [c.label for c in gain_cols]
+        wide = wide.join(
+            gains.result().select("qid", *labels), on="qid", how="left", maintain_order="left"
+        )
         for column in gain_cols:
             wide_exprs[column.label] = pl.col(column.label)
     out = wide.select("qid", *[expr.alias(label) for label, expr in wide_exprs.items()])
@@ -920,15 +997,26 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
 
 
 def _gain_measures(
-    rows: pl.DataFrame, qrels: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
+    rows: pl.DataFrame,
+    full: pl.DataFrame,
+    qrels: pl.DataFrame,
+    wide: pl.DataFrame,
+    columns: list[_Column],
 ) -> pl.DataFrame:
-    """G, dcg, ideal_dcg, ndcg, ndcg_rel, Rndcg, rbp, rbp_resid and ndcg_cut."""
+    """G, dcg, ideal_dcg, ndcg, ndcg_rel, Rndcg, rbp, rbp_resid and ndcg_cut.
+
+    ``rows`` holds every rank with a non-zero gain (see :func:`_compute`), ``full`` every
+    rank (read by rbp_resid and, when its sums are not exact integers, by G).
+    """
     queries = wide.select("qid", "num_ret", "num_rel", "num_rel_levels")
     judged = qrels.join(queries.select("qid"), on="qid", how="semi").filter(pl.col("rel") >= 0)
     cuts = [c for c in columns if c.measure.name == "ndcg_cut"]
-    if cuts:
-        wide = _ndcg_cut(rows, judged, wide, cuts)
     cache: dict[str | None, tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = {}
+    if cuts:
+        # ndcg_cut's gains are the relevance levels: the frames of a measure without a
+        # gain map (``None``), shared with dcg / ndcg when they have none either
+        cache[None] = _gain_frames(rows, judged, wide, [])
+        wide = _ndcg_cut(*cache[None][:2], wide, cuts)
     rbp_bases: dict[str, pl.DataFrame] = {}
     for column in columns:
         name = column.measure.name
@@ -936,7 +1024,7 @@ def _gain_measures(
             continue
         pairs = _pairs(column.measure, column.raw)
         if name in ("rbp", "rbp_resid"):
-            wide = _rbp(rows, wide, column, pairs, rbp_bases)
+            wide = _rbp(rows, full, wide, column, pairs, rbp_bases)
             continue
         if column.raw in cache:
             res, ideal, base = cache[column.raw]
@@ -960,7 +1048,7 @@ def _gain_measures(
         elif name == "Rndcg":
             value = _rndcg(res, ideal, base, column.label)
         else:  # G
-            value = _g(res, ideal, base, column.label)
+            value = _g(res, ideal, base, column.label, full, pairs)
         wide = wide.join(value, on="qid", how="left", maintain_order="left")
     return wide
 
@@ -1004,19 +1092,22 @@ def _gain_frames(
 def _ndcg_rel(
     res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str
 ) -> pl.DataFrame:
-    # ideal dcg after min(i + 1, L) ideal ranks, for each retrieved rank i with a positive gain
+    # ideal dcg after min(i + 1, L) ideal ranks, for each retrieved rank i with a positive
+    # gain: ``ideal`` holds L positions per query in code order, read by gather
+    base = base.sort("qid")
+    length = base["L"]
+    istart = length.cum_sum() - length
     pos = res.filter(pl.col("g") > 0).select("qid", "i", "dcg_c")
-    pos = pos.join(
-        base.select("qid", "L", "idcg"), on="qid", how="left", maintain_order="left"
-    ).with_columns((pl.min_horizontal(pl.col("i") + 1, pl.col("L")) - 1).alias("p"))
-    pos = pos.join(
-        ideal.select("qid", "p", "idcg_c"), on=["qid", "p"], how="left", maintain_order="left"
-    ).with_columns(pl.col("idcg_c").fill_null(0.0))
-    sums = (
-        pos.sort("qid", "i")
-        .group_by("qid")
-        .agg((pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s"))
-    )
+    codes = pos["qid"]
+    index = pl.DataFrame(
+        {"s": istart.gather(codes), "L": length.gather(codes), "i": pos["i"]}
+    ).select(
+        pl.when(pl.col("L") >= 1)
+        .then(pl.col("s") + pl.min_horizontal(pl.col("i") + 1, pl.col("L")) - 1)
+        .alias("ix")
+    )["ix"]
+    pos = pos.with_columns(ideal["idcg_c"].gather(index).fill_null(0.0).alias("idcg_c"))
+    sums = pos.group_by("qid").agg((pl.col("dcg_c") / pl.col("idcg_c")).cum_sum().last().alias("s"))
     out = base.join(sums, on="qid", how="left", maintain_order="left").with_columns(
         pl.col("s").fill_null(0.0)
     )
@@ -1042,18 +1133,13 @@ def _rndcg(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: st
         )
         .filter(pl.col("g_next").is_null() | (pl.col("g_next") != pl.col("g")))
     )
-    # dcg after min(b, num_ret) ranks: res holds num_ret rows per query in code order
+    # dcg after min(b, num_ret) ranks
     base = base.sort("qid")
-    start = base["num_ret"].cum_sum() - base["num_ret"]
-    kk = pl.min_horizontal(pl.col("b"), pl.col("n"))
-    index = pl.DataFrame(
-        {
-            "s": start.gather(bounds["qid"]),
-            "n": base["num_ret"].gather(bounds["qid"]),
-            "b": bounds["b"],
-        }
-    ).select(pl.when(kk >= 1).then(pl.col("s") + kk - 1).alias("ix"))["ix"]
-    bounds = bounds.with_columns(res["dcg_c"].gather(index).fill_null(0.0).alias("dcg_c"))
+    kk = pl.DataFrame({"n": base["num_ret"].gather(bounds["qid"]), "b": bounds["b"]}).select(
+        pl.min_horizontal(pl.col("b"), pl.col("n"))
+    )["b"]
+    after = _value_after(res, _rank_keys(res), "dcg_c", bounds["qid"], kk)
+    bounds = bounds.with_columns(after.fill_null(0.0).alias("dcg_c"))
     sums = (
         bounds.sort("qid", "b")
         .group_by("qid")
@@ -1069,22 +1155,71 @@ def _rndcg(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: st
     return out.select("qid", value.alias(label))
 
 
-def _g(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -> pl.DataFrame:
-    # the ideal gain at each retrieved rank: ideal holds L slots per query in code order
+def _g(
+    res: pl.DataFrame,
+    ideal: pl.DataFrame,
+    base: pl.DataFrame,
+    label: str,
+    full: pl.DataFrame,
+    pairs: list[tuple[str, float]],
+) -> pl.DataFrame:
+    # trec_eval's G: at each retrieved rank, cost += max(ideal gain there, 1) (1 past the
+    # ideal list's end), got += gain; the sum of gain / log2(2 + cost - got) over ranks
+    # with a gain. ``res`` holds the ranks with a non-zero gain (and others).
     base = base.sort("qid")
     length = base["L"]
     istart = length.cum_sum() - length
-    codes = res["qid"]
-    index = pl.DataFrame(
-        {"s": istart.gather(codes), "L": length.gather(codes), "i": res["i"]}
-    ).select(pl.when(pl.col("i") < pl.col("L")).then(pl.col("s") + pl.col("i")).alias("ix"))["ix"]
-    rows = res.with_columns(ideal["g"].gather(index).alias("ig")).with_columns(
-        pl.when(pl.col("ig") >= 1.0).then(pl.col("ig")).otherwise(1.0).alias("cost")
+    step = pl.when(pl.col("g") >= 1.0).then(pl.col("g")).otherwise(1.0)
+    ideal_cost = ideal.select(step.cum_sum().over("qid").alias("C"))["C"]
+    gains = ideal["g"]
+    exact = bool(
+        ideal_cost.len() == 0
+        or (
+            ((gains < 1.0) | (gains == gains.floor())).all()
+            and float(ideal_cost.max()) + float(full["i"].max() or 0) < 2.0**52  # type: ignore[arg-type]
+        )
     )
-    rows = rows.with_columns(
-        pl.col("cost").cum_sum().over("qid").alias("cost_c"),
-        pl.col("g").cum_sum().over("qid").alias("got_c"),
-    ).with_columns(((2 + pl.col("cost_c")) - pl.col("got_c")).alias("g_arg"))
+    if exact:
+        # the running cost is a sum of integers (exact in doubles): after rank i it is
+        # C[min(i, L - 1)] + max(0, i - L + 1), with C the ideal list's running cost
+        rows = res.filter(pl.col("g") != 0).select("qid", "i", "g")
+        codes = rows["qid"]
+        n = length.gather(codes)
+        frame = pl.DataFrame({"s": istart.gather(codes), "L": n, "i": rows["i"]})
+        index = frame.select(
+            pl.when(pl.col("L") >= 1)
+            .then(pl.col("s") + pl.min_horizontal(pl.col("i"), pl.col("L") - 1))
+            .alias("ix")
+        )["ix"]
+        at_end = ideal_cost.gather(index)
+        cost = pl.DataFrame({"c": at_end, "L": n, "i": rows["i"]}).select(
+            pl.when(pl.col("L") == 0)
+            .then((pl.col("i") + 1).cast(pl.Float64))
+            .when(pl.col("i") < pl.col("L"))
+            .then(pl.col("c"))
+            .otherwise(pl.col("c") + (pl.col("i") - pl.col("L") + 1).cast(pl.Float64))
+            .alias("c")
+        )["c"]
+        rows = rows.with_columns(
+            cost.alias("cost_c"), pl.col("g").cum_sum().over("qid").alias("got_c")
+        )
+    else:
+        # non-integer ideal gains: C's left-to-right sum over every rank
+        rows = full.select("qid", "i", _gain_expr(pairs).alias("g"))
+        codes = rows["qid"]
+        index = pl.DataFrame(
+            {"s": istart.gather(codes), "L": length.gather(codes), "i": rows["i"]}
+        ).select(pl.when(pl.col("i") < pl.col("L")).then(pl.col("s") + pl.col("i")).alias("ix"))[
+            "ix"
+        ]
+        rows = rows.with_columns(ideal["g"].gather(index).alias("ig")).with_columns(
+            pl.when(pl.col("ig") >= 1.0).then(pl.col("ig")).otherwise(1.0).alias("cost")
+        )
+        rows = rows.with_columns(
+            pl.col("cost").cum_sum().over("qid").alias("cost_c"),
+            pl.col("g").cum_sum().over("qid").alias("got_c"),
+        )
+    rows = rows.with_columns(((2 + pl.col("cost_c")) - pl.col("got_c")).alias("g_arg"))
     rows = _with_log2(rows, "g_arg", "g_log")
     sums = rows.group_by("qid").agg(
         pl.when(pl.col("g") != 0).then(pl.col("g") / pl.col("g_log")).otherwise(0.0)
@@ -1100,6 +1235,7 @@ def _g(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: str) -
 
 def _rbp(
     rows: pl.DataFrame,
+    full: pl.DataFrame,
     wide: pl.DataFrame,
     column: _Column,
     pairs: list[tuple[str, float]],
@@ -1114,21 +1250,29 @@ def _rbp(
         # p^i at rank i is the same running product (1, p, p*p, ... left to right, as
         # C's loop multiplies) for every query: one table up to the longest ranking,
         # read by rank.
-        n_max = int(rows["i"].max() or 0) + 1  # type: ignore[arg-type]
+        n_max = int(wide["num_ret"].max() or 0) + 1  # type: ignore[arg-type]
         products = pl.select(
             pl.when(pl.int_range(n_max + 1) == 0).then(1.0).otherwise(pl.lit(p, pl.Float64))
             .cum_prod().alias("t")
         )["t"]  # fmt: skip
         bases[repr(p)] = rows.select("qid", "i", "rel", products.gather(rows["i"]).alias("cur_p"))
+        bases[repr(p) + "t"] = products.to_frame()
     base = bases[repr(p)]
     if column.measure.name == "rbp_resid":
-        agg = base.group_by("qid").agg(
-            pl.when(rel < 0).then(pl.col("cur_p")).otherwise(0.0).cum_sum().last().alias("s"),
-            (rel < 0).sum().alias("nu"),
-            # the product after the last rank: one more step of the running product
-            (pl.col("cur_p").last() * p).alias("pN"),
+        # a sum over the unjudged ranks (rel < 0: not in ``rows``), read from ``full``
+        powers = bases[repr(p) + "t"]["t"]
+        unjudged = full.select("qid", "i").filter(full["rel"] < 0)
+        unjudged = unjudged.with_columns(powers.gather(unjudged["i"]).alias("cur_p"))
+        agg = unjudged.group_by("qid").agg(pl.col("cur_p").cum_sum().last().alias("s"))
+        # the product after the last rank: p^num_ret, one more step of the running product
+        out = (
+            wide.select("qid", "num_ret", "num_nonpool", "num_unjudged")
+            .join(agg, on="qid", how="left", maintain_order="left")
+            .with_columns(
+                powers.gather(wide["num_ret"]).alias("pN"),
+                (pl.col("num_nonpool") + pl.col("num_unjudged")).alias("nu"),
+            )
         )
-        out = wide.select("qid").join(agg, on="qid", how="left", maintain_order="left")
         resid = pl.when(pl.col("nu") > 0).then(pl.col("pN") + (1 - p) * pl.col("s")).otherwise(0.0)
         return wide.join(
             out.select("qid", resid.fill_null(0.0).alias(column.label)), on="qid", how="left"
@@ -1174,41 +1318,25 @@ def _rbp(
 
 
 def _ndcg_cut(
-    rows: pl.DataFrame, judged: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
+    res: pl.DataFrame, ideal: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
 ) -> pl.DataFrame:
-    """ndcg_cut at every requested cutoff: gains are the relevance levels, no gain map."""
-    rel = pl.col("rel")
-    res = rows.select("qid", "i", "disc", "rel").with_columns(
-        pl.when(rel > 0).then(rel.cast(pl.Float64) / pl.col("disc")).otherwise(0.0)
-        .cum_sum().over("qid").alias("dcg_c")
-    )  # fmt: skip
-    ideal = (
-        judged.filter(pl.col("rel") > 0)
-        .sort(["qid", "rel"], descending=[False, True])
-        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("i"))
-        .with_columns((pl.col("i") + 2).alias("disc_arg"))
-    )
-    ideal = _with_log2(ideal, "disc_arg", "disc")
-    ideal = ideal.with_columns(
-        (pl.col("rel").cast(pl.Float64) / pl.col("disc")).cum_sum().over("qid").alias("idcg_c")
-    )
-    ks = {c.label: c.param for c in columns}
-    dcg = res.group_by("qid").agg(
-        [_at(pl.col("dcg_c"), k).alias(f"d{j}") for j, k in enumerate(ks.values())]
-    )
-    idcg = ideal.group_by("qid").agg(
-        [_at(pl.col("idcg_c"), k).alias(f"i{j}") for j, k in enumerate(ks.values())]
-    )
-    out = (
-        wide.select("qid")
-        .join(dcg, on="qid", how="left", maintain_order="left")
-        .join(idcg, on="qid", how="left", maintain_order="left")
-    )
+    """ndcg_cut at every requested cutoff: gains are the relevance levels, no gain map.
+
+    ``res`` and ``ideal`` are :func:`_gain_frames` without a gain map: the running dcg
+    over the ranks with a gain and the running ideal dcg by ideal position ``p``.
+    """
+    qid = wide["qid"]
+    res_keys = _rank_keys(res)
+    ideal_keys = ideal["qid"].cast(pl.UInt64) * 2**32 + ideal["p"].cast(pl.UInt64)
     values = []
-    for j, label in enumerate(ks):
-        d, idv = pl.col(f"d{j}").fill_null(0.0), pl.col(f"i{j}").fill_null(0.0)
-        values.append(pl.when(idv > 0).then(d / idv).otherwise(d).alias(label))
-    return wide.join(out.select("qid", *values), on="qid", how="left", maintain_order="left")
+    for column in columns:
+        k = pl.Series([int(column.param)] * qid.len(), dtype=pl.Int64)
+        d = _value_after(res, res_keys, "dcg_c", qid, k).fill_null(0.0)
+        idv = _value_after(ideal, ideal_keys, "idcg_c", qid, k).fill_null(0.0)
+        values.append(
+            pl.select(pl.when(idv > 0).then(d / idv).otherwise(d)).to_series().alias(column.label)
+        )
+    return wide.with_columns(values)
 
 
 # --------------------------------------------------------------------------- formatting
@@ -1388,10 +1516,46 @@ def trec_eval(
     columns = _columns(requests)
     # the two files are read at the same time (Polars' reader releases the GIL); a
     # qrels error is still the one reported when both files are bad
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
         reading = pool.submit(_as_run, run)
         qrels_df = _as_qrels(qrels)
         run_df, tag = reading.result()
+        # the docno codes (a string lookup over the run) beside the query codes below
+        coding = pool.submit(_docno_codes, run_df["docno"])
+        frames = [run_df]
+        del run_df  # held by ``frames`` alone: freed once ranked
+        return _evaluate_frames(
+            qrels_df, frames, tag, coding, columns, requests, per_query=per_query,
+            complete=complete, max_docs=max_docs, rel_level=rel_level,
+            judged_only=judged_only, num_docs=num_docs, summary=summary, query=query,
+            zscores=zscores, runid=runid,
+        )  # fmt: skip
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _evaluate_frames(
+    qrels_df: pl.DataFrame,
+    frames: list[pl.DataFrame],
+    tag: str,
+    coding: Future[tuple[pl.DataFrame, pl.Series]],
+    columns: list[_Column],
+    requests: list[Request],
+    *,
+    per_query: bool,
+    complete: bool,
+    max_docs: int | None,
+    rel_level: int,
+    judged_only: bool,
+    num_docs: int,
+    summary: bool,
+    query: str | None,
+    zscores: Any,
+    runid: str | None,
+) -> pl.DataFrame:
+    """:func:`trec_eval` once both files are read (``coding``: the run's docno codes)."""
+    run_df = frames.pop()
     if runid is None:
         runid = tag
     checks = any(r.measure not in ("runid", "num_q") for r in requests)
@@ -1402,9 +1566,11 @@ def trec_eval(
         qids = qids.filter(pl.col("qid") == query)
     run_qids = _distinct_strings(run_df["qid"]).alias("qid").to_frame()
     missing = qids.join(run_qids, on="qid", how="anti")
+    coded: tuple[pl.DataFrame, pl.Series] | None = None
     if complete and missing.height:
         bogus = missing.select("qid", pl.lit(BOGUS_DOCNO).alias("docno"), pl.lit(1.0).alias("sim"))
         run_df = pl.concat([run_df, bogus])
+        coding.cancel()  # the placeholder docno is coded with the others in _ranked
     elif missing.height:
         print(
             f"trec_eval: note: {missing.height} qrels query(ies) without results not "
@@ -1424,7 +1590,14 @@ def trec_eval(
         code = _string_codes(frame["qid"], codes["qid"])
         return frame.with_columns(code.alias("qid")).filter(pl.col("qid").is_not_null())
 
-    run_df = encode(run_df)
+    run_codes = _string_codes(run_df["qid"], codes["qid"])
+    keep = run_codes.is_not_null()
+    every = keep.all()
+    if not (complete and missing.height):
+        run_df = run_df.drop("docno")  # coded in ``coding``
+    run_df = run_df.with_columns(run_codes.alias("qid"))
+    if not every:
+        run_df = run_df.filter(keep)
     qrels_eval = encode(qrels_df)
     # duplicates: distinct (query, docno hash) keys prove there are none; only when some
     # keys repeat (a duplicate, or a hash collision) are the strings compared
@@ -1438,11 +1611,15 @@ def trec_eval(
         code, docno = dup.row(0)[:2]
         msg = f"duplicate docno {docno!r} in the qrels of query {codes['qid'][code]!r}"
         raise TrecEvalError(msg, 4)
-    ranked = _ranked(run_df, qrels_eval, opts, codes["qid"])
+    if not (complete and missing.height):
+        docnos, doc_codes = coding.result()
+        coded = (docnos, doc_codes if every else doc_codes.filter(keep))
+    ranked = _ranked(run_df, qrels_eval, opts, codes["qid"], coded)
     del run_df  # its strings are no longer needed: free them before the measures
     queries = codes.select(pl.col("__code").alias("qid"))
-    stats = _query_stats(ranked, qrels_eval, queries, opts)
-    wide = _compute(ranked, qrels_eval, stats, columns, opts)
+    subset = _judged_subset(ranked, columns, opts.level)
+    stats = _query_stats(ranked, qrels_eval, queries, opts, subset)
+    wide = _compute(ranked, subset, qrels_eval, stats, columns, opts)
     valued = [c for c in columns if c.measure.kind not in ("runid",)]
     if complete and missing.height:
         bogus_rows = pl.col("qid").is_in(encode(missing.select("qid"))["qid"].implode())
@@ -1687,25 +1864,33 @@ def _assemble(
     if per_query:
         printed = [c for c in columns if c.measure.kind not in ("runid", "num_q", "gm")]
         if printed:
-            # One list per query in print order, exploded: query-major order, no sort.
+            # The columns one after another (measure-major), then gathered into
+            # query-major order: cell (query q, measure m) is at m * n_q + q.
             n_q, n_m = wide.height, len(printed)
             is_str = [c.measure.kind == "relstring" for c in printed]
-            lists = wide.select(
-                pl.concat_list(
-                    [
-                        pl.lit(None, pl.Float64) if st else pl.col(c.label).cast(pl.Float64)
-                        for c, st in zip(printed, is_str, strict=True)
-                    ]
-                ).alias("value"),
-                pl.concat_list(
-                    [
-                        pl.col(c.label).cast(pl.String) if st else pl.lit(None, pl.String)
-                        for c, st in zip(printed, is_str, strict=True)
-                    ]
-                ).alias("__s"),
-            ).explode("value", "__s")
+            none_f = pl.Series([None] * n_q, dtype=pl.Float64)
+            none_s = pl.Series([None] * n_q, dtype=pl.String)
             cell = pl.int_range(n_m * n_q, dtype=pl.Int64, eager=True)
             m_index, q_index = cell % n_m, cell // n_m
+            order = m_index * n_q + q_index
+            lists = pl.DataFrame(
+                {
+                    "value": pl.concat(
+                        [
+                            none_f if st else wide[c.label].cast(pl.Float64)
+                            for c, st in zip(printed, is_str, strict=True)
+                        ],
+                        rechunk=True,
+                    ).gather(order),
+                    "__s": pl.concat(
+                        [
+                            wide[c.label].cast(pl.String) if st else none_s
+                            for c, st in zip(printed, is_str, strict=True)
+                        ],
+                        rechunk=True,
+                    ).gather(order),
+                }
+            )
             pq = pl.DataFrame(
                 {
                     "measure": pl.Series([c.label for c in printed], dtype=pl.String).gather(
@@ -1807,7 +1992,7 @@ def format_trec(result: pl.DataFrame) -> str:
             ]
         ).alias("line")
     )
-    return "\n".join(lines["line"].to_list()) + "\n"
+    return str(lines.select(pl.col("line").str.join("\n")).item()) + "\n"
 
 
 # --------------------------------------------------------------------------- command line

@@ -1,10 +1,14 @@
-"""The fast paths of the trec_eval reader and ranking: hash lookups and the clean-file check.
+"""The fast paths of the trec_eval reader and ranking: string codes, the clean-file check,
+reads of running values at cutoffs and G's running cost.
 
-Each fast path has an exact fallback; these tests force the fallback (hash collisions)
-and compare, and check that the clean-file reader turns down every file it must.
+String codes are Enum casts (exact); the tests with every hash colliding check that no
+code depends on a hash. The clean-file reader must turn down every file it cannot read
+as trec_eval does; G has a closed form for integer gains and C's sum otherwise.
 """
 
 from __future__ import annotations
+
+import math
 
 import polars as pl
 import pytest
@@ -87,3 +91,47 @@ def test_unusual_files_read_as_trec_eval_reads_them() -> None:
         ("q1", "d1", 1),
         ("q1", "d2", 2),
     ]
+
+
+def test_value_after_reads_the_last_row_before_each_cutoff() -> None:
+    # a subset of two rankings: query 0 has rows at ranks 1 and 4, query 2 at rank 0;
+    # query 1 has none (its value after any rank is 0)
+    frame = pl.DataFrame(
+        {"qid": [0, 0, 2], "i": [1, 4, 0], "x": [10.0, 30.0, 7.0]},
+        schema={"qid": pl.UInt32, "i": pl.Int64, "x": pl.Float64},
+    )
+    keys = te._rank_keys(frame)
+    qid = pl.Series([0, 0, 0, 0, 1, 2, 2], dtype=pl.UInt32)
+    k = pl.Series([0, 1, 2, 5, 3, 1, 9])
+    got = te._value_after(frame, keys, "x", qid, k).to_list()
+    # k=0: no rank read (null); after 1 rank (rank 0): no row yet -> 0; after 2 ranks
+    # (ranks 0-1): the row at rank 1 -> 10; after 5: rank 4's row -> 30; query 1: 0;
+    # query 2 after 1 rank: 7, after 9: still 7
+    assert got == [None, 0.0, 10.0, 30.0, 0.0, 7.0, 7.0]
+
+
+G_QRELS = b"q1 0 d1 1\nq1 0 d2 2\n"
+
+
+def _g(run: bytes, measure: str) -> float:
+    out = te.trec_eval(G_QRELS, run, [measure], summary=False, per_query=True)
+    return out.filter(pl.col("query") == "q1")["value"].item()
+
+
+def test_g_integer_gains_past_the_ideal_list() -> None:
+    # ranking d3 d4 (unjudged), d1 (gain 1), d2 (gain 2); ideal gains 2, 1 (L = 2).
+    # cost per rank: max(ideal gain, 1) = 2, 1, then 1, 1 past the ideal list:
+    # running cost 2, 3, 4, 5; running gain 0, 0, 1, 3.
+    # rank 2: 1 / log2(2 + 4 - 1) = 1 / log2(5); rank 3: 2 / log2(2 + 5 - 3) = 2 / 2
+    run = b"q1 Q0 d3 1 4 t\nq1 Q0 d4 2 3 t\nq1 Q0 d1 3 2 t\nq1 Q0 d2 4 1 t\n"
+    assert _g(run, "G") == (1 / math.log2(5) + 2 / 2) / (2 + 1)
+
+
+def test_g_fractional_gains_sum_over_every_rank() -> None:
+    # gains 1.5 (d1) and 3 (d2): not integers, so the running cost is C's sum over
+    # every rank. Ranking d1, d3 (unjudged), d2; ideal gains 3, 1.5.
+    # cost 3, 1.5, 1 -> running 3, 4.5, 5.5; running gain 1.5, 1.5, 4.5.
+    # rank 0: 1.5 / log2(2 + 3 - 1.5); rank 2: 3 / log2(2 + 5.5 - 4.5); ideal sum 4.5
+    run = b"q1 Q0 d1 1 3 t\nq1 Q0 d3 2 2 t\nq1 Q0 d2 3 1 t\n"
+    expected = (1.5 / math.log2(3.5) + 3 / math.log2(3.0)) / 4.5
+    assert _g(run, "G.1=1.5,2=3") == expected
