@@ -13,8 +13,9 @@ reads the positions 1..k. This path instead runs
    #recommended) and the ideal gains (a top-k by gain among the positive gains);
 2. a small frame of the head rows (users x K rows, K the largest cutoff) on which each
    position's contribution is computed with the formulas of the curve kernels
-   (:mod:`polars_rankeval.metrics.curves`), summed cumulatively per user, and read at
-   every cutoff.
+   (:mod:`polars_rankeval.metrics.curves`), collected per user and summed up to every
+   cutoff (running sums over the segments between cutoffs: 100 cutoffs cost 100
+   vectorised reads of the users' lists, not 100 passes over the rows).
 
 Ties. Under a deterministic policy the sort itself breaks ties (:data:`TIE_ORDER`) and
 every position is its own tie group. Under ``ties="expected"`` the head is sorted by
@@ -61,6 +62,11 @@ TIE_MARGIN = 3
 inside the head (see the module docstring); a larger group is counted exactly."""
 
 ENABLED = True
+SPLIT: int | None = None
+"""How many branches compute the head rows under ``ties="expected"`` (users split by
+their row number; Polars runs the branches of a ``concat`` in parallel). ``None``: one
+per thread of Polars' pool. The fills and running sums over the rows are sequential
+scans; split by user they use every core. Tests and benchmarks set it."""
 """Switch for tests and benchmarks: ``False`` sends every job to the general path."""
 
 _HEAD = f"{MARKER}:head"
@@ -70,7 +76,6 @@ _KEY = f"{MARKER}:key"
 _LAST = f"{MARKER}:last"
 _UID = f"{MARKER}:uid"
 _ROW = f"{MARKER}:row"
-_START = f"{MARKER}:start"
 _FIRST = f"{MARKER}:first"
 _LAST_ROW = f"{MARKER}:last_row"
 _POS = f"{MARKER}:pos"
@@ -155,8 +160,9 @@ def _name(*parts: Any) -> str:
 def _curve(*parts: Any) -> str:
     """A quantity summed over positions, named as the curve kernels name theirs.
 
-    (The same content as :mod:`polars_rankeval.metrics.curves`' per-user cumulative
-    lists, e.g. ``__prk_curve[dcg:linear:log:2.0:None]``.)
+    (The content of :mod:`polars_rankeval.metrics.curves`' per-user cumulative lists,
+    e.g. ``__prk_curve[dcg:linear:log:2.0:None]``; here a sum, or a list by position
+    summed per cutoff.)
     """
     return f"__prk_curve[{':'.join(str(p) for p in parts)}]"
 
@@ -295,7 +301,7 @@ def per_user(
         users = _expected_sums(users, need, length, keys)
     else:
         users = _deterministic_sums(users, need)
-    users = _with_lasts(users)
+    users = _prefix_sums(users, need, expected)
     values = [_value(need, m, expected).alias(m.name) for m in job.metrics]
     return users.select(*keys, *values, _HAS_TRUTH, _HAS_RECS)
 
@@ -359,14 +365,15 @@ def _ideal_gains(
 
 
 def _reduce(need: _Request, name: str, values: pl.Expr, cut: int | None = 0) -> pl.Expr:
-    """Per user: a list of contributions by position, as its sum or cumulative sums.
+    """Per user: a list of contributions by position, or its sum.
 
     With one cutoff at the end of the head (or ``cut=None``, the whole list) the sum
-    is enough; otherwise the cumulative list is read at each cutoff (:func:`_sum_at`).
+    is enough; otherwise the list is kept and summed up to each cutoff
+    (:func:`_prefix_sums`).
     """
     if _summed(need, name, cut):
         return values.list.sum()
-    return values.list.eval(pl.element().cum_sum())
+    return values
 
 
 def _summed(need: _Request, name: str, cut: int | None = 0) -> bool:
@@ -379,22 +386,46 @@ def _sum_at(need: _Request, name: str, k: int, cut: int | None = 0) -> pl.Expr:
     """Quantity ``name`` summed over the positions 1..k."""
     if _summed(need, name, cut):
         return pl.col(name)
-    # The curve kernels' reader (metrics.curves.at) with a literal index: the list's
-    # value at k, else its last value (k beyond its end; precomputed, _with_lasts),
-    # else 0 (an empty list). A computed index per row costs ~2x as much per cutoff.
-    values = pl.col(name).list.get(min(k, 2**32 - 1) - 1, null_on_oob=True)
-    return pl.coalesce(values, pl.col(_last_of(name)), pl.lit(0.0))
+    return pl.col(_prefix(name, k))
 
 
-def _last_of(name: str) -> str:
-    return f"{MARKER}:last[{name}]"
+def _prefix(name: str, k: int | str) -> str:
+    return f"{MARKER}:prefix[{name}@{k}]"
 
 
-def _with_lasts(users: pl.LazyFrame) -> pl.LazyFrame:
-    """The last value of every cumulative list (what a cutoff beyond its end reads)."""
-    lists = [n for n, d in users.collect_schema().items() if isinstance(d, pl.List)]
-    lists = [n for n in lists if n.startswith("__prk_curve[")]
-    return users.with_columns(pl.col(n).list.last().alias(_last_of(n)) for n in lists)
+def _prefix_sums(users: pl.LazyFrame, need: _Request, expected: bool) -> pl.LazyFrame:
+    """Every list of contributions summed up to each of its cutoffs.
+
+    The sums are running sums over the segments between consecutive cutoffs (one
+    ``cum_sum_horizontal`` per list, a sequential fold over the users' columns): a
+    segment of one position is one ``list.get``, a longer one a ``list.slice`` summed;
+    past the end of a list a segment adds nothing, so a cutoff beyond it reads the
+    list's total. Every cutoff costs one vectorised read of the users' lists, with no
+    per-user cumulative list (a ``list.eval`` of ``cum_sum`` runs per list) and no
+    per-row cumulative sum in the head rows' aggregation. (Under a deterministic
+    policy mrr and hit_rate read the first relevant position instead.)
+    """
+    columns: dict[str, pl.Expr] = {}
+    for name, cutoffs in need.cutoffs.items():
+        cut = need.ideals[name][4] if name in need.ideals else 0
+        if _summed(need, name, cut):
+            continue
+        if not expected and need.quantities.get(name, ("",))[0] in ("rr", "logmiss"):
+            continue
+        values = pl.col(name)
+        segments: list[pl.Expr] = []
+        previous = 0
+        for k in sorted(cutoffs):
+            if k - previous == 1:
+                segment = values.list.get(previous, null_on_oob=True).fill_null(0.0)
+            else:  # + 0.0: the sum of an empty slice is -0.0
+                segment = values.list.slice(previous, k - previous).list.sum() + 0.0
+            segments.append(segment.alias(_prefix(name, k)))
+            previous = k
+        # One struct of the running sums, its fields named as _sum_at reads them
+        # (a field read per cutoff from the expression would evaluate it per cutoff).
+        columns[_prefix(name, "*")] = pl.cum_sum_horizontal(*segments)
+    return users.with_columns(**columns).unnest(list(columns)) if columns else users
 
 
 def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
@@ -405,8 +436,8 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
     rel = rel.list.eval(pl.element().cast(pl.Float64).fill_null(0.0))
     users = users.with_columns(rel.alias(_REL))
     rel = pl.col(_REL)
-    # One 0/1 list per threshold (and its running count, when map or a cutoff list
-    # reads it), shared by every quantity at that threshold.
+    # One 0/1 list per threshold (and its running count, when map reads it), shared by
+    # every quantity at that threshold.
     users = users.with_columns(
         rel.list.eval((pl.element() >= t).cast(pl.Float64)).alias(_name("is_rel", t))
         for t in need.thresholds
@@ -414,7 +445,6 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
     running = {
         t: pl.col(_name("is_rel", t)).list.eval(pl.element().cum_sum()).alias(_name("hits", t))
         for t in need.ap_thresholds
-        | {q[1] for n, q in need.quantities.items() if q[0] == "hits" and not _summed(need, n)}
     }
     users = users.with_columns(running.values())
     columns: dict[str, pl.Expr] = {}
@@ -430,8 +460,7 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
         t = quantity[1]
         is_rel = pl.col(_name("is_rel", t))
         if kind == "hits":
-            summed = _summed(need, name)
-            columns[name] = is_rel.list.sum() if summed else pl.col(_name("hits", t))
+            columns[name] = _reduce(need, name, is_rel)
         elif kind == "ap":
             hits = pl.col(_name("hits", t))
             columns[name] = _reduce(need, name, is_rel * hits / positions)
@@ -493,40 +522,70 @@ def _expected_sums(
 ) -> pl.LazyFrame:
     """Each quantity over the head under ``ties="expected"``, on a frame of head rows.
 
-    The heads are exploded into rows (in head order, user after user) and everything
-    is computed with vectorised operations over that frame, never per group (a
-    window or ``list.eval`` per user or per tie group costs far more than the sort):
-    a tie group is a run of equal keys within a user, its first and last row come
-    from forward and backward fills of the row index, integer counts within a run
-    from the running count read at both ends (again fills: a gather at the run's ends
-    costs more), and sums or products of floats within a run from a log-step
-    (Hillis-Steele) scan over the run's offsets. Per-user cumulative sums (cutoff
-    lists) aggregate on the row-numbered users declared sorted: Polars then slices
-    the groups instead of hashing them, and no per-group sort is needed. The group at K
-    takes its exact sums from :func:`_fix_last_group` when the head cut it; the
-    contributions are the curve kernels'.
+    The heads are exploded into rows (in head order, user after user) together with
+    their positions, and everything is computed with vectorised operations over that
+    frame, never per group (a window or ``list.eval`` per user or per tie group costs
+    far more than the sort): a tie group is a run of equal keys within a user, its
+    first and last row come from forward and backward fills of the row index, integer
+    counts within a run from the running count read at both ends (again fills: a
+    gather at the run's ends costs more), and sums or products of floats within a run
+    from a log-step (Hillis-Steele) scan over the run's offsets. Per-user sums, or lists
+    of contributions by position for cutoff lists (summed per cutoff by
+    :func:`_prefix_sums`), aggregate on the row-numbered users declared sorted: Polars
+    then slices the groups instead of hashing them, and no per-group sort is needed.
+    The group at K takes its exact sums from :func:`_fix_last_group` when the head cut
+    it; the contributions are the curve kernels'.
+
+    Only the user's keys and row number, its head with the positions, and the exact
+    sums of a cut group are exploded (any other per-user column would be copied to
+    each of its head rows: with K = 100 the frame has as many rows as the input). The
+    group at K that the head cut is the user's last run in a head of full ``length``
+    (see :func:`_fix_last_group`): it is recognised from the run's last position. The
+    rows are computed in :data:`SPLIT` branches of users, in parallel: the fills and
+    running sums are sequential scans.
     """
     # Read twice (the head rows, then the join of their sums): computed once, so that
     # both see the same row numbers (a join above may order its rows differently on
     # each run).
     users = users.with_row_index(_UID).cache()
+    n_parts = max(1, SPLIT if SPLIT is not None else pl.thread_pool_size())
+    if n_parts == 1:
+        sums = _expected_user_sums(users, need, length, keys)
+    else:
+        sums = pl.concat(
+            [
+                _expected_user_sums(
+                    users.filter(pl.col(_UID) % n_parts == part), need, length, keys
+                )
+                for part in range(n_parts)
+            ]
+        )
+    # Joined on the user's keys: row numbers only identify users within one branch.
+    return users.join(sums.drop(_UID), on=keys, how="left", nulls_equal=True)
+
+
+def _expected_user_sums(
+    users: pl.LazyFrame, need: _Request, length: int, keys: list[str]
+) -> pl.LazyFrame:
+    """The per-user sums of :func:`_expected_sums` for some of the numbered users."""
     parts = list(_group_parts(need, pl.lit(0.0)))
+    positions = pl.int_ranges(1, pl.col(_HEAD).list.len() + 1).alias(_POS)
     rows = (
-        users.select(*keys, _UID, _HEAD, _LAST, *(_group_stat(name) for name in parts))
-        .explode(_HEAD)
+        users.select(*keys, _UID, _HEAD, positions, *(_group_stat(name) for name in parts))
+        .explode([_HEAD, _POS])
         .unnest(_HEAD)
     )
     row = pl.int_range(pl.len(), dtype=pl.Int64)
-    uid, key = pl.col(_UID), pl.col(_KEY)
+    uid, key, pos = pl.col(_UID), pl.col(_KEY), pl.col(_POS)
     value = pl.col(_VALUE).cast(pl.Float64).fill_null(0.0)
+    normal = key + 0.0 if need.float_key else key  # -0.0 ties with 0.0
     rows = rows.with_columns(
-        (key + 0.0).alias(_KEY) if need.float_key else key,
+        normal.alias(_KEY),
         value.alias(_VALUE),
         row.alias(_ROW),
-        pl.when(uid.ne_missing(uid.shift(1))).then(row).forward_fill().alias(_START),
+        (normal.ne_missing(normal.shift(1)) | (pos == 1)).alias(_NEW),
     )
-    r_, start = pl.col(_ROW), pl.col(_START)
-    rows = rows.with_columns((key.ne_missing(key.shift(1)) | (r_ == start)).alias(_NEW))
+    r_ = pl.col(_ROW)
     is_new = pl.col(_NEW)
     is_end = is_new.shift(-1).fill_null(True)
     rows = rows.with_columns(
@@ -534,7 +593,6 @@ def _expected_sums(
         pl.when(is_end).then(r_).backward_fill().alias(_LAST_ROW),
         is_end.alias(_END),
         key.is_not_null().alias(_RET),
-        (r_ - start + 1).alias(_POS),
     )
     first, last_row, end = pl.col(_FIRST), pl.col(_LAST_ROW), pl.col(_END)
 
@@ -552,18 +610,18 @@ def _expected_sums(
     }
     for gain in need.gains:
         columns[f"gain:{gain}"] = _gain(pl.col(_VALUE), gain)
-    rows = rows.with_columns(**columns)
-    j = pl.col("j")
     # Integer counts within a run: the running count (exact) read at both ends, with
     # fills of the row index order (sequential; a gather at the run's ends costs ~3x).
-    counts: dict[str, pl.Expr] = {}
+    # ``above``: the relevant rows of the user before the run (map's hits above the
+    # group; zero for the first group holding a relevant item, mrr's and hit_rate's).
+    above_thresholds = need.ap_thresholds | need.rr_thresholds
     for t in need.thresholds:
         is_rel = (pl.col(_VALUE) >= t).cast(pl.Int64)  # one per threshold, for every kind
         running = is_rel.cum_sum()
-        counts[f"r:{t}"] = (at_end(running) - before(is_rel, running, is_new)).cast(pl.Float64)
-        if t in need.ap_thresholds:
-            above = before(is_rel, running, is_new) - before(is_rel, running, r_ == start)
-            counts[f"above:{t}"] = above.cast(pl.Float64)
+        columns[f"r:{t}"] = (at_end(running) - before(is_rel, running, is_new)).cast(pl.Float64)
+        if t in above_thresholds:
+            above = before(is_rel, running, is_new) - before(is_rel, running, pos == 1)
+            columns[f"above:{t}"] = above.cast(pl.Float64)
     # Gain sums within a run. Linear gains of an integer relevance of at most 32 bits
     # are integers: a running Int64 sum read at both ends is exact. Otherwise (floats,
     # gain=exp) a log-step scan over the run, read at the run's end.
@@ -572,38 +630,38 @@ def _expected_sums(
         integer = pl.col(_VALUE).cast(pl.Int64)
         running = integer.cum_sum()
         within = at_end(running) - before(integer, running, is_new)
-        counts[f"g:{gain}"] = within.cast(pl.Float64)
-    rows = rows.with_columns(**counts)
+        columns[f"g:{gain}"] = within.cast(pl.Float64)
+    rows = rows.with_columns(**columns)
     scans = {f"g:{gain}": pl.col(f"gain:{gain}") for gain in need.gains - exact}
-    rows = _run_scan(rows.with_columns(**scans), list(scans), length, "sum")
-    rows = rows.with_columns(at_end(pl.col(name)) for name in scans)
-    # The group at K: its exact sums where the head cut it.
-    at_k = pl.col(_group_stat("n")).is_not_null() & (key == pl.col(_LAST))
+    if scans:
+        rows = _run_scan(rows.with_columns(**scans), list(scans), length, "sum")
+        rows = rows.with_columns(at_end(pl.col(name)) for name in scans)
+    # The group at K: its exact sums where the head cut it (the user's last run, which
+    # then ends at the head's last position).
+    at_k = pl.col(_group_stat("n")).is_not_null() & (pos + (last_row - r_) == length)
     rows = rows.with_columns(
         pl.when(at_k).then(pl.col(_group_stat(name))).otherwise(pl.col(name)).alias(name)
         for name in parts
     )
-    n = pl.col("n")
+    # Only what the contributions read from here on: the row order, the fills' helper
+    # columns and the cut group's sums are dropped (with K = 100 each column is as long
+    # as the input).
+    above_names = [f"above:{t}" for t in sorted(above_thresholds)]
+    rows = rows.select(*keys, _UID, _POS, _RET, "j", *parts, *above_names)
+    n, j = pl.col("n"), pl.col("j")
     ret = pl.col(_RET)
     if need.rr_thresholds:
-        firsts: dict[str, pl.Expr] = {}
+        factors: dict[str, pl.Expr] = {}
         for t in need.rr_thresholds:
-            # The first row of the user in a group holding a relevant item.
-            candidate = pl.when(ret & (pl.col(f"r:{t}") > 0)).then(r_).backward_fill()
-            at_start = candidate.gather(start)
-            same_user = at_start.is_not_null() & (uid.gather(at_start.fill_null(0)) == uid)
-            group_start = first.gather(at_start.fill_null(0))
-            firsts[f"in_first:{t}"] = same_user & (first == group_start) & ret
             r = pl.col(f"r:{t}")
             # P(no relevant item at the offsets before the row's), a product over the
             # run: each row carries the previous offset's factor.
             factor = ((n - r - j + 1) / (n - j + 1)).clip(0.0, 1.0)
-            firsts[f"none_before:{t}"] = pl.when(j > 0).then(factor).otherwise(1.0)
-        rows = rows.with_columns(**firsts)
+            factors[f"none_before:{t}"] = pl.when(j > 0).then(factor).otherwise(1.0)
+        rows = rows.with_columns(**factors)
         names = [f"none_before:{t}" for t in need.rr_thresholds]
         rows = _run_scan(rows, names, length, "product")
-    rows = rows.filter(pl.col(_POS) <= need.k)
-    pos = pl.col(_POS)
+    rows = rows.filter(pos <= need.k)
     p = pos.cast(pl.Float64)
     contributions: dict[str, pl.Expr] = {}
     for name, quantity in need.quantities.items():
@@ -625,13 +683,15 @@ def _expected_sums(
             miss = ((n - r - j) / (n - j)).clip(0.0, 1.0)
             contributions[name] = pl.when(ret).then(miss).otherwise(1.0).log()
         else:
+            # The user's first group holding a relevant item: no relevant row above it.
+            in_first = ret & (r > 0) & (pl.col(f"above:{t}") == 0)
             p_first = pl.col(f"none_before:{t}") * r / (n - j)
-            contributions[name] = pl.when(pl.col(f"in_first:{t}")).then(p_first / p).otherwise(0.0)
+            contributions[name] = pl.when(in_first).then(p_first / p).otherwise(0.0)
     # The rows are in user order (the exploded heads of the numbered users), positions
     # ascending within each user: declared sorted, the group_by slices instead of
     # hashing, and a user's rows reach its aggregation in position order.
-    sums = (
-        rows.with_columns(pl.col(_UID).set_sorted())
+    return (
+        rows.with_columns(uid.set_sorted())
         .group_by(_UID)
         .agg(
             *(pl.col(key).first() for key in keys),
@@ -642,8 +702,6 @@ def _expected_sums(
             ),
         )
     )
-    # Joined on the user's keys: row numbers only identify users within one branch.
-    return users.join(sums.drop(_UID), on=keys, how="left", nulls_equal=True)
 
 
 def _run_scan(rows: pl.LazyFrame, names: list[str], length: int, how: str) -> pl.LazyFrame:
@@ -673,10 +731,10 @@ def _run_scan(rows: pl.LazyFrame, names: list[str], length: int, how: str) -> pl
 
 
 def _user_sums(need: _Request, name: str, contrib: pl.Expr) -> list[pl.Expr]:
-    """Per user: a quantity's sum (one cutoff at K) or its cumulative list by position."""
+    """Per user: a quantity's sum (one cutoff at K) or its list by position."""
     if _summed(need, name):
         return [contrib.sum().alias(name)]
-    return [contrib.cum_sum().alias(name)]  # rows in position order (see the caller)
+    return [contrib.alias(name)]  # rows in position order (see the caller)
 
 
 def _value(need: _Request, metric: Metric, expected: bool) -> pl.Expr:

@@ -336,3 +336,52 @@ def test_tie_group_straddling_cutoffs_by_hand() -> None:
         assert out[f"dcg@{k}"] == pytest.approx(dcg[k - 1], abs=1e-15)
     fast, slow = both(df, ["precision@1..5", "dcg@1..5", "map@1..5", "mrr@1..5"], per_user=True)
     assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("split", [1, 3])
+def test_expected_ranges_with_groups_straddling_cutoffs(split: int, monkeypatch: Any) -> None:
+    # Scores rounded to 0 decimals: a user's recommended items share 2 scores, so every
+    # tie group straddles many cutoffs; ranges and sparse lists run past the lists (up
+    # to 25 items), read from the users' lists of contributions segment by segment;
+    # the head rows are computed in `split` branches of users.
+    monkeypatch.setattr(_head, "SPLIT", split)
+    df = frame(31, by=True, decimals=0)
+    metrics = [
+        "ndcg@1..40",
+        "ndcg(idcg=all,gain=exp)@[3,9,40]",
+        "map@[2,5,6,40]",
+        "precision@1..40",
+        "recall(rel=2)@[4,26]",
+        "mrr@[1,3,30]",
+        "hit_rate@2..5",
+        "f1(denominator=retrieved)@[7,8]",
+    ]
+    assert uses_head_path(df.drop("system"), metrics)
+    for users in ("all", "truth", [0, 3, 999]):
+        fast, slow = both(df, metrics, by="system", users=users, per_user=True)
+        assert_frame_equal(fast, slow, abs_tol=1e-12)
+    fast, slow = both(df, metrics, by="system", empty="zero", aggregate=["mean", "std"])
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+def test_expected_prefix_sums_by_hand() -> None:
+    # Scores 0.9 0.9 | 0.5 0.5 0.5 (relevance 1 0 | 1 1 0) and one unscored row.
+    # precision@k under expected ties: hits@1 = 1/2, @2 = 1, @3 = 1 + 2/3,
+    # @4 = 1 + 4/3, @5 = 3; beyond the list (k = 9) the total over 5 recommended.
+    df = pl.DataFrame(
+        {
+            "user": [1] * 6,
+            "item": [1, 2, 3, 4, 5, 6],
+            "score": [0.9, 0.9, 0.5, 0.5, 0.5, None],
+            "relevance": [1, 0, 1, 1, 0, 1],
+        }
+    )
+    out = prk.evaluate(df, ["precision@[1,2,3,4,5,9]", "recall@[3,9]"], per_user=True)
+    row = out.row(0, named=True)
+    hits = {1: 1 / 2, 2: 1.0, 3: 1 + 2 / 3, 4: 1 + 4 / 3, 5: 3.0, 9: 3.0}
+    for k, h in hits.items():
+        assert row[f"precision@{k}"] == pytest.approx(h / k, abs=1e-15)
+    assert row["recall@3"] == pytest.approx((1 + 2 / 3) / 4, abs=1e-15)
+    assert row["recall@9"] == pytest.approx(3 / 4, abs=1e-15)
+    fast, slow = both(df, ["precision@[1,2,3,4,5,9]", "ndcg@[2,4,9]", "map@1..9"], per_user=True)
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
