@@ -80,6 +80,8 @@ _METRIC_FUNCTIONS = (
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "pap",
+    "partial_auc",
     "precision",
     "r_precision",
     "r_precision_cut",

@@ -71,6 +71,8 @@ ABSOLUTE_METRICS: tuple[str, ...] = (
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "pap",
+    "partial_auc",
     "popularity_bias",
     "precision",
     "r_precision",

@@ -328,8 +328,38 @@ _PRESETS: tuple[Convention, ...] = (
                 "required",
                 "beta=1; precision hits / k; for another beta use fbeta(beta=b, denominator=k)",
             ),
-            Mapped("PartialAUC", None, note="partial AUC up to the k-th negative: no metric"),
-            Mapped("PAP", None, note="no metric"),
+            *(
+                Mapped(
+                    f"{name}{option}",
+                    f"{metric}{ours}",
+                    "required",
+                    f"k counts negatives (the top k non-relevant items, gaps of the ranks "
+                    f"included), over {over}; insufficient_handling={handling}",
+                )
+                for name, metric, over in (
+                    ("PartialAUC", "partial_auc", "all #relevant items"),
+                    ("PAP", "pap", "the first min(k, #relevant) relevant items"),
+                )
+                for option, ours, handling in (
+                    ("", "", "'ignore' (a short list as if the missing negatives were last)"),
+                    (
+                        "(insufficient_handling=exclude)",
+                        "(insufficient=exclude)",
+                        "'exclude': a user with fewer than k negatives and a relevant item "
+                        "not recommended is undefined and skipped",
+                    ),
+                )
+            ),
+            *(
+                Mapped(
+                    f"{name}(insufficient_handling=raise)",
+                    None,
+                    note=f"an error instead of a value: outside the preset, "
+                    f"evaluate({metric}(insufficient=exclude)@k, empty='error') raises "
+                    "naming the users RecTools refuses",
+                )
+                for name, metric in (("PartialAUC", "partial_auc"), ("PAP", "pap"))
+            ),
             Mapped(
                 "MeanInvUserFreq",
                 "novelty",

@@ -18,6 +18,7 @@ FAMILIES = (
     "exposure",
     "items",
     "binary",
+    "partial_auc",
     "classification",
     "correlation",
     "counts",

@@ -53,6 +53,8 @@ __all__ = [
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "pap",
+    "partial_auc",
     "precision",
     "r_precision",
     "r_precision_cut",
@@ -681,6 +683,162 @@ def auc(
         rank=rank,
         rel=rel,
         degenerate=degenerate,
+    )
+
+
+def partial_auc(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    insufficient: Literal["ignore", "exclude"] = "ignore",
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Partial AUC of one user's ranking up to its k-th negative (pAUC@k).
+
+    The share of the (relevant item, one of the top k non-relevant recommended items)
+    pairs ranked in the right order, over all the user's relevant items (those never
+    recommended rank last). ``k`` counts negatives, not positions: the list needs more
+    than k items. RecTools ``PartialAUC(k, insufficient_handling=...)``.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    insufficient
+        A user with fewer than k negatives in its list and a relevant item not recommended:
+        scored as if the missing negatives ranked below the list (ignore) or undefined
+        (exclude: null, the empty= policy decides); RecTools' insufficient_handling. One of
+        ``"ignore"``, ``"exclude"``.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; null where it is
+        undefined (see Notes).
+
+    Notes
+    -----
+    (1 / (k R)) * sum over the user's R relevant items of the number of the top k
+    non-relevant recommended items ranked below it (RecTools PartialAUC); a relevant item
+    not recommended adds 0, negatives missing from a short list count as below it
+    (insufficient=ignore) or the user is undefined when it also misses a relevant item
+    (insufficient=exclude). Gaps of absolute ranks are negatives. Without @k, k is the
+    user's number of negatives in the list (the AUC of the list, relevant items not
+    recommended last). Null without a relevant item or a negative (k = 0). Exact expectation
+    under ties=expected.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 2, 3, 4, 5],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, None], "relevance": [0, 1, 0, 1, 1]})
+    >>> df.select(prk.partial_auc(2))  # ((2 - 1) + (2 - 2) + 0) / (2 * 3)
+    shape: (1, 1)
+    ┌───────────────┐
+    │ partial_auc@2 │
+    │ ---           │
+    │ f64           │
+    ╞═══════════════╡
+    │ 0.166667      │
+    └───────────────┘
+    """
+    return inline(
+        "partial_auc",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
+        insufficient=insufficient,
+    )
+
+
+def pap(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    insufficient: Literal["ignore", "exclude"] = "ignore",
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Partial AUC + precision at k (pAp@k) of one user's ranking.
+
+    The share of the (relevant item, non-relevant item) pairs ranked in the right
+    order among the first min(k, R) relevant items and the top k non-relevant
+    recommended items. RecTools ``PAP(k, insufficient_handling=...)``.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    insufficient
+        A user with fewer than k negatives in its list and a relevant item not recommended:
+        scored as if the missing negatives ranked below the list (ignore) or undefined
+        (exclude: null, the empty= policy decides); RecTools' insufficient_handling. One of
+        ``"ignore"``, ``"exclude"``.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; null where it is
+        undefined (see Notes).
+
+    Notes
+    -----
+    (1 / (k b)) * sum over the first b = min(k, R) relevant items of the number of the top k
+    non-relevant recommended items ranked below it (RecTools PAP; Hiranandani et al., 2020):
+    precision@k-like for users with more than k relevant items, partial_auc@k otherwise.
+    insufficient and no @k as partial_auc. Null without a relevant item or a negative. Exact
+    expectation under ties=expected.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 2, 3, 4, 5],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0], "relevance": [1, 0, 1, 1, 0]})
+    >>> df.select(prk.pap(2))  # first 2 relevant: (2 - 0) + (2 - 1) over 2 * 2
+    shape: (1, 1)
+    ┌───────┐
+    │ pap@2 │
+    │ ---   │
+    │ f64   │
+    ╞═══════╡
+    │ 0.75  │
+    └───────┘
+    """
+    return inline(
+        "pap",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
+        insufficient=insufficient,
     )
 
 
