@@ -59,6 +59,7 @@ ABSOLUTE_METRICS: tuple[str, ...] = (
     "fbeta",
     "hit_rate",
     "informedness",
+    "intra_list_diversity",
     "inverse_precision",
     "inverse_recall",
     "map",

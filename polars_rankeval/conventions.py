@@ -190,13 +190,25 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("dcg", "dcg", "optional"),
             Mapped("dcg_burges", "dcg(gain=exp)", "optional"),
             Mapped("r-precision", "r_precision", "none"),
-            Mapped(
-                "rbp",
-                None,
-                note="ranx uses the raw graded relevance as RBP gain (can exceed 1); "
-                "polars_rankeval's rbp follows trec_eval",
+            *(
+                Mapped(
+                    f"rbp.{digits}",
+                    f"rbp(gain=raw,p=0.{digits})",
+                    "none",
+                    f"persistence 0.{digits} (ranx's rbp.{digits}); the raw graded relevance "
+                    "as gain (can exceed 1), over the whole run; for another persistence "
+                    "evaluate rbp(gain=raw,p=...) outside the preset",
+                )
+                for digits in ("5", "8", "9", "95", "99")
             ),
-            Mapped("bpref", None, note="ranx's bpref conventions are not verified"),
+            Mapped(
+                "bpref",
+                "bpref",
+                "none",
+                "as trec_eval; ranx divides 0 by 0 (NaN, which makes its mean NaN) for a "
+                "query without a judged non-relevant document, where polars_rankeval "
+                "follows trec_eval",
+            ),
         ),
         (
             "A query without relevant document scores 0 and is averaged (empty='zero'); "
@@ -380,11 +392,14 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "IntraListDiversity",
-                None,
-                note="the Hamming distance is intra_list_diversity(distance=hamming) (equal "
-                "per user with >= 2 items), but RecTools scores a list of fewer than 2 "
-                "items 0 and averages it in, where polars_rankeval's value is null "
-                "(skipped under empty='skip')",
+                "intra_list_diversity(distance=hamming,short=zero)",
+                "required",
+                "PairwiseHammingDistanceCalculator: mean number of differing features over "
+                "the pairs of the top k (pass items= with the feature vectors in a "
+                "'features' column; an item without features is an error, where RecTools "
+                "gives NaN); a top k of one item scores 0 and is averaged in; over the "
+                "users of reco with an item in the top k (users='recs')",
+                users="recs",
             ),
             Mapped(
                 "CatalogCoverage(normalize=true)",
@@ -397,9 +412,11 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "CatalogCoverage",
-                None,
-                note="normalize=False gives a count of items, not a share: use "
-                "CatalogCoverage(normalize=true) and multiply by n_items",
+                "coverage(normalize=false,outside_catalog=count)",
+                "required",
+                "normalize=False (the default): the number of distinct items with rank <= k "
+                "over every user of reco (users='recs')",
+                users="recs",
             ),
         ),
         (
@@ -638,7 +655,20 @@ _PRESETS: tuple[Convention, ...] = (
                 "optional",
                 "/ min(#relevant, len(truncated list)); 0 without recommendations",
             ),
-            Mapped("RBP", None, note="LensKit's normalisation differs: not verified"),
+            Mapped(
+                "RBP",
+                "rbp(gain=binary,p=0.85)",
+                "optional",
+                "patience 0.85 (the default), binary gain, (1 - p) sum p**(rank - 1); for "
+                "another patience evaluate rbp(gain=binary,p=...) outside the preset",
+            ),
+            Mapped(
+                "RBP(normalize=true)",
+                "rbp(gain=binary,normalize=true,p=0.85)",
+                "optional",
+                "divided by the RBP of min(#relevant, list length) relevant items at the "
+                "top (LensKit calls it experimental); an empty list scores 0",
+            ),
         ),
         (
             "A user with an empty test list is NaN and skipped (empty='skip').",

@@ -2943,8 +2943,12 @@ def nmae(
 
 
 def rbp(
+    k: int | None = None,
     *,
     p: float = 0.9,
+    gain: Literal["scaled", "raw", "binary"] = "scaled",
+    rel: float = 1.0,
+    normalize: bool = False,
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -2953,11 +2957,26 @@ def rbp(
 ) -> pl.Expr:
     """Rank-biased precision (Moffat & Zobel, 2008), as trec_eval's ``rbp``.
 
+    ``gain`` picks the convention: trec_eval's gains scaled into [0, 1] (default),
+    ranx's raw graded relevance, or LensKit's binary relevance (with ``normalize``,
+    LensKit's ``RBP(normalize=True)``).
+
     Parameters
     ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
     p
         Persistence: the probability that the user goes on to the next item. A number in (0,
         1).
+    gain
+        Gain of an item: relevance / max(1, the user's highest relevance) (scaled:
+        trec_eval), the relevance itself when >= rel (raw: ranx) or 1 when >= rel (binary:
+        LensKit). One of ``"scaled"``, ``"raw"``, ``"binary"``.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    normalize
+        Divide by the RBP of a list whose first min(#relevant, list size) items are relevant
+        (LensKit RBP(normalize=True); needs gain=binary). ``True`` or ``False``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -2971,10 +2990,14 @@ def rbp(
 
     Notes
     -----
-    (1 - p) * sum over the list of gain * p**(rank - 1) (Moffat & Zobel, 2008); gain =
-    relevance / max(1, the user's highest relevance), trec_eval's scaling of gains into [0,
-    1] (binary relevance: relevant or not). Null when no item has a positive relevance.
-    Expected ties: each gain times the mean of p**(rank - 1) over its tie group's ranks.
+    (1 - p) * sum over the list (its top k with @k) of gain * p**(rank - 1) (Moffat & Zobel,
+    2008); gain=scaled (default): relevance / max(1, the user's highest relevance),
+    trec_eval's scaling of gains into [0, 1]; gain=raw: the relevance itself for items with
+    relevance >= rel (ranx rbp, which can exceed 1); gain=binary: 1 for relevance >= rel
+    (LensKit RBP). normalize=true divides by the RBP of min(R, L) relevant items at the top,
+    1 - p**min(R, L), R = #relevant, L = min(k, #recommended), 0 for an empty list (LensKit
+    RBP(normalize=True)). Null when no item is relevant. Expected ties: each gain times the
+    mean of p**(rank - 1) over its tie group's ranks.
 
     Examples
     --------
@@ -2986,16 +3009,22 @@ def rbp(
     ...                    "score": [0.9, 0.8, 0.7], "relevance": [1, 0, 1]})
     >>> df.select(rbp(p=0.5)).item()  # (1 - 0.5) * (1 + 0.5**2)
     0.625
+    >>> # LensKit normalize=True: 2 relevant items, the best is 1 + 0.5
+    >>> df.select(rbp(p=0.5, gain="binary", normalize=True)).item()  # 1.25 / 1.5
+    0.8333333333333334
     """
     return inline(
         "rbp",
-        None,
+        k,
         ties=ties,
         item=item,
         score=score,
         relevance=relevance,
         rank=rank,
         p=p,
+        gain=gain,
+        rel=rel,
+        normalize=normalize,
     )
 
 
