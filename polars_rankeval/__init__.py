@@ -72,6 +72,7 @@ _METRIC_FUNCTIONS = (
     "miss_rate",
     "mrr",
     "mse",
+    "ncrr",
     "ndcg",
     "ndcg_rel",
     "nerr",

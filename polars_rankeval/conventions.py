@@ -929,7 +929,14 @@ _PRESETS: tuple[Convention, ...] = (
                 note="tied items take the maximum rank: no tie policy reproduces it "
                 "(on tie-free data it equals map)",
             ),
-            Mapped("NCRR", None, note="no metric"),
+            Mapped(
+                "NCRR",
+                "ncrr",
+                "optional",
+                "sum of 1 / rank of the hits in the top k / H(min(#positives, list length)); "
+                "the list is Cornac's ranking of every candidate item: give every candidate "
+                "a score",
+            ),
         ),
         (
             "Users without a test positive are skipped (empty='skip').",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -294,3 +295,83 @@ def test_rbp_options_refuse_bad_values() -> None:
         prk.evaluate(df, ["rbp(gain=raw,normalize=true)"])
     with pytest.raises(ValueError, match=r"parameter 'gain' of metric 'rbp' must be one"):
         prk.evaluate(df, ["rbp(gain=exp)"])
+
+
+# --------------------------------------------------------------------------- ncrr
+def _cornac_case(gt: list[int], pd: list[int]) -> pl.DataFrame:
+    """One user: pd ranked best first (scores n..1), gt relevant (recommended or not)."""
+    rows = [(1, item, float(len(pd) - j), float(item in gt)) for j, item in enumerate(pd)]
+    rows += [(1, item, None, 1.0) for item in gt if item not in pd]
+    return pl.DataFrame(rows, schema=["user", "item", "score", "relevance"], orient="row")
+
+
+@pytest.mark.parametrize(
+    ("gt", "pd", "k", "expected"),
+    [
+        # PreferredAI/cornac tests/cornac/metrics/test_ranking.py::test_ncrr
+        ([0], [0], None, 1.0),
+        ([0, 2], [0, 2, 1], None, 1.0),
+        ([0, 2], [1, 2, 0], None, (1 / 3 + 1 / 2) / (1 + 1 / 2)),
+        ([2], [1, 2, 0], 2, 0.5),
+        ([2], [4, 1, 2], 2, 0.0),
+        ([0, 1, 2], [5, 1, 6], 2, (1 / 2) / (1 + 1 / 2)),  # ideal of min(3, 2) items
+        ([0, 1], [5, 1, 6, 8], 3, (1 / 2) / (1 + 1 / 2)),
+    ],
+)
+def test_cornac_ncrr_test_values(
+    gt: list[int], pd: list[int], k: int | None, expected: float
+) -> None:
+    name = "NCRR" if k is None else f"NCRR@{k}"
+    got = prk.evaluate(_cornac_case(gt, pd), [name], conventions="cornac")
+    assert got[f"{name}[cornac]"].item() == pytest.approx(expected)
+
+
+def test_ncrr_hand_computed_short_list_and_ties() -> None:
+    # Relevant at ranks 1 and 3 of a 3-item list, 4 relevant items: (1 + 1/3) / H(3),
+    # H(3) = 1 + 1/2 + 1/3 (the ideal is cut at the list length 3, not at #relevant 4).
+    df = _cornac_case([0, 2, 7, 8], [0, 1, 2])
+    assert prk.evaluate(df, ["ncrr"]).item(0, 0) == pytest.approx((1 + 1 / 3) / (1 + 1 / 2 + 1 / 3))
+    assert prk.evaluate(df, ["ncrr@2"]).item(0, 0) == pytest.approx(1 / (1 + 1 / 2))
+    # Ties: a relevant and a non-relevant item tied at ranks 1-2: E[1/rank] = (1 + 1/2) / 2.
+    tied = pl.DataFrame(
+        {"user": [1, 1, 1], "item": [1, 2, 3], "score": [1.0, 1.0, 0.5], "relevance": [1, 0, 0]}
+    )
+    assert prk.evaluate(tied, ["ncrr"]).item(0, 0) == pytest.approx((1 + 1 / 2) / 2)
+    assert prk.evaluate(tied, ["ncrr@1"]).item(0, 0) == pytest.approx((1 / 2) / 1)
+    for ties, value in (("optimistic", 1.0), ("pessimistic", 0.5)):
+        assert prk.evaluate(tied, ["ncrr"], ties=ties).item(0, 0) == pytest.approx(value)
+    df = _graded_run(9).filter(pl.col("user") < 4)
+    for metric in ("ncrr", "ncrr@3", "ncrr(rel=2)@5"):
+        brute = brute_per_user(df, metric)
+        assert engine_per_user(df, metric, ties="expected") == pytest.approx(brute, abs=1e-12)
+
+
+def test_ncrr_matches_cornac_per_user() -> None:
+    ranking = pytest.importorskip("cornac.metrics")
+    rng = random.Random(4)
+    rows = []
+    expected: dict[int, dict[int, float]] = {3: {}, 10: {}, -1: {}}
+    for user in range(40):
+        n = rng.randint(1, 12)
+        pd = rng.sample(range(30), n)  # distinct scores: Cornac's argsort has no tie rule
+        gt = rng.sample(range(30), rng.randint(1, 6))
+        for j, item in enumerate(pd):
+            rows.append((user, item, float(n - j), float(item in gt)))
+        rows += [(user, item, None, 1.0) for item in gt if item not in pd]
+        for k in expected:
+            metric = ranking.NCRR(k=k)
+            expected[k][user] = metric.compute(gt_pos=np.asarray(gt), pd_rank=np.asarray(pd))
+    df = pl.DataFrame(rows, schema=["user", "item", "score", "relevance"], orient="row")
+    got = prk.evaluate(df, ["NCRR@3", "NCRR@10", "NCRR"], conventions="cornac", per_user=True)
+    got = got.sort("user")
+    for k, name in ((3, "NCRR@3"), (10, "NCRR@10"), (-1, "NCRR")):
+        want = [expected[k][u] for u in got["user"].to_list()]
+        assert got[f"{name}[cornac]"].to_list() == pytest.approx(want, abs=1e-12)
+
+
+def test_ncrr_refuses_bad_values() -> None:
+    df = _cornac_case([0], [0, 1])
+    with pytest.raises(ValueError, match=r"parameter 'rel' of metric 'ncrr' must be > 0"):
+        prk.evaluate(df, ["ncrr(rel=-1)@2"])
+    with pytest.raises(ValueError, match=r"cutoff k of metric 'ncrr' must be a positive"):
+        prk.evaluate(df, ["ncrr@0"])

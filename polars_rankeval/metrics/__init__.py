@@ -19,6 +19,7 @@ FAMILIES = (
     "items",
     "binary",
     "partial_auc",
+    "ncrr",
     "classification",
     "correlation",
     "counts",

@@ -45,6 +45,7 @@ __all__ = [
     "miss_rate",
     "mrr",
     "mse",
+    "ncrr",
     "ndcg",
     "ndcg_rel",
     "nerr",
@@ -839,6 +840,69 @@ def pap(
         rank=rank,
         rel=rel,
         insufficient=insufficient,
+    )
+
+
+def ncrr(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Normalised cumulative reciprocal rank (Cornac ``NCRR``).
+
+    The sum of the reciprocal ranks of the relevant items in the top k, over the same
+    sum for an ideal list of min(#relevant, list length) relevant items.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; null where it is
+        undefined, which depends only on the user's judged rows.
+
+    Notes
+    -----
+    sum over the relevant items in the top k of 1 / rank, divided by H(min(R, L)) = sum_{i
+    <= min(R, L)} 1 / i, the same sum for an ideal list, R = #relevant, L = min(k,
+    #recommended) (Cornac NCRR's code); 0 when no relevant item is in the top k. Null
+    without a relevant item. Expected ties: each relevant item's mean 1 / rank over its tie
+    group's ranks within the top k.
+
+    Examples
+    --------
+    Cornac's test: relevant items 1 and 3, ranked 2, 3, 1: (1/3 + 1/2) / (1 + 1/2).
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": [2, 3, 1],
+    ...                    "score": [3.0, 2.0, 1.0], "relevance": [0, 1, 1]})
+    >>> round(df.select(prk.ncrr()).item(), 6)  # (1/2 + 1/3) / (1 + 1/2)
+    0.555556
+    """
+    return inline(
+        "ncrr",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
     )
 
 
