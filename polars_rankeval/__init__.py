@@ -69,6 +69,7 @@ _METRIC_FUNCTIONS = (
     "map",
     "markedness",
     "mcc",
+    "mean_precision",
     "miss_rate",
     "mrr",
     "mse",

@@ -966,9 +966,11 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "MAP",
-                None,
-                note="the code averages precision@1..N over every cutoff (the docstring "
-                "says / min(m, N)): a different metric",
+                "mean_precision",
+                "required",
+                "the code averages precision@1..N over every cutoff n (a short list "
+                "padded), not over the relevant ranks: mean_precision (the docstring says "
+                "/ min(m, N))",
             ),
             Mapped(
                 "APLT",

@@ -375,3 +375,61 @@ def test_ncrr_refuses_bad_values() -> None:
         prk.evaluate(df, ["ncrr(rel=-1)@2"])
     with pytest.raises(ValueError, match=r"cutoff k of metric 'ncrr' must be a positive"):
         prk.evaluate(df, ["ncrr@0"])
+
+
+# --------------------------------------------------------------------------- Elliot MAP
+def _elliot_ap(ranked: list[int], relevant: set[int], cutoff: int) -> float:
+    """sisinflab/elliot elliot/evaluation/metrics/accuracy/map/map.py, __user_ap: the mean
+    of __user_precision(recs[:cutoff], n + 1) for n in range(cutoff), each hits / (n + 1)."""
+    return float(
+        np.average([sum(1 for i in ranked[:cutoff][: n + 1] if i in relevant) / (n + 1)
+                    for n in range(cutoff)])
+    )  # fmt: skip
+
+
+def test_elliot_map_is_mean_precision() -> None:
+    rng = random.Random(2)
+    rows = []
+    ranked_by_user: dict[int, tuple[list[int], set[int]]] = {}
+    for user in range(30):
+        ranked = rng.sample(range(40), rng.randint(1, 12))
+        relevant = set(rng.sample(range(40), rng.randint(1, 8)))
+        ranked_by_user[user] = (ranked, relevant)
+        rows += [(user, item, float(len(ranked) - j), float(item in relevant))
+                 for j, item in enumerate(ranked)]  # fmt: skip
+        rows += [(user, item, None, 1.0) for item in relevant if item not in ranked]
+    df = pl.DataFrame(rows, schema=["user", "item", "score", "relevance"], orient="row")
+    got = prk.evaluate(df, ["MAP@5", "MAP@10"], conventions="elliot", per_user=True).sort("user")
+    for cutoff in (5, 10):
+        want = [_elliot_ap(*ranked_by_user[u], cutoff) for u in got["user"].to_list()]
+        assert got[f"MAP@{cutoff}[elliot]"].to_list() == pytest.approx(want, abs=1e-12)
+
+
+def test_mean_precision_hand_computed_and_tied() -> None:
+    df = pl.DataFrame(
+        {"user": [1] * 4, "item": [1, 2, 3, 4], "score": [3.0, 2.0, 1.0, None],
+         "relevance": [1, 0, 1, 1]}
+    )  # fmt: skip
+    got = prk.evaluate(
+        df, ["mean_precision@3", "mean_precision@5", "mean_precision"], per_user=True
+    )
+    # precision@1..3 = 1, 1/2, 2/3; @4, @5 = 2/4, 2/5 (padded)
+    assert got["mean_precision@3"].item() == pytest.approx((1 + 1 / 2 + 2 / 3) / 3)
+    assert got["mean_precision@5"].item() == pytest.approx((1 + 1 / 2 + 2 / 3 + 2 / 4 + 2 / 5) / 5)
+    assert got["mean_precision"].item() == pytest.approx((1 + 1 / 2 + 2 / 3) / 3)  # k = 3 items
+    # Ties: two items tied at the top, one relevant: precision@1 is 1/2 in expectation,
+    # precision@2 = 1/2: (1/2 + 1/2) / 2.
+    tied = pl.DataFrame({"user": [1, 1], "item": [1, 2], "score": [1.0, 1.0], "relevance": [1, 0]})
+    assert prk.evaluate(tied, ["mean_precision@2"]).item(0, 0) == pytest.approx(0.5)
+    df = _graded_run(3).filter(pl.col("user") < 4)
+    for metric in ("mean_precision@4", "mean_precision(rel=2)", "mean_precision@70"):
+        brute = brute_per_user(df, metric)
+        assert engine_per_user(df, metric, ties="expected") == pytest.approx(brute, abs=1e-12)
+
+
+def test_mean_precision_refuses_bad_values() -> None:
+    df = _graded_run(1)
+    with pytest.raises(ValueError, match=r"parameter 'rel' of metric 'mean_precision' must"):
+        prk.evaluate(df, ["mean_precision(rel=0)@3"])
+    with pytest.raises(ValueError, match=r"Elliot's MAP needs a cutoff"):
+        prk.evaluate(df, ["MAP"], conventions="elliot")

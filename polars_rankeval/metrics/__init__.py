@@ -20,6 +20,7 @@ FAMILIES = (
     "binary",
     "partial_auc",
     "ncrr",
+    "mean_precision",
     "classification",
     "correlation",
     "counts",

@@ -42,6 +42,7 @@ __all__ = [
     "map",
     "markedness",
     "mcc",
+    "mean_precision",
     "miss_rate",
     "mrr",
     "mse",
@@ -734,9 +735,9 @@ def partial_auc(
     not recommended adds 0, negatives missing from a short list count as below it
     (insufficient=ignore) or the user is undefined when it also misses a relevant item
     (insufficient=exclude). Gaps of absolute ranks are negatives. Without @k, k is the
-    user's number of negatives in the list (the AUC of the list, relevant items not
-    recommended last). Null without a relevant item or a negative (k = 0). Exact expectation
-    under ties=expected.
+    user's number of negatives in the list, at least 1 (the AUC of the list, relevant items
+    not recommended last). Null without a relevant item. Exact expectation under
+    ties=expected.
 
     Examples
     --------
@@ -811,8 +812,8 @@ def pap(
     (1 / (k b)) * sum over the first b = min(k, R) relevant items of the number of the top k
     non-relevant recommended items ranked below it (RecTools PAP; Hiranandani et al., 2020):
     precision@k-like for users with more than k relevant items, partial_auc@k otherwise.
-    insufficient and no @k as partial_auc. Null without a relevant item or a negative. Exact
-    expectation under ties=expected.
+    insufficient and no @k as partial_auc. Null without a relevant item. Exact expectation
+    under ties=expected.
 
     Examples
     --------
@@ -896,6 +897,66 @@ def ncrr(
     """
     return inline(
         "ncrr",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
+    )
+
+
+def mean_precision(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Mean of precision@n over the cutoffs n = 1..k (Elliot's ``MAP``).
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; null where it is
+        undefined, which depends only on the user's judged rows.
+
+    Notes
+    -----
+    (1 / k) sum_{n=1..k} hits@n / n, a list shorter than n padded with non-relevant items =
+    (1 / k) sum over the relevant items at rank p <= k of (H(k) - H(p - 1)) (Elliot MAP's
+    code; its docstring describes the usual AP). Without @k, k is the number of recommended
+    items (0 for an empty list). Null without a relevant item. Expected ties: exact (linear
+    in the rows).
+
+    Examples
+    --------
+    Relevant items at ranks 1 and 3: precision@1..3 = 1, 1/2, 2/3.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
+    ...                    "score": [3.0, 2.0, 1.0], "relevance": [1, 0, 1]})
+    >>> df.select(prk.mean_precision(3)).item() == (1 + 1 / 2 + 2 / 3) / 3
+    True
+    """
+    return inline(
+        "mean_precision",
         k,
         ties=ties,
         item=item,

@@ -28,9 +28,9 @@ hypergeometric law P(U_i = u) = C(u + i - 1, u) C(s - u + r - i, s - u) / C(r + 
 (r relevant items in the group): a double sum of at most k^2 terms, evaluated inside
 the user's aggregation from an integer range (no per-user Python).
 
-Without a cutoff, k is the user's number of negatives in its list: ``partial_auc`` is
-then the AUC of the recommended list with the relevant items never recommended ranked
-last (a user without a negative is undefined).
+Without a cutoff, k is the user's number of negatives in its list (at least 1, the
+missing negative read as below the list): ``partial_auc`` is then the AUC of the
+recommended list with the relevant items never recommended ranked last.
 """
 
 from __future__ import annotations
@@ -70,8 +70,10 @@ class _Rows:
         # The list length: the last position of a recommended row (gaps included).
         self.length = f64(pl.when(f.ret).then(self.a + self.n - 1).max().fill_null(0))
         self.negatives = self.length - self.hits_all
-        # Without @k: every negative of the list (the AUC of the list, R relevant items).
-        self.k = pl.lit(float(k)) if k is not None else self.negatives
+        # Without @k: every negative of the list, at least one (the AUC of the list).
+        self.k = (
+            pl.lit(float(k)) if k is not None else pl.max_horizontal(self.negatives, pl.lit(1.0))
+        )
         self.c = self.k - self.neg_above
 
     def gain(self) -> pl.Expr:
@@ -103,8 +105,8 @@ def _finish(rows: _Rows, numerator: pl.Expr, relevant: pl.Expr, insufficient: st
         "item not recommended adds 0, negatives missing from a short list count as below "
         "it (insufficient=ignore) or the user is undefined when it also misses a relevant "
         "item (insufficient=exclude). Gaps of absolute ranks are negatives. Without @k, k "
-        "is the user's number of negatives in the list (the AUC of the list, relevant "
-        "items not recommended last). Null without a relevant item or a negative (k = 0). "
+        "is the user's number of negatives in the list, at least 1 (the AUC of the list, "
+        "relevant items not recommended last). Null without a relevant item. "
         "Exact expectation under ties=expected."
     ),
     defined="ranking",
@@ -150,7 +152,7 @@ def _partial_auc(
         "the top k non-relevant recommended items ranked below it (RecTools PAP; "
         "Hiranandani et al., 2020): precision@k-like for users with more than k relevant "
         "items, partial_auc@k otherwise. insufficient and no @k as partial_auc. Null "
-        "without a relevant item or a negative. Exact expectation under ties=expected."
+        "without a relevant item. Exact expectation under ties=expected."
     ),
     defined="ranking",
     doc="""
