@@ -136,7 +136,7 @@ def test_coverage_count_hand_computed_and_tied() -> None:
     assert got["coverage@1"].item() == pytest.approx((3 / 4 + 3 / 4 + 1) / 10)
     assert got["coverage(normalize=false)@2"].item() == 3.0  # 10, 11, 12
     for ties, count in (("item_asc", 2.0), ("item_desc", 2.0)):  # 10 (or 11) and 12
-        value = prk.evaluate(df, ["coverage(normalize=false)@1"], ties=ties)
+        value = prk.evaluate(df, ["coverage(normalize=false)@1"], ties=ties)  # type: ignore[call-overload]
         assert value.to_series(0).item() == count
 
 
@@ -300,7 +300,9 @@ def test_rbp_options_refuse_bad_values() -> None:
 # --------------------------------------------------------------------------- ncrr
 def _cornac_case(gt: list[int], pd: list[int]) -> pl.DataFrame:
     """One user: pd ranked best first (scores n..1), gt relevant (recommended or not)."""
-    rows = [(1, item, float(len(pd) - j), float(item in gt)) for j, item in enumerate(pd)]
+    rows: list[tuple[int, int, float | None, float]] = [
+        (1, item, float(len(pd) - j), float(item in gt)) for j, item in enumerate(pd)
+    ]
     rows += [(1, item, None, 1.0) for item in gt if item not in pd]
     return pl.DataFrame(rows, schema=["user", "item", "score", "relevance"], orient="row")
 
@@ -339,7 +341,8 @@ def test_ncrr_hand_computed_short_list_and_ties() -> None:
     assert prk.evaluate(tied, ["ncrr"]).item(0, 0) == pytest.approx((1 + 1 / 2) / 2)
     assert prk.evaluate(tied, ["ncrr@1"]).item(0, 0) == pytest.approx((1 / 2) / 1)
     for ties, value in (("optimistic", 1.0), ("pessimistic", 0.5)):
-        assert prk.evaluate(tied, ["ncrr"], ties=ties).item(0, 0) == pytest.approx(value)
+        out = prk.evaluate(tied, ["ncrr"], ties=ties)  # type: ignore[call-overload]
+        assert out.item(0, 0) == pytest.approx(value)
     df = _graded_run(9).filter(pl.col("user") < 4)
     for metric in ("ncrr", "ncrr@3", "ncrr(rel=2)@5"):
         brute = brute_per_user(df, metric)
@@ -349,7 +352,7 @@ def test_ncrr_hand_computed_short_list_and_ties() -> None:
 def test_ncrr_matches_cornac_per_user() -> None:
     ranking = pytest.importorskip("cornac.metrics")
     rng = random.Random(4)
-    rows = []
+    rows: list[tuple[int, int, float | None, float]] = []
     expected: dict[int, dict[int, float]] = {3: {}, 10: {}, -1: {}}
     for user in range(40):
         n = rng.randint(1, 12)
@@ -389,7 +392,7 @@ def _elliot_ap(ranked: list[int], relevant: set[int], cutoff: int) -> float:
 
 def test_elliot_map_is_mean_precision() -> None:
     rng = random.Random(2)
-    rows = []
+    rows: list[tuple[int, int, float | None, float]] = []
     ranked_by_user: dict[int, tuple[list[int], set[int]]] = {}
     for user in range(30):
         ranked = rng.sample(range(40), rng.randint(1, 12))
