@@ -255,7 +255,9 @@ def evaluate(
         item of the data must be in it, unless the only metrics reading it are
         ``coverage(outside_catalog=ignore|count)``, which are defined with items outside
         the catalog). Default: the number of distinct items in the whole input (all
-        rows, all by groups) -- a lower bound of the real catalog.
+        rows, all by groups) -- a lower bound of the real catalog. The sampled-metric
+        estimators ``estimator=rank|mb|bv`` (``ndcg(estimator=bv)@10``) read it as the
+        catalog the negatives were drawn from and require it (never inferred).
     items
         An item side table (one row per item) whose columns metrics read by name,
         e.g. item feature vectors or popularity; joined on the item column.

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import polars as pl
 
@@ -166,6 +167,9 @@ class Features:
         self.tie_levels: list[dict[str, tuple[pl.Expr, pl.Expr]]] = [{}, {}, {}]
         # Per-user windows needed on rows with a positive relevance only.
         self.positive: dict[str, pl.Expr] = {}
+        # Sub-plans that several metrics' plans of one build share (by a key of their
+        # own), so that the engine computes them once (see metrics._sampled).
+        self.shared: dict[Any, Any] = {}
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -178,6 +182,11 @@ class Features:
             )
             raise ValueError(msg)
         return pl.lit(float(self._n_items), dtype=pl.Float64)
+
+    @property
+    def catalog_size(self) -> int | None:
+        """The catalog size N given to ``evaluate`` (``n_items=``), or ``None``."""
+        return self._n_items
 
     def column(self, name: str) -> pl.Expr:
         """Another column of the rows (of the data or of the item side table ``items=``).

@@ -46,6 +46,7 @@ import polars as pl
 
 from polars_rankeval._features import Features, order_kind
 from polars_rankeval._ties import resolve_ties
+from polars_rankeval.metrics._sampled import SAMPLED_DEFAULTS
 
 if TYPE_CHECKING:
     from polars_rankeval._job import Job
@@ -63,6 +64,7 @@ ENABLED = True
 """Switch for tests and benchmarks: ``False`` sends every job to the general path."""
 
 _HEAD = f"{MARKER}:head"
+_NO_DEFAULT = object()
 _VALUE = f"{MARKER}:value"
 _KEY = f"{MARKER}:key"
 _LAST = f"{MARKER}:last"
@@ -132,6 +134,8 @@ def applies(job: Job) -> bool:
 def _supported(name: str, options: dict[str, Any]) -> bool:
     allowed = SUPPORTED[name]
     for option, value in options.items():
+        if SAMPLED_DEFAULTS.get(option, _NO_DEFAULT) == value:  # the plain metric
+            continue
         if option not in allowed:
             return False
         values = allowed[option]

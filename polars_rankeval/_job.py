@@ -39,6 +39,7 @@ from polars_rankeval._types import (
     check_choice,
 )
 from polars_rankeval._validate import check_schema, to_lazy
+from polars_rankeval.metrics import _sampled
 from polars_rankeval.registry import FramePlan, GlobalPlan, Metric, expand_metric
 
 RESERVED = ("n_users", "n_skipped")
@@ -376,6 +377,10 @@ class Job:
                 # An int catalog must hold the data's distinct items: counted below,
                 # in the one pass of the other statistics.
                 wanted["data_items"] = Scalar("n_unique", item)
+        if n_items is None:  # never inferred from the data: a sample is not the catalog
+            for metric in self.metrics:
+                if _sampled.needs_catalog(dict(metric.options)):
+                    raise ValueError(_sampled.missing_catalog(metric.name))
         if "n_items" in needs and self.n_items is None:
             wanted["n_items"] = Scalar("n_unique", item)
         if "rating_range" in needs and self.rating_range is None and rating_range is None:

@@ -493,7 +493,7 @@ def register(
             higher_is_better,
             bounds if bounds is not None else ((0.0, 1.0) if normalized else (0.0, None)),
             inspect.cleandoc(doc) if doc else "",
-            (public or Public()) if doc else None,
+            _public(public, kernel) if doc else None,
             check,
         )
         _REGISTRY[name] = spec
@@ -502,6 +502,20 @@ def register(
         return kernel
 
     return decorate
+
+
+def _public(public: Public | None, kernel: Kernel) -> Public:
+    """The public function's declaration, without the kernel's plan-only options.
+
+    A kernel may name options that need the whole plan of ``evaluate`` (a sub-plan),
+    which a stand-alone expression cannot give, in ``__prk_plan_options__`` (see
+    :func:`polars_rankeval.metrics._sampled.correctable`).
+    """
+    out = public or Public()
+    plan_only = tuple(getattr(kernel, "__prk_plan_options__", ()))
+    if plan_only:
+        out = dataclasses.replace(out, omit=(*out.omit, *plan_only))
+    return out
 
 
 def _probe_needs(
@@ -545,7 +559,15 @@ def register_curve(name: str) -> Callable[[CurveKernel], CurveKernel]:
 
     def decorate(kernel: CurveKernel) -> CurveKernel:
         spec = _REGISTRY[name]
-        _REGISTRY[name] = dataclasses.replace(spec, curve=kernel)
+        plan_only = tuple(getattr(spec.kernel, "__prk_plan_options__", ()))
+        curve = kernel
+        if plan_only:  # at their defaults here: a sub-plan is never a curve
+
+            def curve(features: Features, ks: tuple[int, ...], **options: Any) -> CurvePlan:
+                kept = {key: v for key, v in options.items() if key not in plan_only}
+                return kernel(features, ks, **kept)
+
+        _REGISTRY[name] = dataclasses.replace(spec, curve=curve)
         return kernel
 
     return decorate

@@ -37,14 +37,16 @@ model), or given. The least-squares problems are solved once per (metric, n, m,
 gamma, sampling, prior) with numpy (``O(n m^2)``, in row blocks of ``A``: a QR of the
 stacked rows, so no normal equations are formed) and cached; each user's value is a
 lookup of its sampled rank, in Polars.
+
+The same estimators are metric options of the grammar (``ndcg(estimator=bv)@10``,
+``hit_rate(estimator=rank,...)@k``; see :mod:`polars_rankeval.metrics._sampled`), so
+that :func:`polars_rankeval.evaluate`, ``compare``, bucketed execution and Spark
+compute them per user with the same tables and lookup as :func:`evaluate_sampled`.
 """
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -52,57 +54,40 @@ import polars as pl
 
 from polars_rankeval._types import TIE_POLICIES, TiePolicy, check_choice
 from polars_rankeval._validate import to_lazy
+from polars_rankeval.metrics._sampled import (
+    ESTIMATORS,
+    SAMPLED_DEFAULTS,
+    SAMPLINGS,
+    Estimator,
+    Sampling,
+    Target,
+    _cached_solve,
+    _check_gamma,
+    _check_sizes,
+    _estimator_values,
+    _solve,
+    check_target,
+    cumulative_table,
+    lookup,
+    rank_distribution,
+)
 from polars_rankeval.registry import Metric, expand_metric
 
-Estimator = Literal["sampled", "rank", "mb", "bv"]
-ESTIMATORS: tuple[str, ...] = ("sampled", "rank", "mb", "bv")
-Sampling = Literal["without_replacement", "with_replacement"]
-SAMPLINGS: tuple[str, ...] = ("without_replacement", "with_replacement")
+__all__ = [
+    "ESTIMATORS",
+    "SAMPLINGS",
+    "Estimator",
+    "Sampling",
+    "Target",
+    "_cached_solve",
+    "_solve",
+    "correction_table",
+    "evaluate_sampled",
+    "rank_distribution",
+    "target",
+]
+
 SummaryForm = Literal["long", "wide"]
-
-_KIND = {
-    "hit_rate": "hit",
-    "recall": "hit",
-    "precision": "precision",
-    "ndcg": "ndcg",
-    "dcg": "dcg",
-    "mrr": "rr",
-    "map": "rr",
-    "auc": "auc",
-}
-# Options whose value does not change a one-positive metric (any other value is refused).
-_NEUTRAL: dict[str, dict[str, tuple[Any, ...] | None]] = {
-    "ndcg": {"gain": None, "idcg": ("cut", "all"), "base": None, "discount": ("log",)},
-    "map": {"denominator": ("relevant", "min_k_relevant", "hits", "min_list_relevant")},
-    "auc": {"degenerate": None},
-}
-_BLOCK = 4_000_000
-"""Entries of ``A`` per block of rows in the least-squares solve."""
-
-
-@dataclass(frozen=True)
-class Target:
-    """A metric of one positive as a function of its rank: kind, cutoff and name."""
-
-    name: str
-    kind: str
-    k: int | None
-
-    def values(self, rank: np.ndarray, n: int) -> np.ndarray:
-        """The metric of one positive at (possibly real-valued) ``rank`` among ``n`` items."""
-        r = np.asarray(rank, dtype=np.float64)
-        inside = np.ones_like(r, dtype=bool) if self.k is None else r <= self.k
-        if self.kind == "hit":
-            out = inside.astype(np.float64)
-        elif self.kind == "precision":
-            out = inside / float(self.k or 1)
-        elif self.kind in ("ndcg", "dcg"):
-            out = np.where(inside, 1.0 / np.log2(1.0 + r), 0.0)
-        elif self.kind == "rr":
-            out = np.where(inside, 1.0 / r, 0.0)
-        else:  # auc: the share of the n - 1 negatives ranked below the positive
-            out = (n - r) / (n - 1) if n > 1 else np.ones_like(r)
-        return np.asarray(out, dtype=np.float64)
 
 
 def target(metric: str | Metric) -> Target:
@@ -112,98 +97,15 @@ def target(metric: str | Metric) -> Target:
         msg = f"metric {metric!r} names several cutoffs; pass them one by one"
         raise ValueError(msg)
     m = bound[0]
-    name = m.spec.name
-    if name not in _KIND:
-        msg = f"sampled-metric corrections support {sorted(_KIND)}, got {m.name!r}"
-        raise ValueError(msg)
-    neutral = _NEUTRAL.get(name, {})
-    for key, value in m.options:
-        default = m.spec.params[key].default
-        allowed = neutral.get(key, ()) if key in neutral else ()
-        if value == default or (key in neutral and (allowed is None or value in allowed)):
-            continue
+    options = dict(m.options)
+    if any(options.get(key, value) != value for key, value in SAMPLED_DEFAULTS.items()):
         msg = (
-            f"sampled-metric corrections need {name!r} with its default {key}={default!r} "
-            f"(the one-positive value is not covered otherwise), got {m.name!r}"
+            f"metric {m.name!r}: evaluate_sampled and correction_table choose the "
+            "estimators with estimators=, gamma= and sampling=; name the plain metric "
+            "(or pass the metric with its estimator option to evaluate)"
         )
         raise ValueError(msg)
-    if name == "precision" and m.k is None:
-        msg = "sampled-metric corrections need precision with a cutoff (precision@k)"
-        raise ValueError(msg)
-    if name == "auc" and m.k is not None:
-        msg = f"sampled-metric corrections support auc over all candidates, not {m.name!r}"
-        raise ValueError(msg)
-    return Target(m.name, _KIND[name], m.k)
-
-
-def _check_sizes(n_items: Any, n_negatives: Any) -> tuple[int, int]:
-    for label, value in (("n_items", n_items), ("n_negatives", n_negatives)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
-            msg = f"{label} must be an int, got {type(value).__name__}"
-            raise TypeError(msg)
-    n, m = int(n_items), int(n_negatives)
-    if n < 2:
-        msg = f"n_items must be at least 2, got {n}"
-        raise ValueError(msg)
-    if not 1 <= m <= n - 1:
-        msg = (
-            f"n_negatives must be between 1 and n_items - 1 = {n - 1} (the negatives of "
-            f"a catalog of n_items items with one positive), got {m}"
-        )
-        raise ValueError(msg)
-    return n, m
-
-
-def _check_gamma(gamma: Any) -> float:
-    if isinstance(gamma, bool) or not isinstance(gamma, int | float | np.floating):
-        msg = f"gamma must be a number, got {type(gamma).__name__}"
-        raise TypeError(msg)
-    if not 0.0 <= float(gamma) <= 1.0:
-        msg = f"gamma must be in [0, 1], got {gamma!r}"
-        raise ValueError(msg)
-    return float(gamma)
-
-
-def _log_comb_rows(a: np.ndarray, m: int) -> np.ndarray:
-    """``log C(a, b)`` for each ``a`` (rows) and ``b = 0..m`` (columns); -inf if b > a.
-
-    ``sum_{j<b} log(a - j) - log b!``: a short cumulative sum per row, exact to
-    rounding for the large ``a`` of a catalog (no difference of huge log-factorials).
-    """
-    j = np.arange(m, dtype=np.float64)
-    terms = a[:, None].astype(np.float64) - j[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.where(terms > 0, np.log(np.maximum(terms, 1.0)), -np.inf)
-    out = np.zeros((a.shape[0], m + 1))
-    out[:, 1:] = np.cumsum(logs, axis=1)
-    lfact = np.array([math.lgamma(b + 1.0) for b in range(m + 1)])
-    return out - lfact[None, :]
-
-
-def rank_distribution(
-    ranks: np.ndarray, n_items: int, n_negatives: int, sampling: Sampling
-) -> np.ndarray:
-    """``P(sampled rank = i | full rank = r)``: rows ``ranks``, columns ``i = 1..m+1``.
-
-    Without replacement, ``i - 1`` is hypergeometric: ``C(r-1, x) C(n-r, m-x) /
-    C(n-1, m)``; with replacement, binomial ``Bin(m, (r-1)/(n-1))``.
-    """
-    n, m = n_items, n_negatives
-    r = np.asarray(ranks, dtype=np.int64)
-    x = np.arange(m + 1)
-    if sampling == "with_replacement":
-        p = (r - 1) / (n - 1)
-        lc = np.array(
-            [math.lgamma(m + 1.0) - math.lgamma(v + 1.0) - math.lgamma(m - v + 1.0) for v in x]
-        )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lp = np.where(x[None, :] > 0, x[None, :] * np.log(p)[:, None], 0.0)
-            lq = np.where(x[None, :] < m, (m - x)[None, :] * np.log1p(-p)[:, None], 0.0)
-        return np.exp(lc[None, :] + lp + lq)
-    above = _log_comb_rows(r - 1, m)  # log C(r-1, x)
-    below = _log_comb_rows(n - r, m)[:, ::-1]  # log C(n-r, m-x)
-    total = math.lgamma(n) - math.lgamma(m + 1.0) - math.lgamma(n - m)  # log C(n-1, m)
-    return np.exp(above + below - total)
+    return check_target(m.spec.name, m.k, options, m.name, skip=tuple(SAMPLED_DEFAULTS))
 
 
 def _prior(prior: Any, n: int) -> np.ndarray | None:
@@ -220,66 +122,6 @@ def _prior(prior: Any, n: int) -> np.ndarray | None:
         msg = "prior must be finite, non-negative weights with a positive sum"
         raise ValueError(msg)
     return w / w.sum()
-
-
-def _solve(
-    tgt: Target, n: int, m: int, gamma: float, sampling: Sampling, weights: np.ndarray | None
-) -> np.ndarray:
-    """The ``bv`` values ``T(1..m+1)`` (``gamma = 0``: ``mb``)."""
-    block = max(256, _BLOCK // (m + 2))
-    p = m + 1
-    numer = np.zeros(p)  # A' P M (gamma = 1) ...
-    c = np.zeros(p)  # ... and A' p
-    rfac = np.zeros((0, p + 1))
-    for start in range(1, n + 1, block):
-        ranks = np.arange(start, min(n, start + block - 1) + 1)
-        a = rank_distribution(ranks, n, m, sampling)
-        w = np.full(ranks.shape[0], 1.0 / n) if weights is None else weights[ranks - 1]
-        full = tgt.values(ranks, n)
-        c += w @ a
-        if gamma == 1.0:
-            numer += (w * full) @ a
-            continue
-        rows = np.empty((ranks.shape[0], p + 1))
-        rows[:, :p] = np.sqrt(w * (1.0 - gamma))[:, None] * a
-        rows[:, p] = np.sqrt(w / (1.0 - gamma)) * full
-        rfac = np.asarray(np.linalg.qr(np.vstack([rfac, rows]), mode="r"))
-    if gamma == 1.0:
-        return np.divide(numer, c, out=np.zeros(p), where=c > 0)
-    if gamma > 0.0:  # the variance term: rows sqrt(gamma c_i) e_i with target 0
-        ridge = np.zeros((p, p + 1))
-        ridge[:, :p] = np.diag(np.sqrt(gamma * c))
-        rfac = np.asarray(np.linalg.qr(np.vstack([rfac, ridge]), mode="r"))
-    rmat = rfac[:p, :p]
-    rhs = rfac[:p, p]
-    return np.linalg.lstsq(rmat, rhs, rcond=None)[0]
-
-
-@functools.lru_cache(maxsize=64)
-def _cached_solve(tgt: Target, n: int, m: int, gamma: float, sampling: Sampling) -> np.ndarray:
-    out = _solve(tgt, n, m, gamma, sampling, None)
-    out.setflags(write=False)
-    return out
-
-
-def _estimator_values(
-    tgt: Target,
-    estimator: str,
-    n: int,
-    m: int,
-    gamma: float,
-    sampling: Sampling,
-    weights: np.ndarray | None,
-) -> np.ndarray:
-    i = np.arange(1, m + 2, dtype=np.float64)
-    if estimator == "sampled":
-        return tgt.values(i, m + 1)
-    if estimator == "rank":
-        return tgt.values(1.0 + (i - 1.0) * (n - 1) / m, n)
-    g = 0.0 if estimator == "mb" else gamma
-    if weights is None:
-        return np.array(_cached_solve(tgt, n, m, g, sampling))
-    return _solve(tgt, n, m, g, sampling, weights)
 
 
 def _check_estimators(estimators: Any) -> tuple[str, ...]:
@@ -593,35 +435,10 @@ def evaluate_sampled(
         for e in names:
             value_cols.append(f"{tgt.name}[{e}]")
             labels.append((tgt.name, e))
-    tables = []
-    for m in sorted(pos.get_column("_m").unique().to_list()):
-        cols: dict[str, Any] = {"_m": np.full(m + 2, m, dtype=np.int64), "_i": np.arange(m + 2)}
-        for tgt in targets:
-            for e in names:
-                vals = _estimator_values(tgt, e, n, m, g, sampling, weights)
-                cols[f"{tgt.name}[{e}]"] = np.concatenate([[0.0], np.cumsum(vals)])
-        tables.append(pl.DataFrame(cols))
-    if tables:
-        table = pl.concat(tables)
-    else:
-        table = pl.DataFrame(
-            {"_m": [], "_i": [], **{c: [] for c in value_cols}},
-            schema={"_m": pl.Int64, "_i": pl.Int64, **dict.fromkeys(value_cols, pl.Float64)},
-        )
-    low = table.select("_m", "_i", *[pl.col(c).alias(f"{c}#lo") for c in value_cols])
-    joined = pos.join(
-        table, left_on=["_m", "_hi"], right_on=["_m", "_i"], how="left", maintain_order="left"
-    ).join(
-        low,
-        left_on=["_m", pl.col("_lo") - 1],
-        right_on=["_m", "_i"],
-        how="left",
-        maintain_order="left",
-    )
-    width = (pl.col("_hi") - pl.col("_lo") + 1).cast(pl.Float64)
-    per_positive = joined.select(
-        *keys, *[((pl.col(c) - pl.col(f"{c}#lo")) / width).alias(c) for c in value_cols]
-    )
+    columns = [(f"{tgt.name}[{e}]", tgt, e) for tgt in targets for e in names]
+    ms = sorted(pos.get_column("_m").unique().to_list())
+    table = cumulative_table(ms, columns, n, g, sampling, weights)
+    per_positive = lookup(pos.lazy(), table.lazy(), keys, value_cols).collect()
     per_user_df = (
         per_positive.group_by(keys, maintain_order=True)
         .agg(*[pl.col(c).mean() for c in value_cols], n_positives=pl.len())

@@ -97,7 +97,7 @@ def test_metrics_name_shows_one_metric(capsys: pytest.CaptureFixture[str]) -> No
     assert code == 0
     assert out.startswith("precision: ")
     assert "aliases: P" in out
-    assert "denominator  k  k | retrieved" in out
+    assert re.search(r"\n  denominator +k +k \| retrieved\n", out)  # columns aligned
     assert "-m 'precision@10' -m 'precision(denominator=retrieved)@10'" in out
     code, out2, _ = run(capsys, "metrics", "precision(rel=2)@5", "--width", "100")
     assert code == 0

@@ -694,3 +694,25 @@ def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSes
     assert_frame_equal(got, expected, **TOL)
     got, expected = both(spark, df, user_metrics, per_user=True, history=history, **kwargs)
     assert_frame_equal(got, expected, **TOL)
+
+
+def test_sampled_corrections_match_polars(spark: SparkSession) -> None:
+    # ndcg(estimator=bv)@10 and friends run in the per-user build on Spark too: the
+    # correction tables are built inside each Polars call (one per bucket of users).
+    truth = pl.DataFrame({"user": list(range(40)), "item": [u % 7 for u in range(40)]})
+    cands = prk.sample_negatives(truth, n_negatives=6, catalog=range(60), seed=2)
+    df = pl.concat(
+        [
+            cands.with_columns(system=pl.lit(s), score=((pl.col("item") * w) % 5).cast(pl.Float64))
+            for s, w in (("a", 3), ("b", 7))
+        ]
+    )
+    metrics = ["ndcg(estimator=bv)@3", "hit_rate(estimator=rank)@2", "mrr(estimator=sampled)"]
+    got, expected = both(spark, df, metrics, by="system", per_user=True, n_items=60)
+    assert got.height == expected.height == 80
+    assert_frame_equal(got, expected, **TOL)  # the summary is the shared code's
+    with pytest.raises(ValueError, match=r"needs the catalog size: pass n_items="):
+        prk_spark.evaluate(to_spark(spark, df), metrics, by="system")
+    no_negative = df.filter(~((pl.col("user") == 3) & (pl.col("relevance") == 0)))
+    with pytest.raises(ValueError, match=r"2 user\(s\) with a positive .* no negative candidate"):
+        prk_spark.evaluate(to_spark(spark, no_negative), metrics[:1], by="system", n_items=60)

@@ -22,6 +22,7 @@ from polars_rankeval.metrics._common import (
     num_relevant,
     safe_div,
 )
+from polars_rankeval.metrics._sampled import correctable
 from polars_rankeval.registry import Interval, register
 
 PrecisionDenominator = Annotated[
@@ -98,6 +99,7 @@ Mult = Annotated[
     (0.5, 0.0)
     """,
 )
+@correctable("precision")
 def _precision(
     f: Features, k: int | None, *, rel: Rel = 1.0, denominator: PrecisionDenominator = "k"
 ) -> pl.Expr:
@@ -135,6 +137,7 @@ def _precision(
     └──────────┴──────────┘
     """,
 )
+@correctable("recall")
 def _recall(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     n_rel = num_relevant(f, rel)
     return defined_if(n_rel > 0, hits(f, k, rel) / n_rel)
@@ -193,6 +196,7 @@ def _f1(
     0.333333
     """,
 )
+@correctable("hit_rate")
 def _hit_rate(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
     n, j, a = f.n, f.j, f.a
@@ -340,6 +344,7 @@ def _r_precision_cut(
     0.5
     """,
 )
+@correctable("mrr")
 def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
     if not f.expected:
@@ -391,6 +396,7 @@ def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     True
     """,
 )
+@correctable("map")
 def _map(
     f: Features, k: int | None, *, rel: Rel = 1.0, denominator: APDenominator = "relevant"
 ) -> pl.Expr:
@@ -507,6 +513,7 @@ def _ap_by_hits(
     └───────┴───────┴─────┘
     """,
 )
+@correctable("auc")
 def _auc(
     f: Features, k: int | None, *, rel: Rel = 1.0, degenerate: AUCDegenerate = "zero_one"
 ) -> pl.Expr:

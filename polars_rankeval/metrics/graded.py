@@ -30,6 +30,7 @@ from polars_rankeval.metrics._common import (
     gain_of,
     ideal_k,
 )
+from polars_rankeval.metrics._sampled import correctable
 from polars_rankeval.registry import Interval, Public, register
 
 MaxGrade = Annotated[
@@ -63,6 +64,7 @@ MaxGrade = Annotated[
     9.5
     """,
 )
+@correctable("dcg")
 def _dcg(
     f: Features,
     k: int | None,
@@ -113,6 +115,7 @@ def _dcg(
     └──────────────────┴──────────────────┘
     """,
 )
+@correctable("ndcg")
 def _ndcg(
     f: Features,
     k: int | None,
