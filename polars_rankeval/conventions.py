@@ -202,13 +202,25 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("dcg", "dcg", "optional"),
             Mapped("dcg_burges", "dcg(gain=exp)", "optional"),
             Mapped("r-precision", "r_precision", "none"),
-            Mapped(
-                "rbp",
-                None,
-                note="ranx uses the raw graded relevance as RBP gain (can exceed 1); "
-                "polars_rankeval's rbp follows trec_eval",
+            *(
+                Mapped(
+                    f"rbp.{digits}",
+                    f"rbp(gain=raw,p=0.{digits})",
+                    "none",
+                    f"persistence 0.{digits} (ranx's rbp.{digits}); the raw graded relevance "
+                    "as gain (can exceed 1), over the whole run; for another persistence "
+                    "evaluate rbp(gain=raw,p=...) outside the preset",
+                )
+                for digits in ("5", "8", "9", "95", "99")
             ),
-            Mapped("bpref", None, note="ranx's bpref conventions are not verified"),
+            Mapped(
+                "bpref",
+                "bpref",
+                "none",
+                "as trec_eval; ranx divides 0 by 0 (NaN, which makes its mean NaN) for a "
+                "query without a judged non-relevant document, where polars_rankeval "
+                "follows trec_eval",
+            ),
         ),
         (
             "A query without relevant document scores 0 and is averaged (empty='zero'); "
@@ -370,7 +382,38 @@ _PRESETS: tuple[Convention, ...] = (
                 "required",
                 "beta=1; precision hits / k; for another beta use fbeta(beta=b, denominator=k)",
             ),
-            Mapped("PartialAUC", None, note="partial AUC up to the k-th negative: no metric"),
+            *(
+                Mapped(
+                    f"{name}{option}",
+                    f"{metric}{ours}",
+                    "required",
+                    f"k counts negatives (the top k non-relevant items, gaps of the ranks "
+                    f"included), over {over}; insufficient_handling={handling}",
+                )
+                for name, metric, over in (
+                    ("PartialAUC", "partial_auc", "all #relevant items"),
+                    ("PAP", "pap", "the first min(k, #relevant) relevant items"),
+                )
+                for option, ours, handling in (
+                    ("", "", "'ignore' (a short list as if the missing negatives were last)"),
+                    (
+                        "(insufficient_handling=exclude)",
+                        "(insufficient=exclude)",
+                        "'exclude': a user with fewer than k negatives and a relevant item "
+                        "not recommended is undefined and skipped",
+                    ),
+                )
+            ),
+            *(
+                Mapped(
+                    f"{name}(insufficient_handling=raise)",
+                    None,
+                    note=f"an error instead of a value: outside the preset, "
+                    f"evaluate({metric}(insufficient=exclude)@k, empty='error') raises "
+                    "naming the users RecTools refuses",
+                )
+                for name, metric in (("PartialAUC", "partial_auc"), ("PAP", "pap"))
+            ),
             Mapped(
                 "Intersection",
                 None,
@@ -379,7 +422,6 @@ _PRESETS: tuple[Convention, ...] = (
                 "recommended, which the long frame does not hold (unexpectedness's base "
                 "rank column is read on recommended rows only)",
             ),
-            Mapped("PAP", None, note="no metric"),
             Mapped(
                 "MeanInvUserFreq",
                 "novelty",
@@ -400,11 +442,14 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "IntraListDiversity",
-                None,
-                note="the Hamming distance is intra_list_diversity(distance=hamming) (equal "
-                "per user with >= 2 items), but RecTools scores a list of fewer than 2 "
-                "items 0 and averages it in, where polars_rankeval's value is null "
-                "(skipped under empty='skip')",
+                "intra_list_diversity(distance=hamming,short=zero)",
+                "required",
+                "PairwiseHammingDistanceCalculator: mean number of differing features over "
+                "the pairs of the top k (pass items= with the feature vectors in a "
+                "'features' column; an item without features is an error, where RecTools "
+                "gives NaN); a top k of one item scores 0 and is averaged in; over the "
+                "users of reco with an item in the top k (users='recs')",
+                users="recs",
             ),
             Mapped(
                 "CatalogCoverage(normalize=true)",
@@ -417,9 +462,11 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "CatalogCoverage",
-                None,
-                note="normalize=False gives a count of items, not a share: use "
-                "CatalogCoverage(normalize=true) and multiply by n_items",
+                "coverage(normalize=false,outside_catalog=count)",
+                "required",
+                "normalize=False (the default): the number of distinct items with rank <= k "
+                "over every user of reco (users='recs')",
+                users="recs",
             ),
         ),
         (
@@ -666,7 +713,20 @@ _PRESETS: tuple[Convention, ...] = (
                 "optional",
                 "/ min(#relevant, len(truncated list)); 0 without recommendations",
             ),
-            Mapped("RBP", None, note="LensKit's normalisation differs: not verified"),
+            Mapped(
+                "RBP",
+                "rbp(gain=binary,p=0.85)",
+                "optional",
+                "patience 0.85 (the default), binary gain, (1 - p) sum p**(rank - 1); for "
+                "another patience evaluate rbp(gain=binary,p=...) outside the preset",
+            ),
+            Mapped(
+                "RBP(normalize=true)",
+                "rbp(gain=binary,normalize=true,p=0.85)",
+                "optional",
+                "divided by the RBP of min(#relevant, list length) relevant items at the "
+                "top (LensKit calls it experimental); an empty list scores 0",
+            ),
         ),
         (
             "A user with an empty test list is NaN and skipped (empty='skip').",
@@ -947,7 +1007,14 @@ _PRESETS: tuple[Convention, ...] = (
                 "end of the tie group, as scikit-learn's average_precision_score, whatever "
                 "ties=; mean over the user's positives among the candidates",
             ),
-            Mapped("NCRR", None, note="no metric"),
+            Mapped(
+                "NCRR",
+                "ncrr",
+                "optional",
+                "sum of 1 / rank of the hits in the top k / H(min(#positives, list length)); "
+                "the list is Cornac's ranking of every candidate item: give every candidate "
+                "a score",
+            ),
         ),
         (
             "Users without a test positive are skipped (empty='skip').",
@@ -977,9 +1044,11 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "MAP",
-                None,
-                note="the code averages precision@1..N over every cutoff (the docstring "
-                "says / min(m, N)): a different metric",
+                "mean_precision",
+                "required",
+                "the code averages precision@1..N over every cutoff n (a short list "
+                "padded), not over the relevant ranks: mean_precision (the docstring says "
+                "/ min(m, N))",
             ),
             Mapped(
                 "APLT",

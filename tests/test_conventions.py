@@ -1291,9 +1291,14 @@ def test_recommenders_diversity_with_item_features() -> None:
     assert got[:, 0].item() == pytest.approx(0.5)
     with pytest.raises(ValueError, match="co-occurrence cosine"):
         prk.evaluate(reco, "diversity", conventions="recommenders", users="recs", items=items)
-    # RecTools' Hamming ILD is the distance=hamming option, but its 0 for short lists is not.
-    with pytest.raises(ValueError, match="distance=hamming"):
-        prk.evaluate(reco, "IntraListDiversity@2", conventions="rectools")
+    # RecTools' Hamming ILD: distance=hamming with short=zero (tests/test_peer_options.py).
+    ild = prk.evaluate(
+        reco, "IntraListDiversity@2", conventions="rectools", users="recs", items=items
+    )
+    direct = prk.evaluate(
+        reco, "intra_list_diversity(distance=hamming,short=zero)@2", users="recs", items=items
+    )
+    assert ild[:, 0].item() == pytest.approx(direct[:, 0].item())
 
 
 def test_trec_eval_preset_on_trec_eval_test_files() -> None:

@@ -95,6 +95,11 @@ Distance = Annotated[
     "'hamming' divides it by the length), or Jaccard of the non-zero components "
     "(scikit-learn's boolean 'jaccard'; 0 for two zero vectors)",
 ]
+Short = Annotated[
+    Literal["undefined", "zero"],
+    "a top k of a single item (no pair): undefined (null; Jurity, MS Recommenders) or "
+    "0 (RecTools IntraListDiversity, which averages it in)",
+]
 
 
 # --------------------------------------------------------------------------- inter-list
@@ -155,7 +160,8 @@ def _inter_value(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
         "number of differing components (RecTools); jaccard of the non-zero components "
         "(0 for two zero vectors); those three from the pairs, O(k²·d). An item of a top "
         "k without a finite vector is an error. Expected ties: exact expectation. Null "
-        "when m < 2."
+        "when m < 2 (short=undefined), or 0 (short=zero: RecTools IntraListDiversity, "
+        "which averages such a user in); a user without an item in the top k is null."
     ),
 )
 def _intra_list_diversity(
@@ -166,6 +172,7 @@ def _intra_list_diversity(
         str, "column of the item feature vectors (from the data or items=)"
     ] = "features",
     distance: Distance = "cosine",
+    short: Short = "undefined",
 ) -> FramePlan:
     keys, item = f.keys, f.cols.item
     p = f.p_in(k)
@@ -190,8 +197,12 @@ def _intra_list_diversity(
             *keys, item, p.alias(_P), g.alias(_G), lam.alias(_LAM), pl.col(source).alias(_V)
         )
         if distance == "cosine":
-            return _intra_value(top, keys, item, features, dtype, straddling, labels)
-        return _pairwise_value(top, keys, item, features, dtype, distance, labels)
+            out = _intra_value(top, keys, item, features, dtype, straddling, labels)
+        else:
+            out = _pairwise_value(top, keys, item, features, dtype, distance, labels)
+        if short == "zero":  # a top k of one item (no pair) scores 0 (RecTools)
+            out = out.with_columns(pl.col("value").fill_null(0.0))
+        return out
 
     return FramePlan(build)
 

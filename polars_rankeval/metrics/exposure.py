@@ -173,7 +173,8 @@ OutsideCatalog = Annotated[
         "counted (count: RecTools CatalogCoverage, MS Recommenders catalog_coverage, "
         "RecBole itemcoverage; can exceed 1); without it every recommended item counts. "
         "Expected ties: the exact expectation sum_i (1 - prod_u (1 - P(i in top k of "
-        "u))) / N."
+        "u))) / N. normalize=false gives the number of items itself, not divided by N "
+        "(RecTools CatalogCoverage(normalize=False))."
     ),
 )
 def _coverage(
@@ -182,6 +183,11 @@ def _coverage(
     *,
     catalog: CatalogColumn = None,
     outside_catalog: OutsideCatalog = "error",
+    normalize: Annotated[
+        bool,
+        "divide by the catalog size N (true) or give the number of covered items "
+        "(false: RecTools CatalogCoverage(normalize=False))",
+    ] = True,
 ) -> GlobalPlan:
     if catalog is None and outside_catalog == "ignore":
         msg = (
@@ -191,7 +197,7 @@ def _coverage(
         raise ValueError(msg)
     p = f.p_in(k)
     item = f.cols.item
-    n_items = f.n_items
+    n_items = f.n_items if normalize else pl.lit(1.0)
     parts: dict[str, pl.Expr] = {}
     if catalog is not None:
         inside = f.column(catalog).cast(pl.Boolean).fill_null(False)
@@ -217,6 +223,8 @@ def _coverage(
         if check:
             merged = fail_if(merged, "outside", message)
         covered = pl.when(pl.col("sure") > 0).then(1.0).otherwise(1.0 - pl.col("log_miss").exp())
+        if not normalize:  # the number of covered items (expected under ties)
+            return _per_by(merged, by_cols, covered.sum())
         # An empty input has an empty catalog (N = 0): undefined, not 0 / 0.
         return _per_by(merged, by_cols, defined_if(n_items > 0, covered.sum() / n_items))
 

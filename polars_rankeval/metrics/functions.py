@@ -42,9 +42,11 @@ __all__ = [
     "map",
     "markedness",
     "mcc",
+    "mean_precision",
     "miss_rate",
     "mrr",
     "mse",
+    "ncrr",
     "ndcg",
     "ndcg_rel",
     "nerr",
@@ -53,6 +55,8 @@ __all__ = [
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "pap",
+    "partial_auc",
     "precision",
     "r_precision",
     "r_precision_cut",
@@ -701,6 +705,285 @@ def auc(
         rank=rank,
         rel=rel,
         degenerate=degenerate,
+    )
+
+
+def partial_auc(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    insufficient: Literal["ignore", "exclude"] = "ignore",
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Partial AUC of one user's ranking up to its k-th negative (pAUC@k).
+
+    The share of the (relevant item, one of the top k non-relevant recommended items)
+    pairs ranked in the right order, over all the user's relevant items (those never
+    recommended rank last). ``k`` counts negatives, not positions: the list needs more
+    than k items. RecTools ``PartialAUC(k, insufficient_handling=...)``.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    insufficient
+        A user with fewer than k negatives in its list and a relevant item not recommended:
+        scored as if the missing negatives ranked below the list (ignore) or undefined
+        (exclude: null, the empty= policy decides); RecTools' insufficient_handling. One of
+        ``"ignore"``, ``"exclude"``.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; null where it is
+        undefined (see Notes).
+
+    Notes
+    -----
+    (1 / (k R)) * sum over the user's R relevant items of the number of the top k
+    non-relevant recommended items ranked below it (RecTools PartialAUC); a relevant item
+    not recommended adds 0, negatives missing from a short list count as below it
+    (insufficient=ignore) or the user is undefined when it also misses a relevant item
+    (insufficient=exclude). Gaps of absolute ranks are negatives. Without @k, k is the
+    user's number of negatives in the list, at least 1 (the AUC of the list, relevant items
+    not recommended last). Null without a relevant item. Exact expectation under
+    ties=expected.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 2, 3, 4, 5],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, None], "relevance": [0, 1, 0, 1, 1]})
+    >>> df.select(prk.partial_auc(2))  # ((2 - 1) + (2 - 2) + 0) / (2 * 3)
+    shape: (1, 1)
+    ┌───────────────┐
+    │ partial_auc@2 │
+    │ ---           │
+    │ f64           │
+    ╞═══════════════╡
+    │ 0.166667      │
+    └───────────────┘
+    """
+    return inline(
+        "partial_auc",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
+        insufficient=insufficient,
+    )
+
+
+def pap(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    insufficient: Literal["ignore", "exclude"] = "ignore",
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Partial AUC + precision at k (pAp@k) of one user's ranking.
+
+    The share of the (relevant item, non-relevant item) pairs ranked in the right
+    order among the first min(k, R) relevant items and the top k non-relevant
+    recommended items. RecTools ``PAP(k, insufficient_handling=...)``.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    insufficient
+        A user with fewer than k negatives in its list and a relevant item not recommended:
+        scored as if the missing negatives ranked below the list (ignore) or undefined
+        (exclude: null, the empty= policy decides); RecTools' insufficient_handling. One of
+        ``"ignore"``, ``"exclude"``.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; null where it is
+        undefined (see Notes).
+
+    Notes
+    -----
+    (1 / (k b)) * sum over the first b = min(k, R) relevant items of the number of the top k
+    non-relevant recommended items ranked below it (RecTools PAP; Hiranandani et al., 2020):
+    precision@k-like for users with more than k relevant items, partial_auc@k otherwise.
+    insufficient and no @k as partial_auc. Null without a relevant item. Exact expectation
+    under ties=expected.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 2, 3, 4, 5],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0], "relevance": [1, 0, 1, 1, 0]})
+    >>> df.select(prk.pap(2))  # first 2 relevant: (2 - 0) + (2 - 1) over 2 * 2
+    shape: (1, 1)
+    ┌───────┐
+    │ pap@2 │
+    │ ---   │
+    │ f64   │
+    ╞═══════╡
+    │ 0.75  │
+    └───────┘
+    """
+    return inline(
+        "pap",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
+        insufficient=insufficient,
+    )
+
+
+def ncrr(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Normalised cumulative reciprocal rank (Cornac ``NCRR``).
+
+    The sum of the reciprocal ranks of the relevant items in the top k, over the same
+    sum for an ideal list of min(#relevant, list length) relevant items.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; null where it is
+        undefined, which depends only on the user's judged rows.
+
+    Notes
+    -----
+    sum over the relevant items in the top k of 1 / rank, divided by H(min(R, L)) = sum_{i
+    <= min(R, L)} 1 / i, the same sum for an ideal list, R = #relevant, L = min(k,
+    #recommended) (Cornac NCRR's code); 0 when no relevant item is in the top k. Null
+    without a relevant item. Expected ties: each relevant item's mean 1 / rank over its tie
+    group's ranks within the top k.
+
+    Examples
+    --------
+    Cornac's test: relevant items 1 and 3, ranked 2, 3, 1: (1/3 + 1/2) / (1 + 1/2).
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": [2, 3, 1],
+    ...                    "score": [3.0, 2.0, 1.0], "relevance": [0, 1, 1]})
+    >>> round(df.select(prk.ncrr()).item(), 6)  # (1/2 + 1/3) / (1 + 1/2)
+    0.555556
+    """
+    return inline(
+        "ncrr",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
+    )
+
+
+def mean_precision(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Mean of precision@n over the cutoffs n = 1..k (Elliot's ``MAP``).
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; null where it is
+        undefined, which depends only on the user's judged rows.
+
+    Notes
+    -----
+    (1 / k) sum_{n=1..k} hits@n / n, a list shorter than n padded with non-relevant items =
+    (1 / k) sum over the relevant items at rank p <= k of (H(k) - H(p - 1)) (Elliot MAP's
+    code; its docstring describes the usual AP). Without @k, k is the number of recommended
+    items (0 for an empty list). Null without a relevant item. Expected ties: exact (linear
+    in the rows).
+
+    Examples
+    --------
+    Relevant items at ranks 1 and 3: precision@1..3 = 1, 1/2, 2/3.
+
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 3, "item": [1, 2, 3],
+    ...                    "score": [3.0, 2.0, 1.0], "relevance": [1, 0, 1]})
+    >>> df.select(prk.mean_precision(3)).item() == (1 + 1 / 2 + 2 / 3) / 3
+    True
+    """
+    return inline(
+        "mean_precision",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
     )
 
 
@@ -2808,8 +3091,12 @@ def nmae(
 
 
 def rbp(
+    k: int | None = None,
     *,
     p: float = 0.9,
+    gain: Literal["scaled", "raw", "binary"] = "scaled",
+    rel: float = 1.0,
+    normalize: bool = False,
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -2818,11 +3105,26 @@ def rbp(
 ) -> pl.Expr:
     """Rank-biased precision (Moffat & Zobel, 2008), as trec_eval's ``rbp``.
 
+    ``gain`` picks the convention: trec_eval's gains scaled into [0, 1] (default),
+    ranx's raw graded relevance, or LensKit's binary relevance (with ``normalize``,
+    LensKit's ``RBP(normalize=True)``).
+
     Parameters
     ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
     p
         Persistence: the probability that the user goes on to the next item. A number in (0,
         1).
+    gain
+        Gain of an item: relevance / max(1, the user's highest relevance) (scaled:
+        trec_eval), the relevance itself when >= rel (raw: ranx) or 1 when >= rel (binary:
+        LensKit). One of ``"scaled"``, ``"raw"``, ``"binary"``.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    normalize
+        Divide by the RBP of a list whose first min(#relevant, list size) items are relevant
+        (LensKit RBP(normalize=True); needs gain=binary). ``True`` or ``False``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -2836,10 +3138,14 @@ def rbp(
 
     Notes
     -----
-    (1 - p) * sum over the list of gain * p**(rank - 1) (Moffat & Zobel, 2008); gain =
-    relevance / max(1, the user's highest relevance), trec_eval's scaling of gains into [0,
-    1] (binary relevance: relevant or not). Null when no item has a positive relevance.
-    Expected ties: each gain times the mean of p**(rank - 1) over its tie group's ranks.
+    (1 - p) * sum over the list (its top k with @k) of gain * p**(rank - 1) (Moffat & Zobel,
+    2008); gain=scaled (default): relevance / max(1, the user's highest relevance),
+    trec_eval's scaling of gains into [0, 1]; gain=raw: the relevance itself for items with
+    relevance >= rel (ranx rbp, which can exceed 1); gain=binary: 1 for relevance >= rel
+    (LensKit RBP). normalize=true divides by the RBP of min(R, L) relevant items at the top,
+    1 - p**min(R, L), R = #relevant, L = min(k, #recommended), 0 for an empty list (LensKit
+    RBP(normalize=True)). Null when no item is relevant. Expected ties: each gain times the
+    mean of p**(rank - 1) over its tie group's ranks.
 
     Examples
     --------
@@ -2851,16 +3157,22 @@ def rbp(
     ...                    "score": [0.9, 0.8, 0.7], "relevance": [1, 0, 1]})
     >>> df.select(rbp(p=0.5)).item()  # (1 - 0.5) * (1 + 0.5**2)
     0.625
+    >>> # LensKit normalize=True: 2 relevant items, the best is 1 + 0.5
+    >>> df.select(rbp(p=0.5, gain="binary", normalize=True)).item()  # 1.25 / 1.5
+    0.8333333333333334
     """
     return inline(
         "rbp",
-        None,
+        k,
         ties=ties,
         item=item,
         score=score,
         relevance=relevance,
         rank=rank,
         p=p,
+        gain=gain,
+        rel=rel,
+        normalize=normalize,
     )
 
 

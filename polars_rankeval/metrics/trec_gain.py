@@ -15,7 +15,7 @@ the judged items of equal score and relevance (a total order, see
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import polars as pl
 
@@ -25,7 +25,9 @@ from polars_rankeval.metrics._common import (
     dcg_sum,
     defined_if,
     discount_at,
+    f64,
     gain_of,
+    list_size,
     num_relevant,
 )
 from polars_rankeval.registry import Interval, register
@@ -71,22 +73,59 @@ def _n_positive(f: Features) -> pl.Expr:
 
 
 # --------------------------------------------------------------------------- kernels
+RbpGain = Annotated[
+    Literal["scaled", "raw", "binary"],
+    "gain of an item: relevance / max(1, the user's highest relevance) (scaled: "
+    "trec_eval), the relevance itself when >= rel (raw: ranx) or 1 when >= rel "
+    "(binary: LensKit)",
+]
+RbpNormalize = Annotated[
+    bool,
+    "divide by the RBP of a list whose first min(#relevant, list size) items are "
+    "relevant (LensKit RBP(normalize=True); needs gain=binary)",
+]
+
+
+def _check_rbp(metric: str, values: dict[str, Any]) -> None:
+    """``rel`` applies to gain=raw|binary only; normalize=true needs gain=binary."""
+    if values["gain"] == "scaled" and values["rel"] != 1.0:
+        msg = (
+            f"parameter 'rel' of metric {metric!r} applies to gain=raw or gain=binary; "
+            f"gain='scaled' (trec_eval) counts every positive relevance, got rel={values['rel']!r}"
+        )
+        raise ValueError(msg)
+    if values["normalize"] and values["gain"] != "binary":
+        msg = (
+            f"metric {metric!r} with normalize=true needs gain='binary' (LensKit's RBP "
+            f"normalisation counts relevant items), got gain={values['gain']!r}"
+        )
+        raise ValueError(msg)
+
+
 @register(
     "rbp",
     defined="truth",
     family="trec_gain",
     normalized=False,
-    takes_k=False,
     summary="Rank-biased precision with persistence p (trec_eval rbp).",
     definition=(
-        "(1 - p) * sum over the list of gain * p**(rank - 1) (Moffat & Zobel, 2008); "
-        "gain = relevance / max(1, the user's highest relevance), trec_eval's scaling of "
-        "gains into [0, 1] (binary relevance: relevant or not). Null when no item has a "
-        "positive relevance. Expected ties: each gain times the mean of p**(rank - 1) "
-        "over its tie group's ranks."
+        "(1 - p) * sum over the list (its top k with @k) of gain * p**(rank - 1) (Moffat & "
+        "Zobel, 2008); gain=scaled (default): relevance / max(1, the user's highest "
+        "relevance), trec_eval's scaling of gains into [0, 1]; gain=raw: the relevance "
+        "itself for items with relevance >= rel (ranx rbp, which can exceed 1); "
+        "gain=binary: 1 for relevance >= rel (LensKit RBP). normalize=true divides by "
+        "the RBP of min(R, L) relevant items at the top, 1 - p**min(R, L), R = #relevant, "
+        "L = min(k, #recommended), 0 for an empty list (LensKit RBP(normalize=True)). "
+        "Null when no item is relevant. Expected ties: each gain times the mean of "
+        "p**(rank - 1) over its tie group's ranks."
     ),
+    check=_check_rbp,
     doc="""
     Rank-biased precision (Moffat & Zobel, 2008), as trec_eval's ``rbp``.
+
+    ``gain`` picks the convention: trec_eval's gains scaled into [0, 1] (default),
+    ranx's raw graded relevance, or LensKit's binary relevance (with ``normalize``,
+    LensKit's ``RBP(normalize=True)``).
 
     Examples
     --------
@@ -98,14 +137,34 @@ def _n_positive(f: Features) -> pl.Expr:
     ...                    "score": [0.9, 0.8, 0.7], "relevance": [1, 0, 1]})
     >>> df.select(rbp(p=0.5)).item()  # (1 - 0.5) * (1 + 0.5**2)
     0.625
+    >>> # LensKit normalize=True: 2 relevant items, the best is 1 + 0.5
+    >>> df.select(rbp(p=0.5, gain="binary", normalize=True)).item()  # 1.25 / 1.5
+    0.8333333333333334
     """,
 )
-def _rbp(f: Features, k: None, *, p: Persistence = 0.9) -> pl.Expr:
-    top = -f.user_min(-f.rel, "neg_rel")  # the highest relevance of the user
-    gain = f.rel / pl.max_horizontal(top, pl.lit(1.0))
-    weight = _rbp_weight(f, p)
-    total = pl.when(f.ret).then(gain * weight).otherwise(0.0).sum()
-    return defined_if(_n_positive(f) > 0, (1.0 - p) * total)
+def _rbp(
+    f: Features,
+    k: int | None,
+    *,
+    p: Persistence = 0.9,
+    gain: RbpGain = "scaled",
+    rel: Rel = 1.0,
+    normalize: RbpNormalize = False,
+) -> pl.Expr:
+    if gain == "scaled":
+        top = -f.user_min(-f.rel, "neg_rel")  # the highest relevance of the user
+        value = f.rel / pl.max_horizontal(top, pl.lit(1.0))
+        n_relevant = _n_positive(f)
+    else:
+        is_rel = f.is_rel(rel)
+        value = is_rel if gain == "binary" else is_rel * f.rel
+        n_relevant = num_relevant(f, rel)
+    weight = f.gmean_pos(lambda pos: pl.lit(p) ** (f64(pos) - 1.0), k, f"rbp:{p}")
+    total = (1.0 - p) * pl.when(f.ret).then(value * weight).otherwise(0.0).sum()
+    if normalize:
+        best = pl.min_horizontal(n_relevant, list_size(f, k))
+        total = pl.when(best > 0).then(total / (1.0 - pl.lit(p) ** best)).otherwise(0.0)
+    return defined_if(n_relevant > 0, total)
 
 
 @register(

@@ -1,0 +1,206 @@
+"""Partial AUC up to the k-th negative: ``partial_auc`` (pAUC@k) and ``pap`` (pAp@k).
+
+Both read a user's ranking as a classifier that stops at its k-th non-relevant
+recommended item (Hiranandani et al., 2020, "Optimization and Analysis of the pAp@k
+Metric for Recommender Systems"; RecTools ``PartialAUC`` and ``PAP``):
+
+* ``partial_auc@k`` = (1 / (k R)) * sum over the relevant items p of
+  #{the top k negatives ranked below p}, R = #relevant items of the user;
+* ``pap@k`` = the same over the first min(k, R) relevant items, divided by k min(k, R):
+  like precision@k when the user has more than k relevant items, like pAUC otherwise.
+
+The negatives are the recommended non-relevant items (an unjudged recommended item
+counts as non-relevant); under ``rank_positions="absolute"`` every position of a gap in
+the ranks is a negative too (RecTools fills the gaps). A relevant item that is not
+recommended is below every negative (it adds 0), and a list with fewer than k negatives
+is read as if the missing negatives were below every recommended item (RecTools'
+``insufficient_handling="ignore"``); ``insufficient="exclude"`` makes the value of such
+a user undefined (null) when it also misses a relevant item, RecTools' "exclude".
+
+A relevant item with F negatives above it adds max(0, k - F). Under
+``ties="expected"`` a relevant item in a tie group with s negatives has a number U of
+them above it that is uniform on 0..s (its place among those s + 1 items is uniform),
+so it adds E[max(0, c - U)] with c = k - (negatives above the group): a closed form.
+``pap`` also keeps only the first min(k, R) relevant items: a tie group holding the
+k-th relevant item (at most one per user) adds sum_{i <= d} E[max(0, c - U_i)] over its
+first d = k - (relevant above the group) relevant items, U_i following the negative
+hypergeometric law P(U_i = u) = C(u + i - 1, u) C(s - u + r - i, s - u) / C(r + s, r)
+(r relevant items in the group): a double sum of at most k^2 terms, evaluated inside
+the user's aggregation from an integer range (no per-user Python).
+
+Without a cutoff, k is the user's number of negatives in its list (at least 1, the
+missing negative read as below the list): ``partial_auc`` is then the AUC of the
+recommended list with the relevant items never recommended ranked last.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import polars as pl
+
+from polars_rankeval._features import Features, log_comb
+from polars_rankeval.metrics._common import Rel, defined_if, f64, num_relevant
+from polars_rankeval.registry import register
+
+FAMILY = "binary"
+Insufficient = Annotated[
+    Literal["ignore", "exclude"],
+    "a user with fewer than k negatives in its list and a relevant item not recommended: "
+    "scored as if the missing negatives ranked below the list (ignore) or undefined "
+    "(exclude: null, the empty= policy decides); RecTools' insufficient_handling",
+]
+
+
+class _Rows:
+    """Row quantities shared by both metrics (relevant recommended rows only)."""
+
+    def __init__(self, f: Features, k: int | None, rel: float) -> None:
+        self.is_rel = f.is_rel(rel)
+        self.pos = f.ret & (self.is_rel > 0)
+        self.a, self.n = f.a, f.n
+        # r relevant and s negative rows in the row's tie group.
+        self.r = f.gsum(self.is_rel, f"rel>={rel}")
+        self.s = f64(self.n) - self.r
+        self.rel_above = f64(f.rel_above(rel))
+        # Negatives above the group (gaps of absolute ranks are positions too).
+        self.neg_above = f64(self.a - 1) - self.rel_above
+        self.n_rel = num_relevant(f, rel)
+        self.hits_all = (f64(f.ret) * self.is_rel).sum()
+        # The list length: the last position of a recommended row (gaps included).
+        self.length = f64(pl.when(f.ret).then(self.a + self.n - 1).max().fill_null(0))
+        self.negatives = self.length - self.hits_all
+        # Without @k: every negative of the list, at least one (the AUC of the list).
+        self.k = (
+            pl.lit(float(k)) if k is not None else pl.max_horizontal(self.negatives, pl.lit(1.0))
+        )
+        self.c = self.k - self.neg_above
+
+    def gain(self) -> pl.Expr:
+        """E[max(0, c - U)], U uniform on 0..s: the row's negatives below it, of k."""
+        t = pl.min_horizontal(self.s + 1.0, self.c).clip(lower_bound=0.0)
+        return (t * self.c - t * (t - 1.0) / 2.0) / (self.s + 1.0)
+
+    def sufficient(self) -> pl.Expr:
+        """RecTools' check: at least k negatives in the list, or every relevant item in it."""
+        return (self.negatives >= self.k) | (self.hits_all >= self.n_rel)
+
+
+def _finish(rows: _Rows, numerator: pl.Expr, relevant: pl.Expr, insufficient: str) -> pl.Expr:
+    value = numerator / (rows.k * relevant)
+    defined = (rows.n_rel > 0) & (rows.k > 0)
+    if insufficient == "exclude":
+        defined = defined & rows.sufficient()
+    return defined_if(defined, value)
+
+
+@register(
+    "partial_auc",
+    family=FAMILY,
+    aliases=("pauc",),
+    summary="Partial AUC up to the k-th non-relevant recommended item (pAUC@k).",
+    definition=(
+        "(1 / (k R)) * sum over the user's R relevant items of the number of the top k "
+        "non-relevant recommended items ranked below it (RecTools PartialAUC); a relevant "
+        "item not recommended adds 0, negatives missing from a short list count as below "
+        "it (insufficient=ignore) or the user is undefined when it also misses a relevant "
+        "item (insufficient=exclude). Gaps of absolute ranks are negatives. Without @k, k "
+        "is the user's number of negatives in the list, at least 1 (the AUC of the list, "
+        "relevant items not recommended last). Null without a relevant item. "
+        "Exact expectation under ties=expected."
+    ),
+    defined="ranking",
+    doc="""
+    Partial AUC of one user's ranking up to its k-th negative (pAUC@k).
+
+    The share of the (relevant item, one of the top k non-relevant recommended items)
+    pairs ranked in the right order, over all the user's relevant items (those never
+    recommended rank last). ``k`` counts negatives, not positions: the list needs more
+    than k items. RecTools ``PartialAUC(k, insufficient_handling=...)``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 2, 3, 4, 5],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, None], "relevance": [0, 1, 0, 1, 1]})
+    >>> df.select(prk.partial_auc(2))  # ((2 - 1) + (2 - 2) + 0) / (2 * 3)
+    shape: (1, 1)
+    ┌───────────────┐
+    │ partial_auc@2 │
+    │ ---           │
+    │ f64           │
+    ╞═══════════════╡
+    │ 0.166667      │
+    └───────────────┘
+    """,
+)
+def _partial_auc(
+    f: Features, k: int | None, *, rel: Rel = 1.0, insufficient: Insufficient = "ignore"
+) -> pl.Expr:
+    rows = _Rows(f, k, rel)
+    numerator = pl.when(rows.pos).then(rows.gain()).otherwise(0.0).sum()
+    return _finish(rows, numerator, rows.n_rel, insufficient)
+
+
+@register(
+    "pap",
+    family=FAMILY,
+    summary="Partial AUC + precision at k (pAp@k): the top min(k, R) relevant items.",
+    definition=(
+        "(1 / (k b)) * sum over the first b = min(k, R) relevant items of the number of "
+        "the top k non-relevant recommended items ranked below it (RecTools PAP; "
+        "Hiranandani et al., 2020): precision@k-like for users with more than k relevant "
+        "items, partial_auc@k otherwise. insufficient and no @k as partial_auc. Null "
+        "without a relevant item. Exact expectation under ties=expected."
+    ),
+    defined="ranking",
+    doc="""
+    Partial AUC + precision at k (pAp@k) of one user's ranking.
+
+    The share of the (relevant item, non-relevant item) pairs ranked in the right
+    order among the first min(k, R) relevant items and the top k non-relevant
+    recommended items. RecTools ``PAP(k, insufficient_handling=...)``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 5, "item": [1, 2, 3, 4, 5],
+    ...                    "score": [5.0, 4.0, 3.0, 2.0, 1.0], "relevance": [1, 0, 1, 1, 0]})
+    >>> df.select(prk.pap(2))  # first 2 relevant: (2 - 0) + (2 - 1) over 2 * 2
+    shape: (1, 1)
+    ┌───────┐
+    │ pap@2 │
+    │ ---   │
+    │ f64   │
+    ╞═══════╡
+    │ 0.75  │
+    └───────┘
+    """,
+)
+def _pap(
+    f: Features, k: int | None, *, rel: Rel = 1.0, insufficient: Insufficient = "ignore"
+) -> pl.Expr:
+    rows = _Rows(f, k, rel)
+    kk = rows.k
+    # Groups whose relevant items are all among the first k relevant ones add in full.
+    inside = rows.pos & (rows.rel_above + rows.r <= kk)
+    numerator = pl.when(inside).then(rows.gain()).otherwise(0.0).sum()
+    # At most one tie group straddles the k-th relevant item (ties=expected only).
+    straddle = rows.pos & (rows.rel_above < kk) & (rows.rel_above + rows.r > kk)
+
+    def scalar(x: pl.Expr) -> pl.Expr:
+        return pl.when(straddle).then(x).max().fill_null(0.0)
+
+    r, s, c = scalar(rows.r), scalar(rows.s), scalar(rows.c)
+    d = scalar(kk - rows.rel_above)
+    width = pl.min_horizontal(s + 1.0, c).clip(lower_bound=0.0)  # u = 0 .. width - 1
+    idx = pl.int_range(0, (d * width).cast(pl.Int64), dtype=pl.Int64)
+    w = width.clip(lower_bound=1.0).cast(pl.Int64)
+    i = f64(idx // w + 1)
+    u = f64(idx % w)
+    law = (log_comb(u + i - 1.0, u) + log_comb(s - u + r - i, s - u) - log_comb(r + s, r)).exp()
+    numerator = numerator + ((c - u) * law).sum()
+    relevant = pl.min_horizontal(rows.n_rel, kk)
+    return _finish(rows, numerator, relevant, insufficient)
