@@ -42,7 +42,8 @@ def finish(
     """
     names = job.user_names
     keys = job.ikeys
-    per_user = fill_empty(job, per_user.sort(keys))
+    per_user = check_raising(job, per_user.sort(keys))
+    per_user = fill_empty(job, per_user)
     if job.empty == "error":
         # Checked when the result is collected (lazy in, lazy out): the callback
         # sees the per-user values, raises on an undefined one, else passes them on.
@@ -66,6 +67,51 @@ def finish(
         return job.outer(finalize(job, partials, job.item_names, on).sort(on))
     values = finalize(job, partials, job.global_names, job.iby) if job.global_names else None
     return job.outer(summary_of(job, per_user, values))
+
+
+def raising(job: Job) -> dict[str, str]:
+    """The per-user metrics whose NaN values are an error, with the reason (``Raises``)."""
+    user = set(job.user_names)
+    return {
+        m.name: reason
+        for m in job.metrics
+        if (reason := m.raise_reason) is not None and m.name in user
+    }
+
+
+def check_raising(job: Job, per_user: pl.LazyFrame) -> pl.LazyFrame:
+    """Raise on the invalid users of ``insufficient=raise``-like options, else NaN -> null.
+
+    Checked when the result is collected, as ``empty="error"``: the values passed on are
+    those of the option's non-raising twin (the invalid users undefined).
+    """
+    reasons = raising(job)
+    if not reasons:
+        return per_user
+    keys = job.ikeys
+    schema = per_user.collect_schema()
+
+    def check(frame: pl.DataFrame) -> pl.DataFrame:
+        for name, reason in reasons.items():
+            bad = frame.filter(pl.col(name).is_nan())
+            if bad.height:
+                example = bad.select(keys).head(5).rows()
+                raise ValueError(raise_message(name, reason, bad.height, example))
+        return frame
+
+    checked = per_user.map_batches(
+        check,
+        schema=schema,
+        predicate_pushdown=False,
+        projection_pushdown=False,
+        slice_pushdown=False,
+    )
+    return checked.with_columns(pl.col(list(reasons)).fill_nan(None))
+
+
+def raise_message(name: str, reason: str, count: int, example: list[tuple[Any, ...]]) -> str:
+    """The error of a raising option (shared by the Polars and the Spark engines)."""
+    return f"metric {name!r}: {count} user(s) with {reason}; first {example}"
 
 
 def fill_empty(job: Job, per_user: pl.LazyFrame) -> pl.LazyFrame:

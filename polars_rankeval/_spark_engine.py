@@ -22,7 +22,14 @@ import polars as pl
 from polars_rankeval import _args
 from polars_rankeval._build import wanted_users
 from polars_rankeval._engine import Scalar, UserOutputs
-from polars_rankeval._finish import fill_empty, finalize, summary_of, undefined_message
+from polars_rankeval._finish import (
+    fill_empty,
+    finalize,
+    raise_message,
+    raising,
+    summary_of,
+    undefined_message,
+)
 from polars_rankeval._job import Job
 from polars_rankeval._run import UserFn
 from polars_rankeval._spark_ops import (
@@ -131,7 +138,8 @@ class SparkEngine:
             counts = self.scalars(row_checks(self._schema, job.cols, job.by))
             raise_first_problem(counts, job.cols, job.by, functools.partial(self._example, job))
         out = self.user_pass(job, fn, side=validate)
-        if validate or job.empty == "error":
+        reasons = raising(job)
+        if validate or job.empty == "error" or reasons:
             with worker_errors():
                 out = out.localCheckpoint(eager=True)
         if validate:  # the calls counted the duplicates: they see every row of their users
@@ -142,6 +150,8 @@ class SparkEngine:
             *[col(c) for c in [*job.keys, *job.user_names]]
         )
         partials = self._merge(job, out) if job.global_names else {}
+        if reasons:
+            per_user = self._check_raising(job, per_user, reasons)
         if job.empty == "error":
             self._check_defined(job, per_user)
         return UserOutputs(per_user, partials)
@@ -303,6 +313,26 @@ class SparkEngine:
         with worker_errors():
             top = sort_duplicates(to_polars(found).lazy(), keys).collect()
         return duplicate_details(top, self._schema, job.cols, job.by, self.rows, self.scalars)
+
+    def _check_raising(
+        self, job: Job, values: SparkDataFrame, reasons: dict[str, str]
+    ) -> SparkDataFrame:
+        """``insufficient=raise``-like options: the Polars message, else NaN -> null."""
+        from pyspark.sql import functions as sf
+
+        found = values.agg(
+            *(sf.sum(sf.isnan(col(n)).cast("long")).alias(n) for n in reasons)
+        ).collect()[0]
+        for name, reason in reasons.items():
+            count = int(found[name] or 0)
+            if count:
+                keys = [col(k) for k in job.keys]
+                bad = values.filter(sf.isnan(col(name))).select(*keys).orderBy(*keys).limit(5)
+                example = [tuple(row) for row in bad.collect()]
+                raise ValueError(raise_message(name, reason, count, example))
+        return values.withColumns(
+            {n: sf.when(sf.isnan(col(n)), sf.lit(None)).otherwise(col(n)) for n in reasons}
+        )
 
     def _check_defined(self, job: Job, values: SparkDataFrame) -> None:
         """``empty="error"``: the Polars message, from two small jobs."""

@@ -402,17 +402,14 @@ _PRESETS: tuple[Convention, ...] = (
                         "'exclude': a user with fewer than k negatives and a relevant item "
                         "not recommended is undefined and skipped",
                     ),
+                    (
+                        "(insufficient_handling=raise)",
+                        "(insufficient=raise)",
+                        "'raise': such a user is a ValueError naming the metric, how many "
+                        "users and the first ones (at collect for a lazy input); otherwise "
+                        "the values of 'exclude'",
+                    ),
                 )
-            ),
-            *(
-                Mapped(
-                    f"{name}(insufficient_handling=raise)",
-                    None,
-                    note=f"an error instead of a value: outside the preset, "
-                    f"evaluate({metric}(insufficient=exclude)@k, empty='error') raises "
-                    "naming the users RecTools refuses",
-                )
-                for name, metric in (("PartialAUC", "partial_auc"), ("PAP", "pap"))
             ),
             Mapped(
                 "Intersection",

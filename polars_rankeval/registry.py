@@ -281,6 +281,22 @@ OptionCheck = Callable[[str, dict[str, Any]], None]
 
 
 @dataclass(frozen=True)
+class Raises:
+    """An option value that makes an invalid user an error instead of a value.
+
+    With ``option=value`` the kernel gives NaN to a user whose value is invalid for the
+    reason ``reason`` (otherwise the same values as without the check, such users
+    null): ``evaluate`` raises a ``ValueError`` naming the metric, how many users are
+    invalid and the first few, when the per-user values are computed (at ``collect``
+    for a lazy input), on every engine. RecTools' ``insufficient_handling="raise"``.
+    """
+
+    option: str
+    value: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class MetricSpec:
     """A registered metric: its one declaration (kernel, options and documentation).
 
@@ -313,6 +329,7 @@ class MetricSpec:
     doc: str = ""
     public: Public | None = None
     check: OptionCheck | None = None
+    raises: Raises | None = None
 
     @property
     def truth_defined(self) -> bool:
@@ -368,10 +385,25 @@ class Metric:
             text += f"@{self.k}"
         return text
 
+    @property
+    def raise_reason(self) -> str | None:
+        """Why a NaN per-user value is an error (:class:`Raises`), or ``None``."""
+        raises = self.spec.raises
+        if raises is None or dict(self.options).get(raises.option) != raises.value:
+            return None
+        return raises.reason
+
     def plan(self, features: Features) -> pl.Expr | FramePlan | GlobalPlan:
         """The kernel's output: an expression over one user's rows, or a sub-plan."""
         self.spec.check_ties(features.tie)
         if self.aggregate != _aggregate.DEFAULT:
+            raises = self.spec.raises
+            if raises is not None and self.raise_reason is not None:
+                msg = (
+                    f"metric {self.name!r}: {raises.option}={raises.value} is checked on "
+                    "the per-user values; it takes the default aggregate (the mean)"
+                )
+                raise ValueError(msg)
             return _aggregate.plan(self, features)
         out = self.spec.kernel(features, self.k, **dict(self.options))
         if isinstance(out, pl.Expr):
@@ -439,6 +471,7 @@ def register(
     doc: str = "",
     public: Public | None = None,
     check: OptionCheck | None = None,
+    raises: Raises | None = None,
 ) -> Callable[[Kernel], Kernel]:
     """Declare a metric: its kernel ``kernel(features, k, *, options...)`` and the rest.
 
@@ -465,6 +498,8 @@ def register(
     (:data:`Definedness`; the default ``"ranking"`` claims nothing);
     ``tests/test_empty_policy.py`` checks every declaration. ``check`` runs on the
     bound options for rules across options (``discount`` and ``half_life``).
+    ``raises`` declares an option value under which invalid users are an error
+    (:class:`Raises`).
 
     ``doc`` (numpydoc: a summary line, prose, ``Examples``) makes the metric a public
     ``pl.Expr`` function, generated into :mod:`polars_rankeval.metrics.functions` by
@@ -508,6 +543,7 @@ def register(
             inspect.cleandoc(doc) if doc else "",
             _public(public, kernel) if doc else None,
             check,
+            raises,
         )
         _REGISTRY[name] = spec
         for alias in spec.aliases:

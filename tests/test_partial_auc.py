@@ -194,17 +194,16 @@ def test_expected_ties_match_brute_force(metric: str) -> None:
 def test_bad_values_are_refused() -> None:
     df = _random_frame(1)
     with pytest.raises(ValueError, match=r"parameter 'insufficient' of metric 'pap' must be one"):
-        prk.evaluate(df, ["pap(insufficient=raise)@3"])
+        prk.evaluate(df, ["pap(insufficient=error)@3"])
     with pytest.raises(ValueError, match=r"'rel' of metric 'partial_auc' must be > 0"):
         prk.evaluate(df, ["partial_auc(rel=0)@3"])
-    with pytest.raises(
-        ValueError, match=r"PartialAUC\(insufficient_handling=raise\) cannot be reproduced"
-    ):
-        prk.evaluate(df, ["PartialAUC(insufficient_handling=raise)@3"], conventions="rectools")
+    with pytest.raises(ValueError, match=r"checked on the per-user values; it takes the default"):
+        prk.evaluate(df, ["pap(aggregate=sum,insufficient=raise)@3"])
 
 
 def test_exclude_with_empty_error_raises_like_rectools() -> None:
-    # RecTools' insufficient_handling="raise": exclude + evaluate(empty="error").
+    # exclude + evaluate(empty="error") also raises (for every undefined user, not only
+    # the insufficient ones: insufficient=raise is RecTools' rule).
     df = rectools_frame(RECO, INTER)
     with pytest.raises(ValueError, match="undefined"):
         prk.evaluate(
@@ -214,3 +213,88 @@ def test_exclude_with_empty_error_raises_like_rectools() -> None:
             rank_positions="absolute",
             empty="error",
         )
+
+
+# RecTools' insufficient_handling="raise" (rectools/metrics/auc.py,
+# _handle_insufficient_cases): a user with fewer than k false positives in its list and a
+# relevant item not recommended is an error; user 2 of RECO at k=3 (item 2 at rank 1 is
+# its one negative, relevant item 1 is not recommended).
+RAISED = r"metric 'pap\(insufficient=raise\)@3': 1 user\(s\) with fewer than k .*first \[\(2,\)\]"
+
+
+def test_insufficient_raise_names_the_users() -> None:
+    df = rectools_frame(RECO, INTER)
+    kw: dict[str, Any] = {"rank": "rank", "rank_positions": "absolute"}
+    with pytest.raises(ValueError, match=RAISED):
+        prk.evaluate(df, ["pap(insufficient=raise)@3"], **kw)
+    # lazy in, lazy out: the check runs at collect
+    lazy = prk.evaluate(df.lazy(), ["pap(insufficient=raise)@3"], **kw)
+    assert isinstance(lazy, pl.LazyFrame)
+    with pytest.raises(ValueError, match=RAISED):
+        lazy.collect()
+    with pytest.raises(ValueError, match=RAISED):  # per-user output too
+        prk.evaluate(df, ["pap(insufficient=raise)@3"], per_user=True, **kw)
+    # two users: the count and both ids (users 2 and 6, the latter without recommendations)
+    two = rectools_frame({**RECO, 6: []}, {**INTER, 6: {1}})
+    with pytest.raises(ValueError, match=r"2 user\(s\) .*first \[\(2,\), \(6,\)\]"):
+        prk.evaluate(two, ["partial_auc(insufficient=raise)@3"], **kw)
+    # by groups: the by values are part of the user's key in the message
+    by = df.with_columns(g=pl.lit("x"))
+    with pytest.raises(ValueError, match=r"first \[\('x', 2\)\]"):
+        prk.evaluate(by, ["pap(insufficient=raise)@3"], by="g", **kw)
+
+
+def test_insufficient_raise_equals_exclude_when_no_user_is_insufficient() -> None:
+    df = rectools_frame(RECO, INTER)
+    kw: dict[str, Any] = {"rank": "rank", "rank_positions": "absolute"}
+    # at k=1 every user is sufficient: raise = exclude = ignore, [0, 0, 1, 1, 0]
+    for name in ("partial_auc", "pap"):
+        got = per_user(
+            df, [f"{name}(insufficient=raise)@1", f"{name}(insufficient=exclude)@1"], **kw
+        )
+        assert got[f"{name}(insufficient=raise)@1"].to_list() == [0, 0, 1, 1, 0]
+        assert got[f"{name}(insufficient=exclude)@1"].to_list() == [0, 0, 1, 1, 0]
+    # without user 2, k=3: PartialAUC [0, 1, 1, 1/12], PAP [0, 1, 1, 1/9] (RecTools' values)
+    kept = df.filter(pl.col("user") != 2)
+    names = ["partial_auc(insufficient=raise)@3", "pap(insufficient=raise)@3"]
+    got = per_user(kept, names, **kw)
+    assert got[names[0]].to_list() == pytest.approx([0, 1, 1, 1 / 12])
+    assert got[names[1]].to_list() == pytest.approx([0, 1, 1, 1 / 9])
+    summary = prk.evaluate(kept, names, **kw)
+    assert summary[names[0]].item() == pytest.approx((0 + 1 + 1 + 1 / 12) / 4)
+    # a user without a relevant item is undefined (empty=), not an error
+    extra = rectools_frame({**RECO, 7: [(1, 1)]}, {**INTER, 7: set()}).filter(pl.col("user") != 2)
+    out = prk.evaluate(extra, names, **kw)
+    assert out[f"n_users({names[0]})"].item() == 4
+
+
+def test_insufficient_raise_under_the_rectools_preset() -> None:
+    df = rectools_frame(RECO, INTER)
+    for name in ("PartialAUC", "PAP"):
+        metric = f"{name}(insufficient_handling=raise)@3"
+        with pytest.raises(ValueError, match=r"1 user\(s\) with fewer than k .*first \[\(2,\)\]"):
+            prk.evaluate(df, [metric], rank="rank", conventions="rectools")
+        ok = prk.evaluate(
+            df.filter(pl.col("user") != 2), [metric], rank="rank", conventions="rectools"
+        )
+        assert ok[f"{metric}[rectools]"].item() == pytest.approx(
+            (0 + 1 + 1 + (1 / 12 if name == "PartialAUC" else 1 / 9)) / 4
+        )
+
+
+def test_insufficient_raise_bucketed_and_compare() -> None:
+    df = rectools_frame(RECO, INTER)
+    kw: dict[str, Any] = {"rank": "rank", "rank_positions": "absolute"}
+    with pytest.raises(ValueError, match=RAISED):
+        prk.evaluate(df, ["pap(insufficient=raise)@3"], strategy="buckets", n_buckets=3, **kw)
+    kept = df.filter(pl.col("user") != 2)
+    bucketed = prk.evaluate(
+        kept, ["pap(insufficient=raise)@3"], strategy="buckets", n_buckets=3, **kw
+    )
+    assert bucketed["pap(insufficient=raise)@3"].item() == pytest.approx((0 + 1 + 1 + 1 / 9) / 4)
+    two = pl.concat([df.with_columns(system=pl.lit(s)) for s in ("a", "b")])
+    # compare evaluates every system: user 2 of system a and of system b
+    with pytest.raises(
+        ValueError, match=r"2 user\(s\) with fewer than k .*first \[\('a', 2\), \('b', 2\)\]"
+    ):
+        prk.compare(two, ["pap(insufficient=raise)@3"], by="system", **kw)

@@ -737,3 +737,27 @@ def test_sampled_corrections_match_polars(spark: SparkSession) -> None:
     no_negative = df.filter(~((pl.col("user") == 3) & (pl.col("relevance") == 0)))
     with pytest.raises(ValueError, match=r"2 user\(s\) with a positive .* no negative candidate"):
         prk_spark.evaluate(to_spark(spark, no_negative), metrics[:1], by="system", n_items=60)
+
+
+def test_insufficient_raise_on_spark(spark: SparkSession) -> None:
+    # partial_auc(insufficient=raise): user 2 has one negative (item 2 at rank 1) and its
+    # relevant item 1 not recommended, so k=3 is insufficient; users 1 and 3 are fine.
+    df = pl.DataFrame(
+        {
+            "user": [1, 1, 1, 1, 2, 2, 3, 3, 3, 3],
+            "item": [1, 2, 3, 4, 1, 2, 1, 2, 3, 4],
+            "score": [4.0, 3.0, 2.0, 1.0, None, 1.0, 1.0, 2.0, 3.0, 4.0],
+            "relevance": [1, 0, 0, 0, 1, 0, 1, 0, 0, 0],
+        }
+    )
+    metric = "partial_auc(insufficient=raise)@3"
+    sdf = to_spark(spark, df)
+    with pytest.raises(ValueError, match=r"1 user\(s\) with fewer than k .*first \[\(2,\)\]"):
+        prk.evaluate(sdf, [metric], engine="spark")
+    kept = to_spark(spark, df.filter(pl.col("user") != 2))
+    got = collect(prk.evaluate(kept, [metric], engine="spark"))
+    # user 1: 3 negatives below its relevant item, 3 / 3; user 3: none below, 0
+    assert got[metric].item() == pytest.approx((3 / 3 + 0) / 2)
+    assert got[f"n_users({metric})"].item() == 2
+    per = collect(prk.evaluate(kept, [metric], engine="spark", per_user=True), ["user"])
+    assert per[metric].to_list() == [1.0, 0.0]

@@ -712,7 +712,7 @@ def partial_auc(
     k: int | None = None,
     *,
     rel: float = 1.0,
-    insufficient: Literal["ignore", "exclude"] = "ignore",
+    insufficient: Literal["ignore", "exclude", "raise"] = "ignore",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -734,9 +734,10 @@ def partial_auc(
         Minimum relevance that counts as relevant (inclusive). A number > 0.
     insufficient
         A user with fewer than k negatives in its list and a relevant item not recommended:
-        scored as if the missing negatives ranked below the list (ignore) or undefined
-        (exclude: null, the empty= policy decides); RecTools' insufficient_handling. One of
-        ``"ignore"``, ``"exclude"``.
+        scored as if the missing negatives ranked below the list (ignore), undefined
+        (exclude: null, the empty= policy decides) or an error naming such users (raise,
+        else as exclude); RecTools' insufficient_handling. One of ``"ignore"``,
+        ``"exclude"``, ``"raise"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -792,7 +793,7 @@ def pap(
     k: int | None = None,
     *,
     rel: float = 1.0,
-    insufficient: Literal["ignore", "exclude"] = "ignore",
+    insufficient: Literal["ignore", "exclude", "raise"] = "ignore",
     ties: TiePolicy = "expected",
     item: str = "item",
     score: str | None = None,
@@ -813,9 +814,10 @@ def pap(
         Minimum relevance that counts as relevant (inclusive). A number > 0.
     insufficient
         A user with fewer than k negatives in its list and a relevant item not recommended:
-        scored as if the missing negatives ranked below the list (ignore) or undefined
-        (exclude: null, the empty= policy decides); RecTools' insufficient_handling. One of
-        ``"ignore"``, ``"exclude"``.
+        scored as if the missing negatives ranked below the list (ignore), undefined
+        (exclude: null, the empty= policy decides) or an error naming such users (raise,
+        else as exclude); RecTools' insufficient_handling. One of ``"ignore"``,
+        ``"exclude"``, ``"raise"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank

@@ -41,15 +41,22 @@ import polars as pl
 
 from polars_rankeval._features import Features, log_comb
 from polars_rankeval.metrics._common import Rel, defined_if, f64, num_relevant
-from polars_rankeval.registry import register
+from polars_rankeval.registry import Raises, register
 
 FAMILY = "binary"
 Insufficient = Annotated[
-    Literal["ignore", "exclude"],
+    Literal["ignore", "exclude", "raise"],
     "a user with fewer than k negatives in its list and a relevant item not recommended: "
-    "scored as if the missing negatives ranked below the list (ignore) or undefined "
-    "(exclude: null, the empty= policy decides); RecTools' insufficient_handling",
+    "scored as if the missing negatives ranked below the list (ignore), undefined "
+    "(exclude: null, the empty= policy decides) or an error naming such users (raise, "
+    "else as exclude); RecTools' insufficient_handling",
 ]
+_RAISES = Raises(
+    "insufficient",
+    "raise",
+    "fewer than k non-relevant recommended items and a relevant item not recommended "
+    "(insufficient=raise; insufficient=exclude leaves such users out, ignore scores them)",
+)
 
 
 class _Rows:
@@ -89,9 +96,12 @@ class _Rows:
 def _finish(rows: _Rows, numerator: pl.Expr, relevant: pl.Expr, insufficient: str) -> pl.Expr:
     value = numerator / (rows.k * relevant)
     defined = (rows.n_rel > 0) & (rows.k > 0)
-    if insufficient == "exclude":
-        defined = defined & rows.sufficient()
-    return defined_if(defined, value)
+    if insufficient == "ignore":
+        return defined_if(defined, value)
+    out = defined_if(defined & rows.sufficient(), value)
+    if insufficient == "raise":  # NaN marks the users evaluate raises on (Raises)
+        out = pl.when(defined & ~rows.sufficient()).then(float("nan")).otherwise(out)
+    return out
 
 
 @register(
@@ -110,6 +120,7 @@ def _finish(rows: _Rows, numerator: pl.Expr, relevant: pl.Expr, insufficient: st
         "Exact expectation under ties=expected."
     ),
     defined="ranking",
+    raises=_RAISES,
     doc="""
     Partial AUC of one user's ranking up to its k-th negative (pAUC@k).
 
@@ -155,6 +166,7 @@ def _partial_auc(
         "without a relevant item. Exact expectation under ties=expected."
     ),
     defined="ranking",
+    raises=_RAISES,
     doc="""
     Partial AUC + precision at k (pAp@k) of one user's ranking.
 
