@@ -31,6 +31,7 @@ from polars_rankeval._positions import RankPositions
 from polars_rankeval.registry import expand_metric
 
 Cutoff = Literal["required", "optional", "none"]
+Entry = Literal["evaluate", "rank_similarity"]
 
 
 _PYNDEVAL = (
@@ -59,6 +60,12 @@ class Mapped:
     users: str | None = None
     ties_at_k: str | None = None
     """The tie policy the library uses when this metric is given a cutoff."""
+    entry: Entry = "evaluate"
+    """The function that computes it: ``evaluate`` (one run against the truth) or
+    ``rank_similarity`` (a run against a reference run, e.g. RecTools' Intersection)."""
+    options: tuple[str, ...] = ()
+    """Library options passed through as the same option of ``metric``
+    (``Intersection(ref_k=20)`` -> ``intersection(ref_k=20)``)."""
 
 
 @dataclass(frozen=True)
@@ -413,11 +420,20 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "Intersection",
-                None,
-                note="|top k ∩ top ref_k of a reference list| / |top ref_k of the "
-                "reference|: the denominator counts reference items that are not "
-                "recommended, which the long frame does not hold (unexpectedness's base "
-                "rank column is read on recommended rows only)",
+                "intersection",
+                "required",
+                "|top k of reco ∩ top ref_k of ref_reco| / |top k of reco| (ref_k default "
+                "k; the docstring's 'share of reco present in ref_reco'): "
+                "rank_similarity(reco, ref_reco, ['Intersection(ref_k=20)@10'], "
+                "rank='rank', conventions='rectools'); over the users of reco with an item "
+                "within k (users='a': a user missing from ref_reco scores 0); an empty "
+                "ref_reco gives no user (null). RecTools' shortcut for ref_reco being the "
+                "same object as reco (1 for every user of reco, even one without an item "
+                "within k) is not reproduced: the same table gives 1 to the users with an "
+                "item within k",
+                users="a",
+                entry="rank_similarity",
+                options=("ref_k",),
             ),
             Mapped(
                 "MeanInvUserFreq",
@@ -1113,7 +1129,9 @@ def conventions(name: str | None = None) -> pl.DataFrame:
     One row per metric of the library: its name there, the polars_rankeval metric
     that reproduces it (null: not expressible, ``note`` says why), whether it takes
     a cutoff, the tie policy, empty-user rule and user set the preset applies, and how
-    it reads ``rank=`` values (``rank_positions``: ``"absolute"`` for RecTools).
+    it reads ``rank=`` values (``rank_positions``: ``"absolute"`` for RecTools), and
+    the function that computes it (``entry``: ``evaluate``, or ``rank_similarity`` for
+    a comparison of two recommendation tables such as RecTools' ``Intersection``).
 
     Examples
     --------
@@ -1137,6 +1155,7 @@ def conventions(name: str | None = None) -> pl.DataFrame:
             "empty": c.empty,
             "users": m.users or c.users,
             "rank_positions": c.rank_positions,
+            "entry": m.entry,
             "note": m.note,
         }
         for c in chosen
@@ -1212,6 +1231,13 @@ def resolve(
             raise ValueError(msg)
         mapped = convention.lookup(match["name"])
         cut = match["k"]
+        if mapped.entry != "evaluate":
+            msg = (
+                f"conventions={preset!r}: {convention.library}'s {mapped.name} compares two "
+                f"recommendation tables: prk.{mapped.entry}(reco, reference, [{text!r}], "
+                f"conventions={preset!r})"
+            )
+            raise ValueError(msg)
         if mapped.metric is None:
             msg = (
                 f"conventions={preset!r}: {convention.library}'s {mapped.name} cannot be "
@@ -1259,6 +1285,114 @@ def resolve(
             names[metric.name] = shown
         out.append(ours)
     return Resolved(out, call_ties, convention.empty, call_users, names)
+
+
+@dataclass(frozen=True)
+class ResolvedPairs:
+    """Library metric names resolved for ``rank_similarity`` under a preset."""
+
+    metrics: list[str]
+    ties: str
+    users: str
+    rank_positions: str
+    names: dict[str, str]
+
+
+_OPTIONS = re.compile(r"^\s*(?P<base>[^(]+?)\s*\((?P<options>[^)]*)\)\s*$")
+
+
+def resolve_pairs(
+    preset: str,
+    metrics: str | Sequence[str],
+    *,
+    ties: str | None = None,
+    users: str | None = None,
+    rank: bool = False,
+) -> ResolvedPairs:
+    """Translate library metric names for ``rank_similarity`` under ``preset``.
+
+    Only the library's metrics that compare two recommendation tables (``entry=
+    "rank_similarity"``) are accepted; ``ties`` and ``users`` given explicitly must be
+    the preset's. With explicit ranks (``rank``), they are read as the library reads
+    them (``Convention.rank_positions``).
+    """
+    convention = get_convention(preset)
+    texts = [metrics] if isinstance(metrics, str) else list(metrics)
+    if ties is not None and ties != convention.ties:
+        msg = f"conventions={preset!r} sets ties={convention.ties!r}; got ties={ties!r}"
+        raise ValueError(msg)
+    out: list[str] = []
+    names: dict[str, str] = {}
+    need_users: set[str] = set()
+    for text in texts:
+        if not isinstance(text, str):
+            msg = f"a measure must be a string such as 'Intersection@10', got {type(text).__name__}"
+            raise TypeError(msg)
+        body = text
+        suffix = _SUFFIX.match(text)
+        if suffix is not None:
+            if suffix["preset"].strip() != preset:
+                msg = (
+                    f"measure {text!r} names convention {suffix['preset'].strip()!r} "
+                    f"but conventions={preset!r}"
+                )
+                raise ValueError(msg)
+            body = suffix["body"]
+        match = _NAME.match(body)
+        if match is None:  # pragma: no cover - the pattern accepts any non-empty text
+            msg = f"cannot parse measure {text!r}"
+            raise ValueError(msg)
+        name, given = match["name"], ""
+        try:
+            mapped = convention.lookup(name)
+        except ValueError:
+            split = _OPTIONS.match(name)
+            if split is None:
+                raise
+            mapped = convention.lookup(split["base"])
+            given = split["options"].strip()
+            allowed = {o.lower() for o in mapped.options}
+            for pair in filter(None, (x.strip() for x in given.split(","))):
+                option = pair.split("=", 1)[0].strip().lower()
+                if option not in allowed:
+                    msg = (
+                        f"conventions={preset!r}: {convention.library}'s {mapped.name} takes "
+                        f"{', '.join(mapped.options) or 'no option'} here, got {pair!r}"
+                    )
+                    raise ValueError(msg) from None
+        if mapped.entry != "rank_similarity" or mapped.metric is None:
+            msg = (
+                f"conventions={preset!r}: {convention.library}'s {mapped.name} is not a "
+                "comparison of two recommendation tables; evaluate it with "
+                f"prk.evaluate(..., conventions={preset!r})"
+            )
+            raise ValueError(msg)
+        cut = match["k"]
+        if cut is None and mapped.cutoff == "required":
+            msg = f"{convention.library}'s {mapped.name} needs a cutoff, e.g. {mapped.name}@10"
+            raise ValueError(msg)
+        ours = mapped.metric + (f"({given})" if given else "") + (f"@{cut}" if cut else "")
+        for metric in expand_metric(ours):
+            base = mapped.name + (f"({given})" if given else "")
+            shown = base + (f"@{metric.k}" if metric.k is not None else "") + f"[{preset}]"
+            if metric.name in names:
+                msg = (
+                    f"conventions={preset!r}: {text!r} and another requested measure are "
+                    f"both {metric.name!r} here; request it once"
+                )
+                raise ValueError(msg)
+            names[metric.name] = shown
+        need_users.add(mapped.users or convention.users)
+        out.append(ours)
+    chosen = users if users is not None else (need_users.pop() if len(need_users) == 1 else None)
+    if chosen is None or any(u != chosen for u in need_users):
+        msg = (
+            f"conventions={preset!r}: the measures compare users={sorted(need_users)}, "
+            f"the call has users={users!r}; one call compares one user set"
+        )
+        raise ValueError(msg)
+    positions = convention.rank_positions if rank else "relative"
+    return ResolvedPairs(out, convention.ties, chosen, positions, names)
 
 
 def rename(frame: Any, names: dict[str, str], *, long: bool) -> Any:

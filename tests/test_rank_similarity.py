@@ -165,6 +165,7 @@ def test_summary_counts_users_of_one_run_and_rank_column() -> None:
     assert out.row(0, named=True) == {
         "rbo(p=0.5)": pytest.approx(0.25 + 0.25),
         "n_users": 1,
+        "n_users(rbo(p=0.5))": 1,
         "n_users_only_a": 1,
         "n_users_only_b": 1,
     }
@@ -196,7 +197,8 @@ def test_ties_break_by_item() -> None:
         (
             {"measures": ["ndcg@10"]},
             ValueError,
-            r"rank_similarity measures RBO \(e.g. 'rbo@10'\), got 'ndcg@10'",
+            r"rank_similarity measures RBO or the intersection \(e.g. 'rbo@10', "
+            r"'intersection@10'\), got 'ndcg@10'",
         ),
         (
             {"measures": ["rbo(p=1)"]},
@@ -205,9 +207,14 @@ def test_ties_break_by_item() -> None:
         ),
         ({"measures": ["rbo(reference=x)"]}, ValueError, "reference= names a column"),
         (
+            {"ties": "random"},
+            ValueError,
+            r"ties must be one of \{'item_desc', 'item_asc', 'expected'\}, got 'random'",
+        ),
+        (
             {"ties": "expected"},
             ValueError,
-            r"ties must be one of \{'item_desc', 'item_asc'\}, got 'expected'",
+            r"measure 'rbo@10': RBO needs one order of each list .* got ties='expected'",
         ),
         ({"score": "points"}, ValueError, r"run_a has no column 'points'"),
         ({"score": None}, ValueError, "pass exactly one of score= and rank="),

@@ -36,6 +36,7 @@ FAMILIES = (
     "intent",
     "cascade",
     "similarity",
+    "intersection",
     "curves",
 )
 """The family modules. Importing one registers its metrics, and the registry (so
