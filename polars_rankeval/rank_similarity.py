@@ -249,7 +249,7 @@ def rank_similarity(
         resolved = resolve_pairs(
             conventions, measures, ties=ties, users=users, rank=rank is not None
         )
-        out = rank_similarity(
+        result = rank_similarity(
             run_a,
             run_b,
             resolved.metrics,
@@ -258,11 +258,11 @@ def rank_similarity(
             score=score,
             rank=rank,
             ties=resolved.ties,  # type: ignore[arg-type]
-            users=resolved.users,
+            users=resolved.users,  # type: ignore[arg-type]
             rank_positions=resolved.rank_positions,  # type: ignore[arg-type]
             per_user=per_user,
         )
-        return _rename(out, resolved.names)
+        return _rename(result, resolved.names)
     if (score is None) == (rank is None):
         msg = f"pass exactly one of score= and rank=, got score={score!r}, rank={rank!r}"
         raise ValueError(msg)
