@@ -34,6 +34,8 @@ def matrix() -> str:
             if mapped.metric is None:
                 continue
             shown = mapped.name + {"required": "@k", "optional": "[@k]", "none": ""}[mapped.cutoff]
+            if mapped.entry != "evaluate":
+                shown += f" ({mapped.entry})"
             rows.setdefault(mapped.metric, {}).setdefault(preset.name, []).append(shown)
     lines = [
         "| polars_rankeval | " + " | ".join(f"`{p.name}`" for p in presets) + " |",

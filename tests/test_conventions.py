@@ -315,6 +315,27 @@ def test_conventions_table() -> None:
         conventions("nope")
 
 
+def test_rectools_intersection_through_rank_similarity() -> None:
+    # RecTools' Intersection compares two recommendation tables: rank_similarity under the
+    # preset. tests/metrics/test_intersection.py, TestCalcIntersectionMetrics: reco (3, 2)
+    # and (1), ref_reco (3, 5) and (1); Intersection(k=2, ref_k=1): (1/2 + 1) / 2 = 0.75.
+    row = conventions("rectools").filter(pl.col("library_metric") == "Intersection")
+    assert row.select("metric", "entry", "users").row(0) == ("intersection", "rank_similarity", "a")
+    reco = pl.DataFrame({"user": [1, 1, 2], "item": [3, 2, 1], "rank": [1, 2, 1]})
+    ref = pl.DataFrame({"user": [1, 1, 2], "item": [3, 5, 1], "rank": [1, 2, 1]})
+    name = "Intersection(ref_k=1)@2"
+    out = prk.rank_similarity(reco, ref, [name], rank="rank", conventions="rectools")
+    assert out[f"{name}[rectools]"].item() == (1 / 2 + 1) / 2
+    with pytest.raises(
+        ValueError, match=r"compares two recommendation tables: prk.rank_similarity"
+    ):
+        prk.evaluate(reco.with_columns(relevance=1), ["Intersection@2"], rank="rank",
+                     conventions="rectools")  # fmt: skip
+    both = pl.concat([reco.with_columns(system=pl.lit(s), relevance=1) for s in "ab"])
+    with pytest.raises(ValueError, match=r"compares two recommendation tables"):
+        prk.compare(both, ["Intersection@2"], by="system", rank="rank", conventions="rectools")
+
+
 def test_refused_and_unknown_metrics_say_why() -> None:
     with pytest.raises(ValueError, match=r"IntraListDiversity\(metric=jaccard\) cannot be"):
         prk.evaluate(HIVEMALL, ["IntraListDiversity(metric=jaccard)@2"], conventions="jurity")
