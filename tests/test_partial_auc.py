@@ -298,3 +298,16 @@ def test_insufficient_raise_bucketed_and_compare() -> None:
         ValueError, match=r"2 user\(s\) with fewer than k .*first \[\('a', 2\), \('b', 2\)\]"
     ):
         prk.compare(two, ["pap(insufficient=raise)@3"], by="system", **kw)
+
+
+def test_insufficient_raise_stand_alone_expression_marks_nan() -> None:
+    # prk.partial_auc(...) in a select cannot raise: the insufficient user is NaN there
+    # (user: relevant item 1 first, one negative, relevant item 3 not recommended; k=2).
+    df = pl.DataFrame(
+        {"user": [1] * 3, "item": [1, 2, 3], "score": [3.0, 2.0, None], "relevance": [1, 0, 1]}
+    )
+    out = df.select(prk.partial_auc(2, insufficient="raise")).item()
+    assert out != out  # NaN
+    assert df.select(prk.partial_auc(2, insufficient="exclude")).item() is None
+    # ignore: item 1 has its 1 negative + 1 missing one below it: (2 + 0) / (2 * 2)
+    assert df.select(prk.partial_auc(2)).item() == 2 / (2 * 2)

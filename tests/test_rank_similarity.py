@@ -426,3 +426,16 @@ def test_other_column_names_and_unrecommended_rows() -> None:
     # x against x at depth 1, then nothing more: (1 - p) / p * -ln(1 - p).
     assert asc.item(0, 1) == pytest.approx((1 - P) / P * -math.log(1 - P), abs=1e-15)
     assert desc.item(0, 1) == 0.0  # y against x
+
+
+def test_users_of_one_run_compare_with_an_empty_list() -> None:
+    a = _run({1: list("ab"), 2: list("c")})
+    b = _run({1: list("ab")})
+    out = prk.rank_similarity(
+        a, b, ["rbo(p=0.5,estimate=min)", "rbo(p=0.5,estimate=max)"], users="a", per_user=True
+    )
+    # user 2 has no list in b: one empty list, min = 0 and max = 1 (rbo_frame's rule)
+    assert out.row(1) == (2, 0.0, 1.0)
+    summary = prk.rank_similarity(a, b, ["rbo(p=0.5)"], users="a")
+    assert summary["n_users"].item() == 2
+    assert summary["n_users_only_a"].item() == 1

@@ -735,9 +735,9 @@ def partial_auc(
     insufficient
         A user with fewer than k negatives in its list and a relevant item not recommended:
         scored as if the missing negatives ranked below the list (ignore), undefined
-        (exclude: null, the empty= policy decides) or an error naming such users (raise,
-        else as exclude); RecTools' insufficient_handling. One of ``"ignore"``,
-        ``"exclude"``, ``"raise"``.
+        (exclude: null, the empty= policy decides) or an error naming such users (raise:
+        evaluate raises, else as exclude; a stand-alone expression marks them NaN);
+        RecTools' insufficient_handling. One of ``"ignore"``, ``"exclude"``, ``"raise"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank
@@ -755,10 +755,10 @@ def partial_auc(
     non-relevant recommended items ranked below it (RecTools PartialAUC); a relevant item
     not recommended adds 0, negatives missing from a short list count as below it
     (insufficient=ignore) or the user is undefined when it also misses a relevant item
-    (insufficient=exclude). Gaps of absolute ranks are negatives. Without @k, k is the
-    user's number of negatives in the list, at least 1 (the AUC of the list, relevant items
-    not recommended last). Null without a relevant item. Exact expectation under
-    ties=expected.
+    (insufficient=exclude), or an error naming such users (insufficient=raise). Gaps of
+    absolute ranks are negatives. Without @k, k is the user's number of negatives in the
+    list, at least 1 (the AUC of the list, relevant items not recommended last). Null
+    without a relevant item. Exact expectation under ties=expected.
 
     Examples
     --------
@@ -815,9 +815,9 @@ def pap(
     insufficient
         A user with fewer than k negatives in its list and a relevant item not recommended:
         scored as if the missing negatives ranked below the list (ignore), undefined
-        (exclude: null, the empty= policy decides) or an error naming such users (raise,
-        else as exclude); RecTools' insufficient_handling. One of ``"ignore"``,
-        ``"exclude"``, ``"raise"``.
+        (exclude: null, the empty= policy decides) or an error naming such users (raise:
+        evaluate raises, else as exclude; a stand-alone expression marks them NaN);
+        RecTools' insufficient_handling. One of ``"ignore"``, ``"exclude"``, ``"raise"``.
     ties
         Tie policy (see :func:`polars_rankeval.evaluate`).
     item, score, relevance, rank

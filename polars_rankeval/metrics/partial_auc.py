@@ -15,7 +15,10 @@ the ranks is a negative too (RecTools fills the gaps). A relevant item that is n
 recommended is below every negative (it adds 0), and a list with fewer than k negatives
 is read as if the missing negatives were below every recommended item (RecTools'
 ``insufficient_handling="ignore"``); ``insufficient="exclude"`` makes the value of such
-a user undefined (null) when it also misses a relevant item, RecTools' "exclude".
+a user undefined (null) when it also misses a relevant item, RecTools' "exclude", and
+``insufficient="raise"`` makes it an error (RecTools' "raise"): the kernel marks such a
+user NaN and ``evaluate`` raises naming the metric, their number and the first of them
+(:class:`polars_rankeval.registry.Raises`), otherwise the values of "exclude".
 
 A relevant item with F negatives above it adds max(0, k - F). Under
 ``ties="expected"`` a relevant item in a tie group with s negatives has a number U of
@@ -48,8 +51,9 @@ Insufficient = Annotated[
     Literal["ignore", "exclude", "raise"],
     "a user with fewer than k negatives in its list and a relevant item not recommended: "
     "scored as if the missing negatives ranked below the list (ignore), undefined "
-    "(exclude: null, the empty= policy decides) or an error naming such users (raise, "
-    "else as exclude); RecTools' insufficient_handling",
+    "(exclude: null, the empty= policy decides) or an error naming such users (raise: "
+    "evaluate raises, else as exclude; a stand-alone expression marks them NaN); "
+    "RecTools' insufficient_handling",
 ]
 _RAISES = Raises(
     "insufficient",
@@ -114,7 +118,8 @@ def _finish(rows: _Rows, numerator: pl.Expr, relevant: pl.Expr, insufficient: st
         "non-relevant recommended items ranked below it (RecTools PartialAUC); a relevant "
         "item not recommended adds 0, negatives missing from a short list count as below "
         "it (insufficient=ignore) or the user is undefined when it also misses a relevant "
-        "item (insufficient=exclude). Gaps of absolute ranks are negatives. Without @k, k "
+        "item (insufficient=exclude), or an error naming such users (insufficient=raise). "
+        "Gaps of absolute ranks are negatives. Without @k, k "
         "is the user's number of negatives in the list, at least 1 (the AUC of the list, "
         "relevant items not recommended last). Null without a relevant item. "
         "Exact expectation under ties=expected."
