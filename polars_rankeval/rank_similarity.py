@@ -41,14 +41,16 @@ def _ranked(
     rank: str | None,
     ties: RunTies,
     absolute: bool,
-) -> pl.LazyFrame:
-    """``_KEY, item, pos, a, n``: the run's ranking of each user.
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """``_KEY, item, pos, a, n``: the run's ranking of each user, and its checks.
 
     ``pos`` is a distinct 1-based position (ties broken by item id; under
     ``ties="expected"`` an arbitrary order inside each tie group), ``a`` the first
     position of the row's tie group and ``n`` its size (``a = pos``, ``n = 1`` under a
     deterministic rule). Absolute ranks: ``pos = a =`` the rank itself (gaps and
-    repeated ranks kept), ``n = 1``.
+    repeated ranks kept), ``n = 1``. The checks (one row: duplicated (user, item)
+    rows, ranks below 1 under absolute positions, ranked rows) are collected by the
+    caller, both runs at once (:func:`_check`).
     """
     if not isinstance(run, pl.DataFrame | pl.LazyFrame):
         msg = f"{name} must be a polars DataFrame or LazyFrame, got {type(run).__name__}"
@@ -72,32 +74,37 @@ def _ranked(
     key = -pl.col(order) if rank is None else pl.col(order)  # ascending: best first
     item_key = pl.col("item").rank("dense", descending=ties == "item_desc")
     rows = lf.select(pl.col(user).alias(_KEY), pl.col(item).alias("item"), key.alias("k"))
-    _check_rows(rows, name)
     # A null score (rank) marks a judged item that was not recommended (a long frame).
     ranked = rows.filter(pl.col("k").is_not_null())
+    checks = rows.select(
+        dupes=pl.struct(_KEY, "item").is_duplicated().sum(),
+        low=(pl.col("k") < 1).sum() if absolute else pl.lit(0, pl.UInt32),
+        n=pl.col("k").count(),
+    )
     if absolute:
-        low = ranked.select((pl.col("k") < 1).sum()).collect().item()
-        if low:
-            msg = f"{name} has {low} rank(s) below 1 in {order!r}; positions start at 1"
-            raise ValueError(msg)
         pos = pl.col("k").cast(pl.Int64)
-        return ranked.select(_KEY, "item", pos.alias("pos"), pos.alias("a"), n=pl.lit(1, pl.Int64))
+        out = ranked.select(_KEY, "item", pos.alias("pos"), pos.alias("a"), n=pl.lit(1, pl.Int64))
+        return out, checks
     ordinal = pl.struct("k", item_key.alias("i")).rank("ordinal").over(_KEY).cast(pl.Int64)
     if ties == "expected":
         first = pl.col("k").rank("min").over(_KEY).cast(pl.Int64)
         size = pl.len().over(_KEY, "k").cast(pl.Int64)
     else:
         first, size = ordinal, pl.lit(1, pl.Int64)
-    return ranked.select(_KEY, "item", ordinal.alias("pos"), first.alias("a"), size.alias("n"))
+    out = ranked.select(_KEY, "item", ordinal.alias("pos"), first.alias("a"), size.alias("n"))
+    return out, checks
 
 
-def _check_rows(ranked: pl.LazyFrame, name: str) -> None:
-    dupes = ranked.select(pl.struct(_KEY, "item").is_duplicated().sum()).collect().item()
-    if dupes:
+def _check(checks: dict[str, int], name: str, order: str) -> None:
+    """The errors of one run's :func:`_ranked` checks (duplicates, ranks below 1)."""
+    if checks["dupes"]:
         msg = (
-            f"{name} has {dupes} rows whose (user, item) appears more than "
+            f"{name} has {checks['dupes']} rows whose (user, item) appears more than "
             "once; each item may be ranked once per user"
         )
+        raise ValueError(msg)
+    if checks["low"]:
+        msg = f"{name} has {checks['low']} rank(s) below 1 in {order!r}; positions start at 1"
         raise ValueError(msg)
 
 
@@ -292,12 +299,17 @@ def rank_similarity(
                 f"'item_desc' or 'item_asc', relative ranks); got {rule}"
             )
             raise ValueError(msg)
-    ranked = []
+    ranked, checks = [], []
     for run, name in ((run_a, "run_a"), (run_b, "run_b")):
-        lf = _ranked(
+        lf, check = _ranked(
             run, name, user=user, item=item, score=score, rank=rank, ties=ties, absolute=absolute
         )
         ranked.append(lf.cache())
+        checks.append(check)
+    found = [frame.row(0, named=True) for frame in pl.collect_all(checks)]
+    order = rank if rank is not None else str(score)
+    _check(found[0], "run_a", order)
+    _check(found[1], "run_b", order)
     a, b = ranked
     users_a = a.select(_KEY).unique()
     users_b = b.select(_KEY).unique()
@@ -308,7 +320,7 @@ def rank_similarity(
         "either": pl.concat([users_a, users_b]).unique(),
     }[users].cache()
     # A run without any ranked row: nothing to compare, every value undefined.
-    empty_run = pl.concat([a.select(pl.len()), b.select(pl.len())]).collect().min().item() == 0
+    empty_run = min(found[0]["n"], found[1]["n"]) == 0
     out = compared
     for metric in bound:
         if metric.spec.name == "rbo":
