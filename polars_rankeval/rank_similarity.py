@@ -308,12 +308,12 @@ def rank_similarity(
         checks.append(check)
     found = [frame.row(0, named=True) for frame in pl.collect_all(checks)]
     order = rank if rank is not None else str(score)
-    for run, name, counts in ((run_a, "run_a", found[0]), (run_b, "run_b", found[1])):
-        if counts["dupes"]:  # the error counts every row of a repeated (user, item)
-            counts["dupes"] = (
+    for run, name, seen in ((run_a, "run_a", found[0]), (run_b, "run_b", found[1])):
+        if seen["dupes"]:  # the error counts every row of a repeated (user, item)
+            seen["dupes"] = (
                 run.lazy().select(pl.struct(user, item).is_duplicated().sum()).collect().item()
             )
-        _check(counts, name, order)
+        _check(seen, name, order)
     a, b = ranked
     users_a = a.select(_KEY).unique()
     users_b = b.select(_KEY).unique()
