@@ -40,6 +40,11 @@ _PYNDEVAL = (
 _AT1 = "; at @1 ndeval does not normalise (polars_rankeval does: ndeval's value / N)"
 
 
+USER_IDS = "ids"
+"""``Mapped.users`` of a library metric averaged over a user set of its own (RePlay's
+Surprisal: the training users): the call passes ``users=`` an explicit list of ids."""
+
+
 @dataclass(frozen=True)
 class Mapped:
     """One metric of a library and the polars_rankeval metric that reproduces it.
@@ -48,7 +53,8 @@ class Mapped:
     ``None`` means the library's metric cannot be reproduced and ``note`` says why.
     ``cutoff`` says whether the library's metric takes a cutoff. ``ties`` and ``users``
     are set when this metric needs another tie rule or user set than the preset's
-    (the call must then pass them explicitly: one call has one rule).
+    (the call must then pass them explicitly: one call has one rule); ``users=``
+    :data:`USER_IDS` asks for an explicit list of user ids (``note`` says which).
     """
 
     name: str
@@ -59,6 +65,8 @@ class Mapped:
     users: str | None = None
     ties_at_k: str | None = None
     """The tie policy the library uses when this metric is given a cutoff."""
+    user_ids: str = ""
+    """With ``users=USER_IDS``: which users the library averages over."""
 
 
 @dataclass(frozen=True)
@@ -529,11 +537,17 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "Surprisal",
-                None,
-                note="normalised by log2(#train users), a number of the data a preset "
-                "cannot fix: evaluate novelty(denominator=k,log_base=<#train users>)@k "
-                "with items=item_popularity(train, catalog=<recommended items>, "
-                "unseen='one') (cold items weigh 1), which gives RePlay's values",
+                "novelty(source=history_users,unknown=one,normalize=true,denominator=k)",
+                "required",
+                "sum over the top k of log(#train users / #train users with the item) / "
+                "log(#train users), / k (a short list padded with 0): pass history=train; "
+                "a cold item (not in train) weighs 1; RePlay averages over the train users "
+                "(recommended users outside train are ignored): pass users= the list of "
+                "train user ids; a train user without recommendations scores 0 when it has "
+                "a row in the data (e.g. unscored test rows), else it is null and skipped; "
+                "RePlay sorts by score only (ties: undefined order)",
+                users=USER_IDS,
+                user_ids="the train users (history=)",
             ),
             Mapped(
                 "Unexpectedness",
@@ -546,7 +560,17 @@ _PRESETS: tuple[Convention, ...] = (
                 "over the users of the recommendations (users='recs')",
                 users="recs",
             ),
-            Mapped("CategoricalDiversity", None, note="no metric"),
+            Mapped(
+                "CategoricalDiversity",
+                "categorical_diversity(denominator=k)",
+                "required",
+                "#distinct categories in the top min(k, #recommended) / k: give each item "
+                "its category in a 'category' column (of the data or items=; RePlay reads "
+                "it from the recommendation rows, where a null category counts as one more, "
+                "here an error); over every recommended user (users='recs'); RePlay sorts "
+                "by score only (ties: undefined order; item_desc agrees on tie-free data)",
+                users="recs",
+            ),
         ),
         (
             "Ground-truth users are evaluated; one without recommendations scores 0; "
@@ -631,8 +655,34 @@ _PRESETS: tuple[Convention, ...] = (
                 "every user of reco_df (users='recs')",
                 users="recs",
             ),
-            Mapped("novelty", None, note="interaction share, unknown items 0: no option"),
-            Mapped("diversity", None, note="co-occurrence cosine: no option"),
+            Mapped(
+                "novelty",
+                "novelty(source=history_interactions,unknown=zero,aggregate=pooled)",
+                "none",
+                "sum over every row of reco_df (no cutoff) of -log2(#train rows of the item "
+                "/ #train rows), / #rows of reco_df: pass history=train_df; an item absent "
+                "from train adds 0 but counts in the denominator (MS's inner merge); pooled "
+                "over the rows of every user of reco_df (users='recs')",
+                users="recs",
+            ),
+            Mapped(
+                "diversity",
+                "intra_list_diversity(distance=cooccurrence)",
+                "none",
+                "1 - mean over the pairs of a user's reco_df items (no cutoff) of the "
+                "co-occurrence cosine c(i, j) / sqrt(c(i) c(j)) in train (0 for pairs that "
+                "never co-occur), then the mean over the users of reco_df with two items or "
+                "more (users='recs'): pass history=train_df",
+                users="recs",
+            ),
+            Mapped(
+                "distributional_coverage",
+                "exposure_entropy",
+                "none",
+                "-sum p(i) log2 p(i), p(i) the share of the rows of reco_df (no cutoff) "
+                "holding item i; over every user of reco_df (users='recs')",
+                users="recs",
+            ),
             Mapped(
                 "serendipity",
                 "serendipity(mode=history)",
@@ -869,13 +919,40 @@ _PRESETS: tuple[Convention, ...] = (
                 "AUC with k pools each user's top k: not reproduced (which rows of a tie "
                 "group straddling k enter the pool depends on pandas' sort)",
             ),
-            Mapped("CTR", None, note="use the ctr metric directly; inputs differ"),
+            *(
+                Mapped(
+                    name,
+                    metric,
+                    "optional",
+                    "Jurity joins actual_results and predicted_results on (user, item): "
+                    "give the long frame both, a full join of them (predicted's score "
+                    "column as score, actual's click as relevance; see the ctr metric); "
+                    "the top k by score (all rows without k) of every recommended user "
+                    "(users='recs'); ips/dr read a propensity column (Jurity fills a "
+                    "missing one with 1 / #items of actual_results: add it yourself). "
+                    "Expected ties: exact for ips and dr, E[sum r] / E[#matches] for "
+                    "matching (Jurity's pandas quicksort has no tie order)",
+                    users="recs",
+                )
+                for name, metric in (
+                    ("CTR", "ctr"),
+                    ("CTR(estimation=matching)", "ctr"),
+                    ("CTR(estimation=ips)", "ctr(estimation=ips)"),
+                    ("CTR(estimation=dr)", "ctr(estimation=dr)"),
+                )
+            ),
             Mapped(
                 "IntraListDiversity(metric=jaccard)",
-                None,
-                note="Jurity 2.1.0 fails with scikit-learn 1.9 on boolean metrics (it passes "
-                "a DataFrame where sklearn reads .dtype): not verified; "
-                "intra_list_diversity(distance=jaccard) is scikit-learn's boolean jaccard",
+                "intra_list_diversity(distance=jaccard)",
+                "required",
+                "mean over the pairs of a top k of scikit-learn's boolean jaccard distance "
+                "of the item_features rows (non-zero = true; 0 for two zero vectors), then "
+                "the mean over the users of the predictions (users='recs'); a one-item "
+                "list is skipped. Jurity 2.1.0 itself fails with scikit-learn 1.9 (it "
+                "passes a DataFrame to pairwise_distances, which reads X.dtype for a "
+                "boolean metric): verified against Jurity's intralist_diversity with that "
+                "DataFrame given to scikit-learn as an array",
+                users="recs",
             ),
             *(
                 Mapped(
@@ -1243,7 +1320,15 @@ def resolve(
             )
             raise ValueError(msg)
         need_users = mapped.users or convention.users
-        if need_users != call_users:
+        if need_users == USER_IDS:
+            if isinstance(call_users, str):
+                msg = (
+                    f"conventions={preset!r}: {convention.library}'s {mapped.name} averages "
+                    f"over {mapped.user_ids}: pass users= a list of those user ids, got "
+                    f"users={call_users!r}"
+                )
+                raise ValueError(msg)
+        elif need_users != call_users:
             msg = (
                 f"conventions={preset!r}: {convention.library}'s {mapped.name} averages over "
                 f"users={need_users!r}, the call has users={call_users!r}; evaluate it in "

@@ -316,8 +316,8 @@ def test_conventions_table() -> None:
 
 
 def test_refused_and_unknown_metrics_say_why() -> None:
-    with pytest.raises(ValueError, match=r"IntraListDiversity\(metric=jaccard\) cannot be"):
-        prk.evaluate(HIVEMALL, ["IntraListDiversity(metric=jaccard)@2"], conventions="jurity")
+    with pytest.raises(ValueError, match=r"RecTools's Intersection cannot be reproduced"):
+        prk.evaluate(HIVEMALL, ["Intersection@2"], conventions="rectools")
     with pytest.raises(ValueError, match="RecTools has no metric 'ndcg_burges'"):
         prk.evaluate(HIVEMALL, ["ndcg_burges@5"], conventions="rectools")
     with pytest.raises(ValueError, match="needs a cutoff"):
@@ -614,8 +614,18 @@ def test_replay_surprisal() -> None:
     assert out.sort("user")[:, 1].to_list() == pytest.approx([1.0, w2, (1 + w2) / 2])
     summary = prk.evaluate(df, "novelty(denominator=k,log_base=3)@2", items=pop)
     assert summary[:, 0].item() == pytest.approx(0.6845351232142715)
-    with pytest.raises(ValueError, match="log_base=<#train users>"):
-        prk.evaluate(df, "Surprisal@2", conventions="replay", items=pop)
+    # One word under the preset: the #train users and the item weights come from
+    # history=; RePlay averages over the train users (users= their ids).
+    for fit, expected in trains.values():
+        ids = fit["user"].unique().to_list()
+        out = prk.evaluate(df, "Surprisal@[3,5]", conventions="replay", history=fit, users=ids)
+        assert out.row(0)[:2] == pytest.approx(expected, abs=1e-5)
+    got = per_user(df, ["Surprisal@2"], "replay", history=train, users=[1, 2, 3])
+    assert got["Surprisal@2[replay]"].to_list() == pytest.approx([1.0, w2, (1 + w2) / 2])
+    with pytest.raises(ValueError, match=r"averages over the train users \(history=\): pass"):
+        prk.evaluate(df, "Surprisal@2", conventions="replay", history=train)
+    with pytest.raises(ValueError, match="reads the users' past interactions: pass history="):
+        prk.evaluate(df, "Surprisal@2", conventions="replay", users=[1, 2, 3])
 
 
 def test_replay_novelty() -> None:
@@ -1289,7 +1299,7 @@ def test_recommenders_diversity_with_item_features() -> None:
     name = "diversity(item_sim_measure=item_feature_vector)"
     got = prk.evaluate(reco, name, conventions="recommenders", users="recs", items=items)
     assert got[:, 0].item() == pytest.approx(0.5)
-    with pytest.raises(ValueError, match="co-occurrence cosine"):
+    with pytest.raises(ValueError, match="reads the users' past interactions: pass history="):
         prk.evaluate(reco, "diversity", conventions="recommenders", users="recs", items=items)
     # RecTools' Hamming ILD: distance=hamming with short=zero (tests/test_peer_options.py).
     ild = prk.evaluate(
@@ -1299,6 +1309,110 @@ def test_recommenders_diversity_with_item_features() -> None:
         reco, "intra_list_diversity(distance=hamming,short=zero)@2", users="recs", items=items
     )
     assert ild[:, 0].item() == pytest.approx(direct[:, 0].item())
+
+
+MS_TRAIN = pl.DataFrame({"user": [1, 1, 1, 2, 2, 3, 3, 3], "item": [1, 2, 4, 3, 4, 3, 4, 5]})
+MS_RECO = {1: [(3, 2.0), (5, 1.0)], 2: [(2, 2.0), (5, 1.0)], 3: [(1, 2.0), (2, 1.0)]}
+
+
+def test_recommenders_novelty_diversity_coverage() -> None:
+    # recommenders-team/recommenders tests/unit/recommenders/evaluation/conftest.py
+    # (diversity data) and test_python_evaluation.py (TOL 1e-4): train u1{1,2,4},
+    # u2{3,4}, u3{3,4,5}; reco u1{3,5}, u2{2,5}, u3{1,2}.
+    reco = frame(MS_RECO, {})
+    run = {"conventions": "recommenders", "users": "recs", "history": MS_TRAIN}
+    # novelty 2.83333: item rows 1:1, 2:1, 3:2, 4:3, 5:1 of 8 -> -log2(c / 8) = 3, 3, 2,
+    # log2(8/3), 3; the six reco rows 3, 5, 2, 5, 1, 2 sum to 2 + 3 * 5 = 17: 17 / 6.
+    got = prk.evaluate(reco, "novelty", **run)
+    assert got[:, 0].item() == pytest.approx(2.83333, abs=1e-4)
+    assert got[:, 0].item() == pytest.approx(17 / 6)
+    # diversity 0.43096, user_diversity [0.29289, 1.0, 0.0]: c(3,5) = 1 (user 3), c(3) =
+    # 2, c(5) = 1 -> 1 - 1/sqrt(2); 2 and 5 never co-occur -> 1; c(1,2) = 1, c(1) = c(2)
+    # = 1 -> 0.
+    got = prk.evaluate(reco, "diversity", **run)
+    assert got[:, 0].item() == pytest.approx(0.43096, abs=1e-4)
+    assert got[:, 0].item() == pytest.approx((1 - 1 / math.sqrt(2) + 1 + 0) / 3)
+    users = per_user(reco, ["diversity"], "recommenders", users="recs", history=MS_TRAIN)
+    assert users["diversity[recommenders]"].to_list() == pytest.approx(
+        [0.29289, 1.0, 0.0], abs=1e-5
+    )
+    # distributional_coverage 1.9183: reco item shares 1/6, 2/6, 1/6, 2/6 (items 1, 2, 3, 5).
+    got = prk.evaluate(reco, "distributional_coverage", conventions="recommenders", users="recs")
+    assert got[:, 0].item() == pytest.approx(1.9183, abs=1e-4)
+    shares = np.array([1, 2, 1, 2]) / 6
+    assert got[:, 0].item() == pytest.approx(float(-(shares * np.log2(shares)).sum()))
+    # Items outside train add 0 to novelty and count in its denominator (MS's inner
+    # merge): item 9 in user 1's list -> 17 / 7. Lists of unequal length are pooled
+    # over the rows, not averaged per user: user 1 has 3 rows, 3 and 3 users 2 rows.
+    longer = frame({**MS_RECO, 1: [(3, 3.0), (5, 2.0), (9, 1.0)]}, {})
+    got = prk.evaluate(longer, "novelty", **run)
+    assert got[:, 0].item() == pytest.approx(17 / 7)
+    per = prk.evaluate(
+        longer,
+        "novelty(source=history_interactions,unknown=zero)",
+        users="recs",
+        history=MS_TRAIN,
+        per_user=True,
+    ).sort("user")
+    means = per[:, 1].to_list()
+    assert means == pytest.approx([(2 + 3 + 0) / 3, (3 + 3) / 2, (3 + 3) / 2])
+    # pooled = the users' means weighted by their list sizes, not their plain mean
+    assert got[:, 0].item() == pytest.approx((3 * means[0] + 2 * means[1] + 2 * means[2]) / 7)
+    assert got[:, 0].item() != pytest.approx(sum(means) / 3)
+    # diversity: the pair (5, 9) never co-occurs (distance 1), (3, 9) neither: user 1
+    # (1 - 1/sqrt(2) + 1 + 1) / 3.
+    users = per_user(longer, ["diversity"], "recommenders", users="recs", history=MS_TRAIN)
+    assert users["diversity[recommenders]"][0] == pytest.approx((3 - 1 / math.sqrt(2)) / 3)
+    with pytest.raises(ValueError, match="averages over users='recs'"):
+        prk.evaluate(reco, "novelty", conventions="recommenders", history=MS_TRAIN)
+
+
+def test_recommenders_runs_match_python_evaluation_formulas() -> None:
+    # MS Recommenders is not installable beside polars 2 / numpy 2 here (it pins old
+    # pandas/numpy); its novelty and diversity code (python_evaluation.py) is replayed
+    # in pandas on random data with ties and a user with one item: the pooled
+    # interaction-share novelty and the pairwise co-occurrence diversity.
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    train = pd.DataFrame(
+        {"user": rng.integers(0, 15, 80), "item": rng.integers(0, 12, 80)}
+    ).drop_duplicates()
+    reco_rows = []
+    for u in range(20):
+        n = int(rng.integers(1, 6))
+        for i in rng.choice(14, size=n, replace=False):  # items 12, 13 are not in train
+            reco_rows.append((u, int(i), float(rng.integers(0, 3))))
+    reco = pd.DataFrame(reco_rows, columns=["user", "item", "score"])
+    # novelty (historical_item_novelty + novelty)
+    counts = train.groupby("item").size()
+    item_novelty = -np.log2(counts / len(train))
+    merged = (
+        reco.groupby("item").size().to_frame("count").join(item_novelty.rename("nov"), how="inner")
+    )
+    novelty = float((merged["count"] * merged["nov"]).sum() / len(reco))
+    # diversity (_get_pairwise_items, _get_cooccurrence_similarity, user_diversity)
+    pairs = train.merge(train, on="user")
+    pairs = pairs[pairs["item_x"] <= pairs["item_y"]]
+    cooc = pairs.groupby(["item_x", "item_y"]).size().rename("c").reset_index()
+    sq = np.sqrt(counts)
+    cooc["sim"] = cooc["c"] / (sq[cooc["item_x"]].to_numpy() * sq[cooc["item_y"]].to_numpy())
+    rp = reco.merge(reco, on="user")
+    rp = rp[rp["item_x"] < rp["item_y"]].merge(cooc, on=["item_x", "item_y"], how="left")
+    rp["sim"] = rp["sim"].fillna(0.0)
+    user_div = 1 - rp.groupby("user")["sim"].mean()
+    long = pl.from_pandas(reco).with_columns(relevance=pl.lit(None, dtype=pl.Float64))
+    history = pl.from_pandas(train)
+    run = {"conventions": "recommenders", "users": "recs", "history": history}
+    got = prk.evaluate(long, ["novelty"], **run)
+    assert got[:, 0].item() == pytest.approx(novelty, abs=1e-12)
+    got = per_user(long, ["diversity"], "recommenders", users="recs", history=history)
+    got = got.drop_nulls()
+    assert got["user"].to_list() == sorted(user_div.index.tolist())
+    assert got["diversity[recommenders]"].to_list() == pytest.approx(
+        user_div.sort_index().to_list(), abs=1e-12
+    )
+    summary = prk.evaluate(long, ["diversity"], **run)
+    assert summary[:, 0].item() == pytest.approx(float(user_div.mean()), abs=1e-12)
 
 
 def test_trec_eval_preset_on_trec_eval_test_files() -> None:
