@@ -903,6 +903,173 @@ def test_jurity_runs_match_per_user() -> None:
         assert ours == pytest.approx(expected), name
 
 
+def _jurity_ctr_data(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Recommendations with scores on a coarse grid (ties straddle the cutoffs) and
+    logs (click, propensity) over 10 items."""
+    rng = np.random.default_rng(seed)
+    recs, logs = [], []
+    for user in range(4):
+        for item in rng.choice(10, size=int(rng.integers(2, 6)), replace=False):
+            recs.append((user, int(item), float(rng.integers(0, 3))))
+        for item in rng.choice(10, size=int(rng.integers(0, 6)), replace=False):
+            logs.append((user, int(item), int(rng.random() < 0.5), float(rng.uniform(0.1, 1))))
+    return (
+        pl.DataFrame(recs, schema=["user", "item", "score"], orient="row"),
+        pl.DataFrame(logs, schema=["user", "item", "click", "propensity"], orient="row"),
+    )
+
+
+def test_jurity_ctr_test_vector() -> None:
+    # fidelity/jurity tests/test_reco_binary.py::test_ctr: actual (user, item, click)
+    # (1,1,0),(2,2,1),(3,0,0),(4,3,0); predicted (1,1,.8),(2,2,.7),(3,2,.8),(4,3,.7):
+    # the matches (1,1), (2,2), (4,3) have clicks 0, 1, 0 -> CTR 1/3 (support 3).
+    recs = pl.DataFrame({"user": [1, 2, 3, 4], "item": [1, 2, 2, 3], "score": [0.8, 0.7, 0.8, 0.7]})
+    logs = pl.DataFrame({"user": [1, 2, 3, 4], "item": [1, 2, 0, 3], "relevance": [0, 1, 0, 0]})
+    long = recs.join(logs, on=["user", "item"], how="full", coalesce=True)
+    got = prk.evaluate(long, ["CTR", "CTR@1"], conventions="jurity", users="recs")
+    assert got.row(0)[:2] == pytest.approx(((0 + 1 + 0) / 3, (0 + 1 + 0) / 3))
+    with pytest.raises(ValueError, match="averages over users='recs'"):
+        prk.evaluate(long, ["CTR"], conventions="jurity")
+
+
+def _tie_orderings(rows: list[tuple[int, int, float]]) -> list[list[tuple[int, int, float]]]:
+    """Every ordering of the tied scores of one user's rows, as nudged scores."""
+    groups: dict[float, list[tuple[int, int, float]]] = {}
+    for row in rows:
+        groups.setdefault(row[2], []).append(row)
+    options = [list(itertools.permutations(g)) for g in groups.values()]
+    out = []
+    for choice in itertools.product(*options):
+        out.append([(u, i, s + 1e-7 * j) for group in choice for j, (u, i, s) in enumerate(group)])
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # Jurity's pandas inplace fillna
+@pytest.mark.parametrize("estimation", ["matching", "ips", "dr"])
+def test_jurity_ctr_matches_jurity_over_tied_orderings(estimation: str) -> None:
+    # Jurity's CTR itself (installed) on random data with tied scores. Jurity sorts with
+    # pandas' quicksort, which has no tie order. ips and dr are sums over the top-k rows
+    # divided by their number |T| (fixed), so their expectation over the orderings is
+    # sum_u |T_u| E[Jurity on user u alone] / |T|: every ordering of each user's tied
+    # scores is run through Jurity (scores nudged by < 1e-6) and averaged; the preset's
+    # value is that expectation exactly. matching divides by the number of matches,
+    # which depends on the ordering: the preset gives E[sum of clicks] / E[#matches],
+    # equal to Jurity on tie-free data (checked below for every estimator).
+    jurity = pytest.importorskip("jurity.recommenders")
+    pd = pytest.importorskip("pandas")
+    recs, logs = _jurity_ctr_data(3)
+    assert recs.group_by("user", "score").len()["len"].max() >= 2  # ties
+    long = recs.join(
+        logs.rename({"click": "relevance"}), on=["user", "item"], how="full", coalesce=True
+    )
+    name = "CTR" if estimation == "matching" else f"CTR(estimation={estimation})"
+    logs_pd = logs.to_pandas()
+
+    def jurity_ctr(k: int, predicted: list[tuple[int, int, float]]) -> float:
+        metric = jurity.CTR(
+            click_column="click",
+            k=k,
+            user_id_column="user",
+            item_id_column="item",
+            estimation=estimation,
+            propensity_column="propensity",
+        )
+        frame_pd = pd.DataFrame(predicted, columns=["user", "item", "click"])
+        return float(metric.get_score(logs_pd, frame_pd))
+
+    if estimation != "matching":
+        for k in (1, 2, 3):
+            total, size = 0.0, 0
+            for user in sorted(set(recs["user"].to_list())):
+                own = [r for r in recs.rows() if r[0] == user]
+                orderings = _tie_orderings(own)
+                mean = float(np.mean([jurity_ctr(k, o) for o in orderings]))
+                total += min(k, len(own)) * mean
+                size += min(k, len(own))
+            got = prk.evaluate(long, f"{name}@{k}", conventions="jurity", users="recs")
+            # dr reads the score as the predicted reward: the nudges move it by < 1e-6
+            tol = 1e-12 if estimation == "ips" else 1e-6
+            assert got.item(0, 0) == pytest.approx(total / size, rel=tol), k
+    # Tie-free: Jurity has one value, matching included.
+    distinct = recs.with_columns(score=pl.col("score") + pl.col("item") * 1e-3)
+    for k in (1, 2, 3):
+        expected = jurity_ctr(k, distinct.rows())
+        long = distinct.join(
+            logs.rename({"click": "relevance"}), on=["user", "item"], how="full", coalesce=True
+        )
+        got = prk.evaluate(long, f"{name}@{k}", conventions="jurity", users="recs").item(0, 0)
+        assert got == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.DataConversionWarning")
+def test_jurity_intra_list_diversity_jaccard() -> None:
+    # Jurity 2.1.0's intralist_diversity passes a DataFrame to scikit-learn's
+    # pairwise_distances, which (1.9) reads X.dtype for a boolean metric such as
+    # jaccard and fails: the reason it cannot run here. Its own code is run with that
+    # one call given the DataFrame's values (what scikit-learn's check_array did).
+    pytest.importorskip("jurity")
+    import sklearn.metrics
+    from jurity.recommenders import IntraListDiversity
+    from jurity.recommenders import diversity as jurity_diversity
+
+    rng = np.random.default_rng(13)
+    n_items, k = 12, 3
+    vectors = rng.integers(0, 2, size=(n_items, 5)).astype(float)
+    vectors[0] = 0.0  # a zero vector: jaccard 0 with another zero vector (scipy)
+    vectors[1] = 0.0
+    rows = [
+        (u, int(i), float(s))
+        for u in range(30)
+        for s, i in enumerate(rng.choice(n_items, size=int(rng.integers(1, 6)), replace=False))
+    ]
+    recs = pl.DataFrame(rows, schema=["user", "item", "score"], orient="row")
+    columns = pl.DataFrame({"item": np.arange(n_items)}).with_columns(
+        *[pl.Series(f"f{j}", vectors[:, j]) for j in range(5)]
+    )
+    metric = IntraListDiversity(
+        columns.to_pandas(),
+        click_column="score",
+        k=k,
+        user_id_column="user",
+        item_id_column="item",
+        user_sample_size=None,
+        metric="jaccard",
+    )
+    with pytest.raises(AttributeError, match="'DataFrame' object has no attribute 'dtype'"):
+        metric.get_score(None, recs.to_pandas())
+
+    def pairwise(x: Any, **kw: Any) -> Any:
+        return sklearn.metrics.pairwise_distances(x.to_numpy(), **kw)
+
+    original = jurity_diversity.pairwise_distances
+    jurity_diversity.pairwise_distances = pairwise
+    try:
+        expected = metric.get_score(None, recs.to_pandas())
+    finally:
+        jurity_diversity.pairwise_distances = original
+    items = pl.DataFrame({"item": np.arange(n_items), "features": vectors.tolist()})
+    long = recs.with_columns(relevance=pl.lit(None, dtype=pl.Float64))
+    got = prk.evaluate(
+        long,
+        f"IntraListDiversity(metric=jaccard)@{k}",
+        conventions="jurity",
+        users="recs",
+        items=items,
+    )
+    assert got[:, 0].item() == pytest.approx(float(expected), abs=1e-12)
+    # By hand: {1,0,1} vs {1,1,0}: one shared of three non-zero -> 1 - 1/3.
+    hand = pl.DataFrame({"user": [0, 0], "item": [20, 21], "score": [2.0, 1.0]})
+    hand_items = pl.DataFrame({"item": [20, 21], "features": [[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]]})
+    got = prk.evaluate(
+        hand.with_columns(relevance=pl.lit(None, dtype=pl.Float64)),
+        "IntraListDiversity(metric=jaccard)@2",
+        conventions="jurity",
+        users="recs",
+        items=hand_items,
+    )
+    assert got[:, 0].item() == pytest.approx(1 - 1 / 3)
+
+
 def test_lenskit() -> None:
     # lenskit/lkpy tests/eval/test_rank_precision.py: rel 0..99, items [1,0,150] n=5 -> 2/3.
     rel = {0: dict.fromkeys(range(100), 1.0)}
