@@ -677,8 +677,12 @@ def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSes
         "miscalibration@3",
         "aplt@3",
         "aclt@3",
+        "novelty(source=history_users,unknown=one,normalize=true,denominator=k)@3",
+        "intra_list_diversity(distance=cooccurrence)@3",
+        "categorical_diversity(category=provider)@3",
     ]
     global_metrics = [
+        "novelty(source=history_interactions,unknown=zero,aggregate=pooled)@3",
         "reo@3",
         "rsp@3",
         "group_exposure(group=provider,level=p1)@3",
