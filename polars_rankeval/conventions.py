@@ -40,11 +40,6 @@ _PYNDEVAL = (
 _AT1 = "; at @1 ndeval does not normalise (polars_rankeval does: ndeval's value / N)"
 
 
-USER_IDS = "ids"
-"""``Mapped.users`` of a library metric averaged over a user set of its own (RePlay's
-Surprisal: the training users): the call passes ``users=`` an explicit list of ids."""
-
-
 @dataclass(frozen=True)
 class Mapped:
     """One metric of a library and the polars_rankeval metric that reproduces it.
@@ -53,8 +48,7 @@ class Mapped:
     ``None`` means the library's metric cannot be reproduced and ``note`` says why.
     ``cutoff`` says whether the library's metric takes a cutoff. ``ties`` and ``users``
     are set when this metric needs another tie rule or user set than the preset's
-    (the call must then pass them explicitly: one call has one rule); ``users=``
-    :data:`USER_IDS` asks for an explicit list of user ids (``note`` says which).
+    (the call must then pass them explicitly: one call has one rule).
     """
 
     name: str
@@ -65,8 +59,6 @@ class Mapped:
     users: str | None = None
     ties_at_k: str | None = None
     """The tie policy the library uses when this metric is given a cutoff."""
-    user_ids: str = ""
-    """With ``users=USER_IDS``: which users the library averages over."""
 
 
 @dataclass(frozen=True)
@@ -541,13 +533,9 @@ _PRESETS: tuple[Convention, ...] = (
                 "required",
                 "sum over the top k of log(#train users / #train users with the item) / "
                 "log(#train users), / k (a short list padded with 0): pass history=train; "
-                "a cold item (not in train) weighs 1; RePlay averages over the train users "
-                "(recommended users outside train are ignored): pass users= the list of "
-                "train user ids; a train user without recommendations scores 0 when it has "
-                "a row in the data (e.g. unscored test rows), else it is null and skipped; "
-                "RePlay sorts by score only (ties: undefined order)",
-                users=USER_IDS,
-                user_ids="the train users (history=)",
+                "a cold item (not in train) weighs 1; over every recommended user "
+                "(users='recs': the code iterates over the users of the recommendations)",
+                users="recs",
             ),
             Mapped(
                 "Unexpectedness",
@@ -1320,15 +1308,7 @@ def resolve(
             )
             raise ValueError(msg)
         need_users = mapped.users or convention.users
-        if need_users == USER_IDS:
-            if isinstance(call_users, str):
-                msg = (
-                    f"conventions={preset!r}: {convention.library}'s {mapped.name} averages "
-                    f"over {mapped.user_ids}: pass users= a list of those user ids, got "
-                    f"users={call_users!r}"
-                )
-                raise ValueError(msg)
-        elif need_users != call_users:
+        if need_users != call_users:
             msg = (
                 f"conventions={preset!r}: {convention.library}'s {mapped.name} averages over "
                 f"users={need_users!r}, the call has users={call_users!r}; evaluate it in "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import random
 import subprocess
 import sys
@@ -615,17 +616,16 @@ def test_replay_surprisal() -> None:
     summary = prk.evaluate(df, "novelty(denominator=k,log_base=3)@2", items=pop)
     assert summary[:, 0].item() == pytest.approx(0.6845351232142715)
     # One word under the preset: the #train users and the item weights come from
-    # history=; RePlay averages over the train users (users= their ids).
+    # history=; RePlay averages over the recommended users (users='recs').
     for fit, expected in trains.values():
-        ids = fit["user"].unique().to_list()
-        out = prk.evaluate(df, "Surprisal@[3,5]", conventions="replay", history=fit, users=ids)
+        out = prk.evaluate(df, "Surprisal@[3,5]", conventions="replay", history=fit, users="recs")
         assert out.row(0)[:2] == pytest.approx(expected, abs=1e-5)
-    got = per_user(df, ["Surprisal@2"], "replay", history=train, users=[1, 2, 3])
+    got = per_user(df, ["Surprisal@2"], "replay", history=train, users="recs")
     assert got["Surprisal@2[replay]"].to_list() == pytest.approx([1.0, w2, (1 + w2) / 2])
-    with pytest.raises(ValueError, match=r"averages over the train users \(history=\): pass"):
+    with pytest.raises(ValueError, match="averages over users='recs'"):
         prk.evaluate(df, "Surprisal@2", conventions="replay", history=train)
     with pytest.raises(ValueError, match="reads the users' past interactions: pass history="):
-        prk.evaluate(df, "Surprisal@2", conventions="replay", users=[1, 2, 3])
+        prk.evaluate(df, "Surprisal@2", conventions="replay", users="recs")
 
 
 def test_replay_novelty() -> None:
@@ -1767,3 +1767,99 @@ def test_cornac_runs_match_per_user() -> None:
     )
     got = prk.evaluate(tied, "AUC", conventions="cornac", ties="pessimistic").item(0, 0)
     assert got == pytest.approx(theirs) == pytest.approx(2 / 6)
+
+
+PEERS = os.environ.get("PRK_PEERS")
+"""A directory with the unpacked wheels of recommenders 1.2.1 and replay-rec 0.22.0
+(``pip download --no-deps`` + unzip): neither installs beside polars 2 / cornac 3 /
+scikit-learn 1.9 (RePlay pins polars < 2 and scikit-learn < 1.9, MS Recommenders
+cornac < 3 and a notebook stack), but their metric code runs from the unpacked files."""
+
+
+def _peer(module: str) -> Any:
+    if not PEERS:
+        pytest.skip("set PRK_PEERS to the unpacked recommenders / replay-rec wheels")
+    if PEERS not in sys.path:
+        sys.path.append(PEERS)  # appended: this project's own packages keep precedence
+    import importlib
+
+    return importlib.import_module(module)
+
+
+def _random_reco(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Tied scores on a coarse grid, users with 1-6 items, items outside train."""
+    rng = np.random.default_rng(seed)
+    train = pl.DataFrame(
+        {"user": rng.integers(0, 25, 150), "item": rng.integers(0, 30, 150)}
+    ).unique()
+    rows = [
+        (u, int(i), float(rng.integers(0, 4)))
+        for u in range(0, 40)
+        for i in rng.choice(34, size=int(rng.integers(1, 7)), replace=False)
+    ]
+    recs = pl.DataFrame(rows, schema=["user", "item", "score"], orient="row")
+    return recs.with_columns(relevance=pl.lit(None, dtype=pl.Float64)), train
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_recommenders_wheel_novelty_diversity() -> None:
+    ms = _peer("recommenders.evaluation.python_evaluation")
+    recs, train = _random_reco(1)
+    # MS refuses reco_df rows already in train_df: left out for both.
+    recs = recs.join(train, on=["user", "item"], how="anti")
+    cols = {"user": "userID", "item": "itemID"}
+    train_pd = train.rename(cols).to_pandas()
+    reco_pd = recs.select("user", "item").rename(cols).to_pandas()
+    run = {"conventions": "recommenders", "users": "recs", "history": train}
+    got = prk.evaluate(recs, ["novelty", "diversity", "distributional_coverage"], **run)
+    assert got.row(0)[0] == pytest.approx(ms.novelty(train_pd, reco_pd), abs=1e-12)
+    assert got.row(0)[1] == pytest.approx(ms.diversity(train_pd, reco_pd), abs=1e-12)
+    assert got.row(0)[2] == pytest.approx(ms.distributional_coverage(train_pd, reco_pd), abs=1e-12)
+    theirs = ms.user_diversity(train_pd, reco_pd)
+    ours = per_user(recs, ["diversity"], "recommenders", users="recs", history=train)
+    ours = ours.drop_nulls()
+    assert ours["user"].to_list() == theirs["userID"].to_list()
+    assert ours["diversity[recommenders]"].to_list() == pytest.approx(
+        theirs["user_diversity"].to_list(), abs=1e-12
+    )
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_replay_wheel_surprisal_categorical_diversity() -> None:
+    metrics = _peer("replay.metrics")
+    pd = pytest.importorskip("pandas")
+    recs, train = _random_reco(2)
+    cols = {"user": "query_id", "item": "item_id", "score": "rating"}
+    recs_pd = recs.select("user", "item", "score").rename(cols).to_pandas()
+    train_pd = train.rename({"user": "query_id", "item": "item_id"}).to_pandas()
+    # Surprisal sorts by score, then item id descending (stable): ties='item_desc' is
+    # exact on these tied scores.
+    per_user_mode = metrics.PerUser()
+    theirs = metrics.Surprisal([2, 5], mode=per_user_mode)(recs_pd, train_pd)
+    ours = per_user(recs, ["Surprisal@2", "Surprisal@5"], "replay", users="recs", history=train)
+    for k in (2, 5):
+        expected = [theirs[f"Surprisal-PerUser@{k}"][u] for u in ours["user"].to_list()]
+        assert ours[f"Surprisal@{k}[replay]"].to_list() == pytest.approx(expected, abs=1e-12)
+    mean = metrics.Surprisal([5])(recs_pd, train_pd)["Surprisal@5"]
+    got = prk.evaluate(recs, "Surprisal@5", conventions="replay", users="recs", history=train)
+    assert got.item(0, 0) == pytest.approx(mean, abs=1e-12)
+    # CategoricalDiversity sorts by score only (pandas quicksort): compared on
+    # tie-free scores; the category is item % 5.
+    distinct = recs.with_columns(score=pl.col("score") + pl.col("item") * 1e-3)
+    cats = distinct.with_columns(category=pl.col("item") % 5)
+    cat_pd = pd.DataFrame(
+        {
+            "query_id": cats["user"].to_list(),
+            "category_id": cats["category"].to_list(),
+            "rating": cats["score"].to_list(),
+        }
+    )
+    theirs = metrics.CategoricalDiversity([3, 5], mode=metrics.PerUser())(cat_pd)
+    ours = per_user(
+        cats, ["CategoricalDiversity@3", "CategoricalDiversity@5"], "replay", users="recs"
+    )
+    for k in (3, 5):
+        expected = [theirs[f"CategoricalDiversity-PerUser@{k}"][u] for u in ours["user"]]
+        assert ours[f"CategoricalDiversity@{k}[replay]"].to_list() == pytest.approx(
+            expected, abs=1e-12
+        )
