@@ -706,6 +706,11 @@ _PRESETS: tuple[Convention, ...] = (
             "code and its test give recall@k on their data, skipping users without a hit "
             "(the preset follows the code).",
             "Contradiction: merge_ranking_true_pred keeps common users, ndcg_at_k all truth users.",
+            "novelty, diversity, serendipity and the coverages take no cutoff (reco_df as "
+            "given) and refuse reco_df rows already in train_df; diversity and "
+            "serendipity give never co-occurring pairs similarity 0 through a chained "
+            "fillna(inplace=True), which holds under their pandas < 3 pin (under pandas 3 "
+            "copy-on-write it would leave them out of the mean).",
         ),
     ),
     Convention(

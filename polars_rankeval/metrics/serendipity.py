@@ -143,17 +143,17 @@ def cooccurrence_cosine(
     ``c(i)`` counts the history rows of item i and ``c(i, j)`` the pairs of rows of i
     and j of one user (MS Recommenders ``item_cooccurrence_count``). One row per
     ordered pair ``(item, "__prk_j")`` that co-occurs, for ``item`` in ``wanted`` (a
-    frame of the item column) and ``j`` any history item (``within``: in ``wanted``
-    too); pairs that never co-occur are absent (similarity 0).
+    frame of the item column) and ``j`` any history item (``within``: ``j`` in
+    ``wanted`` too and ``item < j``, each unordered pair once); pairs that never
+    co-occur are absent (similarity 0).
     """
     counts = history.group_by(item).agg(pl.len().alias("__prk_c"))
     holders = history.join(wanted, on=item, how="semi")
     other = (holders if within else history).rename({item: "__prk_j"})
-    pairs = (
-        holders.join(other, on=user, how="inner")
-        .group_by(item, "__prk_j")
-        .agg(pl.len().alias("__prk_cij"))
-    )
+    joined = holders.join(other, on=user, how="inner")
+    if within:
+        joined = joined.filter(pl.col(item) < pl.col("__prk_j"))
+    pairs = joined.group_by(item, "__prk_j").agg(pl.len().alias("__prk_cij"))
     count_j = counts.rename({item: "__prk_j", "__prk_c": "__prk_cj"})
     cij, ci, cj = (f64(pl.col(c)) for c in ("__prk_cij", "__prk_c", "__prk_cj"))
     return (
