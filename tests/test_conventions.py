@@ -1423,7 +1423,7 @@ def test_compare_and_cli_accept_conventions(tmp_path: Path) -> None:
 def test_jurity_intra_list_diversity_matches_jurity(metric: str) -> None:
     # Jurity itself (installed) with user_sample_size=None, on random features with
     # zero components and tie-free scores. (metric="jaccard" fails inside Jurity 2.1.0
-    # with scikit-learn 1.9: refused by the preset.)
+    # with scikit-learn 1.9: test_jurity_intra_list_diversity_jaccard runs its code.)
     jurity = pytest.importorskip("jurity.recommenders")
     rng = np.random.default_rng(11)
     n_items, k = 12, 3
