@@ -168,9 +168,10 @@ class Features:
         # columns, 1 per-user ranks, then (in apply) the positive-relevance and
         # tie-group columns, and last 2 the per-user totals (and rows_above windows).
         self.stages: list[dict[str, pl.Expr]] = [{}, {}, {}]
-        # Tie-group columns as (tied rows, singleton rows) pairs, in three levels: 0 the
-        # offset j, 1 windows over the tie group, 2 row values built on them.
-        self.tie_levels: list[dict[str, tuple[pl.Expr, pl.Expr]]] = [{}, {}, {}]
+        # Tie-group columns as (tied rows, singleton rows) pairs, in four levels: 0 the
+        # offset j, 1 windows over the tie group, 2 row values built on them, 3 row
+        # values built on those of level 2.
+        self.tie_levels: list[dict[str, tuple[pl.Expr, pl.Expr]]] = [{}, {}, {}, {}]
         # Per-user windows needed on rows with a positive relevance only.
         self.positive: dict[str, pl.Expr] = {}
         # Sub-plans that several metrics' plans of one build share (by a key of their
@@ -299,17 +300,21 @@ class Features:
         self.tie_levels[level].setdefault(name, (tied, singleton))
         return pl.col(name)
 
-    def tie_row(self, name: str, expr: pl.Expr, singleton: pl.Expr) -> pl.Expr:
+    def tie_row(
+        self, name: str, expr: pl.Expr, singleton: pl.Expr, *, after: bool = False
+    ) -> pl.Expr:
         """A row-wise value that only differs from ``singleton`` for rows in real ties.
 
         Under a deterministic policy (every group a singleton) this is ``singleton``;
         in the window provider ``expr`` is computed only on the rows of real ties.
+        ``after=True`` computes it after the other ``tie_row`` columns, so that ``expr``
+        may read them (intermediate columns keep a long row expression small).
         """
         if not self.expected:
             return singleton
         if not self.window:
             return expr
-        return self._tie(2, name, expr, singleton)
+        return self._tie(3 if after else 2, name, expr, singleton)
 
     def apply(self, lf: pl.LazyFrame) -> pl.LazyFrame:
         """Materialise the registered feature columns (window provider only).

@@ -41,7 +41,7 @@ from typing import Annotated, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features, log_comb
+from polars_rankeval._features import Features, lgamma
 from polars_rankeval.metrics._common import Rel, defined_if, f64, num_relevant
 from polars_rankeval.registry import register
 
@@ -88,7 +88,9 @@ class _Rows:
         return (self.negatives >= self.k) | (self.hits_all >= self.n_rel)
 
 
-def _straddle_term(f: Features, rows: _Rows, rel: float) -> pl.Expr:
+def _straddle_term(
+    f: Features, rows: _Rows, rel: float, kk: pl.Expr, *, tag: str | None = None
+) -> pl.Expr:
     """The straddling tie group's sum, spread over its rows (0 on every other row).
 
     The group (r relevant and s negative items, ``ra`` relevant items above it,
@@ -106,16 +108,36 @@ def _straddle_term(f: Features, rows: _Rows, rel: float) -> pl.Expr:
     # Relevant items above the row's group, on every row of the group (r > 0).
     ra_sum = f.gsum(rows.is_rel * rows.rel_above.fill_null(0.0), f"rel_above*rel>={rel}")
     ra = pl.when(r > 0).then(ra_sum / r).otherwise(0.0)
-    kk = rows.k
     d = kk - ra
     c = kk - (f64(f.a - 1) - ra)
     t = f64(f.j)
     straddle = f.ret & (ra < kk) & (ra + r > kk) & (t <= s)
-    law = (log_comb(t + d - 1.0, t) + log_comb(s - t + r - d, s - t) - log_comb(r + s, r)).exp()
+    # log C(t + d - 1, t) + log C(s - t + r - d, s - t) - log C(r + s, r) as Gamma terms.
+    num = [t + d, s - t + r - d + 1.0, r + 1.0, s + 1.0]
+    den = [t + 1.0, d, s - t + 1.0, r - d + 1.0, r + s + 1.0]
+    if tag is None:
+        # One expression: the Gamma terms through lists (Lanczos written twice).
+        log_gamma = lgamma(pl.element())
+        plus = pl.concat_list(num).list.eval(log_gamma).list.sum()
+        log_law = plus - pl.concat_list(den).list.eval(log_gamma).list.sum()
+    else:
+        # A tie_row: the inputs become columns of their own first, so that the Lanczos
+        # expression reads a column instead of inlining each input ten times.
+        def col(name: str, expr: pl.Expr) -> pl.Expr:
+            return f.tie_row(f"__prk_pap_{name}[{tag}]", expr, pl.lit(1.0))
+
+        d, c, t = col("d", d), col("c", c), col("t", t)
+        straddle = f.tie_row(f"__prk_pap_in[{tag}]", straddle, pl.lit(False))
+        num = [col(f"num{i}", x) for i, x in enumerate(num)]
+        den = [col(f"den{i}", x) for i, x in enumerate(den)]
+        log_law = pl.sum_horizontal(*map(lgamma, num)) - pl.sum_horizontal(*map(lgamma, den))
     width = pl.min_horizontal(t + 1.0, c).clip(lower_bound=0.0)
     below = (width * c - width * (width - 1.0) / 2.0) / (t + 1.0)
-    value = law * ((d - 1.0) * below + (c - t).clip(lower_bound=0.0))
-    return pl.when(straddle).then(value).otherwise(0.0)
+    value = log_law.exp() * ((d - 1.0) * below + (c - t).clip(lower_bound=0.0))
+    value = pl.when(straddle).then(value).otherwise(0.0)
+    if tag is None:
+        return value
+    return f.tie_row(f"__prk_pap_straddle[{tag}]", value, pl.lit(0.0), after=True)
 
 
 def _finish(rows: _Rows, numerator: pl.Expr, relevant: pl.Expr, insufficient: str) -> pl.Expr:
@@ -221,9 +243,10 @@ def _pap(
     numerator = pl.when(inside).then(rows.gain()).otherwise(0.0).sum()
     if f.expected:
         # At most one tie group straddles the k-th relevant item (ties=expected only).
-        term = _straddle_term(f, rows, rel)
-        if k is not None:  # a row value: computed on the rows of real ties only
-            term = f.tie_row(f"__prk_pap_straddle[{k},{rel}]", term, pl.lit(0.0))
+        if k is not None:  # row values computed on the rows of real ties only
+            term = _straddle_term(f, rows, rel, kk, tag=f"{k},{rel}")
+        else:  # k is the user's negatives: a per-user column, then row values
+            term = _straddle_term(f, rows, rel, f.user_window(kk, f"pap_k[{rel}]"))
         numerator = numerator + term.sum()
     relevant = pl.min_horizontal(rows.n_rel, kk)
     return _finish(rows, numerator, relevant, insufficient)
