@@ -13,8 +13,8 @@ item usually sits in a tie group with more relevant items below it).
 Cases, each once per round, rounds interleaved in one process (a slow spell of the
 shared machine hits every case alike); medians of wall-clock and process CPU seconds:
 
-* ``evaluate(df, [m])`` for m in pap@10, partial_auc@10, precision@10 on the 1M rows
-  (ties="expected");
+* ``evaluate(df, [m])`` for m in pap@10, partial_auc@10, precision@10 and pap without
+  a cutoff (k = the user's negatives) on the 1M rows (ties="expected");
 * the fixed cost per call: the same on a 50-row frame (median of ``--tiny-calls`` calls
   per round).
 
@@ -42,7 +42,7 @@ import polars as pl
 import polars_rankeval as prk
 
 RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS_PAP.md"
-METRICS = ("pap@10", "partial_auc@10", "precision@10")
+METRICS = ("pap@10", "partial_auc@10", "precision@10", "pap")
 
 
 def make_data(users: int, candidates: int, seed: int = 0) -> pl.DataFrame:
