@@ -566,6 +566,18 @@ class Features:
             raw = pl.when(mask).then(self.o).rank("ordinal")
         return self._reg(2, f"__prk_above[{name}]", self._user(raw).cast(pl.Int64) - 1)
 
+    def user_base(self, x: pl.Expr, name: str) -> pl.Expr:
+        """A per-user aggregate ``x`` of the base columns, broadcast to every row.
+
+        ``x`` may read only :attr:`ret`, :attr:`rel`, :attr:`judged` and the score/rank
+        column (not positions). Unlike :meth:`user_total`, the window provider computes
+        it before the tie-group columns, so that :meth:`tie_row` values may read it.
+        Inline, ``x`` itself (an aggregate of the user's rows).
+        """
+        if not self.window:
+            return x
+        return self._reg(1, f"__prk_base[{name}]", x.over(self.keys))
+
     def user_total(self, x: pl.Expr, name: str) -> pl.Expr:
         """Sum of ``x`` over all of the user's rows, broadcast to every row."""
         if not self.window:

@@ -88,9 +88,7 @@ class _Rows:
         return (self.negatives >= self.k) | (self.hits_all >= self.n_rel)
 
 
-def _straddle_term(
-    f: Features, rows: _Rows, rel: float, kk: pl.Expr, *, tag: str | None = None
-) -> pl.Expr:
+def _straddle_term(f: Features, rows: _Rows, rel: float, kk: pl.Expr, *, tag: str) -> pl.Expr:
     """The straddling tie group's sum, spread over its rows (0 on every other row).
 
     The group (r relevant and s negative items, ``ra`` relevant items above it,
@@ -103,6 +101,12 @@ def _straddle_term(
     ``g(c, t) = E[max(0, c - V)]``, V uniform on 0..t (:meth:`_Rows.gain`) and
     ``P(U_d = t) = C(t + d - 1, t) C(s - t + r - d, s - t) / C(r + s, r)``. The
     group has r + s >= s + 2 rows: its row at offset j holds the term t = j.
+
+    ``kk`` is k on every row (a literal, or a per-user column); ``tag`` names the
+    columns. The term is a ``tie_row`` (computed on the rows of real ties only) whose
+    inputs are ``tie_row`` columns of their own: the Lanczos expression of
+    :func:`lgamma` then reads a column instead of inlining each input ten times, which
+    keeps the plan (and the fixed cost of a call) small.
     """
     r, s = rows.r, rows.s
     # Relevant items above the row's group, on every row of the group (r > 0).
@@ -115,29 +119,32 @@ def _straddle_term(
     # log C(t + d - 1, t) + log C(s - t + r - d, s - t) - log C(r + s, r) as Gamma terms.
     num = [t + d, s - t + r - d + 1.0, r + 1.0, s + 1.0]
     den = [t + 1.0, d, s - t + 1.0, r - d + 1.0, r + s + 1.0]
-    if tag is None:
-        # One expression: the Gamma terms through lists (Lanczos written twice).
-        log_gamma = lgamma(pl.element())
-        plus = pl.concat_list(num).list.eval(log_gamma).list.sum()
-        log_law = plus - pl.concat_list(den).list.eval(log_gamma).list.sum()
-    else:
-        # A tie_row: the inputs become columns of their own first, so that the Lanczos
-        # expression reads a column instead of inlining each input ten times.
-        def col(name: str, expr: pl.Expr) -> pl.Expr:
-            return f.tie_row(f"__prk_pap_{name}[{tag}]", expr, pl.lit(1.0))
 
-        d, c, t = col("d", d), col("c", c), col("t", t)
-        straddle = f.tie_row(f"__prk_pap_in[{tag}]", straddle, pl.lit(False))
-        num = [col(f"num{i}", x) for i, x in enumerate(num)]
-        den = [col(f"den{i}", x) for i, x in enumerate(den)]
-        log_law = pl.sum_horizontal(*map(lgamma, num)) - pl.sum_horizontal(*map(lgamma, den))
+    def col(name: str, expr: pl.Expr) -> pl.Expr:
+        return f.tie_row(f"__prk_pap_{name}[{tag}]", expr, pl.lit(1.0))
+
+    d, c, t = col("d", d), col("c", c), col("t", t)
+    straddle = f.tie_row(f"__prk_pap_in[{tag}]", straddle, pl.lit(False))
+    log_law = pl.sum_horizontal(*(lgamma(col(f"num{i}", x)) for i, x in enumerate(num)))
+    log_law = log_law - pl.sum_horizontal(*(lgamma(col(f"den{i}", x)) for i, x in enumerate(den)))
     width = pl.min_horizontal(t + 1.0, c).clip(lower_bound=0.0)
     below = (width * c - width * (width - 1.0) / 2.0) / (t + 1.0)
     value = log_law.exp() * ((d - 1.0) * below + (c - t).clip(lower_bound=0.0))
     value = pl.when(straddle).then(value).otherwise(0.0)
-    if tag is None:
-        return value
     return f.tie_row(f"__prk_pap_straddle[{tag}]", value, pl.lit(0.0), after=True)
+
+
+def _base_k(f: Features, rows: _Rows) -> pl.Expr:
+    """The k of a metric without @k (the user's negatives, at least 1), from base columns.
+
+    The list length is the number of recommended rows, or under absolute positions
+    the largest rank (gaps are negatives): the same value as :attr:`_Rows.k`, read
+    without positions so that :meth:`Features.user_base` can compute it early.
+    """
+    order = pl.col(f.cols.order)
+    length = f64(order.max()) if f.absolute else f64(f.ret).sum()
+    hits = (f64(f.ret) * rows.is_rel).sum()
+    return pl.max_horizontal(length.fill_null(0.0) - hits, pl.lit(1.0))
 
 
 def _finish(rows: _Rows, numerator: pl.Expr, relevant: pl.Expr, insufficient: str) -> pl.Expr:
@@ -243,10 +250,10 @@ def _pap(
     numerator = pl.when(inside).then(rows.gain()).otherwise(0.0).sum()
     if f.expected:
         # At most one tie group straddles the k-th relevant item (ties=expected only).
-        if k is not None:  # row values computed on the rows of real ties only
-            term = _straddle_term(f, rows, rel, kk, tag=f"{k},{rel}")
-        else:  # k is the user's negatives: a per-user column, then row values
-            term = _straddle_term(f, rows, rel, f.user_window(kk, f"pap_k[{rel}]"))
+        # Row values computed on the rows of real ties only. Without @k, k (the user's
+        # negatives) comes from a per-user column computed before them.
+        k_rows = kk if k is not None else f.user_base(_base_k(f, rows), f"pap_k[{rel}]")
+        term = _straddle_term(f, rows, rel, k_rows, tag=f"{k},{rel}")
         numerator = numerator + term.sum()
     relevant = pl.min_horizontal(rows.n_rel, kk)
     return _finish(rows, numerator, relevant, insufficient)
