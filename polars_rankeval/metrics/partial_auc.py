@@ -106,7 +106,8 @@ def _straddle_term(f: Features, rows: _Rows, rel: float, kk: pl.Expr, *, tag: st
     columns. The term is a ``tie_row`` (computed on the rows of real ties only) whose
     inputs are ``tie_row`` columns of their own: the Lanczos expression of
     :func:`lgamma` then reads a column instead of inlining each input ten times, which
-    keeps the plan (and the fixed cost of a call) small.
+    keeps the plan (and the fixed cost of a call) small. Inline (no columns) the
+    inputs go through two lists instead, for the same reason.
     """
     r, s = rows.r, rows.s
     # Relevant items above the row's group, on every row of the group (r > 0).
@@ -119,14 +120,19 @@ def _straddle_term(f: Features, rows: _Rows, rel: float, kk: pl.Expr, *, tag: st
     # log C(t + d - 1, t) + log C(s - t + r - d, s - t) - log C(r + s, r) as Gamma terms.
     num = [t + d, s - t + r - d + 1.0, r + 1.0, s + 1.0]
     den = [t + 1.0, d, s - t + 1.0, r - d + 1.0, r + s + 1.0]
+    if f.window:
 
-    def col(name: str, expr: pl.Expr) -> pl.Expr:
-        return f.tie_row(f"__prk_pap_{name}[{tag}]", expr, pl.lit(1.0))
+        def col(name: str, expr: pl.Expr) -> pl.Expr:
+            return f.tie_row(f"__prk_pap_{name}[{tag}]", expr, pl.lit(1.0))
 
-    d, c, t = col("d", d), col("c", c), col("t", t)
-    straddle = f.tie_row(f"__prk_pap_in[{tag}]", straddle, pl.lit(False))
-    log_law = pl.sum_horizontal(*(lgamma(col(f"num{i}", x)) for i, x in enumerate(num)))
-    log_law = log_law - pl.sum_horizontal(*(lgamma(col(f"den{i}", x)) for i, x in enumerate(den)))
+        d, c, t = col("d", d), col("c", c), col("t", t)
+        straddle = f.tie_row(f"__prk_pap_in[{tag}]", straddle, pl.lit(False))
+        log_law = pl.sum_horizontal(*(lgamma(col(f"num{i}", x)) for i, x in enumerate(num)))
+        log_law -= pl.sum_horizontal(*(lgamma(col(f"den{i}", x)) for i, x in enumerate(den)))
+    else:  # inline: no columns; the inputs go through lists, Lanczos written twice
+        log_gamma = lgamma(pl.element())
+        log_law = pl.concat_list(num).list.eval(log_gamma).list.sum()
+        log_law -= pl.concat_list(den).list.eval(log_gamma).list.sum()
     width = pl.min_horizontal(t + 1.0, c).clip(lower_bound=0.0)
     below = (width * c - width * (width - 1.0) / 2.0) / (t + 1.0)
     value = log_law.exp() * ((d - 1.0) * below + (c - t).clip(lower_bound=0.0))
