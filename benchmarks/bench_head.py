@@ -9,7 +9,9 @@ shared machine hits every case alike); the table gives medians and ratios:
 
 * the primitives: ``group_by("user").agg(pl.col("relevance").sort_by("score",
   descending=True).head(10))`` and the same with ``item`` as a second sort key (the
-  item_desc tie-break);
+  item_desc tie-break); both also on Polars' in-memory engine (``collect()`` runs
+  the streaming engine by default; the head path collects its first stage on the
+  in-memory engine, see ``_head.first_stage_engine``);
 * the suite on the sorted-head path ("head") and on the general window path
   ("general", the path before this work; ``_head.ENABLED = False``), for
   ties="item_desc" and ties="expected", validate on and off;

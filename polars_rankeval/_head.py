@@ -338,7 +338,13 @@ def first_stage_engine() -> Literal["auto", "in-memory"]:
     in-memory engine the head path's peak memory was higher (1.2x the input instead
     of 1.0x under ``ties="expected"``).
     """
-    return "auto" if os.environ.get("POLARS_ENGINE_AFFINITY") else "in-memory"
+    if os.environ.get("POLARS_ENGINE_AFFINITY"):
+        return "auto"
+    try:  # an engine object given to set_engine_affinity (no public getter)
+        from polars.lazyframe.engine_config import get_engine_affinity_override
+    except ImportError:  # pragma: no cover - another Polars version
+        return "in-memory"
+    return "auto" if get_engine_affinity_override() is not None else "in-memory"
 
 
 def check_counts(job: Job, rows: pl.LazyFrame, users: pl.LazyFrame) -> pl.LazyFrame:
