@@ -385,39 +385,171 @@ def _positions(qid: pl.Series) -> pl.Series:
     return pl.int_range(qid.len(), dtype=pl.Int64, eager=True) - starts.gather(qid).cast(pl.Int64)
 
 
+@dataclass(frozen=True)
+class _Order:
+    """How a run's rows become trec_eval's order; needs no docno codes (see :func:`_order`).
+
+    ``sim``: the scores with -0.0 read as 0.0. ``blocks``: when each query's rows are
+    contiguous with scores not increasing (in trec_eval's order, NaN lowest), the row
+    indices that put the blocks in query code order (empty: they are); else ``None`` and
+    ``score_rank`` holds each score's dense rank (0 = highest, NaN last) for the sort.
+    """
+
+    sim: pl.Series
+    blocks: pl.Series | None
+    score_rank: pl.Series | None
+
+
+def _order(run: pl.DataFrame) -> _Order:
+    """:class:`_Order` of ``run`` (``qid`` codes, ``sim``): one comparison of consecutive rows.
+
+    Most runs list each query's documents together by score descending; those need no
+    score ranks and no sort (:func:`_in_trec_order`).
+    """
+    # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
+    # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
+    sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
+    qid = run["qid"]
+    n = qid.len()
+    blocks = None
+    if n:
+        q, s = pl.col("qid"), pl.col("sim")
+        nq = q.shift(-1)
+        higher, equal = _score_order(s, s.shift(-1))
+        checked = pl.DataFrame({"qid": qid, "sim": sim}).select(
+            ((q == nq) & ~higher & ~equal).any().alias("unsorted"),
+            # one past each block's last row (the last row always ends one)
+            pl.int_range(1, n + 1, dtype=pl.UInt32).filter((q != nq).fill_null(True)).alias("ends"),
+        )
+        if not checked["unsorted"][0]:
+            blocks = _block_order(qid, checked["ends"])
+    return _Order(sim, blocks, _score_ranks(sim) if blocks is None else None)
+
+
+def _score_ranks(sim: pl.Series) -> pl.Series:
+    """Each score's dense rank, 0 = highest, NaN last (``sim`` without -0.0)."""
+    # a lookup in the sorted distinct scores: much cheaper than ``rank("dense")``
+    distinct = sim.filter(sim.is_not_nan()).unique().sort(descending=True)
+    n_sr = distinct.len()
+    return sim.replace_strict(
+        distinct,
+        pl.int_range(n_sr, dtype=pl.UInt32, eager=True),
+        default=pl.lit(n_sr, pl.UInt32),
+        return_dtype=pl.UInt32,
+    )
+
+
 def _ranked(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
     opts: _Options,
     names: pl.Series,
     coded: tuple[pl.DataFrame, pl.Series] | None = None,
+    order: _Order | None = None,
 ) -> pl.DataFrame:
     """Each query's ranked list: ``qid, i`` (0-based rank), ``rel``.
 
     ``rel`` is the judgment, -1 for a document not in the qrels, -2 for a negative one.
-    ``coded``: :func:`_docno_codes` of the run's docnos (row for row), when already known.
+    ``coded``: :func:`_docno_codes` of the run's docnos (row for row), when already known;
+    ``order``: :func:`_order` of the run, when already known.
     """
-    # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
-    # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
     # Ties: docno descending in byte order, through its dense rank (an integer).
     docnos, doc_codes = coded if coded is not None else _docno_codes(run["docno"])
-    # The score's dense rank (0 = highest) by a lookup in the sorted distinct scores:
-    # much cheaper than ``rank("dense")``; NaN ranks last.
-    sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
-    distinct = sim.filter(sim.is_not_nan()).unique().sort(descending=True)
-    n_sr = distinct.len()
-    score_rank = sim.replace_strict(
-        distinct,
-        pl.int_range(n_sr, dtype=pl.UInt32, eager=True),
-        default=pl.lit(n_sr, pl.UInt32),
-        return_dtype=pl.UInt32,
+    if order is None:
+        order = _order(run)
+    qid, n_dc = run["qid"], docnos.height
+    ranked = None
+    if order.blocks is not None:
+        ranked = _in_trec_order(qid, order.sim, order.blocks, doc_codes, n_dc)
+    if ranked is None:
+        score_rank = order.score_rank if order.score_rank is not None else _score_ranks(order.sim)
+        ranked = _sorted_ranking(qid, score_rank, doc_codes, n_dc)
+    return _looked_up(ranked, qrels, opts, names, docnos)
+
+
+def _score_order(s: pl.Expr, ns: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """(``s`` ranks above ``ns``, the two tie) in trec_eval's score order (NaN lowest)."""
+    # Polars orders NaN above every number and has NaN == NaN: spelled out instead
+    a_nan, b_nan = s.is_nan(), ns.is_nan()
+    higher = ~a_nan & (b_nan | (s > ns))
+    equal = (a_nan & b_nan) | (~a_nan & ~b_nan & (s == ns))
+    return higher, equal
+
+
+def _in_trec_order(
+    qid: pl.Series, sim: pl.Series, blocks: pl.Series, doc_codes: pl.Series, n_dc: int
+) -> pl.DataFrame | None:
+    """``qid, __dc`` in trec_eval's order without a full sort (:class:`_Order`'s ``blocks``).
+
+    The rows' query blocks put in code order by ``blocks``; then only the rows of tied
+    scores whose docnos are not already descending (byte order; ``doc_codes`` from
+    :func:`_docno_codes`) are sorted among themselves. ``None`` when that sort's key
+    would not fit in 64 bits (sort everything).
+    """
+    n = qid.len()
+    frame = pl.DataFrame({"qid": qid, "sim": sim, "__dc": doc_codes.cast(pl.UInt32)})
+    if blocks.len():
+        frame = frame[blocks]
+    q, s, d = pl.col("qid"), pl.col("sim"), pl.col("__dc")
+    _, equal = _score_order(s, s.shift(-1))
+    if frame.select(((q == q.shift(-1)) & equal & ~(d > d.shift(-1))).any()).item():
+        if n.bit_length() + max(n_dc.bit_length(), 1) > 64:
+            return None
+        frame = frame.with_columns(_tie_groups_sorted(frame, n_dc))
+    return frame.select("qid", "__dc")
+
+
+def _tie_groups_sorted(frame: pl.DataFrame, n_dc: int) -> pl.Series:
+    """``__dc`` with each run of tied scores of a query (``frame`` otherwise in trec order)
+    sorted by docno descending; the other rows keep theirs."""
+    q, s = pl.col("qid"), pl.col("sim")
+    _, equal = _score_order(s, s.shift(-1))
+    tie_next = ((q == q.shift(-1)) & equal).fill_null(False)
+    tie_prev = tie_next.shift(1, fill_value=False)
+    bits = max(int(n_dc).bit_length(), 1)
+    groups = frame.select(
+        pl.int_range(pl.len(), dtype=pl.UInt32).filter(tie_next | tie_prev).alias("at"),
+        # group number (a row count, increasing) then docno descending: one UInt64 key
+        (
+            (~tie_prev).cum_sum().cast(pl.UInt64) * pl.lit(2**bits, pl.UInt64)
+            + (n_dc - 1 - pl.col("__dc").cast(pl.Int64)).cast(pl.UInt64)
+        )
+        .filter(tie_next | tie_prev)
+        .sort()
+        .alias("key"),
     )
+    dc = (n_dc - 1 - (groups["key"] % 2**bits).cast(pl.Int64)).cast(pl.UInt32)
+    return frame["__dc"].scatter(groups["at"], dc)
+
+
+def _block_order(qid: pl.Series, ends: pl.Series) -> pl.Series | None:
+    """Row indices that put contiguous query blocks (ending before ``ends``) in code order.
+
+    ``None`` when a query has two blocks (not contiguous); empty when in order already.
+    """
+    starts = pl.concat([pl.Series([0], dtype=pl.UInt32), ends.head(-1)])
+    block_q = qid.gather(starts)
+    if block_q.n_unique() != block_q.len():
+        return None
+    if block_q.is_sorted():
+        return pl.Series("index", [], dtype=pl.UInt32)
+    blocks = pl.DataFrame({"q": block_q, "start": starts, "end": ends}).sort("q")
+    return blocks.select(
+        pl.int_ranges("start", "end", dtype=pl.UInt32).explode().alias("index")
+    ).to_series()
+
+
+def _sorted_ranking(
+    qid: pl.Series, score_rank: pl.Series, doc_codes: pl.Series, n_dc: int
+) -> pl.DataFrame:
+    """``qid, __dc`` sorted by query, score rank (:func:`_score_ranks`), then docno
+    descending (byte order)."""
+    n_sr = int(score_rank.max() or 0)  # type: ignore[arg-type]
     # From here on a document is its code (``__dc``, its rank in byte order among the
     # run's docnos): the strings are dropped before sorting and joining.
-    ranked = run.select("qid", doc_codes.alias("__dc"), score_rank.alias("__sr"))
+    ranked = pl.DataFrame({"qid": qid, "__dc": doc_codes, "__sr": score_rank})
     qid_type = ranked.schema["qid"]
     n_q = int(ranked["qid"].max() or 0) + 1  # type: ignore[arg-type]
-    n_dc = docnos.height
     bits = [max(int(n).bit_length(), 1) for n in (n_q, n_sr + 1, n_dc)]
     if sum(bits) <= 63:
         # one UInt64 key (query, score rank, reversed docno rank): a single radix sort of
@@ -438,6 +570,17 @@ def _ranked(
         ranked = ranked.sort(["qid", "__sr", "__dc"], descending=[False, False, True]).select(
             "qid", pl.col("__dc").cast(pl.UInt32)
         )
+    return ranked
+
+
+def _looked_up(
+    ranked: pl.DataFrame,
+    qrels: pl.DataFrame,
+    opts: _Options,
+    names: pl.Series,
+    docnos: pl.DataFrame,
+) -> pl.DataFrame:
+    """The sorted ``qid, __dc`` with positions ``i`` and judgments ``rel`` (-M, -J applied)."""
     ranked = ranked.with_columns(_positions(ranked["qid"]).alias("i"))
     if opts.max_docs is not None:
         ranked = ranked.filter(pl.col("i") < opts.max_docs)
@@ -1611,10 +1754,12 @@ def _evaluate_frames(
         code, docno = dup.row(0)[:2]
         msg = f"duplicate docno {docno!r} in the qrels of query {codes['qid'][code]!r}"
         raise TrecEvalError(msg, 4)
+    # the run's order (score ranks when it needs a sort) while the docnos are coded
+    order = _order(run_df)
     if not (complete and missing.height):
         docnos, doc_codes = coding.result()
         coded = (docnos, doc_codes if every else doc_codes.filter(keep))
-    ranked = _ranked(run_df, qrels_eval, opts, codes["qid"], coded)
+    ranked = _ranked(run_df, qrels_eval, opts, codes["qid"], coded, order)
     del run_df  # its strings are no longer needed: free them before the measures
     queries = codes.select(pl.col("__code").alias("qid"))
     subset = _judged_subset(ranked, columns, opts.level)
