@@ -500,8 +500,11 @@ def _in_trec_order(
 
 
 def _tie_groups_sorted(frame: pl.DataFrame, n_dc: int) -> pl.Series:
-    """``__dc`` with each run of tied scores of a query (``frame`` otherwise in trec order)
-    sorted by docno descending; the other rows keep theirs."""
+    """``__dc`` with each query's runs of tied scores sorted by docno descending.
+
+    ``frame`` (``qid, sim, __dc``) is otherwise in trec_eval's order; the other rows
+    keep their ``__dc``.
+    """
     q, s = pl.col("qid"), pl.col("sim")
     _, equal = _score_order(s, s.shift(-1))
     tie_next = ((q == q.shift(-1)) & equal).fill_null(False)
@@ -542,8 +545,10 @@ def _block_order(qid: pl.Series, ends: pl.Series) -> pl.Series | None:
 def _sorted_ranking(
     qid: pl.Series, score_rank: pl.Series, doc_codes: pl.Series, n_dc: int
 ) -> pl.DataFrame:
-    """``qid, __dc`` sorted by query, score rank (:func:`_score_ranks`), then docno
-    descending (byte order)."""
+    """``qid, __dc`` sorted by query, score rank, then docno descending (byte order).
+
+    ``score_rank``: :func:`_score_ranks` of the scores.
+    """
     n_sr = int(score_rank.max() or 0)  # type: ignore[arg-type]
     # From here on a document is its code (``__dc``, its rank in byte order among the
     # run's docnos): the strings are dropped before sorting and joining.

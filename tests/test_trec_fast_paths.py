@@ -167,11 +167,13 @@ def _frame(lines: list[str]) -> pl.DataFrame:
 def test_order_of_a_run_in_trec_order() -> None:
     order = te._order(_frame(TREC_ORDER))
     # contiguous, scores not increasing: no score ranks, blocks already in code order
-    assert order.blocks is not None and order.blocks.len() == 0
+    assert order.blocks is not None
+    assert order.blocks.len() == 0
     assert order.score_rank is None
     # queries listed q2 first: the blocks are gathered back, rows 4-6 then 0-3
     order = te._order(_frame(TREC_ORDER[4:] + TREC_ORDER[:4]))
-    assert order.blocks is not None and order.blocks.to_list() == [3, 4, 5, 6, 0, 1, 2]
+    assert order.blocks is not None
+    assert order.blocks.to_list() == [3, 4, 5, 6, 0, 1, 2]
 
 
 @pytest.mark.parametrize(
@@ -186,9 +188,9 @@ def test_order_falls_back_to_the_sort(lines: list[str]) -> None:
     order = te._order(_frame(lines))
     assert order.blocks is None
     # score ranks for the sort: 2.0 -> 0, 1.5 -> 1, 1.0 -> 2, 0.0 -> 3, nan last (4)
-    by_score = dict(zip(_frame(lines)["sim"].to_list(), order.score_rank.to_list(), strict=True))
-    assert by_score[2.0] == 0 and by_score[1.5] == 1 and by_score[1.0] == 2
-    assert by_score[0.0] == 3
+    assert order.score_rank is not None
+    ranks = dict(zip(_frame(lines)["sim"].to_list(), order.score_rank.to_list(), strict=True))
+    assert [ranks[2.0], ranks[1.5], ranks[1.0], ranks[0.0]] == [0, 1, 2, 3]
 
 
 def test_ties_out_of_docno_order_are_sorted_among_themselves() -> None:
