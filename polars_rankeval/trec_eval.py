@@ -352,11 +352,6 @@ class _Options:
     checks: bool = True  # trec_eval checks duplicates only when a measure reads the rankings
 
 
-def _distinct_strings(values: pl.Series) -> pl.Series:
-    """The distinct values of a String Series (any order)."""
-    return values.unique()
-
-
 def _string_codes(values: pl.Series, keys: pl.Series) -> pl.Series:
     """Each value's position in ``keys`` (distinct strings) as UInt32, null if absent.
 
@@ -1712,12 +1707,19 @@ def _evaluate_frames(
     n_qrels_queries = qids.height
     if query is not None:
         qids = qids.filter(pl.col("qid") == query)
-    run_qids = _distinct_strings(run_df["qid"]).alias("qid").to_frame()
-    missing = qids.join(run_qids, on="qid", how="anti")
+    # each run row's query as its position in ``qids`` (null: not evaluated); the
+    # queries present are read off these small integers, not the strings
+    run_codes = _string_codes(run_df["qid"], qids["qid"])
+    in_run = pl.int_range(qids.height, dtype=pl.UInt32, eager=True).is_in(
+        run_codes.drop_nulls().unique().implode()
+    )
+    missing = qids.filter(~in_run)
     coded: tuple[pl.DataFrame, pl.Series] | None = None
     if complete and missing.height:
         bogus = missing.select("qid", pl.lit(BOGUS_DOCNO).alias("docno"), pl.lit(1.0).alias("sim"))
         run_df = pl.concat([run_df, bogus])
+        missing_codes = pl.int_range(qids.height, dtype=pl.UInt32, eager=True).filter(~in_run)
+        run_codes = pl.concat([run_codes, missing_codes])
         coding.cancel()  # the placeholder docno is coded with the others in _ranked
     elif missing.height:
         print(
@@ -1725,7 +1727,10 @@ def _evaluate_frames(
             "evaluated (use -c to count them)",
             file=sys.stderr,
         )
-        qids = qids.join(run_qids, on="qid", how="semi")
+        qids = qids.filter(in_run)
+        # renumber: a kept query's new code is the number of kept queries before it
+        renumber = pl.select(pl.when(in_run).then(in_run.cum_sum() - 1).cast(pl.UInt32)).to_series()
+        run_codes = renumber.gather(run_codes)
     if qids.height == 0:
         msg = "no queries with both results and relevance info"
         raise TrecEvalError(msg, 7)
@@ -1738,7 +1743,6 @@ def _evaluate_frames(
         code = _string_codes(frame["qid"], codes["qid"])
         return frame.with_columns(code.alias("qid")).filter(pl.col("qid").is_not_null())
 
-    run_codes = _string_codes(run_df["qid"], codes["qid"])
     keep = run_codes.is_not_null()
     every = keep.all()
     if not (complete and missing.height):
