@@ -409,10 +409,12 @@ def _order(run: pl.DataFrame) -> _Order:
     blocks = None
     if n:
         q, s = pl.col("qid"), pl.col("sim")
-        nq = q.shift(-1)
-        higher, equal = _score_order(s, s.shift(-1))
+        nq, ns = q.shift(-1), s.shift(-1)
+        # the next row of the query ranks above this one (NaN ranks below every number;
+        # Polars orders NaN above them: spelled out)
+        above = ns.is_not_nan() & (s.is_nan() | (ns > s))
         checked = pl.DataFrame({"qid": qid, "sim": sim}).select(
-            ((q == nq) & ~higher & ~equal).any().alias("unsorted"),
+            ((q == nq) & above).any().alias("unsorted"),
             # one past each block's last row (the last row always ends one)
             pl.int_range(1, n + 1, dtype=pl.UInt32).filter((q != nq).fill_null(True)).alias("ends"),
         )
@@ -462,62 +464,38 @@ def _ranked(
     return _looked_up(ranked, qrels, opts, names, docnos)
 
 
-def _score_order(s: pl.Expr, ns: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """(``s`` ranks above ``ns``, the two tie) in trec_eval's score order (NaN lowest)."""
-    # Polars orders NaN above every number and has NaN == NaN: spelled out instead
-    a_nan, b_nan = s.is_nan(), ns.is_nan()
-    higher = ~a_nan & (b_nan | (s > ns))
-    equal = (a_nan & b_nan) | (~a_nan & ~b_nan & (s == ns))
-    return higher, equal
-
-
 def _in_trec_order(
     qid: pl.Series, sim: pl.Series, blocks: pl.Series, doc_codes: pl.Series, n_dc: int
 ) -> pl.DataFrame | None:
     """``qid, __dc`` in trec_eval's order without a full sort (:class:`_Order`'s ``blocks``).
 
-    The rows' query blocks put in code order by ``blocks``; then only the rows of tied
-    scores whose docnos are not already descending (byte order; ``doc_codes`` from
-    :func:`_docno_codes`) are sorted among themselves. ``None`` when that sort's key
+    When the docnos of tied scores of a query (byte order; ``doc_codes`` from
+    :func:`_docno_codes`) are not all descending already, each run of tied scores is
+    sorted by docno descending (one sort of a key that keeps the runs in place); then
+    the query blocks are put in code order by ``blocks``. ``None`` when that sort's key
     would not fit in 64 bits (sort everything).
     """
-    n = qid.len()
     frame = pl.DataFrame({"qid": qid, "sim": sim, "__dc": doc_codes.cast(pl.UInt32)})
-    if blocks.len():
-        frame = frame[blocks]
     q, s, d = pl.col("qid"), pl.col("sim"), pl.col("__dc")
-    _, equal = _score_order(s, s.shift(-1))
-    if frame.select(((q == q.shift(-1)) & equal & ~(d > d.shift(-1))).any()).item():
-        if n.bit_length() + max(n_dc.bit_length(), 1) > 64:
+    # scores do not increase within a query (see _order), so a tie is an equal score
+    # (Polars: NaN == NaN)
+    if frame.select(((q == q.shift(-1)) & (s == s.shift(-1)) & (d < d.shift(-1))).any()).item():
+        bits = max(n_dc.bit_length(), 1)
+        if qid.len().bit_length() + bits > 64:
             return None
-        frame = frame.with_columns(_tie_groups_sorted(frame, n_dc))
-    return frame.select("qid", "__dc")
-
-
-def _tie_groups_sorted(frame: pl.DataFrame, n_dc: int) -> pl.Series:
-    """``__dc`` with each query's runs of tied scores sorted by docno descending.
-
-    ``frame`` (``qid, sim, __dc``) is otherwise in trec_eval's order; the other rows
-    keep their ``__dc``.
-    """
-    q, s = pl.col("qid"), pl.col("sim")
-    _, equal = _score_order(s, s.shift(-1))
-    tie_next = ((q == q.shift(-1)) & equal).fill_null(False)
-    tie_prev = tie_next.shift(1, fill_value=False)
-    bits = max(int(n_dc).bit_length(), 1)
-    groups = frame.select(
-        pl.int_range(pl.len(), dtype=pl.UInt32).filter(tie_next | tie_prev).alias("at"),
-        # group number (a row count, increasing) then docno descending: one UInt64 key
-        (
-            (~tie_prev).cum_sum().cast(pl.UInt64) * pl.lit(2**bits, pl.UInt64)
-            + (n_dc - 1 - pl.col("__dc").cast(pl.Int64)).cast(pl.UInt64)
+        new_run = ((q != q.shift(1)) | (s != s.shift(1))).fill_null(True)
+        # (run number, docno descending) as one UInt64: sorted, the runs stay in place
+        key = frame.select(
+            (
+                new_run.cum_sum().cast(pl.UInt64) * pl.lit(2**bits, pl.UInt64)
+                + (n_dc - 1 - d.cast(pl.Int64)).cast(pl.UInt64)
+            ).sort()
+        ).to_series()
+        frame = frame.with_columns(
+            (n_dc - 1 - (key % 2**bits).cast(pl.Int64)).cast(pl.UInt32).alias("__dc")
         )
-        .filter(tie_next | tie_prev)
-        .sort()
-        .alias("key"),
-    )
-    dc = (n_dc - 1 - (groups["key"] % 2**bits).cast(pl.Int64)).cast(pl.UInt32)
-    return frame["__dc"].scatter(groups["at"], dc)
+    frame = frame.select("qid", "__dc")
+    return frame[blocks] if blocks.len() else frame
 
 
 def _block_order(qid: pl.Series, ends: pl.Series) -> pl.Series | None:
