@@ -8,7 +8,8 @@ that list: running counts and sums (``cum_sum`` keeps C's left-to-right summatio
 printed digits agree on ``.xxxx5`` boundaries), values at cutoffs, and small joins for the
 measures that read the ideal ranking (``ndcg``, ``Rndcg``, ``G`` ...). The summary is the
 sum over queries in qrels order divided by the number of queries, as trec_eval does, and
-numbers are printed as C's ``printf("%6.4f")`` prints them.
+numbers are printed as C's ``printf("%6.4f")`` prints them. A run whose lines already
+are in that order per query (as most runs are written) is not sorted again.
 
 Where trec_eval's behaviour is accidental (reads of uninitialised memory, the 10.0-rc3
 exit on a qrels query without results) the documented intent is followed; the README's
