@@ -13,11 +13,14 @@ this script prints.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 import polars_rankeval as prk
 
+# Options are listed ", "-separated; a range such as "(in [0, 1])" holds ", " itself.
+_OPTION_SEP = re.compile(r", (?![^\[\(]*[\]\)])")
 START = "<!-- metrics:start -->"
 END = "<!-- metrics:end -->"
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -46,7 +49,7 @@ def metric_table() -> str:
     ]
     for row in prk.list_metrics().iter_rows(named=True):
         aliases = ", ".join(_code(a) for a in row["aliases"].split(", ") if a)
-        options = ", ".join(_code(o) for o in row["options"].split(", ") if o) or "—"
+        options = ", ".join(_code(o) for o in _OPTION_SEP.split(row["options"]) if o) or "—"
         cutoff = "yes" if row["cutoff"] else "no"
         cells = [_code(row["name"]), aliases or "—", cutoff, options, _escape(row["definition"])]
         lines.append("| " + " | ".join(cells) + " |")
