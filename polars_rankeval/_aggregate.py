@@ -22,7 +22,10 @@ for every per-user metric of the registry:
     (:data:`POOLED`): ``auc(aggregate=pooled)`` is the Mann-Whitney AUC of all the
     (user, item) rows with a score and a relevance (scikit-learn's ``roc_auc_score`` on
     them: MS Recommenders ``auc``, Jurity ``AUC`` without a cutoff), the same value as
-    the ``global_auc`` metric.
+    the ``global_auc`` metric. For the list means of :data:`POOLED_ROWS` (``novelty``)
+    it is the mean over the recommended rows of every user at once: the users' values
+    weighted by their list sizes ``min(k, #recommended)`` (MS Recommenders ``novelty``
+    sums over every row of its recommendations and divides by their number).
 
 A metric with ``aggregate`` other than ``mean`` has one value per ``by`` group (a
 global metric): it is computed from partial sums over whole users, so it runs in
@@ -76,6 +79,10 @@ def _pooled_auc(metric: Metric, features: Features) -> GlobalPlan:
 POOLED: dict[str, Callable[[Metric, Features], GlobalPlan]] = {"auc": _pooled_auc}
 """The metrics with a pooled definition (``aggregate=pooled``) and its plan."""
 
+POOLED_ROWS: frozenset[str] = frozenset({"novelty"})
+"""Means over a user's top k whose pooled form is the mean over every user's rows: the
+users' values weighted by their list sizes (``aggregate=pooled``)."""
+
 
 def check(spec_name: str, scope: str, takes_k: bool, value: Any, k: int | None) -> str:
     """The ``aggregate=`` value of a metric, checked (``k``: its cutoff, if any)."""
@@ -92,13 +99,14 @@ def check(spec_name: str, scope: str, takes_k: bool, value: Any, k: int | None) 
         )
         raise ValueError(msg)
     if value == "pooled":
-        if spec_name not in POOLED:
+        if spec_name not in POOLED and spec_name not in POOLED_ROWS:
+            names = ", ".join(sorted({*POOLED, *POOLED_ROWS}))
             msg = (
-                f"{where}: aggregate='pooled' is defined for {', '.join(sorted(POOLED))} only "
+                f"{where}: aggregate='pooled' is defined for {names} only "
                 f"(one statistic over every user's rows), got it on {spec_name!r}"
             )
             raise ValueError(msg)
-        if k is not None:
+        if k is not None and spec_name in POOLED:
             msg = (
                 f"{where}: aggregate='pooled' takes no cutoff (it pools every scored and "
                 f"judged row), got @{k}"
@@ -113,7 +121,15 @@ def plan(metric: Metric, features: Features) -> GlobalPlan:
     from polars_rankeval.registry import FramePlan, GlobalPlan
 
     how = metric.aggregate
-    if how == "pooled":
+    options = dict(metric.options)
+    if how == "pooled" and metric.spec.name in POOLED_ROWS:
+        if options.get("denominator", "list") != "list":
+            msg = (
+                f"metric {metric.name!r}: aggregate='pooled' divides the sum over every "
+                "user's top k by the number of those rows; it takes denominator=list only"
+            )
+            raise ValueError(msg)
+    elif how == "pooled":
         params = metric.spec.params
         other = [f"{k}={v}" for k, v in metric.options if k != "rel" and v != params[k].default]
         if other:
@@ -123,7 +139,6 @@ def plan(metric: Metric, features: Features) -> GlobalPlan:
             )
             raise ValueError(msg)
         return POOLED[metric.spec.name](metric, features)
-    options = dict(metric.options)
     inner = metric.spec.kernel(features, metric.k, **options)
     if isinstance(inner, GlobalPlan):
         msg = (
@@ -131,7 +146,10 @@ def plan(metric: Metric, features: Features) -> GlobalPlan:
             "one value per by group; aggregate= applies to per-user values"
         )
         raise ValueError(msg)
-    weight = num_relevant(features, float(options.get("rel", 1.0))).cast(pl.Float64)
+    if how == "pooled":  # POOLED_ROWS: each user weighs its list size min(k, #recommended)
+        weight = features.p_in(metric.k).sum().cast(pl.Float64)
+    else:
+        weight = num_relevant(features, float(options.get("rel", 1.0))).cast(pl.Float64)
     keys, by = list(features.keys), list(features.by)
     empty = getattr(features, "empty", "skip")
 

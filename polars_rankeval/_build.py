@@ -29,6 +29,7 @@ def build(
     groups: pl.LazyFrame | None = None,
     *,
     checks: list[pl.LazyFrame] | None = None,
+    collect_first: bool = False,
 ) -> tuple[pl.LazyFrame, dict[str, pl.LazyFrame]]:
     """Per-user values (keys + user-level metrics) and the global partials.
 
@@ -44,6 +45,10 @@ def build(
     own aggregation and appends a one-row frame of counts
     (:func:`polars_rankeval._head.check_counts`); otherwise nothing is appended and
     the caller runs :func:`polars_rankeval._validate.check_values` itself.
+
+    ``collect_first``: ``lf`` is a frame in memory and the sorted-head path may collect
+    its first stage (the per-user sort) at once (see :func:`polars_rankeval._head.per_user`);
+    the general path ignores it.
     """
     features = job.features()
     together = job.curve_groups()
@@ -73,7 +78,7 @@ def build(
         # Sub-plans read the same rows as the group_by: compute the features once.
         rows = rows.cache()
     if _head.applies(job):  # the sorted-head path: every metric reads the top k
-        per_user = _head.per_user(job, base, checks)
+        per_user = _head.per_user(job, base, checks, collect_first=collect_first)
     else:
         exprs = [p for p in plans.values() if isinstance(p, pl.Expr)]
         per_user = rows.group_by(keys).agg(

@@ -168,9 +168,10 @@ class Features:
         # columns, 1 per-user ranks, then (in apply) the positive-relevance and
         # tie-group columns, and last 2 the per-user totals (and rows_above windows).
         self.stages: list[dict[str, pl.Expr]] = [{}, {}, {}]
-        # Tie-group columns as (tied rows, singleton rows) pairs, in three levels: 0 the
-        # offset j, 1 windows over the tie group, 2 row values built on them.
-        self.tie_levels: list[dict[str, tuple[pl.Expr, pl.Expr]]] = [{}, {}, {}]
+        # Tie-group columns as (tied rows, singleton rows) pairs, in four levels: 0 the
+        # offset j, 1 windows over the tie group, 2 row values built on them, 3 row
+        # values built on those of level 2.
+        self.tie_levels: list[dict[str, tuple[pl.Expr, pl.Expr]]] = [{}, {}, {}, {}]
         # Per-user windows needed on rows with a positive relevance only.
         self.positive: dict[str, pl.Expr] = {}
         # Sub-plans that several metrics' plans of one build share (by a key of their
@@ -299,17 +300,21 @@ class Features:
         self.tie_levels[level].setdefault(name, (tied, singleton))
         return pl.col(name)
 
-    def tie_row(self, name: str, expr: pl.Expr, singleton: pl.Expr) -> pl.Expr:
+    def tie_row(
+        self, name: str, expr: pl.Expr, singleton: pl.Expr, *, after: bool = False
+    ) -> pl.Expr:
         """A row-wise value that only differs from ``singleton`` for rows in real ties.
 
         Under a deterministic policy (every group a singleton) this is ``singleton``;
         in the window provider ``expr`` is computed only on the rows of real ties.
+        ``after=True`` computes it after the other ``tie_row`` columns, so that ``expr``
+        may read them (intermediate columns keep a long row expression small).
         """
         if not self.expected:
             return singleton
         if not self.window:
             return expr
-        return self._tie(2, name, expr, singleton)
+        return self._tie(3 if after else 2, name, expr, singleton)
 
     def apply(self, lf: pl.LazyFrame) -> pl.LazyFrame:
         """Materialise the registered feature columns (window provider only).
@@ -560,6 +565,18 @@ class Features:
         else:
             raw = pl.when(mask).then(self.o).rank("ordinal")
         return self._reg(2, f"__prk_above[{name}]", self._user(raw).cast(pl.Int64) - 1)
+
+    def user_base(self, x: pl.Expr, name: str) -> pl.Expr:
+        """A per-user aggregate ``x`` of the base columns, broadcast to every row.
+
+        ``x`` may read only :attr:`ret`, :attr:`rel`, :attr:`judged` and the score/rank
+        column (not positions). Unlike :meth:`user_total`, the window provider computes
+        it before the tie-group columns, so that :meth:`tie_row` values may read it.
+        Inline, ``x`` itself (an aggregate of the user's rows).
+        """
+        if not self.window:
+            return x
+        return self._reg(1, f"__prk_base[{name}]", x.over(self.keys))
 
     def user_total(self, x: pl.Expr, name: str) -> pl.Expr:
         """Sum of ``x`` over all of the user's rows, broadcast to every row."""

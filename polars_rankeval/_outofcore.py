@@ -454,8 +454,13 @@ def _run_buckets(
         # The value checks are folded into the sorted-head aggregation when that path
         # runs (one row of counts appended to `folded`); otherwise they are their own
         # two queries (value_checks), collected with the plan.
+        # The bucket is in memory: the sorted-head path collects its first stage at once
+        # (the checks' counts then read that frame: collected apart by collect_all, they
+        # would run a second aggregation of the rows).
         folded: list[pl.LazyFrame] = []
-        per_user, bucket_partials = fn(part, users, groups, checks=folded if validate else None)
+        per_user, bucket_partials = fn(
+            part, users, groups, checks=folded if validate else None, collect_first=True
+        )
         checks = list(value_checks(part, cols, job.by)) if validate and not folded else []
         names = list(bucket_partials)
         frames = pl.collect_all(

@@ -542,11 +542,13 @@ _PRESETS: tuple[Convention, ...] = (
             ),
             Mapped(
                 "Surprisal",
-                None,
-                note="normalised by log2(#train users), a number of the data a preset "
-                "cannot fix: evaluate novelty(denominator=k,log_base=<#train users>)@k "
-                "with items=item_popularity(train, catalog=<recommended items>, "
-                "unseen='one') (cold items weigh 1), which gives RePlay's values",
+                "novelty(source=history_users,unknown=one,normalize=true,denominator=k)",
+                "required",
+                "sum over the top k of log(#train users / #train users with the item) / "
+                "log(#train users), / k (a short list padded with 0): pass history=train; "
+                "a cold item (not in train) weighs 1; over every recommended user "
+                "(users='recs': the code iterates over the users of the recommendations)",
+                users="recs",
             ),
             Mapped(
                 "Unexpectedness",
@@ -559,7 +561,17 @@ _PRESETS: tuple[Convention, ...] = (
                 "over the users of the recommendations (users='recs')",
                 users="recs",
             ),
-            Mapped("CategoricalDiversity", None, note="no metric"),
+            Mapped(
+                "CategoricalDiversity",
+                "categorical_diversity(denominator=k)",
+                "required",
+                "#distinct categories in the top min(k, #recommended) / k: give each item "
+                "its category in a 'category' column (of the data or items=; RePlay reads "
+                "it from the recommendation rows, where a null category counts as one more, "
+                "here an error); over every recommended user (users='recs'); RePlay sorts "
+                "by score only (ties: undefined order; item_desc agrees on tie-free data)",
+                users="recs",
+            ),
         ),
         (
             "Ground-truth users are evaluated; one without recommendations scores 0; "
@@ -644,8 +656,34 @@ _PRESETS: tuple[Convention, ...] = (
                 "every user of reco_df (users='recs')",
                 users="recs",
             ),
-            Mapped("novelty", None, note="interaction share, unknown items 0: no option"),
-            Mapped("diversity", None, note="co-occurrence cosine: no option"),
+            Mapped(
+                "novelty",
+                "novelty(source=history_interactions,unknown=zero,aggregate=pooled)",
+                "none",
+                "sum over every row of reco_df (no cutoff) of -log2(#train rows of the item "
+                "/ #train rows), / #rows of reco_df: pass history=train_df; an item absent "
+                "from train adds 0 but counts in the denominator (MS's inner merge); pooled "
+                "over the rows of every user of reco_df (users='recs')",
+                users="recs",
+            ),
+            Mapped(
+                "diversity",
+                "intra_list_diversity(distance=cooccurrence)",
+                "none",
+                "1 - mean over the pairs of a user's reco_df items (no cutoff) of the "
+                "co-occurrence cosine c(i, j) / sqrt(c(i) c(j)) in train (0 for pairs that "
+                "never co-occur), then the mean over the users of reco_df with two items or "
+                "more (users='recs'): pass history=train_df",
+                users="recs",
+            ),
+            Mapped(
+                "distributional_coverage",
+                "exposure_entropy",
+                "none",
+                "-sum p(i) log2 p(i), p(i) the share of the rows of reco_df (no cutoff) "
+                "holding item i; over every user of reco_df (users='recs')",
+                users="recs",
+            ),
             Mapped(
                 "serendipity",
                 "serendipity(mode=history)",
@@ -681,6 +719,11 @@ _PRESETS: tuple[Convention, ...] = (
             "code and its test give recall@k on their data, skipping users without a hit "
             "(the preset follows the code).",
             "Contradiction: merge_ranking_true_pred keeps common users, ndcg_at_k all truth users.",
+            "novelty, diversity, serendipity and the coverages take no cutoff (reco_df as "
+            "given) and refuse reco_df rows already in train_df; diversity and "
+            "serendipity give never co-occurring pairs similarity 0 through a chained "
+            "fillna(inplace=True), which holds under their pandas < 3 pin (under pandas 3 "
+            "copy-on-write it would leave them out of the mean).",
         ),
     ),
     Convention(
@@ -882,13 +925,40 @@ _PRESETS: tuple[Convention, ...] = (
                 "AUC with k pools each user's top k: not reproduced (which rows of a tie "
                 "group straddling k enter the pool depends on pandas' sort)",
             ),
-            Mapped("CTR", None, note="use the ctr metric directly; inputs differ"),
+            *(
+                Mapped(
+                    name,
+                    metric,
+                    "optional",
+                    "Jurity joins actual_results and predicted_results on (user, item): "
+                    "give the long frame both, a full join of them (predicted's score "
+                    "column as score, actual's click as relevance; see the ctr metric); "
+                    "the top k by score (all rows without k) of every recommended user "
+                    "(users='recs'); ips/dr read a propensity column (Jurity fills a "
+                    "missing one with 1 / #items of actual_results: add it yourself). "
+                    "Expected ties: exact for ips and dr, E[sum r] / E[#matches] for "
+                    "matching (Jurity's pandas quicksort has no tie order)",
+                    users="recs",
+                )
+                for name, metric in (
+                    ("CTR", "ctr"),
+                    ("CTR(estimation=matching)", "ctr"),
+                    ("CTR(estimation=ips)", "ctr(estimation=ips)"),
+                    ("CTR(estimation=dr)", "ctr(estimation=dr)"),
+                )
+            ),
             Mapped(
                 "IntraListDiversity(metric=jaccard)",
-                None,
-                note="Jurity 2.1.0 fails with scikit-learn 1.9 on boolean metrics (it passes "
-                "a DataFrame where sklearn reads .dtype): not verified; "
-                "intra_list_diversity(distance=jaccard) is scikit-learn's boolean jaccard",
+                "intra_list_diversity(distance=jaccard)",
+                "required",
+                "mean over the pairs of a top k of scikit-learn's boolean jaccard distance "
+                "of the item_features rows (non-zero = true; 0 for two zero vectors), then "
+                "the mean over the users of the predictions (users='recs'); a one-item "
+                "list is skipped. Jurity 2.1.0 itself fails with scikit-learn 1.9 (it "
+                "passes a DataFrame to pairwise_distances, which reads X.dtype for a "
+                "boolean metric): verified against Jurity's intralist_diversity with that "
+                "DataFrame given to scikit-learn as an array",
+                users="recs",
             ),
             *(
                 Mapped(

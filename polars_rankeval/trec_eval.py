@@ -8,7 +8,8 @@ that list: running counts and sums (``cum_sum`` keeps C's left-to-right summatio
 printed digits agree on ``.xxxx5`` boundaries), values at cutoffs, and small joins for the
 measures that read the ideal ranking (``ndcg``, ``Rndcg``, ``G`` ...). The summary is the
 sum over queries in qrels order divided by the number of queries, as trec_eval does, and
-numbers are printed as C's ``printf("%6.4f")`` prints them.
+numbers are printed as C's ``printf("%6.4f")`` prints them. A run whose lines already
+are in that order per query (as most runs are written) is not sorted again.
 
 Where trec_eval's behaviour is accidental (reads of uninitialised memory, the 10.0-rc3
 exit on a qrels query without results) the documented intent is followed; the README's
@@ -352,11 +353,6 @@ class _Options:
     checks: bool = True  # trec_eval checks duplicates only when a measure reads the rankings
 
 
-def _distinct_strings(values: pl.Series) -> pl.Series:
-    """The distinct values of a String Series (any order)."""
-    return values.unique()
-
-
 def _string_codes(values: pl.Series, keys: pl.Series) -> pl.Series:
     """Each value's position in ``keys`` (distinct strings) as UInt32, null if absent.
 
@@ -385,39 +381,154 @@ def _positions(qid: pl.Series) -> pl.Series:
     return pl.int_range(qid.len(), dtype=pl.Int64, eager=True) - starts.gather(qid).cast(pl.Int64)
 
 
+@dataclass(frozen=True)
+class _Order:
+    """How a run's rows become trec_eval's order; needs no docno codes (see :func:`_order`).
+
+    ``sim``: the scores with -0.0 read as 0.0. ``blocks``: when each query's rows are
+    contiguous with scores not increasing (in trec_eval's order, NaN lowest), the row
+    indices that put the blocks in query code order (empty: they are); else ``None`` and
+    ``score_rank`` holds each score's dense rank (0 = highest, NaN last) for the sort.
+    """
+
+    sim: pl.Series
+    blocks: pl.Series | None
+    score_rank: pl.Series | None
+
+
+def _order(run: pl.DataFrame) -> _Order:
+    """:class:`_Order` of ``run`` (``qid`` codes, ``sim``): one comparison of consecutive rows.
+
+    Most runs list each query's documents together by score descending; those need no
+    score ranks and no sort (:func:`_in_trec_order`).
+    """
+    # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
+    # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
+    sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
+    qid = run["qid"]
+    n = qid.len()
+    blocks = None
+    if n:
+        q, s = pl.col("qid"), pl.col("sim")
+        nq, ns = q.shift(-1), s.shift(-1)
+        # the next row of the query ranks above this one (NaN ranks below every number;
+        # Polars orders NaN above them: spelled out)
+        above = ns.is_not_nan() & (s.is_nan() | (ns > s))
+        checked = pl.DataFrame({"qid": qid, "sim": sim}).select(
+            ((q == nq) & above).any().alias("unsorted"),
+            # one past each block's last row (the last row always ends one)
+            pl.int_range(1, n + 1, dtype=pl.UInt32).filter((q != nq).fill_null(True)).alias("ends"),
+        )
+        if not checked["unsorted"][0]:
+            blocks = _block_order(qid, checked["ends"])
+    return _Order(sim, blocks, _score_ranks(sim) if blocks is None else None)
+
+
+def _score_ranks(sim: pl.Series) -> pl.Series:
+    """Each score's dense rank, 0 = highest, NaN last (``sim`` without -0.0)."""
+    # a lookup in the sorted distinct scores: much cheaper than ``rank("dense")``
+    distinct = sim.filter(sim.is_not_nan()).unique().sort(descending=True)
+    n_sr = distinct.len()
+    return sim.replace_strict(
+        distinct,
+        pl.int_range(n_sr, dtype=pl.UInt32, eager=True),
+        default=pl.lit(n_sr, pl.UInt32),
+        return_dtype=pl.UInt32,
+    )
+
+
 def _ranked(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
     opts: _Options,
     names: pl.Series,
     coded: tuple[pl.DataFrame, pl.Series] | None = None,
+    order: _Order | None = None,
 ) -> pl.DataFrame:
     """Each query's ranked list: ``qid, i`` (0-based rank), ``rel``.
 
     ``rel`` is the judgment, -1 for a document not in the qrels, -2 for a negative one.
-    ``coded``: :func:`_docno_codes` of the run's docnos (row for row), when already known.
+    ``coded``: :func:`_docno_codes` of the run's docnos (row for row), when already known;
+    ``order``: :func:`_order` of the run, when already known.
     """
-    # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
-    # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
     # Ties: docno descending in byte order, through its dense rank (an integer).
     docnos, doc_codes = coded if coded is not None else _docno_codes(run["docno"])
-    # The score's dense rank (0 = highest) by a lookup in the sorted distinct scores:
-    # much cheaper than ``rank("dense")``; NaN ranks last.
-    sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
-    distinct = sim.filter(sim.is_not_nan()).unique().sort(descending=True)
-    n_sr = distinct.len()
-    score_rank = sim.replace_strict(
-        distinct,
-        pl.int_range(n_sr, dtype=pl.UInt32, eager=True),
-        default=pl.lit(n_sr, pl.UInt32),
-        return_dtype=pl.UInt32,
-    )
+    if order is None:
+        order = _order(run)
+    qid, n_dc = run["qid"], docnos.height
+    ranked = None
+    if order.blocks is not None:
+        ranked = _in_trec_order(qid, order.sim, order.blocks, doc_codes, n_dc)
+    if ranked is None:
+        score_rank = order.score_rank if order.score_rank is not None else _score_ranks(order.sim)
+        ranked = _sorted_ranking(qid, score_rank, doc_codes, n_dc)
+    return _looked_up(ranked, qrels, opts, names, docnos)
+
+
+def _in_trec_order(
+    qid: pl.Series, sim: pl.Series, blocks: pl.Series, doc_codes: pl.Series, n_dc: int
+) -> pl.DataFrame | None:
+    """``qid, __dc`` in trec_eval's order without a full sort (:class:`_Order`'s ``blocks``).
+
+    When the docnos of tied scores of a query (byte order; ``doc_codes`` from
+    :func:`_docno_codes`) are not all descending already, each run of tied scores is
+    sorted by docno descending (one sort of a key that keeps the runs in place); then
+    the query blocks are put in code order by ``blocks``. ``None`` when that sort's key
+    would not fit in 64 bits (sort everything).
+    """
+    frame = pl.DataFrame({"qid": qid, "sim": sim, "__dc": doc_codes.cast(pl.UInt32)})
+    q, s, d = pl.col("qid"), pl.col("sim"), pl.col("__dc")
+    # scores do not increase within a query (see _order), so a tie is an equal score
+    # (Polars: NaN == NaN)
+    if frame.select(((q == q.shift(-1)) & (s == s.shift(-1)) & (d < d.shift(-1))).any()).item():
+        bits = max(n_dc.bit_length(), 1)
+        if qid.len().bit_length() + bits > 64:
+            return None
+        new_run = ((q != q.shift(1)) | (s != s.shift(1))).fill_null(True)
+        # (run number, docno descending) as one UInt64: sorted, the runs stay in place
+        key = frame.select(
+            (
+                new_run.cum_sum().cast(pl.UInt64) * pl.lit(2**bits, pl.UInt64)
+                + (n_dc - 1 - d.cast(pl.Int64)).cast(pl.UInt64)
+            ).sort()
+        ).to_series()
+        frame = frame.with_columns(
+            (n_dc - 1 - (key % 2**bits).cast(pl.Int64)).cast(pl.UInt32).alias("__dc")
+        )
+    frame = frame.select("qid", "__dc")
+    return frame[blocks] if blocks.len() else frame
+
+
+def _block_order(qid: pl.Series, ends: pl.Series) -> pl.Series | None:
+    """Row indices that put contiguous query blocks (ending before ``ends``) in code order.
+
+    ``None`` when a query has two blocks (not contiguous); empty when in order already.
+    """
+    starts = pl.concat([pl.Series([0], dtype=pl.UInt32), ends.head(-1)])
+    block_q = qid.gather(starts)
+    if block_q.n_unique() != block_q.len():
+        return None
+    if block_q.is_sorted():
+        return pl.Series("index", [], dtype=pl.UInt32)
+    blocks = pl.DataFrame({"q": block_q, "start": starts, "end": ends}).sort("q")
+    return blocks.select(
+        pl.int_ranges("start", "end", dtype=pl.UInt32).explode().alias("index")
+    ).to_series()
+
+
+def _sorted_ranking(
+    qid: pl.Series, score_rank: pl.Series, doc_codes: pl.Series, n_dc: int
+) -> pl.DataFrame:
+    """``qid, __dc`` sorted by query, score rank, then docno descending (byte order).
+
+    ``score_rank``: :func:`_score_ranks` of the scores.
+    """
+    n_sr = int(score_rank.max() or 0)  # type: ignore[arg-type]
     # From here on a document is its code (``__dc``, its rank in byte order among the
     # run's docnos): the strings are dropped before sorting and joining.
-    ranked = run.select("qid", doc_codes.alias("__dc"), score_rank.alias("__sr"))
+    ranked = pl.DataFrame({"qid": qid, "__dc": doc_codes, "__sr": score_rank})
     qid_type = ranked.schema["qid"]
     n_q = int(ranked["qid"].max() or 0) + 1  # type: ignore[arg-type]
-    n_dc = docnos.height
     bits = [max(int(n).bit_length(), 1) for n in (n_q, n_sr + 1, n_dc)]
     if sum(bits) <= 63:
         # one UInt64 key (query, score rank, reversed docno rank): a single radix sort of
@@ -438,6 +549,17 @@ def _ranked(
         ranked = ranked.sort(["qid", "__sr", "__dc"], descending=[False, False, True]).select(
             "qid", pl.col("__dc").cast(pl.UInt32)
         )
+    return ranked
+
+
+def _looked_up(
+    ranked: pl.DataFrame,
+    qrels: pl.DataFrame,
+    opts: _Options,
+    names: pl.Series,
+    docnos: pl.DataFrame,
+) -> pl.DataFrame:
+    """The sorted ``qid, __dc`` with positions ``i`` and judgments ``rel`` (-M, -J applied)."""
     ranked = ranked.with_columns(_positions(ranked["qid"]).alias("i"))
     if opts.max_docs is not None:
         ranked = ranked.filter(pl.col("i") < opts.max_docs)
@@ -1564,12 +1686,19 @@ def _evaluate_frames(
     n_qrels_queries = qids.height
     if query is not None:
         qids = qids.filter(pl.col("qid") == query)
-    run_qids = _distinct_strings(run_df["qid"]).alias("qid").to_frame()
-    missing = qids.join(run_qids, on="qid", how="anti")
+    # each run row's query as its position in ``qids`` (null: not evaluated); the
+    # queries present are read off these small integers, not the strings
+    run_codes = _string_codes(run_df["qid"], qids["qid"])
+    in_run = pl.int_range(qids.height, dtype=pl.UInt32, eager=True).is_in(
+        run_codes.drop_nulls().unique().implode()
+    )
+    missing = qids.filter(~in_run)
     coded: tuple[pl.DataFrame, pl.Series] | None = None
     if complete and missing.height:
         bogus = missing.select("qid", pl.lit(BOGUS_DOCNO).alias("docno"), pl.lit(1.0).alias("sim"))
         run_df = pl.concat([run_df, bogus])
+        missing_codes = pl.int_range(qids.height, dtype=pl.UInt32, eager=True).filter(~in_run)
+        run_codes = pl.concat([run_codes, missing_codes])
         coding.cancel()  # the placeholder docno is coded with the others in _ranked
     elif missing.height:
         print(
@@ -1577,7 +1706,10 @@ def _evaluate_frames(
             "evaluated (use -c to count them)",
             file=sys.stderr,
         )
-        qids = qids.join(run_qids, on="qid", how="semi")
+        qids = qids.filter(in_run)
+        # renumber: a kept query's new code is the number of kept queries before it
+        renumber = pl.select(pl.when(in_run).then(in_run.cum_sum() - 1).cast(pl.UInt32)).to_series()
+        run_codes = renumber.gather(run_codes)
     if qids.height == 0:
         msg = "no queries with both results and relevance info"
         raise TrecEvalError(msg, 7)
@@ -1590,7 +1722,6 @@ def _evaluate_frames(
         code = _string_codes(frame["qid"], codes["qid"])
         return frame.with_columns(code.alias("qid")).filter(pl.col("qid").is_not_null())
 
-    run_codes = _string_codes(run_df["qid"], codes["qid"])
     keep = run_codes.is_not_null()
     every = keep.all()
     if not (complete and missing.height):
@@ -1611,10 +1742,12 @@ def _evaluate_frames(
         code, docno = dup.row(0)[:2]
         msg = f"duplicate docno {docno!r} in the qrels of query {codes['qid'][code]!r}"
         raise TrecEvalError(msg, 4)
+    # the run's order (score ranks when it needs a sort) while the docnos are coded
+    order = _order(run_df)
     if not (complete and missing.height):
         docnos, doc_codes = coding.result()
         coded = (docnos, doc_codes if every else doc_codes.filter(keep))
-    ranked = _ranked(run_df, qrels_eval, opts, codes["qid"], coded)
+    ranked = _ranked(run_df, qrels_eval, opts, codes["qid"], coded, order)
     del run_df  # its strings are no longer needed: free them before the measures
     queries = codes.select(pl.col("__code").alias("qid"))
     subset = _judged_subset(ranked, columns, opts.level)

@@ -123,12 +123,47 @@ def _groups(rows: list[Row]) -> list[list[Row]]:
     return groups
 
 
-def orderings(rows: list[Row], ties: str) -> list[tuple[list[Row], list[Row]]]:
-    """Every ordering the tie policy allows (one for a deterministic policy)."""
+def _distinct_permutations(rows: list[Row]) -> list[tuple[Row, ...]]:
+    """One permutation of ``rows`` per distinct sequence of (relevance, judged)."""
+    by_label: dict[tuple[float, bool], list[Row]] = {}
+    for r in rows:
+        by_label.setdefault((r.rel, r.judged), []).append(r)
+    counts = {label: len(members) for label, members in by_label.items()}
+    out: list[tuple[Row, ...]] = []
+
+    def extend(prefix: list[tuple[float, bool]]) -> None:
+        if len(prefix) == len(rows):
+            taken = {label: iter(members) for label, members in by_label.items()}
+            out.append(tuple(next(taken[label]) for label in prefix))
+            return
+        for label in counts:
+            if counts[label]:
+                counts[label] -= 1
+                extend([*prefix, label])
+                counts[label] += 1
+
+    extend([])
+    return out
+
+
+def orderings(
+    rows: list[Row], ties: str, *, distinct: bool = False
+) -> list[tuple[list[Row], list[Row]]]:
+    """Every ordering the tie policy allows (one for a deterministic policy).
+
+    ``distinct=True`` (for metrics that never read the item of a row): under
+    "expected", one ordering per distinct sequence of (relevance, judged) within each
+    tie group instead of every permutation. Rows that differ only by their item are
+    then exchangeable, and each distinct sequence stands for the same number of
+    permutations (the product of the factorials of its label counts), so the mean over
+    the orderings is unchanged: a 9-way tie with label counts 3, 2, 2, 1, 1 has 15,120
+    orderings instead of 9! = 362,880.
+    """
     groups = _groups(rows)
     unret = [r for r in rows if r.score is None]
     if ties == "expected":
-        per_group = [list(itertools.permutations(g)) for g in [*groups, unret]]
+        permute = _distinct_permutations if distinct else itertools.permutations
+        per_group = [list(permute(g)) for g in [*groups, unret]]
         out = []
         for combo in itertools.product(*per_group):
             ranked = [r for perm in combo[:-1] for r in perm]
@@ -164,7 +199,7 @@ def reference(metric: str, rows: list[Row], ties: str) -> float | None:
     opts = dict(bound.options)
     values = [
         metric_on_order(bound.spec.name, bound.k, opts, ranked, unret)
-        for ranked, unret in orderings(rows, ties)
+        for ranked, unret in orderings(rows, ties, distinct=True)  # items never read
     ]
     if any(v is None for v in values):
         return None

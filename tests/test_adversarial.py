@@ -30,7 +30,7 @@ def small_frame() -> pl.DataFrame:
 
 
 # Families reading history= and items=: their own test files cover them.
-BEYOND = ("serendipity", "calibration", "popularity_bias")
+BEYOND = ("serendipity", "calibration", "popularity_bias", "categorical")
 
 
 def metrics_for(ties: str, *, per_user: bool) -> list[str]:

@@ -171,7 +171,7 @@ def test_by_groups_buckets_and_long_summary() -> None:
 def test_errors() -> None:
     with pytest.raises(ValueError, match=r"parameter 'aggregate' of metric 'auc' must be one of"):
         parse_metric("auc(aggregate=median)")
-    with pytest.raises(ValueError, match="aggregate='pooled' is defined for auc only"):
+    with pytest.raises(ValueError, match="aggregate='pooled' is defined for auc, novelty only"):
         parse_metric("map(aggregate=pooled)")
     with pytest.raises(ValueError, match="aggregate='pooled' takes no cutoff"):
         parse_metric("auc(aggregate=pooled)@10")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import random
 import subprocess
 import sys
@@ -337,8 +338,8 @@ def test_rectools_intersection_through_rank_similarity() -> None:
 
 
 def test_refused_and_unknown_metrics_say_why() -> None:
-    with pytest.raises(ValueError, match=r"IntraListDiversity\(metric=jaccard\) cannot be"):
-        prk.evaluate(HIVEMALL, ["IntraListDiversity(metric=jaccard)@2"], conventions="jurity")
+    with pytest.raises(ValueError, match=r"RecTools's Intersection cannot be reproduced"):
+        prk.evaluate(HIVEMALL, ["Intersection@2"], conventions="rectools")
     with pytest.raises(ValueError, match="RecTools has no metric 'ndcg_burges'"):
         prk.evaluate(HIVEMALL, ["ndcg_burges@5"], conventions="rectools")
     with pytest.raises(ValueError, match="needs a cutoff"):
@@ -635,8 +636,17 @@ def test_replay_surprisal() -> None:
     assert out.sort("user")[:, 1].to_list() == pytest.approx([1.0, w2, (1 + w2) / 2])
     summary = prk.evaluate(df, "novelty(denominator=k,log_base=3)@2", items=pop)
     assert summary[:, 0].item() == pytest.approx(0.6845351232142715)
-    with pytest.raises(ValueError, match="log_base=<#train users>"):
-        prk.evaluate(df, "Surprisal@2", conventions="replay", items=pop)
+    # One word under the preset: the #train users and the item weights come from
+    # history=; RePlay averages over the recommended users (users='recs').
+    for fit, expected in trains.values():
+        out = prk.evaluate(df, "Surprisal@[3,5]", conventions="replay", history=fit, users="recs")
+        assert out.row(0)[:2] == pytest.approx(expected, abs=1e-5)
+    got = per_user(df, ["Surprisal@2"], "replay", history=train, users="recs")
+    assert got["Surprisal@2[replay]"].to_list() == pytest.approx([1.0, w2, (1 + w2) / 2])
+    with pytest.raises(ValueError, match="averages over users='recs'"):
+        prk.evaluate(df, "Surprisal@2", conventions="replay", history=train)
+    with pytest.raises(ValueError, match="reads the users' past interactions: pass history="):
+        prk.evaluate(df, "Surprisal@2", conventions="replay", users="recs")
 
 
 def test_replay_novelty() -> None:
@@ -912,6 +922,173 @@ def test_jurity_runs_match_per_user() -> None:
         kw = {"users": users} if users else {}
         ours = prk.evaluate(df, [f"{name}@5"], conventions="jurity", **kw).item(0, 0)
         assert ours == pytest.approx(expected), name
+
+
+def _jurity_ctr_data(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Recommendations with scores on a coarse grid (ties straddle the cutoffs) and
+    logs (click, propensity) over 10 items."""
+    rng = np.random.default_rng(seed)
+    recs, logs = [], []
+    for user in range(4):
+        for item in rng.choice(10, size=int(rng.integers(2, 6)), replace=False):
+            recs.append((user, int(item), float(rng.integers(0, 3))))
+        for item in rng.choice(10, size=int(rng.integers(0, 6)), replace=False):
+            logs.append((user, int(item), int(rng.random() < 0.5), float(rng.uniform(0.1, 1))))
+    return (
+        pl.DataFrame(recs, schema=["user", "item", "score"], orient="row"),
+        pl.DataFrame(logs, schema=["user", "item", "click", "propensity"], orient="row"),
+    )
+
+
+def test_jurity_ctr_test_vector() -> None:
+    # fidelity/jurity tests/test_reco_binary.py::test_ctr: actual (user, item, click)
+    # (1,1,0),(2,2,1),(3,0,0),(4,3,0); predicted (1,1,.8),(2,2,.7),(3,2,.8),(4,3,.7):
+    # the matches (1,1), (2,2), (4,3) have clicks 0, 1, 0 -> CTR 1/3 (support 3).
+    recs = pl.DataFrame({"user": [1, 2, 3, 4], "item": [1, 2, 2, 3], "score": [0.8, 0.7, 0.8, 0.7]})
+    logs = pl.DataFrame({"user": [1, 2, 3, 4], "item": [1, 2, 0, 3], "relevance": [0, 1, 0, 0]})
+    long = recs.join(logs, on=["user", "item"], how="full", coalesce=True)
+    got = prk.evaluate(long, ["CTR", "CTR@1"], conventions="jurity", users="recs")
+    assert got.row(0)[:2] == pytest.approx(((0 + 1 + 0) / 3, (0 + 1 + 0) / 3))
+    with pytest.raises(ValueError, match="averages over users='recs'"):
+        prk.evaluate(long, ["CTR"], conventions="jurity")
+
+
+def _tie_orderings(rows: list[tuple[int, int, float]]) -> list[list[tuple[int, int, float]]]:
+    """Every ordering of the tied scores of one user's rows, as nudged scores."""
+    groups: dict[float, list[tuple[int, int, float]]] = {}
+    for row in rows:
+        groups.setdefault(row[2], []).append(row)
+    options = [list(itertools.permutations(g)) for g in groups.values()]
+    out = []
+    for choice in itertools.product(*options):
+        out.append([(u, i, s + 1e-7 * j) for group in choice for j, (u, i, s) in enumerate(group)])
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # Jurity's pandas inplace fillna
+@pytest.mark.parametrize("estimation", ["matching", "ips", "dr"])
+def test_jurity_ctr_matches_jurity_over_tied_orderings(estimation: str) -> None:
+    # Jurity's CTR itself (installed) on random data with tied scores. Jurity sorts with
+    # pandas' quicksort, which has no tie order. ips and dr are sums over the top-k rows
+    # divided by their number |T| (fixed), so their expectation over the orderings is
+    # sum_u |T_u| E[Jurity on user u alone] / |T|: every ordering of each user's tied
+    # scores is run through Jurity (scores nudged by < 1e-6) and averaged; the preset's
+    # value is that expectation exactly. matching divides by the number of matches,
+    # which depends on the ordering: the preset gives E[sum of clicks] / E[#matches],
+    # equal to Jurity on tie-free data (checked below for every estimator).
+    jurity = pytest.importorskip("jurity.recommenders")
+    pd = pytest.importorskip("pandas")
+    recs, logs = _jurity_ctr_data(3)
+    assert recs.group_by("user", "score").len()["len"].max() >= 2  # ties
+    long = recs.join(
+        logs.rename({"click": "relevance"}), on=["user", "item"], how="full", coalesce=True
+    )
+    name = "CTR" if estimation == "matching" else f"CTR(estimation={estimation})"
+    logs_pd = logs.to_pandas()
+
+    def jurity_ctr(k: int, predicted: list[tuple[int, int, float]]) -> float:
+        metric = jurity.CTR(
+            click_column="click",
+            k=k,
+            user_id_column="user",
+            item_id_column="item",
+            estimation=estimation,
+            propensity_column="propensity",
+        )
+        frame_pd = pd.DataFrame(predicted, columns=["user", "item", "click"])
+        return float(metric.get_score(logs_pd, frame_pd))
+
+    if estimation != "matching":
+        for k in (1, 2, 3):
+            total, size = 0.0, 0
+            for user in sorted(set(recs["user"].to_list())):
+                own = [r for r in recs.rows() if r[0] == user]
+                orderings = _tie_orderings(own)
+                mean = float(np.mean([jurity_ctr(k, o) for o in orderings]))
+                total += min(k, len(own)) * mean
+                size += min(k, len(own))
+            got = prk.evaluate(long, f"{name}@{k}", conventions="jurity", users="recs")
+            # dr reads the score as the predicted reward: the nudges move it by < 1e-6
+            tol = 1e-12 if estimation == "ips" else 1e-6
+            assert got.item(0, 0) == pytest.approx(total / size, rel=tol), k
+    # Tie-free: Jurity has one value, matching included.
+    distinct = recs.with_columns(score=pl.col("score") + pl.col("item") * 1e-3)
+    for k in (1, 2, 3):
+        expected = jurity_ctr(k, distinct.rows())
+        long = distinct.join(
+            logs.rename({"click": "relevance"}), on=["user", "item"], how="full", coalesce=True
+        )
+        got = prk.evaluate(long, f"{name}@{k}", conventions="jurity", users="recs").item(0, 0)
+        assert got == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.DataConversionWarning")
+def test_jurity_intra_list_diversity_jaccard() -> None:
+    # Jurity 2.1.0's intralist_diversity passes a DataFrame to scikit-learn's
+    # pairwise_distances, which (1.9) reads X.dtype for a boolean metric such as
+    # jaccard and fails: the reason it cannot run here. Its own code is run with that
+    # one call given the DataFrame's values (what scikit-learn's check_array did).
+    pytest.importorskip("jurity")
+    import sklearn.metrics
+    from jurity.recommenders import IntraListDiversity
+    from jurity.recommenders import diversity as jurity_diversity
+
+    rng = np.random.default_rng(13)
+    n_items, k = 12, 3
+    vectors = rng.integers(0, 2, size=(n_items, 5)).astype(float)
+    vectors[0] = 0.0  # a zero vector: jaccard 0 with another zero vector (scipy)
+    vectors[1] = 0.0
+    rows = [
+        (u, int(i), float(s))
+        for u in range(30)
+        for s, i in enumerate(rng.choice(n_items, size=int(rng.integers(1, 6)), replace=False))
+    ]
+    recs = pl.DataFrame(rows, schema=["user", "item", "score"], orient="row")
+    columns = pl.DataFrame({"item": np.arange(n_items)}).with_columns(
+        *[pl.Series(f"f{j}", vectors[:, j]) for j in range(5)]
+    )
+    metric = IntraListDiversity(
+        columns.to_pandas(),
+        click_column="score",
+        k=k,
+        user_id_column="user",
+        item_id_column="item",
+        user_sample_size=None,
+        metric="jaccard",
+    )
+    with pytest.raises(AttributeError, match="'DataFrame' object has no attribute 'dtype'"):
+        metric.get_score(None, recs.to_pandas())
+
+    def pairwise(x: Any, **kw: Any) -> Any:
+        return sklearn.metrics.pairwise_distances(x.to_numpy(), **kw)
+
+    original = jurity_diversity.pairwise_distances
+    jurity_diversity.pairwise_distances = pairwise
+    try:
+        expected = metric.get_score(None, recs.to_pandas())
+    finally:
+        jurity_diversity.pairwise_distances = original
+    items = pl.DataFrame({"item": np.arange(n_items), "features": vectors.tolist()})
+    long = recs.with_columns(relevance=pl.lit(None, dtype=pl.Float64))
+    got = prk.evaluate(
+        long,
+        f"IntraListDiversity(metric=jaccard)@{k}",
+        conventions="jurity",
+        users="recs",
+        items=items,
+    )
+    assert got[:, 0].item() == pytest.approx(float(expected), abs=1e-12)
+    # By hand: {1,0,1} vs {1,1,0}: one shared of three non-zero -> 1 - 1/3.
+    hand = pl.DataFrame({"user": [0, 0], "item": [20, 21], "score": [2.0, 1.0]})
+    hand_items = pl.DataFrame({"item": [20, 21], "features": [[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]]})
+    got = prk.evaluate(
+        hand.with_columns(relevance=pl.lit(None, dtype=pl.Float64)),
+        "IntraListDiversity(metric=jaccard)@2",
+        conventions="jurity",
+        users="recs",
+        items=hand_items,
+    )
+    assert got[:, 0].item() == pytest.approx(1 - 1 / 3)
 
 
 def test_lenskit() -> None:
@@ -1267,7 +1444,7 @@ def test_compare_and_cli_accept_conventions(tmp_path: Path) -> None:
 def test_jurity_intra_list_diversity_matches_jurity(metric: str) -> None:
     # Jurity itself (installed) with user_sample_size=None, on random features with
     # zero components and tie-free scores. (metric="jaccard" fails inside Jurity 2.1.0
-    # with scikit-learn 1.9: refused by the preset.)
+    # with scikit-learn 1.9: test_jurity_intra_list_diversity_jaccard runs its code.)
     jurity = pytest.importorskip("jurity.recommenders")
     rng = np.random.default_rng(11)
     n_items, k = 12, 3
@@ -1310,7 +1487,7 @@ def test_recommenders_diversity_with_item_features() -> None:
     name = "diversity(item_sim_measure=item_feature_vector)"
     got = prk.evaluate(reco, name, conventions="recommenders", users="recs", items=items)
     assert got[:, 0].item() == pytest.approx(0.5)
-    with pytest.raises(ValueError, match="co-occurrence cosine"):
+    with pytest.raises(ValueError, match="reads the users' past interactions: pass history="):
         prk.evaluate(reco, "diversity", conventions="recommenders", users="recs", items=items)
     # RecTools' Hamming ILD: distance=hamming with short=zero (tests/test_peer_options.py).
     ild = prk.evaluate(
@@ -1320,6 +1497,110 @@ def test_recommenders_diversity_with_item_features() -> None:
         reco, "intra_list_diversity(distance=hamming,short=zero)@2", users="recs", items=items
     )
     assert ild[:, 0].item() == pytest.approx(direct[:, 0].item())
+
+
+MS_TRAIN = pl.DataFrame({"user": [1, 1, 1, 2, 2, 3, 3, 3], "item": [1, 2, 4, 3, 4, 3, 4, 5]})
+MS_RECO = {1: [(3, 2.0), (5, 1.0)], 2: [(2, 2.0), (5, 1.0)], 3: [(1, 2.0), (2, 1.0)]}
+
+
+def test_recommenders_novelty_diversity_coverage() -> None:
+    # recommenders-team/recommenders tests/unit/recommenders/evaluation/conftest.py
+    # (diversity data) and test_python_evaluation.py (TOL 1e-4): train u1{1,2,4},
+    # u2{3,4}, u3{3,4,5}; reco u1{3,5}, u2{2,5}, u3{1,2}.
+    reco = frame(MS_RECO, {})
+    run = {"conventions": "recommenders", "users": "recs", "history": MS_TRAIN}
+    # novelty 2.83333: item rows 1:1, 2:1, 3:2, 4:3, 5:1 of 8 -> -log2(c / 8) = 3, 3, 2,
+    # log2(8/3), 3; the six reco rows 3, 5, 2, 5, 1, 2 sum to 2 + 3 * 5 = 17: 17 / 6.
+    got = prk.evaluate(reco, "novelty", **run)
+    assert got[:, 0].item() == pytest.approx(2.83333, abs=1e-4)
+    assert got[:, 0].item() == pytest.approx(17 / 6)
+    # diversity 0.43096, user_diversity [0.29289, 1.0, 0.0]: c(3,5) = 1 (user 3), c(3) =
+    # 2, c(5) = 1 -> 1 - 1/sqrt(2); 2 and 5 never co-occur -> 1; c(1,2) = 1, c(1) = c(2)
+    # = 1 -> 0.
+    got = prk.evaluate(reco, "diversity", **run)
+    assert got[:, 0].item() == pytest.approx(0.43096, abs=1e-4)
+    assert got[:, 0].item() == pytest.approx((1 - 1 / math.sqrt(2) + 1 + 0) / 3)
+    users = per_user(reco, ["diversity"], "recommenders", users="recs", history=MS_TRAIN)
+    assert users["diversity[recommenders]"].to_list() == pytest.approx(
+        [0.29289, 1.0, 0.0], abs=1e-5
+    )
+    # distributional_coverage 1.9183: reco item shares 1/6, 2/6, 1/6, 2/6 (items 1, 2, 3, 5).
+    got = prk.evaluate(reco, "distributional_coverage", conventions="recommenders", users="recs")
+    assert got[:, 0].item() == pytest.approx(1.9183, abs=1e-4)
+    shares = np.array([1, 2, 1, 2]) / 6
+    assert got[:, 0].item() == pytest.approx(float(-(shares * np.log2(shares)).sum()))
+    # Items outside train add 0 to novelty and count in its denominator (MS's inner
+    # merge): item 9 in user 1's list -> 17 / 7. Lists of unequal length are pooled
+    # over the rows, not averaged per user: user 1 has 3 rows, 3 and 3 users 2 rows.
+    longer = frame({**MS_RECO, 1: [(3, 3.0), (5, 2.0), (9, 1.0)]}, {})
+    got = prk.evaluate(longer, "novelty", **run)
+    assert got[:, 0].item() == pytest.approx(17 / 7)
+    per = prk.evaluate(
+        longer,
+        "novelty(source=history_interactions,unknown=zero)",
+        users="recs",
+        history=MS_TRAIN,
+        per_user=True,
+    ).sort("user")
+    means = per[:, 1].to_list()
+    assert means == pytest.approx([(2 + 3 + 0) / 3, (3 + 3) / 2, (3 + 3) / 2])
+    # pooled = the users' means weighted by their list sizes, not their plain mean
+    assert got[:, 0].item() == pytest.approx((3 * means[0] + 2 * means[1] + 2 * means[2]) / 7)
+    assert got[:, 0].item() != pytest.approx(sum(means) / 3)
+    # diversity: the pair (5, 9) never co-occurs (distance 1), (3, 9) neither: user 1
+    # (1 - 1/sqrt(2) + 1 + 1) / 3.
+    users = per_user(longer, ["diversity"], "recommenders", users="recs", history=MS_TRAIN)
+    assert users["diversity[recommenders]"][0] == pytest.approx((3 - 1 / math.sqrt(2)) / 3)
+    with pytest.raises(ValueError, match="averages over users='recs'"):
+        prk.evaluate(reco, "novelty", conventions="recommenders", history=MS_TRAIN)
+
+
+def test_recommenders_runs_match_python_evaluation_formulas() -> None:
+    # MS Recommenders is not installable beside polars 2 / numpy 2 here (it pins old
+    # pandas/numpy); its novelty and diversity code (python_evaluation.py) is replayed
+    # in pandas on random data with ties and a user with one item: the pooled
+    # interaction-share novelty and the pairwise co-occurrence diversity.
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    train = pd.DataFrame(
+        {"user": rng.integers(0, 15, 80), "item": rng.integers(0, 12, 80)}
+    ).drop_duplicates()
+    reco_rows = []
+    for u in range(20):
+        n = int(rng.integers(1, 6))
+        for i in rng.choice(14, size=n, replace=False):  # items 12, 13 are not in train
+            reco_rows.append((u, int(i), float(rng.integers(0, 3))))
+    reco = pd.DataFrame(reco_rows, columns=["user", "item", "score"])
+    # novelty (historical_item_novelty + novelty)
+    counts = train.groupby("item").size()
+    item_novelty = -np.log2(counts / len(train))
+    merged = (
+        reco.groupby("item").size().to_frame("count").join(item_novelty.rename("nov"), how="inner")
+    )
+    novelty = float((merged["count"] * merged["nov"]).sum() / len(reco))
+    # diversity (_get_pairwise_items, _get_cooccurrence_similarity, user_diversity)
+    pairs = train.merge(train, on="user")
+    pairs = pairs[pairs["item_x"] <= pairs["item_y"]]
+    cooc = pairs.groupby(["item_x", "item_y"]).size().rename("c").reset_index()
+    sq = np.sqrt(counts)
+    cooc["sim"] = cooc["c"] / (sq[cooc["item_x"]].to_numpy() * sq[cooc["item_y"]].to_numpy())
+    rp = reco.merge(reco, on="user")
+    rp = rp[rp["item_x"] < rp["item_y"]].merge(cooc, on=["item_x", "item_y"], how="left")
+    rp["sim"] = rp["sim"].fillna(0.0)
+    user_div = 1 - rp.groupby("user")["sim"].mean()
+    long = pl.from_pandas(reco).with_columns(relevance=pl.lit(None, dtype=pl.Float64))
+    history = pl.from_pandas(train)
+    run = {"conventions": "recommenders", "users": "recs", "history": history}
+    got = prk.evaluate(long, ["novelty"], **run)
+    assert got[:, 0].item() == pytest.approx(novelty, abs=1e-12)
+    got = per_user(long, ["diversity"], "recommenders", users="recs", history=history)
+    got = got.drop_nulls()
+    assert got["user"].to_list() == sorted(user_div.index.tolist())
+    assert got["diversity[recommenders]"].to_list() == pytest.approx(
+        user_div.sort_index().to_list(), abs=1e-12
+    )
+    summary = prk.evaluate(long, ["diversity"], **run)
+    assert summary[:, 0].item() == pytest.approx(float(user_div.mean()), abs=1e-12)
 
 
 def test_trec_eval_preset_on_trec_eval_test_files() -> None:
@@ -1507,3 +1788,99 @@ def test_cornac_runs_match_per_user() -> None:
     )
     got = prk.evaluate(tied, "AUC", conventions="cornac", ties="pessimistic").item(0, 0)
     assert got == pytest.approx(theirs) == pytest.approx(2 / 6)
+
+
+PEERS = os.environ.get("PRK_PEERS")
+"""A directory with the unpacked wheels of recommenders 1.2.1 and replay-rec 0.22.0
+(``pip download --no-deps`` + unzip): neither installs beside polars 2 / cornac 3 /
+scikit-learn 1.9 (RePlay pins polars < 2 and scikit-learn < 1.9, MS Recommenders
+cornac < 3 and a notebook stack), but their metric code runs from the unpacked files."""
+
+
+def _peer(module: str) -> Any:
+    if not PEERS:
+        pytest.skip("set PRK_PEERS to the unpacked recommenders / replay-rec wheels")
+    if PEERS not in sys.path:
+        sys.path.append(PEERS)  # appended: this project's own packages keep precedence
+    import importlib
+
+    return importlib.import_module(module)
+
+
+def _random_reco(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Tied scores on a coarse grid, users with 1-6 items, items outside train."""
+    rng = np.random.default_rng(seed)
+    train = pl.DataFrame(
+        {"user": rng.integers(0, 25, 150), "item": rng.integers(0, 30, 150)}
+    ).unique()
+    rows = [
+        (u, int(i), float(rng.integers(0, 4)))
+        for u in range(0, 40)
+        for i in rng.choice(34, size=int(rng.integers(1, 7)), replace=False)
+    ]
+    recs = pl.DataFrame(rows, schema=["user", "item", "score"], orient="row")
+    return recs.with_columns(relevance=pl.lit(None, dtype=pl.Float64)), train
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_recommenders_wheel_novelty_diversity() -> None:
+    ms = _peer("recommenders.evaluation.python_evaluation")
+    recs, train = _random_reco(1)
+    # MS refuses reco_df rows already in train_df: left out for both.
+    recs = recs.join(train, on=["user", "item"], how="anti")
+    cols = {"user": "userID", "item": "itemID"}
+    train_pd = train.rename(cols).to_pandas()
+    reco_pd = recs.select("user", "item").rename(cols).to_pandas()
+    run = {"conventions": "recommenders", "users": "recs", "history": train}
+    got = prk.evaluate(recs, ["novelty", "diversity", "distributional_coverage"], **run)
+    assert got.row(0)[0] == pytest.approx(ms.novelty(train_pd, reco_pd), abs=1e-12)
+    assert got.row(0)[1] == pytest.approx(ms.diversity(train_pd, reco_pd), abs=1e-12)
+    assert got.row(0)[2] == pytest.approx(ms.distributional_coverage(train_pd, reco_pd), abs=1e-12)
+    theirs = ms.user_diversity(train_pd, reco_pd)
+    ours = per_user(recs, ["diversity"], "recommenders", users="recs", history=train)
+    ours = ours.drop_nulls()
+    assert ours["user"].to_list() == theirs["userID"].to_list()
+    assert ours["diversity[recommenders]"].to_list() == pytest.approx(
+        theirs["user_diversity"].to_list(), abs=1e-12
+    )
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_replay_wheel_surprisal_categorical_diversity() -> None:
+    metrics = _peer("replay.metrics")
+    pd = pytest.importorskip("pandas")
+    recs, train = _random_reco(2)
+    cols = {"user": "query_id", "item": "item_id", "score": "rating"}
+    recs_pd = recs.select("user", "item", "score").rename(cols).to_pandas()
+    train_pd = train.rename({"user": "query_id", "item": "item_id"}).to_pandas()
+    # Surprisal sorts by score, then item id descending (stable): ties='item_desc' is
+    # exact on these tied scores.
+    per_user_mode = metrics.PerUser()
+    theirs = metrics.Surprisal([2, 5], mode=per_user_mode)(recs_pd, train_pd)
+    ours = per_user(recs, ["Surprisal@2", "Surprisal@5"], "replay", users="recs", history=train)
+    for k in (2, 5):
+        expected = [theirs[f"Surprisal-PerUser@{k}"][u] for u in ours["user"].to_list()]
+        assert ours[f"Surprisal@{k}[replay]"].to_list() == pytest.approx(expected, abs=1e-12)
+    mean = metrics.Surprisal([5])(recs_pd, train_pd)["Surprisal@5"]
+    got = prk.evaluate(recs, "Surprisal@5", conventions="replay", users="recs", history=train)
+    assert got.item(0, 0) == pytest.approx(mean, abs=1e-12)
+    # CategoricalDiversity sorts by score only (pandas quicksort): compared on
+    # tie-free scores; the category is item % 5.
+    distinct = recs.with_columns(score=pl.col("score") + pl.col("item") * 1e-3)
+    cats = distinct.with_columns(category=pl.col("item") % 5)
+    cat_pd = pd.DataFrame(
+        {
+            "query_id": cats["user"].to_list(),
+            "category_id": cats["category"].to_list(),
+            "rating": cats["score"].to_list(),
+        }
+    )
+    theirs = metrics.CategoricalDiversity([3, 5], mode=metrics.PerUser())(cat_pd)
+    ours = per_user(
+        cats, ["CategoricalDiversity@3", "CategoricalDiversity@5"], "replay", users="recs"
+    )
+    for k in (3, 5):
+        expected = [theirs[f"CategoricalDiversity-PerUser@{k}"][u] for u in ours["user"]]
+        assert ours[f"CategoricalDiversity@{k}[replay]"].to_list() == pytest.approx(
+            expected, abs=1e-12
+        )

@@ -217,7 +217,7 @@ ORDERLESS = {"num_ret", "num_rel", "unjudged"}
         and s.family != "intent"  # a subtopics column: tests/test_intent.py
         # beyond-accuracy metrics read side inputs (history=, items=): direction tested
         # in their own test files
-        and s.family not in ("serendipity", "calibration", "popularity_bias")
+        and s.family not in ("serendipity", "calibration", "popularity_bias", "categorical")
     ),
 )
 def test_higher_is_better_is_the_direction_of_a_better_ranking(name: str) -> None:

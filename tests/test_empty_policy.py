@@ -233,6 +233,7 @@ def side_items(items: pl.Series) -> pl.DataFrame:
             "categories": [["g" + str(i % 3), "g" + str(i % 4)] for i in range(ids.len())],
             "long_tail": [i % 3 == 0 for i in range(ids.len())],
             "base_rank": [1 + i % 4 for i in range(ids.len())],
+            "category": [i % 3 for i in range(ids.len())],  # categorical_diversity
             # the intent-aware metrics' judgments: subtopics i % 3 and (i + 1) % 4
             "subtopics": [
                 [

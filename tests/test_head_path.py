@@ -385,3 +385,123 @@ def test_expected_prefix_sums_by_hand() -> None:
     assert row["recall@9"] == pytest.approx(3 / 4, abs=1e-15)
     fast, slow = both(df, ["precision@[1,2,3,4,5,9]", "ndcg@[2,4,9]", "map@1..9"], per_user=True)
     assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+def _screen_and_rows(df: pl.DataFrame, **columns: Any) -> tuple[bool, bool]:
+    """(any data-wide screen fires, any row fails a row check) for one frame."""
+    from polars_rankeval._types import make_columns
+    from polars_rankeval._validate import row_checks, row_screen
+
+    cols = make_columns(**columns)
+    by = [c for c in df.columns if c == "system"]
+    screen = df.select(pl.any_horizontal(row_screen(df.schema, cols, by))).item()
+    predicates = [c.predicate() for c in row_checks(df.schema, cols, by).values()]
+    rows = df.select(pl.any_horizontal(predicates).fill_null(False).any()).item()
+    return bool(screen), bool(rows)
+
+
+NAN, INF = float("nan"), float("inf")
+SCREEN_CASES: dict[str, tuple[dict[str, Any], pl.DataType, pl.DataType, bool]] = {
+    # name: (column values, score dtype, relevance dtype, some row is bad)
+    "clean": ({}, pl.Float64, pl.Int32, False),
+    "null score and relevance": ({"score": None, "relevance": None}, pl.Float64, pl.Int32, False),
+    "nan score": ({"score": NAN}, pl.Float64, pl.Int32, True),
+    "-inf score": ({"score": -INF}, pl.Float64, pl.Int32, True),
+    "float32 inf score": ({"score": INF}, pl.Float32, pl.Int32, True),
+    "integer score": ({"score": 7}, pl.Int64, pl.Int32, False),
+    "negative int8 relevance": ({"relevance": -1}, pl.Float64, pl.Int8, True),
+    "uint8 relevance": ({"relevance": 200}, pl.Float64, pl.UInt8, False),
+    "boolean relevance": ({"relevance": True}, pl.Float64, pl.Boolean, False),
+    "-0.0 relevance": ({"relevance": -0.0}, pl.Float64, pl.Float64, False),
+    "nan relevance": ({"relevance": NAN}, pl.Float64, pl.Float32, True),
+    "inf relevance": ({"relevance": INF}, pl.Float64, pl.Float64, True),
+    "negative float relevance": ({"relevance": -0.5}, pl.Float64, pl.Float64, True),
+    "negative decimal relevance": ({"relevance": -1}, pl.Float64, pl.Decimal(10, 2), True),
+    "decimal relevance": ({"relevance": 2}, pl.Float64, pl.Decimal(10, 2), False),
+    "null user": ({"user": None}, pl.Float64, pl.Int32, True),
+    "null item": ({"item": None}, pl.Float64, pl.Int32, True),
+    "null system": ({"system": None}, pl.Float64, pl.Int32, True),
+    "huge finite scores": ({"score": 1.7e308}, pl.Float64, pl.Int32, False),
+}
+
+
+@pytest.mark.parametrize("case", list(SCREEN_CASES))
+def test_row_screen_agrees_with_the_row_checks(case: str) -> None:
+    # The folded checks read data-wide reductions (null counts, sums, any) instead of
+    # one pass of row predicates: they must fire exactly when some row fails a check
+    # (a false alarm is allowed only for finite sums that overflow).
+    values, score_dtype, rel_dtype, bad = SCREEN_CASES[case]
+    df = pl.DataFrame(
+        {
+            "system": ["a", "a", "b"],
+            "user": [1, 1, 2],
+            "item": [1, 2, 1],
+            "score": pl.Series([0.5, 0.25, 1.0]).cast(score_dtype),
+            "relevance": pl.Series([1, 0, 2]).cast(rel_dtype),
+        }
+    )
+    for column, value in values.items():
+        dtype = df.schema[column]
+        new = pl.Series(column, [value, *df[column][1:]], dtype=dtype, strict=False)
+        df = df.with_columns(new)
+    screen, rows = _screen_and_rows(df, score="score")
+    assert rows is bad
+    if case == "huge finite scores":  # 1.7e308 + 1.0 is finite; two would overflow
+        assert screen is False
+        twice = df.with_columns(score=pl.lit(1.7e308))
+        assert _screen_and_rows(twice, score="score") == (True, False)  # the false alarm
+    else:
+        assert screen is bad
+    ranked = df.with_columns(rank=pl.Series([1, 2, 0]).cast(pl.Int32)).drop("score")
+    assert _screen_and_rows(ranked, score=None, rank="rank")[0] is True  # a rank below 1
+    ranked = ranked.with_columns(rank=pl.Series([1.0, NAN, 1.0]))
+    assert _screen_and_rows(ranked, score=None, rank="rank") == (True, True)
+
+
+def test_a_false_alarm_runs_the_full_checks_and_evaluates() -> None:
+    # Two huge finite scores overflow the screen's sum: the full checks run, find
+    # nothing, and the evaluation goes on with the values of validate=False.
+    df = frame(29).with_columns(
+        score=pl.when(pl.col("score") > 0.5).then(1.7e308).otherwise(pl.col("score"))
+    )
+    checked = prk.evaluate(df, METRICS, per_user=True)
+    assert_frame_equal(checked, prk.evaluate(df, METRICS, per_user=True, validate=False))
+
+
+def test_first_stage_engine_honours_a_chosen_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("POLARS_ENGINE_AFFINITY", raising=False)
+    assert _head.first_stage_engine() == "in-memory"
+    monkeypatch.setenv("POLARS_ENGINE_AFFINITY", "streaming")
+    assert _head.first_stage_engine() == "auto"
+    df = frame(31)
+    fast, slow = both(df, METRICS, per_user=True)
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+def test_collected_first_stage_with_open_tie_groups_by_system_and_null_users() -> None:
+    # A frame in memory collects the first stage and finds the users whose tie group
+    # at k fills the head at once; only their rows are joined (an is_in on the user
+    # column first, null users included). Two systems share user ids: the join keys
+    # are (system, user); user 1 of system "a" has an open group, of "b" none.
+    tied = {"score": [0.5] * 8 + [0.1], "relevance": [1, 0, 0, 1, 0, 0, 0, 1, 1]}
+    parts = [
+        pl.DataFrame({"system": "a", "user": 1, "item": range(9), **tied}),
+        pl.DataFrame(
+            {
+                "system": "b",
+                "user": 1,
+                "item": range(9),
+                "score": [0.9 - i / 10 for i in range(9)],
+                "relevance": tied["relevance"],
+            }
+        ),
+        pl.DataFrame({"system": "a", "user": None, "item": range(9), **tied}),
+    ]
+    df = pl.concat(parts, how="vertical_relaxed").with_columns(pl.col("user").cast(pl.Int64))
+    metrics = ["precision@2", "recall@2", "mrr@2", "map@2", "ndcg@2"]
+    fast, slow = both(df, metrics, by="system", per_user=True, validate=False)
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+    row = fast.filter((pl.col("system") == "a") & (pl.col("user") == 1)).row(0, named=True)
+    assert row["precision@2"] == pytest.approx(2 * (3 / 8) / 2, abs=1e-15)  # r = 3 of n = 8
+    lazy = prk.evaluate(df.lazy(), metrics, by="system", per_user=True, validate=False)
+    assert_frame_equal(lazy.collect(), fast)

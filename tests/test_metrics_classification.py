@@ -216,7 +216,7 @@ def reference(df: pl.DataFrame, metrics: list[str], ties: str, n: int) -> pl.Dat
         for user in data["user"]:
             values = [
                 on_order(bound.spec.name, opts, table(ranked, unret, bound.k, n, opts["rel"]))
-                for ranked, unret in orderings(users[user], ties)
+                for ranked, unret in orderings(users[user], ties, distinct=True)  # no items
             ]
             column.append(None if None in values else sum(values) / len(values))  # type: ignore[arg-type]
         data[bound.name] = column

@@ -88,7 +88,7 @@ def reference(metric: str, rows: list[Row], ties: str) -> float | None:
     opts = dict(bound.options)
     values = [
         value_on_order(bound.spec.name, bound.k, opts, ranked, unret)
-        for ranked, unret in orderings(rows, ties)
+        for ranked, unret in orderings(rows, ties, distinct=True)  # items never read
     ]
     if any(v is None for v in values):
         return None

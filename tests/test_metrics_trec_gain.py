@@ -121,7 +121,9 @@ def ref_on_order(
 def reference(metric: str, rows: list[Row], ties: str) -> float | None:
     bound = parse_metric(metric)
     opts = dict(bound.options)
-    values = [ref_on_order(bound.spec.name, opts, r, u) for r, u in orderings(rows, ties)]
+    # The reference never reads a row's item: one ordering per distinct label sequence.
+    orders = orderings(rows, ties, distinct=True)
+    values = [ref_on_order(bound.spec.name, opts, r, u) for r, u in orders]
     if any(v is None for v in values):
         return None
     return sum(values) / len(values)  # type: ignore[arg-type]

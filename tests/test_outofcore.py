@@ -68,6 +68,7 @@ def side_table(df: pl.DataFrame) -> pl.DataFrame:
         long_tail=pl.col("item") % 3 == 0,
         group=pl.col("item") % 4 == 0,
         base_rank=pl.col("item") % 5 + 1,
+        category=pl.col("item") % 3,  # categorical_diversity
         # the intent-aware metrics' judgments (tests/test_intent.py)
         subtopics=pl.concat_list(
             pl.struct(subtopic=pl.col("item") % 3, relevance=pl.lit(1)),

@@ -8,6 +8,8 @@ force over every ordering.
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 from typing import Any
 
@@ -311,3 +313,63 @@ def test_insufficient_raise_stand_alone_expression_marks_nan() -> None:
     assert df.select(prk.partial_auc(2, insufficient="exclude")).item() is None
     # ignore: item 1 has its 1 negative + 1 missing one below it: (2 + 0) / (2 * 2)
     assert df.select(prk.partial_auc(2)).item() == 2 / (2 * 2)
+
+
+def _big_tie_users() -> list[tuple[list[int], list[int], list[int], int]]:
+    """(labels above the tie group, labels of the group, labels below, missing relevant).
+
+    Each tie group is large (8 to 12 items): the straddling group's law has many terms.
+    """
+    return [
+        ([1, 0], [1] * 6 + [0] * 6, [0, 1], 1),  # r = 6, s = 6: 924 orderings
+        ([0, 0, 0, 1], [1] * 7 + [0] * 3, [1], 0),  # many negatives above the group
+        ([], [1] * 4 + [0] * 8, [0, 0], 2),  # the group at the top, short of relevant
+        ([1, 1, 1], [1] * 5 + [0] * 4, [], 0),  # k-th relevant deep inside the group
+    ]
+
+
+@pytest.mark.parametrize(
+    "metric", ["pap@2", "pap@4", "pap@7", "pap(insufficient=exclude)@9", "pap", "partial_auc@5"]
+)
+def test_large_tie_groups_match_brute_force(metric: str) -> None:
+    # Every distinct ordering of a group's labels is one user of a tie-free frame (the
+    # items of one label are exchangeable, so each label sequence has the same weight):
+    # the expected value is the mean of the deterministic values over those users.
+    tied_rows, brute_rows, expected = [], [], {}
+    variant = 0
+    for user, (above, group, below, missing) in enumerate(_big_tie_users()):
+        # Distinct scores above and below the group (3.0x and 1.0x), ties only at 2.0.
+        scored = [(3.1 - 0.01 * i, lab) for i, lab in enumerate(above)]
+        scored += [(2.0, lab) for lab in group]
+        scored += [(1.0 - 0.01 * i, lab) for i, lab in enumerate(below)]
+        unranked = [(None, 1)] * missing
+        for item, (score, lab) in enumerate(scored + unranked):
+            tied_rows.append((user, item, score, float(lab)))
+        first = variant
+        for pos in itertools.combinations(range(len(group)), sum(group)):
+            labels = [1 if i in pos else 0 for i in range(len(group))]
+            seq = above + labels + below
+            n = len(seq)
+            for item, lab in enumerate(seq):
+                brute_rows.append((variant, item, float(n - item), float(lab)))
+            for item in range(missing):
+                brute_rows.append((variant, n + item, None, 1.0))
+            variant += 1
+        expected[user] = range(first, variant)
+    schema = ["user", "item", "score", "relevance"]
+    tied = pl.DataFrame(tied_rows, schema=schema, orient="row")
+    brute = pl.DataFrame(brute_rows, schema=schema, orient="row")
+    det = per_user(brute, [metric], ties="item_asc", users="all")[metric].to_list()
+    got = per_user(tied, [metric], ties="expected", users="all")[metric].to_list()
+    for user, variants in expected.items():
+        values = [det[v] for v in variants]
+        if any(v is None for v in values):
+            assert all(v is None for v in values)
+            assert got[user] is None
+        else:
+            assert got[user] == pytest.approx(math.fsum(values) / len(values), abs=1e-12)
+    # The inline expression (agg provider) gives the same values.
+    if metric == "pap" or metric.startswith("pap@"):
+        k = int(metric.split("@")[1]) if "@" in metric else None
+        inline = tied.group_by("user").agg(prk.pap(k)).sort("user")[metric].to_list()
+        assert inline == pytest.approx(got, abs=1e-12)

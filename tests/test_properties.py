@@ -31,6 +31,8 @@ NEEDS_SIDE_TABLE = (
     # history= and items= (tests/test_serendipity.py, test_calibration.py,
     # test_popularity_bias.py)
     "serendipity", "unexpectedness", "miscalibration", "aplt", "aclt",
+    # a category column (tests/test_categorical.py)
+    "categorical_diversity",
 )  # fmt: skip
 # Per-user metrics only: a global metric (one value per by group) has no per-user value.
 ALL_METRICS = [
@@ -89,6 +91,7 @@ def side_table() -> pl.DataFrame:
         long_tail=pl.col("item") % 3 == 0,
         group=pl.col("item") % 4 == 0,
         base_rank=pl.col("item") % 5 + 1,
+        category=pl.col("item") % 3,  # categorical_diversity
         # the intent-aware metrics' judgments: subtopics item % 3 and 3 + item % 2
         subtopics=pl.concat_list(
             pl.struct(subtopic=pl.col("item") % 3, relevance=pl.lit(1)),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -91,6 +92,7 @@ def spark() -> Iterator[SparkSession]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    previous_sigint = signal.getsignal(signal.SIGINT)
     session = (
         SparkSession.builder.master("local[2]")
         .appName("polars-rankeval-tests")
@@ -101,8 +103,19 @@ def spark() -> Iterator[SparkSession]:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    # SparkContext installs its own SIGINT handler (cancel the jobs, then raise
+    # KeyboardInterrupt) and never removes it, not even on stop(). Put the previous
+    # one back at once: this session-scoped fixture ends with the whole run, and the
+    # tests that run after these (tests/test_outofcore.py's Ctrl-C tests) expect the
+    # interpreter's handler. A Ctrl-C still interrupts the run (KeyboardInterrupt).
+    if previous_sigint is not None:
+        signal.signal(signal.SIGINT, previous_sigint)
+    try:
+        yield session
+    finally:
+        session.stop()
+        if previous_sigint is not None:
+            signal.signal(signal.SIGINT, previous_sigint)
 
 
 def systems(seed: int, *, string_ids: bool = False) -> pl.DataFrame:
@@ -677,8 +690,12 @@ def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSes
         "miscalibration@3",
         "aplt@3",
         "aclt@3",
+        "novelty(source=history_users,unknown=one,normalize=true,denominator=k)@3",
+        "intra_list_diversity(distance=cooccurrence)@3",
+        "categorical_diversity(category=provider)@3",
     ]
     global_metrics = [
+        "novelty(source=history_interactions,unknown=zero,aggregate=pooled)@3",
         "reo@3",
         "rsp@3",
         "group_exposure(group=provider,level=p1)@3",

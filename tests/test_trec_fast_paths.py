@@ -47,14 +47,13 @@ def test_docno_codes_are_byte_order_ranks(monkeypatch: pytest.MonkeyPatch, colli
 
 
 @pytest.mark.parametrize("collide", [False, True])
-def test_string_codes_and_distinct(monkeypatch: pytest.MonkeyPatch, collide: bool) -> None:
+def test_string_codes(monkeypatch: pytest.MonkeyPatch, collide: bool) -> None:
     if collide:
         _collide(monkeypatch)
     keys = pl.Series(["q1", "q2", "q3"])
     values = pl.Series(["q3", "q9", "q1", "q3"])
     # q3 is key 2, q9 is no key (null), q1 is key 0
     assert te._string_codes(values, keys).to_list() == [2, None, 0, 2]
-    assert sorted(te._distinct_strings(values).to_list()) == ["q1", "q3", "q9"]
 
 
 @pytest.mark.parametrize(
@@ -135,3 +134,96 @@ def test_g_fractional_gains_sum_over_every_rank() -> None:
     run = b"q1 Q0 d1 1 3 t\nq1 Q0 d3 2 2 t\nq1 Q0 d2 3 1 t\n"
     expected = (1.5 / math.log2(3.5) + 3 / math.log2(3.0)) / 4.5
     assert _g(run, "G.1=1.5,2=3") == expected
+
+
+# --------------------------------------------------------------------------- runs in trec order
+# A run whose queries' lines are contiguous and by score descending skips the sort
+# (te._order / te._in_trec_order); anything else falls back to sorting every row.
+ORDER_QRELS = b"q1 0 d1 1\nq1 0 d2 2\nq1 0 d4 0\nq2 0 d3 1\nq2 0 d1 1\n"
+# q1: d4 and d2 tie at 2.0 (trec_eval: docno descending, d4 before d2), then d1, d3;
+# q2: d3, d1 tie at 1.0 -> d3, d1
+TREC_ORDER = [
+    "q1 Q0 d4 1 2.0 t", "q1 Q0 d2 2 2.0 t", "q1 Q0 d1 3 1.5 t", "q1 Q0 d3 4 -0 t",
+    "q2 Q0 d3 1 1.0 t", "q2 Q0 d1 2 1.0 t", "q2 Q0 d5 3 nan t",
+]  # fmt: skip
+
+
+def _lines(lines: list[str]) -> bytes:
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _output(run: bytes) -> str:
+    result = te.trec_eval(ORDER_QRELS, run, ["all_trec"], per_query=True)
+    return te.format_trec(result)
+
+
+def _frame(lines: list[str]) -> pl.DataFrame:
+    frame, _ = read_trec_eval_run(_lines(lines))
+    codes = {"q1": 0, "q2": 1}
+    return frame.with_columns(pl.col("qid").replace_strict(codes, return_dtype=pl.UInt32))
+
+
+def test_order_of_a_run_in_trec_order() -> None:
+    order = te._order(_frame(TREC_ORDER))
+    # contiguous, scores not increasing: no score ranks, blocks already in code order
+    assert order.blocks is not None
+    assert order.blocks.len() == 0
+    assert order.score_rank is None
+    # queries listed q2 first: the blocks are gathered back, rows 4-6 then 0-3
+    order = te._order(_frame(TREC_ORDER[4:] + TREC_ORDER[:4]))
+    assert order.blocks is not None
+    assert order.blocks.to_list() == [3, 4, 5, 6, 0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        TREC_ORDER[2:3] + TREC_ORDER[:2] + TREC_ORDER[3:],  # 1.5 before 2.0 in q1
+        TREC_ORDER[:2] + TREC_ORDER[4:5] + TREC_ORDER[2:4] + TREC_ORDER[5:],  # q1 split by q2
+        TREC_ORDER[:5] + TREC_ORDER[6:] + TREC_ORDER[5:6],  # nan above a number
+    ],
+)
+def test_order_falls_back_to_the_sort(lines: list[str]) -> None:
+    order = te._order(_frame(lines))
+    assert order.blocks is None
+    # score ranks for the sort: 2.0 -> 0, 1.5 -> 1, 1.0 -> 2, 0.0 -> 3, nan last (4)
+    assert order.score_rank is not None
+    ranks = dict(zip(_frame(lines)["sim"].to_list(), order.score_rank.to_list(), strict=True))
+    assert [ranks[2.0], ranks[1.5], ranks[1.0], ranks[0.0]] == [0, 1, 2, 3]
+
+
+def test_ties_out_of_docno_order_are_sorted_among_themselves() -> None:
+    # q1's tie d2/d4 listed d2 first, q2's d1/d3 too: only those rows are reordered
+    lines = [TREC_ORDER[i] for i in (1, 0, 2, 3, 5, 4, 6)]
+    frame = _frame(lines)
+    docnos, codes = te._docno_codes(frame["docno"])
+    order = te._order(frame)
+    assert order.blocks is not None
+    ranked = te._in_trec_order(frame["qid"], order.sim, order.blocks, codes, docnos.height)
+    assert ranked is not None
+    names = docnos["docno"].gather(ranked["__dc"]).to_list()
+    assert names == ["d4", "d2", "d1", "d3", "d3", "d1", "d5"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sorted_and_shuffled_runs_give_the_same_output(seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    expected = _output(_lines(TREC_ORDER))
+    lines = list(TREC_ORDER)
+    rng.shuffle(lines)  # the sort
+    assert _output(_lines(lines)) == expected
+    # the fast path with tie groups reordered and query blocks swapped
+    q1, q2 = TREC_ORDER[:4], TREC_ORDER[4:]
+    q1 = [q1[1], q1[0], *q1[2:]] if seed % 2 else q1
+    assert _output(_lines(q2 + q1 if seed % 3 else q1 + q2)) == expected
+
+
+def test_a_duplicate_in_a_run_in_trec_order_is_refused() -> None:
+    for docno, lines in (
+        ("d2", [*TREC_ORDER[:2], TREC_ORDER[1], *TREC_ORDER[2:]]),  # adjacent, tied
+        ("d4", [*TREC_ORDER[:3], "q1 Q0 d4 4 0.5 t", *TREC_ORDER[3:]]),  # lower score
+    ):
+        with pytest.raises(te.TrecEvalError, match=f"duplicate docno '{docno}'"):
+            _output(_lines(lines))

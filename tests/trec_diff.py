@@ -374,6 +374,40 @@ _BAD_MEASURES = (
 )
 
 
+def _order_run(rng: random.Random, lines: list[str]) -> None:
+    """Put the run lines in a random order, or (half the time) as runs are usually written.
+
+    Shuffled (half), or each query's lines together (queries in a random or sorted
+    order) and within a query: in trec_eval's order (score descending, then docno
+    descending), by score with ties in any order, or as generated (not by score).
+    """
+    if rng.random() < 0.5:
+        rng.shuffle(lines)
+        return
+    within = rng.choice(["trec", "score", "generated"])
+    by_query: dict[str, list[str]] = {}
+    for line in lines:
+        by_query.setdefault(_fields(line)[0], []).append(line)
+    queries = list(by_query)
+    if rng.random() < 0.5:
+        queries.sort()
+    else:
+        rng.shuffle(queries)
+
+    def score(line: str) -> tuple[bool, float]:
+        value = _atof(_fields(line)[4])
+        return (math.isnan(value), -value if not math.isnan(value) else 0.0)
+
+    lines.clear()
+    for q in queries:
+        block = by_query[q]
+        if within == "trec":
+            block.sort(key=lambda ln: _fields(ln)[2].encode(), reverse=True)
+        if within != "generated":
+            block.sort(key=score)  # stable: ties keep the docno order above
+        lines.extend(block)
+
+
 def generate(rng: random.Random) -> Case:
     """A random case: see the module docstring for what varies."""
     odd = rng.random() < 0.4
@@ -430,7 +464,7 @@ def generate(rng: random.Random) -> Case:
             )
         if rng.random() < 0.02 and retrieved:
             run_lines.append(run_lines[-1])  # a duplicate document: trec_eval refuses it
-    rng.shuffle(run_lines)
+    _order_run(rng, run_lines)
     if rng.random() < 0.6:
         rng.shuffle(qrels_lines)
     if rng.random() < 0.02 and qrels_lines:

@@ -26,6 +26,7 @@ FAMILIES = (
     "counts",
     "diversity",
     "serendipity",
+    "categorical",
     "calibration",
     "popularity_bias",
     "graded",

@@ -88,12 +88,14 @@ from polars_rankeval.registry import FramePlan, GlobalPlan, register
 _P, _G, _LAM, _V = "__prk_div_p", "__prk_div_g", "__prk_div_lam", "__prk_div_v"
 
 Distance = Annotated[
-    Literal["cosine", "euclidean", "hamming", "jaccard"],
+    Literal["cosine", "euclidean", "hamming", "jaccard", "cooccurrence"],
     "distance between two items' vectors: 1 - cosine similarity (Jurity's default, "
     "MS Recommenders with item features), Euclidean, Hamming = the number of "
     "differing components (RecTools PairwiseHammingDistanceCalculator; scikit-learn's "
     "'hamming' divides it by the length), or Jaccard of the non-zero components "
-    "(scikit-learn's boolean 'jaccard'; 0 for two zero vectors)",
+    "(scikit-learn's boolean 'jaccard'; 0 for two zero vectors); or, without vectors, "
+    "1 - the co-occurrence cosine c(i, j) / sqrt(c(i) c(j)) of the items in history= "
+    "(MS Recommenders diversity; 1 for items that never co-occur)",
 ]
 Short = Annotated[
     Literal["undefined", "zero"],
@@ -158,7 +160,9 @@ def _inter_value(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
         "diversity, MS Recommenders diversity with item features): 1 - cos, in O(k·d) as "
         "(‖sum v̂‖² - sum ‖v̂‖²) / 2, a zero vector has cosine 0; euclidean; hamming: the "
         "number of differing components (RecTools); jaccard of the non-zero components "
-        "(0 for two zero vectors); those three from the pairs, O(k²·d). An item of a top "
+        "(0 for two zero vectors); those three from the pairs, O(k²·d); cooccurrence: 1 - "
+        "c(i, j) / sqrt(c(i) c(j)) with c counting the rows of history= (c(i, j): pairs "
+        "of rows of one user; MS Recommenders diversity), no vectors. An item of a top "
         "k without a finite vector is an error. Expected ties: exact expectation. Null "
         "when m < 2 (short=undefined), or 0 (short=zero: RecTools IntraListDiversity, "
         "which averages such a user in); a user without an item in the top k is null."
@@ -176,7 +180,10 @@ def _intra_list_diversity(
 ) -> FramePlan:
     keys, item = f.keys, f.cols.item
     p = f.p_in(k)
-    f.column(features)
+    if distance == "cooccurrence":
+        history = f.history("intra_list_diversity").select(keys[-1], item)
+    else:
+        f.column(features)
     source = f.column_name(features)
     labels = (f.label(item), f.label(keys[-1]))
     straddling = f.expected and k is not None
@@ -192,6 +199,12 @@ def _intra_list_diversity(
         g, lam = pl.lit(0.0), pl.lit(0.0)
 
     def build(rows: pl.LazyFrame) -> pl.LazyFrame:
+        if distance == "cooccurrence":
+            top = rows.filter(p > 0).select(*keys, item, p.alias(_P), g.alias(_G), lam.alias(_LAM))
+            out = _cooccurrence_value(top, keys, item, history)
+            if short == "zero":
+                out = out.with_columns(pl.col("value").fill_null(0.0))
+            return out
         dtype = rows.collect_schema()[source]
         top = rows.filter(p > 0).select(
             *keys, item, p.alias(_P), g.alias(_G), lam.alias(_LAM), pl.col(source).alias(_V)
@@ -384,6 +397,35 @@ def _pairwise_value(
     out = fail_if(out, "mixed", _mixed_message(features, keys[-1], labels[1]))
     m = pl.col("m")
     value = defined_if(m >= 2, pl.col("D") / (m * (m - 1.0) / 2.0))
+    return out.select(*keys, value.alias("value"))
+
+
+def _cooccurrence_value(
+    top: pl.LazyFrame, keys: list[str], item: str, history: pl.LazyFrame
+) -> pl.LazyFrame:
+    """Mean ``1 - co-occurrence cosine`` over the pairs of a list (weights as above)."""
+    # Imported here: the registry keeps the import order of the family modules.
+    from polars_rankeval.metrics.serendipity import cooccurrence_cosine
+
+    p, g, lam = pl.col(_P), pl.col(_G), pl.col(_LAM)
+    scalars = top.group_by(keys).agg(m=p.sum().round())
+    right = top.rename({item: "__prk_b", _P: "__prk_pb", _G: "__prk_gb"}).drop(_LAM)
+    pairs = top.join(right, on=keys, how="inner", nulls_equal=True).filter(
+        pl.col(item) < pl.col("__prk_b")
+    )
+    sims = cooccurrence_cosine(
+        history, keys[-1], item, top.select(item).unique(), "__prk_sim", within=True
+    ).rename({"__prk_j": "__prk_b"})
+    weight = p * pl.col("__prk_pb") + g * pl.col("__prk_gb") * lam
+    d = 1.0 - pl.col("__prk_sim").fill_null(0.0)
+    sums = (
+        pairs.join(sims, on=[item, "__prk_b"], how="left")
+        .group_by(keys)
+        .agg((weight * d).sum().alias("D"))
+    )
+    out = scalars.join(sums, on=keys, how="left", nulls_equal=True)
+    m = pl.col("m")
+    value = defined_if(m >= 2, pl.col("D").fill_null(0.0) / (m * (m - 1.0) / 2.0))
     return out.select(*keys, value.alias("value"))
 
 

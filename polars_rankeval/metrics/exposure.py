@@ -38,11 +38,20 @@ interacted with the item (or the share of its interactions).
   the user's top k, ``p(i)`` the popularity, which must lie in (0, 1]
   (``log_base=`` another base; ``denominator=k`` divides the sum by k: RePlay's
   Surprisal is ``novelty(denominator=k, log_base=<#train users>)`` with
-  ``item_popularity(..., unseen="one")``).
+  ``item_popularity(..., unseen="one")``). ``source=history_users`` or
+  ``source=history_interactions`` counts ``p(i)`` in ``history=`` instead (the share
+  of its users holding the item, or of its rows), ``unknown=`` says what an item
+  without a popularity adds (``error``, ``one``: as one user or row, ``zero``: 0) and
+  ``normalize=true`` divides by ``log #history users`` (or rows). So RePlay's
+  Surprisal is also ``novelty(source=history_users, unknown=one, normalize=true,
+  denominator=k)`` with ``history=train``, and MS Recommenders' novelty
+  ``novelty(source=history_interactions, unknown=zero, aggregate=pooled)`` (the mean
+  over every recommended row, items outside the history adding 0).
 * ``unseen_share@k`` (per user): the share of the top k whose ``seen`` column (the
   user interacted with the item in training) is false (RePlay's Novelty).
 
-Both are null for a user with an empty list. Every item of a top k needs a
+Both are null for a user with an empty list (novelty with ``denominator=k``: 0,
+the empty sum over k padded slots). Every item of a top k needs a
 popularity: an item without one (missing from ``items=`` or null), a negative or
 non-finite one, and for novelty one outside (0, 1] (an item no one interacted with
 has infinite self-information) raise a ``ValueError`` naming examples. Under
@@ -110,6 +119,23 @@ NoveltyDenominator = Annotated[
     "divide the sum of self-information over the top k by the number of items in it "
     "(RecTools MeanInvUserFreq) or by k, a short list padded with 0 (RePlay Surprisal; "
     "needs @k)",
+]
+NoveltySource = Annotated[
+    Literal["column", "history_users", "history_interactions"],
+    "where p(i) comes from: the popularity column, or history=: the share of its users "
+    "who hold the item (RePlay Surprisal) or the item's share of its rows (MS "
+    "Recommenders novelty)",
+]
+NoveltyUnknown = Annotated[
+    Literal["error", "one", "zero"],
+    "an item without a popularity (not in history=, or a null or zero popularity): an "
+    "error, as if one user (or row) of history= had it (RePlay Surprisal), or 0 "
+    "self-information, still counted in the denominator (MS Recommenders)",
+]
+NoveltyNormalize = Annotated[
+    bool,
+    "divide by the largest self-information log(#history users or rows), mapping to "
+    "[0, 1] (RePlay Surprisal); needs a history source",
 ]
 LogBase = Annotated[
     float,
@@ -327,26 +353,34 @@ def _mean_over_top(
     valid: Callable[[pl.Expr], pl.Expr],
     rule: str,
     divisor: float | None = None,
+    *,
+    missing_ok: bool = False,
+    pad_empty: bool = False,
 ) -> FramePlan:
     """Per user: the mean of ``transform(column)`` over the top k, every value checked.
 
     ``divisor``: divide the sum by this constant instead of the list size.
+    ``missing_ok``: a null value is not an error (``transform`` handles it).
+    ``pad_empty``: with ``divisor``, a user without an item in the top k scores 0 (the
+    empty sum over the k padded slots) instead of null.
     """
     keys, item = f.keys, f.cols.item
     p = f.p_in(k)
     value = f64(f.column(column))
-    bad = value.is_null() | ~value.is_finite() | ~valid(value)
+    bad = ~value.is_finite() | ~valid(value)
+    bad = bad.fill_null(False) if missing_ok else value.is_null() | bad
 
     def build(rows: pl.LazyFrame) -> pl.LazyFrame:
-        term = pl.when(bad).then(0.0).otherwise(transform(value))
+        term = pl.when(bad | (p <= 0)).then(0.0).otherwise(transform(value))
+        counted = bad & (p > 0)
         per_user = (
-            rows.filter(p > 0)
+            (rows if pad_empty and divisor is not None else rows.filter(p > 0))
             .group_by(keys)
             .agg(
                 num=(p * term).sum(),
                 den=p.sum(),
-                bad=f64(bad).sum(),
-                bad_item=pl.col(item).filter(bad).min(),
+                bad=f64(counted).sum(),
+                bad_item=pl.col(item).filter(counted).min(),
             )
         )
 
@@ -399,14 +433,24 @@ def _popularity_bias(
     normalized=False,
     summary="Mean self-information -log2 p(i) of the items of the top k.",
     definition=(
-        "mean over the top k of -log_b p(i) (b = log_base, default 2), p(i) the "
-        "popularity column (from the data or items=, e.g. item_popularity(): the share of "
-        "the training users who interacted with the item), which must lie in (0, 1] (else "
-        "an error: an item no one interacted with has infinite self-information; "
-        "item_popularity(unseen='one') counts such items as one user, as RecTools "
-        "and RePlay do). denominator=list (default; RecTools MeanInvUserFreq) divides the "
-        "sum by the items of the top k, denominator=k by k (RePlay Surprisal, with "
-        "log_base = #training users). Null for an empty list."
+        "mean over the top k of -log_b p(i) (b = log_base, default 2). source=column "
+        "(default): p(i) is the popularity column (from the data or items=, e.g. "
+        "item_popularity(): the share of the training users who interacted with the "
+        "item), which must lie in (0, 1] (else an error: an item no one interacted with "
+        "has infinite self-information; item_popularity(unseen='one') counts such items "
+        "as one user, as RecTools and RePlay do). source=history_users: p(i) = #distinct "
+        "users of history= with the item / #distinct users of history=; "
+        "source=history_interactions: #history rows of the item / #history rows (MS "
+        "Recommenders novelty). unknown= says what an item without a popularity (not in "
+        "history=, or a null or 0 popularity) adds: an error (default), as if one user "
+        "or interaction had it (one: RePlay Surprisal) or 0 while still counting in the "
+        "denominator (zero: MS Recommenders). normalize=true divides by the largest "
+        "self-information, log_b of #history users (or rows), which maps it to [0, 1] "
+        "(RePlay Surprisal). denominator=list (default; RecTools MeanInvUserFreq) "
+        "divides the sum by the items of the top k, denominator=k by k (RePlay "
+        "Surprisal). aggregate=pooled: the sum over every user's top k / the number of "
+        "those rows (MS Recommenders novelty). Null for an empty list (0 with "
+        "denominator=k: the empty sum over k padded slots)."
     ),
 )
 def _novelty(
@@ -416,11 +460,44 @@ def _novelty(
     popularity: Popularity = "popularity",
     denominator: NoveltyDenominator = "list",
     log_base: LogBase = 2.0,
+    source: NoveltySource = "column",
+    unknown: NoveltyUnknown = "error",
+    normalize: NoveltyNormalize = False,
 ) -> FramePlan:
     if denominator == "k" and k is None:
         msg = "novelty(denominator=k) needs a cutoff @k (the sum is divided by k)"
         raise ValueError(msg)
     base = float(log_base)
+    divisor = float(k) if denominator == "k" and k is not None else None
+    if source != "column":
+        return _history_novelty(f, k, source, unknown, normalize, base, divisor)
+    if normalize:
+        msg = (
+            "novelty(normalize=true) divides by log(#history users), which only "
+            "source=history_users or source=history_interactions knows (from history=), "
+            "got source='column'"
+        )
+        raise ValueError(msg)
+    if unknown == "one":
+        msg = (
+            "novelty(unknown=one) counts an unknown item as one user of history=: it needs "
+            "source=history_users or source=history_interactions, got source='column' "
+            "(with a popularity column, use item_popularity(..., unseen='one'))"
+        )
+        raise ValueError(msg)
+    if unknown == "zero":  # a missing, null or zero popularity adds 0 self-information
+        return _mean_over_top(
+            f,
+            k,
+            "novelty",
+            popularity,
+            lambda x: pl.when(x.is_null() | (x == 0)).then(0.0).otherwise(-x.log(base)),
+            lambda x: (x >= 0) & (x <= 1),
+            "no popularity in [0, 1]",
+            divisor=divisor,
+            missing_ok=True,
+            pad_empty=True,
+        )
     return _mean_over_top(
         f,
         k,
@@ -429,8 +506,74 @@ def _novelty(
         lambda x: -x.log(base),
         lambda x: (x > 0) & (x <= 1),
         "no popularity in (0, 1]",
-        divisor=float(k) if denominator == "k" and k is not None else None,
+        divisor=divisor,
+        pad_empty=True,
     )
+
+
+def _history_novelty(
+    f: Features,
+    k: int | None,
+    source: str,
+    unknown: str,
+    normalize: bool,
+    base: float,
+    divisor: float | None,
+) -> FramePlan:
+    """Per user: the self-information of the top k with p(i) counted in ``history=``."""
+    keys, item, user = f.keys, f.cols.item, f.keys[-1]
+    p = f.p_in(k)
+    history = f.history("novelty").select(user, item)  # the error at the call if missing
+    label = f.label(item)
+
+    def build(rows: pl.LazyFrame) -> pl.LazyFrame:
+        if source == "history_users":
+            held = history.unique()
+            counts = held.group_by(item).agg(f64(pl.col(user).n_unique()).alias("__prk_nc"))
+            total = history.select(f64(pl.col(user).n_unique()).alias("__prk_nt"))
+        else:
+            counts = history.group_by(item).agg(f64(pl.len()).alias("__prk_nc"))
+            total = history.select(f64(pl.len()).alias("__prk_nt"))
+        c, t = pl.col("__prk_nc"), pl.col("__prk_nt")
+        missing = c.is_null()
+        info = (t / c).log(base)
+        if unknown == "one":
+            info = pl.when(missing).then(t.log(base)).otherwise(info)
+        elif unknown == "zero":
+            info = pl.when(missing).then(0.0).otherwise(info)
+        if normalize:  # the largest self-information: an item held by one user (or row)
+            info = defined_if(t > 1, info / t.log(base))
+        bad = missing if unknown == "error" else pl.lit(False)
+        # With denominator=k a user without an item in the top k scores 0 (padded).
+        kept = rows if divisor is not None else rows.filter(p > 0)
+        top = kept.select(*keys, item, p.alias("__prk_nov_p"))
+        joined = top.join(counts, on=item, how="left").join(total, how="cross")
+        pw = pl.col("__prk_nov_p")
+        inside = pw > 0
+        counted = bad & inside
+        per_user = joined.group_by(keys).agg(
+            num=(pw * pl.when(bad | ~inside).then(0.0).otherwise(info)).sum(),
+            undefined=(info.is_null() & ~bad & inside).any(),
+            den=pw.sum(),
+            bad=f64(counted).sum(),
+            bad_item=pl.col(item).filter(counted).min(),
+        )
+
+        def message(rows_bad: pl.DataFrame) -> str:
+            return (
+                f"metric 'novelty': {int(rows_bad.get_column('bad').sum())} item(s) in the "
+                f"top k of {rows_bad.height} user(s) have no interaction in history= "
+                f"(source={source!r}), e.g. {label} "
+                f"{examples(rows_bad.get_column('bad_item'))}; pass unknown=one (as if "
+                "one user had it) or unknown=zero (it adds 0)"
+            )
+
+        checked = fail_if(per_user, "bad", message)
+        den = pl.col("den") if divisor is None else pl.lit(divisor)
+        value = pl.when(~pl.col("undefined")).then(pl.col("num") / den)
+        return checked.select(*keys, value.alias("value"))
+
+    return FramePlan(build)
 
 
 @register(

@@ -27,9 +27,11 @@ so it adds E[max(0, c - U)] with c = k - (negatives above the group): a closed f
 ``pap`` also keeps only the first min(k, R) relevant items: a tie group holding the
 k-th relevant item (at most one per user) adds sum_{i <= d} E[max(0, c - U_i)] over its
 first d = k - (relevant above the group) relevant items, U_i following the negative
-hypergeometric law P(U_i = u) = C(u + i - 1, u) C(s - u + r - i, s - u) / C(r + s, r)
-(r relevant items in the group): a double sum of at most k^2 terms, evaluated inside
-the user's aggregation from an integer range (no per-user Python).
+hypergeometric law (r relevant, s negative items in the group). Given U_d = t the items
+before the d-th relevant one are a uniform interleaving of d - 1 relevant items and t
+negatives, so this is sum_{t=0..s} P(U_d = t) [(d - 1) E[max(0, c - V_t)] + max(0, c - t)]
+with V_t uniform on 0..t: one term per t, held by the group's row at offset t (the
+group has r + s > s rows), a row-wise expression summed in the user's aggregation.
 
 Without a cutoff, k is the user's number of negatives in its list (at least 1, the
 missing negative read as below the list): ``partial_auc`` is then the AUC of the
@@ -42,7 +44,7 @@ from typing import Annotated, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features, log_comb
+from polars_rankeval._features import Features, lgamma
 from polars_rankeval.metrics._common import Rel, defined_if, f64, num_relevant
 from polars_rankeval.registry import Raises, register
 
@@ -95,6 +97,71 @@ class _Rows:
     def sufficient(self) -> pl.Expr:
         """RecTools' check: at least k negatives in the list, or every relevant item in it."""
         return (self.negatives >= self.k) | (self.hits_all >= self.n_rel)
+
+
+def _straddle_term(f: Features, rows: _Rows, rel: float, kk: pl.Expr, *, tag: str) -> pl.Expr:
+    """The straddling tie group's sum, spread over its rows (0 on every other row).
+
+    The group (r relevant and s negative items, ``ra`` relevant items above it,
+    ``c = k - negatives above it``) contributes ``sum_{i <= d} E[max(0, c - U_i)]``
+    over its first ``d = k - ra`` relevant items (``0 < d < r``). Conditioning on
+    ``U_d = t``, the items before the d-th relevant one are a uniform interleaving of
+    d - 1 relevant items and t negatives, so each of those d - 1 relevant items has a
+    number of negatives above it uniform on 0..t. Hence the sum is
+    ``sum_t P(U_d = t) [(d - 1) g(c, t) + max(0, c - t)]`` over t = 0..s, with
+    ``g(c, t) = E[max(0, c - V)]``, V uniform on 0..t (:meth:`_Rows.gain`) and
+    ``P(U_d = t) = C(t + d - 1, t) C(s - t + r - d, s - t) / C(r + s, r)``. The
+    group has r + s >= s + 2 rows: its row at offset j holds the term t = j.
+
+    ``kk`` is k on every row (a literal, or a per-user column); ``tag`` names the
+    columns. The term is a ``tie_row`` (computed on the rows of real ties only) whose
+    inputs are ``tie_row`` columns of their own: the Lanczos expression of
+    :func:`lgamma` then reads a column instead of inlining each input ten times, which
+    keeps the plan (and the fixed cost of a call) small. Inline (no columns) the
+    inputs go through two lists instead, for the same reason.
+    """
+    r, s = rows.r, rows.s
+    # Relevant items above the row's group, on every row of the group (r > 0).
+    ra_sum = f.gsum(rows.is_rel * rows.rel_above.fill_null(0.0), f"rel_above*rel>={rel}")
+    ra = pl.when(r > 0).then(ra_sum / r).otherwise(0.0)
+    d = kk - ra
+    c = kk - (f64(f.a - 1) - ra)
+    t = f64(f.j)
+    straddle = f.ret & (ra < kk) & (ra + r > kk) & (t <= s)
+    # log C(t + d - 1, t) + log C(s - t + r - d, s - t) - log C(r + s, r) as Gamma terms.
+    num = [t + d, s - t + r - d + 1.0, r + 1.0, s + 1.0]
+    den = [t + 1.0, d, s - t + 1.0, r - d + 1.0, r + s + 1.0]
+    if f.window:
+
+        def col(name: str, expr: pl.Expr) -> pl.Expr:
+            return f.tie_row(f"__prk_pap_{name}[{tag}]", expr, pl.lit(1.0))
+
+        d, c, t = col("d", d), col("c", c), col("t", t)
+        straddle = f.tie_row(f"__prk_pap_in[{tag}]", straddle, pl.lit(False))
+        log_law = pl.sum_horizontal(*(lgamma(col(f"num{i}", x)) for i, x in enumerate(num)))
+        log_law -= pl.sum_horizontal(*(lgamma(col(f"den{i}", x)) for i, x in enumerate(den)))
+    else:  # inline: no columns; the inputs go through lists, Lanczos written twice
+        log_gamma = lgamma(pl.element())
+        log_law = pl.concat_list(num).list.eval(log_gamma).list.sum()
+        log_law -= pl.concat_list(den).list.eval(log_gamma).list.sum()
+    width = pl.min_horizontal(t + 1.0, c).clip(lower_bound=0.0)
+    below = (width * c - width * (width - 1.0) / 2.0) / (t + 1.0)
+    value = log_law.exp() * ((d - 1.0) * below + (c - t).clip(lower_bound=0.0))
+    value = pl.when(straddle).then(value).otherwise(0.0)
+    return f.tie_row(f"__prk_pap_straddle[{tag}]", value, pl.lit(0.0), after=True)
+
+
+def _base_k(f: Features, rows: _Rows) -> pl.Expr:
+    """The k of a metric without @k (the user's negatives, at least 1), from base columns.
+
+    The list length is the number of recommended rows, or under absolute positions
+    the largest rank (gaps are negatives): the same value as :attr:`_Rows.k`, read
+    without positions so that :meth:`Features.user_base` can compute it early.
+    """
+    order = pl.col(f.cols.order)
+    length = f64(order.max()) if f.absolute else f64(f.ret).sum()
+    hits = (f64(f.ret) * rows.is_rel).sum()
+    return pl.max_horizontal(length.fill_null(0.0) - hits, pl.lit(1.0))
 
 
 def _finish(rows: _Rows, numerator: pl.Expr, relevant: pl.Expr, insufficient: str) -> pl.Expr:
@@ -204,20 +271,12 @@ def _pap(
     # Groups whose relevant items are all among the first k relevant ones add in full.
     inside = rows.pos & (rows.rel_above + rows.r <= kk)
     numerator = pl.when(inside).then(rows.gain()).otherwise(0.0).sum()
-    # At most one tie group straddles the k-th relevant item (ties=expected only).
-    straddle = rows.pos & (rows.rel_above < kk) & (rows.rel_above + rows.r > kk)
-
-    def scalar(x: pl.Expr) -> pl.Expr:
-        return pl.when(straddle).then(x).max().fill_null(0.0)
-
-    r, s, c = scalar(rows.r), scalar(rows.s), scalar(rows.c)
-    d = scalar(kk - rows.rel_above)
-    width = pl.min_horizontal(s + 1.0, c).clip(lower_bound=0.0)  # u = 0 .. width - 1
-    idx = pl.int_range(0, (d * width).cast(pl.Int64), dtype=pl.Int64)
-    w = width.clip(lower_bound=1.0).cast(pl.Int64)
-    i = f64(idx // w + 1)
-    u = f64(idx % w)
-    law = (log_comb(u + i - 1.0, u) + log_comb(s - u + r - i, s - u) - log_comb(r + s, r)).exp()
-    numerator = numerator + ((c - u) * law).sum()
+    if f.expected:
+        # At most one tie group straddles the k-th relevant item (ties=expected only).
+        # Row values computed on the rows of real ties only. Without @k, k (the user's
+        # negatives) comes from a per-user column computed before them.
+        k_rows = kk if k is not None else f.user_base(_base_k(f, rows), f"pap_k[{rel}]")
+        term = _straddle_term(f, rows, rel, k_rows, tag=f"{k},{rel}")
+        numerator = numerator + term.sum()
     relevant = pl.min_horizontal(rows.n_rel, kk)
     return _finish(rows, numerator, relevant, insufficient)

@@ -119,34 +119,48 @@ def _history_similarity(
     n_hist = history.group_by(user).agg(pl.len().alias("__prk_nh"))
     if similarity == "features":
         return _feature_similarity(f, metric, top, history, n_hist, features)
-    # Co-occurrence cosine c(i, j) / sqrt(c(i) c(j)) over the history rows.
-    counts = history.group_by(item).agg(pl.len().alias("__prk_c"))
-    wanted = top.select(item).unique()
-    holders = history.join(wanted, on=item, how="semi")
+    sims = cooccurrence_cosine(history, user, item, top.select(item).unique(), _SIM)
     other = history.rename({item: "__prk_j"})
-    pairs = (
-        holders.join(other, on=user, how="inner")
-        .group_by(item, "__prk_j")
-        .agg(pl.len().alias("__prk_cij"))
-    )
-    count_j = counts.rename({item: "__prk_j", "__prk_c": "__prk_cj"})
-    sims = (
-        pairs.join(counts, on=item, how="left")
-        .join(count_j, on="__prk_j", how="left")
-        .select(
-            item,
-            "__prk_j",
-            (f64(pl.col("__prk_cij")) / (f64(pl.col("__prk_c")) * pl.col("__prk_cj")).sqrt()).alias(
-                _SIM
-            ),
-        )
-    )
     per_pair = (
         top.select(*keys, item)
         .join(other, on=user, how="inner")
         .join(sims, on=[item, "__prk_j"], how="left")
     )
     return per_pair.group_by([*keys, item]).agg(pl.col(_SIM).fill_null(0.0).mean())
+
+
+def cooccurrence_cosine(
+    history: pl.LazyFrame,
+    user: str,
+    item: str,
+    wanted: pl.LazyFrame,
+    name: str,
+    *,
+    within: bool = False,
+) -> pl.LazyFrame:
+    """The co-occurrence cosine ``c(i, j) / sqrt(c(i) c(j))`` of the history's items.
+
+    ``c(i)`` counts the history rows of item i and ``c(i, j)`` the pairs of rows of i
+    and j of one user (MS Recommenders ``item_cooccurrence_count``). One row per
+    ordered pair ``(item, "__prk_j")`` that co-occurs, for ``item`` in ``wanted`` (a
+    frame of the item column) and ``j`` any history item (``within``: ``j`` in
+    ``wanted`` too and ``item < j``, each unordered pair once); pairs that never
+    co-occur are absent (similarity 0).
+    """
+    counts = history.group_by(item).agg(pl.len().alias("__prk_c"))
+    holders = history.join(wanted, on=item, how="semi")
+    other = (holders if within else history).rename({item: "__prk_j"})
+    joined = holders.join(other, on=user, how="inner")
+    if within:
+        joined = joined.filter(pl.col(item) < pl.col("__prk_j"))
+    pairs = joined.group_by(item, "__prk_j").agg(pl.len().alias("__prk_cij"))
+    count_j = counts.rename({item: "__prk_j", "__prk_c": "__prk_cj"})
+    cij, ci, cj = (f64(pl.col(c)) for c in ("__prk_cij", "__prk_c", "__prk_cj"))
+    return (
+        pairs.join(counts, on=item, how="left")
+        .join(count_j, on="__prk_j", how="left")
+        .select(item, "__prk_j", (cij / (ci * cj).sqrt()).alias(name))
+    )
 
 
 def _unit_list(column: str, dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr]:
