@@ -338,7 +338,8 @@ def test_rectools_intersection_through_rank_similarity() -> None:
 
 
 def test_refused_and_unknown_metrics_say_why() -> None:
-    with pytest.raises(ValueError, match=r"RecTools's Intersection cannot be reproduced"):
+    # RecTools' Intersection is reproduced by rank_similarity: evaluate points there.
+    with pytest.raises(ValueError, match=r"RecTools's Intersection compares two recommendation"):
         prk.evaluate(HIVEMALL, ["Intersection@2"], conventions="rectools")
     with pytest.raises(ValueError, match="RecTools has no metric 'ndcg_burges'"):
         prk.evaluate(HIVEMALL, ["ndcg_burges@5"], conventions="rectools")
