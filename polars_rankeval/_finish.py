@@ -10,7 +10,7 @@ global metrics (:func:`finalize`); Spark runs :func:`summary_of` once per by gro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import polars as pl
@@ -53,13 +53,7 @@ def finish(
             _raise_on_undefined(frame, names, keys)
             return frame
 
-        per_user = per_user.map_batches(
-            check,
-            schema=schema,
-            predicate_pushdown=False,
-            projection_pushdown=False,
-            slice_pushdown=False,
-        )
+        per_user = deferred_check(per_user, check, schema)
     if job.per_user:
         return job.outer(per_user)
     if job.per_item:
@@ -67,6 +61,22 @@ def finish(
         return job.outer(finalize(job, partials, job.item_names, on).sort(on))
     values = finalize(job, partials, job.global_names, job.iby) if job.global_names else None
     return job.outer(summary_of(job, per_user, values))
+
+
+def deferred_check(
+    frame: pl.LazyFrame, check: Callable[[pl.DataFrame], pl.DataFrame], schema: pl.Schema
+) -> pl.LazyFrame:
+    """``frame`` with ``check`` applied when it is collected (an error raises there).
+
+    No predicate, projection or slice pushdown crosses the check.
+    """
+    return frame.map_batches(
+        check,
+        schema=schema,
+        predicate_pushdown=False,
+        projection_pushdown=False,
+        slice_pushdown=False,
+    )
 
 
 def raising(job: Job) -> dict[str, str]:
@@ -99,13 +109,7 @@ def check_raising(job: Job, per_user: pl.LazyFrame) -> pl.LazyFrame:
                 raise ValueError(raise_message(name, reason, bad.height, example))
         return frame
 
-    checked = per_user.map_batches(
-        check,
-        schema=schema,
-        predicate_pushdown=False,
-        projection_pushdown=False,
-        slice_pushdown=False,
-    )
+    checked = deferred_check(per_user, check, schema)
     return checked.with_columns(pl.col(list(reasons)).fill_nan(None))
 
 

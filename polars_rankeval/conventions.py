@@ -1238,6 +1238,31 @@ _SUFFIX = re.compile(r"^(?P<body>.*?)\s*\[(?P<preset>[A-Za-z_][A-Za-z0-9_]*)\]\s
 _NAME = re.compile(r"^\s*(?P<name>[^@]+?)\s*(?:@\s*(?P<k>.+?))?\s*$")
 
 
+def _library_name(text: object, preset: str, *, kind: str, example: str) -> re.Match[str]:
+    """Parse a library metric name (``Name@k``, optionally suffixed ``[preset]``).
+
+    ``kind`` ("metric" or "measure") and ``example`` word the errors.
+    """
+    if not isinstance(text, str):
+        msg = f"a {kind} must be a string such as {example!r}, got {type(text).__name__}"
+        raise TypeError(msg)
+    body = text
+    suffix = _SUFFIX.match(text)
+    if suffix is not None:
+        if suffix["preset"].strip() != preset:
+            msg = (
+                f"{kind} {text!r} names convention {suffix['preset'].strip()!r} "
+                f"but conventions={preset!r}"
+            )
+            raise ValueError(msg)
+        body = suffix["body"]
+    match = _NAME.match(body)
+    if match is None:  # pragma: no cover - the pattern accepts any non-empty text
+        msg = f"cannot parse {kind} {text!r}"
+        raise ValueError(msg)
+    return match
+
+
 @dataclass(frozen=True)
 class Resolved:
     """Library metric names resolved under a preset: what to pass to ``evaluate``."""
@@ -1282,23 +1307,7 @@ def resolve(
     out: list[str] = []
     names: dict[str, str] = {}
     for text in texts:
-        if not isinstance(text, str):
-            msg = f"a metric must be a string such as 'map@10', got {type(text).__name__}"
-            raise TypeError(msg)
-        body = text
-        suffix = _SUFFIX.match(text)
-        if suffix is not None:
-            if suffix["preset"].strip() != preset:
-                msg = (
-                    f"metric {text!r} names convention {suffix['preset'].strip()!r} "
-                    f"but conventions={preset!r}"
-                )
-                raise ValueError(msg)
-            body = suffix["body"]
-        match = _NAME.match(body)
-        if match is None:  # pragma: no cover - the pattern accepts any non-empty text
-            msg = f"cannot parse metric {text!r}"
-            raise ValueError(msg)
+        match = _library_name(text, preset, kind="metric", example="map@10")
         mapped = convention.lookup(match["name"])
         cut = match["k"]
         if mapped.entry != "evaluate":
@@ -1395,23 +1404,7 @@ def resolve_pairs(
     names: dict[str, str] = {}
     need_users: set[str] = set()
     for text in texts:
-        if not isinstance(text, str):
-            msg = f"a measure must be a string such as 'Intersection@10', got {type(text).__name__}"
-            raise TypeError(msg)
-        body = text
-        suffix = _SUFFIX.match(text)
-        if suffix is not None:
-            if suffix["preset"].strip() != preset:
-                msg = (
-                    f"measure {text!r} names convention {suffix['preset'].strip()!r} "
-                    f"but conventions={preset!r}"
-                )
-                raise ValueError(msg)
-            body = suffix["body"]
-        match = _NAME.match(body)
-        if match is None:  # pragma: no cover - the pattern accepts any non-empty text
-            msg = f"cannot parse measure {text!r}"
-            raise ValueError(msg)
+        match = _library_name(text, preset, kind="measure", example="Intersection@10")
         name, given = match["name"], ""
         try:
             mapped = convention.lookup(name)
