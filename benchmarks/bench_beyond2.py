@@ -35,14 +35,13 @@ import datetime as dt
 import os
 import platform
 import sys
-import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
+from bench_core import best_of
 
 import polars_rankeval as prk
 
@@ -51,15 +50,6 @@ N_ITEMS = 5_003
 PER_USER = 100
 HIST = 20
 K = 10
-
-
-def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def make_data(n_users: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
@@ -214,7 +204,7 @@ def main() -> None:
         print(f"{case:<62} {n_rows:>12,} {seconds:>8.2f}s  {value}  {note}", flush=True)
 
     rep = args.repeat
-    t, out = timed(lambda: run_ours(df, [f"ndcg@{K}", f"precision@{K}"]), rep)
+    t, out = best_of(lambda: run_ours(df, [f"ndcg@{K}", f"precision@{K}"]), rep)
     add("core: ndcg@10 + precision@10", df.height, t, f"{out.item(0, 0):.6f}")
     kw: dict[str, Any] = {"history": history, "items": table, "n_items": N_ITEMS}
     cases = [
@@ -238,11 +228,11 @@ def main() -> None:
     ]
     ours: dict[str, float] = {}
     for case, metrics, extra in cases:
-        t, out = timed(lambda m=metrics, e=extra: run_ours(df, m, **kw, **e), rep)
+        t, out = best_of(lambda m=metrics, e=extra: run_ours(df, m, **kw, **e), rep)
         ours.update({m: out.item(0, m) for m in out.columns if "(" not in m or m in metrics})
         add(case, df.height, t, f"{out.item(0, 0):.6f}")
     if args.peers:
-        t, value = timed(lambda: replay_unexpectedness(df), 1)
+        t, value = best_of(lambda: replay_unexpectedness(df), 1)
         diff = abs(value - ours[f"unexpectedness@{K}"])
         add(
             "RePlay Unexpectedness@10 (polars path)",
@@ -256,7 +246,7 @@ def main() -> None:
         part = df.filter(pl.col("user") < args.slice_users).join(
             hist_part, on=["user", "item"], how="anti"
         )
-        t_ours, mine = timed(
+        t_ours, mine = best_of(
             lambda: run_ours(part, [f"serendipity(mode=history)@{K}"], history=hist_part), rep
         )
         add(
@@ -265,7 +255,7 @@ def main() -> None:
             t_ours,
             f"{mine.item(0, 0):.6f}",
         )
-        t, value = timed(lambda: ms_serendipity(part, hist_part), 1)
+        t, value = best_of(lambda: ms_serendipity(part, hist_part), 1)
         diff = abs(value - mine.item(0, 0))
         add(
             "MS Recommenders serendipity (top 10 given), slice",
@@ -280,9 +270,9 @@ def main() -> None:
         hist_part, on=["user", "item"], how="anti"
     )
     metrics = [f"aplt@{K}", f"reo@{K}", f"rsp@{K}"]
-    t_ours, mine = timed(lambda: run_ours(part, metrics, history=hist_part, items=table), rep)
+    t_ours, mine = best_of(lambda: run_ours(part, metrics, history=hist_part, items=table), rep)
     add("ours: aplt + reo + rsp @10, slice", part.height, t_ours, f"{mine.item(0, f'rsp@{K}'):.6f}")
-    t, value = timed(lambda: elliot_bias(part, hist_part, table), 1)
+    t, value = best_of(lambda: elliot_bias(part, hist_part, table), 1)
     diff = max(
         abs(value["aplt"] - mine.item(0, f"aplt@{K}")),
         abs(value["reo"] - mine.item(0, f"reo@{K}")),

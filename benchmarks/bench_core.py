@@ -267,6 +267,16 @@ def measure(fn: Callable[[], object], repeats: int) -> list[float]:
     return times
 
 
+def best_of(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """The fastest of ``repeat`` calls of ``fn`` (wall-clock seconds) and the last result."""
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, out
+
+
 def prk_call(
     df: pl.DataFrame, ties: str, validate: bool, metrics: list[str] | None = None
 ) -> Callable[[], pl.DataFrame]:

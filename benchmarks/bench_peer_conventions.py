@@ -32,14 +32,13 @@ import datetime as dt
 import os
 import platform
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import polars as pl
+from bench_core import best_of
 
 import polars_rankeval as prk
 
@@ -48,15 +47,6 @@ N_ITEMS = 5_003  # prime: (a j + b) mod N is distinct within a user
 PER_USER = 20
 HIST = 10
 K = 10
-
-
-def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def make_data(n_users: int) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -152,9 +142,9 @@ def main() -> None:
     for name, ours_fn, peer_fn in cases:
         ours_t, peer_t, ours_v, peer_v = [], [], 0.0, 0.0
         for _ in range(args.repeat):  # interleaved
-            t, ours_v = timed(ours_fn, 1)
+            t, ours_v = best_of(ours_fn, 1)
             ours_t.append(t)
-            t, peer_v = timed(peer_fn, 1)
+            t, peer_v = best_of(peer_fn, 1)
             peer_t.append(t)
         o, p = min(ours_t), min(peer_t)
         line = (
