@@ -24,6 +24,7 @@ import pytest
 import polars_rankeval as prk
 from polars_rankeval.cli import CONVENTION_PRESETS
 from polars_rankeval.conventions import PRESETS, conventions
+from tests._rectools import rectools_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 LOG2_3 = math.log2(3)
@@ -482,23 +483,6 @@ def test_rectools() -> None:
         prk.fbeta(2, n_items=10, beta=math.sqrt(2), denominator="k").alias("f")
     )
     assert fb.sort("user")["f"].to_list() == pytest.approx([0.375, 0.75, 0, 0])
-
-
-def rectools_frame(
-    reco: dict[int, list[tuple[int, int]]], inter: dict[int, set[int]]
-) -> pl.DataFrame:
-    """RecTools' test data: reco (item, rank) per user, gaps kept; every interaction is
-    relevant, recommended non-interacted items relevance 0, users without interactions
-    null."""
-    rows = []
-    for user in sorted({*reco, *inter}):
-        liked = inter.get(user)
-        ranked = dict(reco.get(user, []))
-        for item in sorted({*ranked, *(liked or ())}):
-            rel = None if liked is None else float(item in liked)
-            rows.append((user, item, ranked.get(item), rel))
-    schema = {"user": pl.Int64, "item": pl.Int64, "rank": pl.Int64, "relevance": pl.Float64}
-    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def test_rectools_absolute_ranks() -> None:

@@ -17,23 +17,9 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
+from tests._rectools import rectools_frame
 from tests._tie_brute import brute_per_user
 from tests._tie_brute import per_user as engine_per_user
-
-
-def rectools_frame(
-    reco: dict[int, list[tuple[int, int]]], inter: dict[int, set[int]]
-) -> pl.DataFrame:
-    """RecTools data: (item, rank) per user with gaps kept; interactions are relevant."""
-    rows = []
-    for user in sorted({*reco, *inter}):
-        liked = inter.get(user)
-        ranked = dict(reco.get(user, []))
-        for item in sorted({*ranked, *(liked or ())}):
-            rel = None if liked is None else float(item in liked)
-            rows.append((user, item, ranked.get(item), rel))
-    schema = {"user": pl.Int64, "item": pl.Int64, "rank": pl.Int64, "relevance": pl.Float64}
-    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def per_user(df: pl.DataFrame, metrics: list[str], **kw: Any) -> pl.DataFrame:
