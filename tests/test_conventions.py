@@ -1007,6 +1007,31 @@ def test_jurity_ctr_matches_jurity_over_tied_orderings(estimation: str) -> None:
         assert got == pytest.approx(expected, rel=1e-12)
 
 
+def jurity_ild_recs(rng: np.random.Generator, n_items: int) -> pl.DataFrame:
+    """30 users with 1-5 distinct items each and tie-free scores (Jurity ILD input)."""
+    rows = [
+        (u, int(i), float(s))
+        for u in range(30)
+        for s, i in enumerate(rng.choice(n_items, size=int(rng.integers(1, 6)), replace=False))
+    ]
+    return pl.DataFrame(rows, schema=["user", "item", "score"], orient="row")
+
+
+def jurity_ild_features(vectors: np.ndarray) -> pl.DataFrame:
+    """Jurity's item feature table: ``item`` and one column per feature."""
+    return pl.DataFrame({"item": np.arange(len(vectors))}).with_columns(
+        *[pl.Series(f"f{j}", vectors[:, j]) for j in range(vectors.shape[1])]
+    )
+
+
+def ours_jurity_ild(recs: pl.DataFrame, vectors: np.ndarray, name: str) -> float:
+    """``name`` under conventions="jurity" on ``recs`` with the items' feature vectors."""
+    items = pl.DataFrame({"item": np.arange(len(vectors)), "features": vectors.tolist()})
+    long = recs.with_columns(relevance=pl.lit(None, dtype=pl.Float64))
+    got = prk.evaluate(long, name, conventions="jurity", users="recs", items=items)
+    return float(got[:, 0].item())
+
+
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.DataConversionWarning")
 def test_jurity_intra_list_diversity_jaccard() -> None:
     # Jurity 2.1.0's intralist_diversity passes a DataFrame to scikit-learn's
@@ -1023,17 +1048,9 @@ def test_jurity_intra_list_diversity_jaccard() -> None:
     vectors = rng.integers(0, 2, size=(n_items, 5)).astype(float)
     vectors[0] = 0.0  # a zero vector: jaccard 0 with another zero vector (scipy)
     vectors[1] = 0.0
-    rows = [
-        (u, int(i), float(s))
-        for u in range(30)
-        for s, i in enumerate(rng.choice(n_items, size=int(rng.integers(1, 6)), replace=False))
-    ]
-    recs = pl.DataFrame(rows, schema=["user", "item", "score"], orient="row")
-    columns = pl.DataFrame({"item": np.arange(n_items)}).with_columns(
-        *[pl.Series(f"f{j}", vectors[:, j]) for j in range(5)]
-    )
+    recs = jurity_ild_recs(rng, n_items)
     metric = IntraListDiversity(
-        columns.to_pandas(),
+        jurity_ild_features(vectors).to_pandas(),
         click_column="score",
         k=k,
         user_id_column="user",
@@ -1053,16 +1070,8 @@ def test_jurity_intra_list_diversity_jaccard() -> None:
         expected = metric.get_score(None, recs.to_pandas())
     finally:
         jurity_diversity.pairwise_distances = original
-    items = pl.DataFrame({"item": np.arange(n_items), "features": vectors.tolist()})
-    long = recs.with_columns(relevance=pl.lit(None, dtype=pl.Float64))
-    got = prk.evaluate(
-        long,
-        f"IntraListDiversity(metric=jaccard)@{k}",
-        conventions="jurity",
-        users="recs",
-        items=items,
-    )
-    assert got[:, 0].item() == pytest.approx(float(expected), abs=1e-12)
+    got = ours_jurity_ild(recs, vectors, f"IntraListDiversity(metric=jaccard)@{k}")
+    assert got == pytest.approx(float(expected), abs=1e-12)
     # By hand: {1,0,1} vs {1,1,0}: one shared of three non-zero -> 1 - 1/3.
     hand = pl.DataFrame({"user": [0, 0], "item": [20, 21], "score": [2.0, 1.0]})
     hand_items = pl.DataFrame({"item": [20, 21], "features": [[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]]})
@@ -1434,17 +1443,9 @@ def test_jurity_intra_list_diversity_matches_jurity(metric: str) -> None:
     rng = np.random.default_rng(11)
     n_items, k = 12, 3
     vectors = rng.integers(-1, 2, size=(n_items, 4)).astype(float)
-    rows = [
-        (u, int(i), float(s))
-        for u in range(30)
-        for s, i in enumerate(rng.choice(n_items, size=int(rng.integers(1, 6)), replace=False))
-    ]
-    recs = pl.DataFrame(rows, schema=["user", "item", "score"], orient="row")
-    columns = pl.DataFrame({"item": np.arange(n_items)}).with_columns(
-        *[pl.Series(f"f{j}", vectors[:, j]) for j in range(4)]
-    )
+    recs = jurity_ild_recs(rng, n_items)
     expected = jurity.IntraListDiversity(
-        columns.to_pandas(),
+        jurity_ild_features(vectors).to_pandas(),
         click_column="score",
         k=k,
         user_id_column="user",
@@ -1452,11 +1453,8 @@ def test_jurity_intra_list_diversity_matches_jurity(metric: str) -> None:
         user_sample_size=None,
         metric=metric,
     ).get_score(None, recs.to_pandas())
-    items = pl.DataFrame({"item": np.arange(n_items), "features": vectors.tolist()})
-    long = recs.with_columns(relevance=pl.lit(None, dtype=pl.Float64))
-    name = f"IntraListDiversity(metric={metric})@{k}"
-    got = prk.evaluate(long, name, conventions="jurity", users="recs", items=items)
-    assert got[:, 0].item() == pytest.approx(float(expected), abs=1e-12)
+    got = ours_jurity_ild(recs, vectors, f"IntraListDiversity(metric={metric})@{k}")
+    assert got == pytest.approx(float(expected), abs=1e-12)
 
 
 def test_recommenders_diversity_with_item_features() -> None:
