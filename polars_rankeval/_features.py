@@ -51,6 +51,14 @@ def f64(expr: pl.Expr) -> pl.Expr:
     return expr.cast(pl.Float64)
 
 
+def share_within(k: int | pl.Expr, a: pl.Expr, n: pl.Expr) -> pl.Expr:
+    """The share of a tie group (first position ``a``, ``n`` rows) within the top ``k``.
+
+    Under expected ties: each of its rows' probability of landing within the top ``k``.
+    """
+    return f64((k - a + 1).clip(0, n)) / f64(n)
+
+
 def order_kind(dtype: pl.DataType | None) -> str:
     """How the score/rank column is ordered exactly: ``"f64"``, ``"i128"`` or ``"dense"``.
 
@@ -530,8 +538,7 @@ class Features:
             return ret
         if not self.expected:
             return ret * f64(self.o <= k)
-        inside = (k - self.a + 1).clip(0, self.n)
-        return ret * f64(inside) / f64(self.n)
+        return ret * share_within(k, self.a, self.n)
 
     def _positive(self, name: str, expr: pl.Expr) -> pl.Expr:
         """A per-user window that only matters on rows with a positive relevance.

@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from polars_rankeval._features import share_within
 from polars_rankeval.metrics.similarity import rbo_frame
 from polars_rankeval.registry import Metric, parse_metric
 
@@ -112,8 +113,7 @@ def _p_in(cut: int | None) -> pl.Expr:
     """The row's probability of lying within the top ``cut`` (its tie group's share)."""
     if cut is None:
         return pl.lit(1.0)
-    inside = (cut - pl.col("a") + 1).clip(0, pl.col("n"))
-    return inside.cast(pl.Float64) / pl.col("n").cast(pl.Float64)
+    return share_within(cut, pl.col("a"), pl.col("n"))
 
 
 def _bind(text: str) -> Metric:
