@@ -51,12 +51,17 @@ def f64(expr: pl.Expr) -> pl.Expr:
     return expr.cast(pl.Float64)
 
 
+def count_within(k: int | pl.Expr, a: pl.Expr, n: pl.Expr) -> pl.Expr:
+    """How many rows of a tie group (first position ``a``, ``n`` rows) fit in the top ``k``."""
+    return (k - a + 1).clip(0, n)
+
+
 def share_within(k: int | pl.Expr, a: pl.Expr, n: pl.Expr) -> pl.Expr:
     """The share of a tie group (first position ``a``, ``n`` rows) within the top ``k``.
 
     Under expected ties: each of its rows' probability of landing within the top ``k``.
     """
-    return f64((k - a + 1).clip(0, n)) / f64(n)
+    return f64(count_within(k, a, n)) / f64(n)
 
 
 def order_kind(dtype: pl.DataType | None) -> str:
@@ -530,6 +535,10 @@ class Features:
             return self._tie(1, f"__prk_gmean[{name}@{k}]", window, masked(self.a))
         p = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
         return self._prefix_range(masked(p), self.a, self._b) / self.n
+
+    def within(self, k: int | pl.Expr) -> pl.Expr:
+        """How many rows of the row's tie group fit in the top ``k`` (``count_within``)."""
+        return count_within(k, self.a, self.n)
 
     def p_in(self, k: int | pl.Expr | None) -> pl.Expr:
         """Probability that the row is recommended and lands within the top ``k``."""

@@ -106,7 +106,7 @@ def _categorical_diversity(
     label = f.label(item)
     # Rows of the tie group straddling the cutoff: 0 < p < 1 (only under expected ties).
     n = f64(f.n)
-    s = f64((k - f.a + 1).clip(0, f.n)) if k is not None else n
+    s = f64(f.within(k)) if k is not None else n
 
     def build(rows: pl.LazyFrame) -> pl.LazyFrame:
         top = rows.filter(p > 0).select(

@@ -187,10 +187,10 @@ def _intra_list_diversity(
     source = f.column_name(features)
     labels = (f.label(item), f.label(keys[-1]))
     straddling = f.expected and k is not None
-    if straddling:
+    if f.expected and k is not None:  # = straddling (spelled out for the type checker)
         # The tie group straddling the cutoff: s of its n items make the list.
         n = f64(f.n)
-        s = f64((k - f.a + 1).clip(0, f.n))
+        s = f64(f.within(k))
         in_group = (p > 0) & (p < 1)
         g = f64(in_group)
         both = s * (s - 1.0) / (n * (n - 1.0))  # P(two given items of the group both make it)
