@@ -25,6 +25,7 @@ shape: (2, 6)
 
 from __future__ import annotations
 
+import mmap
 import re
 from pathlib import Path
 from typing import Any
@@ -391,8 +392,39 @@ def atof(text: str) -> float:
 _OTHER_SPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
 
 
+def _has_other_space(source: bytes | Path) -> bool:
+    """Whether a file has white space other than spaces and newlines.
+
+    ``source``: its bytes, or a non-empty file's path (scanned through a memory map).
+    """
+    if isinstance(source, bytes):
+        return any(c in source for c in _OTHER_SPACE)
+    with source.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        return any(m.find(c) >= 0 for c in _OTHER_SPACE)
+
+
+def _fast_source(source: str | Path | bytes, what: str) -> bytes | Path:
+    """A regular file's path (read by Polars, not copied), else the bytes (a pipe ...).
+
+    A missing or empty file raises the usual error.
+    """
+    if isinstance(source, bytes):
+        return _read_bytes(source, what)
+    path = Path(source)
+    if not path.is_file() or path.stat().st_size == 0:
+        return _read_bytes(source, what)
+    return path
+
+
+def _read_csv(source: bytes | Path, **options: Any) -> pl.DataFrame:
+    """``pl.read_csv`` of bytes, or a lazy scan of a path (no copy of the file)."""
+    if isinstance(source, bytes):
+        return pl.read_csv(source, **options)
+    return pl.scan_csv(source, **options).collect()
+
+
 def _fast_fields(
-    data: bytes,
+    data: bytes | Path,
     width: int,
     keep: tuple[int, ...],
     *,
@@ -406,7 +438,7 @@ def _fast_fields(
     has exactly ``width`` non-empty fields with no other white space, no comment and no
     blank line.
     """
-    if not any(c in data for c in _OTHER_SPACE):
+    if not _has_other_space(data):
         # single spaces only: every field is read (none is empty in a clean file), so an
         # empty field (two spaces in a row, a space at a line's start or end) or a blank
         # line shows as a null, and a line with too many or too few fields as a parse
@@ -414,7 +446,7 @@ def _fast_fields(
         for types in (typed or {}, {}) if typed else ({},):
             schema = {f"column_{k + 1}": types.get(k, pl.String()) for k in range(width)}
             try:
-                frame = pl.read_csv(
+                frame = _read_csv(
                     data, separator=" ", has_header=False, quote_char=None, schema=schema,
                     truncate_ragged_lines=False,
                 )  # fmt: skip
@@ -429,7 +461,7 @@ def _fast_fields(
         return None
     for separator in (" ", "\t"):
         try:
-            frame = pl.read_csv(
+            frame = _read_csv(
                 data, separator=separator, has_header=False, quote_char=None,
                 infer_schema=False, truncate_ragged_lines=False,
             )  # fmt: skip
@@ -525,9 +557,9 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
     >>> frame.rows(), runid
     ([('q1', 'd1', 0.001)], 'tagA')
     """
-    data = _read_bytes(source, "run")
+    fast_source = _fast_source(source, "run")
     # the rank field is not used; read as an integer it costs less than as a string
-    fast = _fast_fields(data, 6, (0, 2, 4, 5), typed={3: pl.Int64(), 4: pl.Float64()})
+    fast = _fast_fields(fast_source, 6, (0, 2, 4, 5), typed={3: pl.Int64(), 4: pl.Float64()})
     if fast is not None:
         frame = fast.select(
             pl.col("column_1").alias("qid"),
@@ -535,6 +567,7 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
             _atof_column(fast, "column_5").alias("sim"),
         )
         return frame, fast["column_6"][-1]
+    data = fast_source if isinstance(fast_source, bytes) else _read_bytes(source, "run")
     lines = _lines(data)
     body = pl.col("line").str.strip_chars_start(_C_SPACE)
     lines = lines.filter((body != "") & ~body.str.starts_with("#"))
@@ -572,14 +605,15 @@ def read_trec_eval_qrels(source: str | Path | bytes) -> pl.DataFrame:
     >>> read_trec_eval_qrels(b"q1 0 d1 1.0\n# note\nq1\t0 d2 -1 \n").rows()
     [('q1', 'd1', 1), ('q1', 'd2', -1)]
     """
-    data = _read_bytes(source, "qrels")
-    fast = _fast_fields(data, 4, (0, 2, 3), typed={3: pl.Int64()})
+    fast_source = _fast_source(source, "qrels")
+    fast = _fast_fields(fast_source, 4, (0, 2, 3), typed={3: pl.Int64()})
     if fast is not None:
         return fast.select(
             pl.col("column_1").alias("qid"),
             pl.col("column_3").alias("docno"),
             _atol_column(fast, "column_4").alias("rel"),
         )
+    data = fast_source if isinstance(fast_source, bytes) else _read_bytes(source, "qrels")
     lines = _lines(data)
     hashed = pl.col("line").str.starts_with("#")
     block = (hashed != hashed.shift(1, fill_value=False)).cum_sum()

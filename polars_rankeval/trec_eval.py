@@ -368,7 +368,12 @@ def _docno_codes(docno: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
 
 
 def _judged_codes(qrels: pl.DataFrame, docnos: pl.DataFrame) -> pl.DataFrame:
-    """The qrels rows whose docno is in the run, with its code ``__dc``."""
+    """The qrels rows whose docno is in the run, with its code ``__dc``.
+
+    A column ``__dc`` already in ``qrels`` is taken as those codes.
+    """
+    if "__dc" in qrels.columns:
+        return qrels.filter(pl.col("__dc").is_not_null())
     code = _string_codes(qrels["docno"], docnos["docno"])
     return qrels.with_columns(code.alias("__dc")).filter(pl.col("__dc").is_not_null())
 
@@ -414,13 +419,19 @@ def _order(run: pl.DataFrame) -> _Order:
         # the next row of the query ranks above this one (NaN ranks below every number;
         # Polars orders NaN above them: spelled out)
         above = ns.is_not_nan() & (s.is_nan() | (ns > s))
-        checked = pl.DataFrame({"qid": qid, "sim": sim}).select(
-            ((q == nq) & above).any().alias("unsorted"),
-            # one past each block's last row (the last row always ends one)
-            pl.int_range(1, n + 1, dtype=pl.UInt32).filter((q != nq).fill_null(True)).alias("ends"),
-        )
-        if not checked["unsorted"][0]:
-            blocks = _block_order(qid, checked["ends"])
+        frame = pl.DataFrame({"qid": qid, "sim": sim})
+        # a run in no order shows it in its first rows: the whole check is skipped
+        unsorted = frame.head(4096).select(((q == nq) & above).any()).item()
+        if not unsorted:
+            checked = frame.select(
+                ((q == nq) & above).any().alias("unsorted"),
+                # one past each block's last row (the last row always ends one)
+                pl.int_range(1, n + 1, dtype=pl.UInt32)
+                .filter((q != nq).fill_null(True))
+                .alias("ends"),
+            )
+            if not checked["unsorted"][0]:
+                blocks = _block_order(qid, checked["ends"])
     return _Order(sim, blocks, _score_ranks(sim) if blocks is None else None)
 
 
@@ -569,8 +580,23 @@ def _looked_up(
     with ThreadPoolExecutor(max_workers=1) as pool:
         distinct = pool.submit(pair.n_unique) if opts.checks else None
         judged = _judged_codes(qrels, docnos).select(pair_key.alias("__pair"), "rel")
-        looked_up = ranked.with_columns(pair.alias("__pair")).join(
-            judged, on="__pair", how="left", maintain_order="left"
+        # the judged rows of the ranking (an inner join: a fifth of the rows here), in
+        # ranking order; every other row is a document not in the qrels (-1)
+        hits = (
+            pair.to_frame("__pair")
+            .with_row_index("__row")
+            .lazy()
+            .join(judged.lazy(), on="__pair", how="inner")
+            .select(
+                "__row",
+                pl.when(pl.col("rel") < 0)
+                .then(-2)
+                .otherwise(pl.col("rel"))
+                .cast(pl.Int64)
+                .alias("rel"),
+            )
+            .sort("__row")
+            .collect()
         )
         n_distinct = distinct.result() if distinct is not None else ranked.height
     if n_distinct != ranked.height:
@@ -579,14 +605,8 @@ def _looked_up(
         docno = docnos["docno"][dc]
         msg = f"duplicate docno {docno!r} in the results of query {names[code]!r}"
         raise TrecEvalError(msg, 4)
-    ranked = looked_up.with_columns(
-        pl.when(pl.col("rel").is_null())
-        .then(-1)
-        .when(pl.col("rel") < 0)
-        .then(-2)
-        .otherwise(pl.col("rel"))
-        .alias("rel")
-    )
+    rel = pl.repeat(-1, ranked.height, dtype=pl.Int64, eager=True)
+    ranked = ranked.with_columns(rel.scatter(hits["__row"], hits["rel"]).alias("rel"))
     if opts.judged_only:
         ranked = ranked.filter(pl.col("rel") >= 0)
         ranked = ranked.with_columns(_positions(ranked["qid"]).alias("i"))
@@ -678,20 +698,37 @@ def _value_after(
     ``k`` ranks is the one at the frame's last row of the query with rank < k, 0 when
     there is none, null when ``k < 1``. Binary searches on the sorted keys, no join.
     """
-    k = k.cast(pl.Int64)
+    return _values_after(frame, keys, source, qid, [k])[0]
+
+
+def _values_after(
+    frame: pl.DataFrame,
+    keys: pl.Series,
+    source: str,
+    qid: pl.Series,
+    ks: Sequence[pl.Series],
+) -> list[pl.Series]:
+    """:func:`_value_after` for several cutoff series ``ks`` at once (one search each way)."""
+    if not ks:
+        return []
+    n = qid.len()
+    k = pl.concat([x.cast(pl.Int64) for x in ks])
     base = qid.cast(pl.UInt64) * 2**32
+    start = keys.search_sorted(base, side="left")
+    bases = pl.concat([base] * len(ks))
     lookup = pl.DataFrame(
         {
             "k": k,
-            "end": keys.search_sorted(base + k.clip(0, 2**32 - 1).cast(pl.UInt64), side="left"),
-            "start": keys.search_sorted(base, side="left"),
+            "end": keys.search_sorted(bases + k.clip(0, 2**32 - 1).cast(pl.UInt64), side="left"),
+            "start": pl.concat([start] * len(ks)),
         }
     )
     index = lookup.select(
         pl.when(pl.col("end") > pl.col("start")).then(pl.col("end").cast(pl.Int64) - 1)
     )["end"]
     got = frame[source].gather(index)
-    return pl.select(pl.when(k >= 1).then(got.fill_null(0))).to_series().alias(source)
+    values = pl.select(pl.when(k >= 1).then(got.fill_null(0))).to_series().alias(source)
+    return [values.slice(j * n, n) for j in range(len(ks))]
 
 
 def _reads_unjudged(columns: list[_Column], level: int) -> bool:
@@ -734,7 +771,23 @@ def _compute(
     # a query's code is its row in ``stats`` (sorted): per-query values by gather, no join
     stats = stats.sort("qid")
     full = ranked
-    rows = subset.with_columns(
+    rows = _with_log2(subset.with_columns((i + 2).alias("disc_arg")), "disc_arg", "disc")
+    # the gain family (G, ndcg, rbp ...) reads only ``rows``' ranks, judgments and
+    # discounts, ``full`` and the per-query counts: computed in a second thread beside
+    # the rest (Polars releases the GIL)
+    # (rbp/rbp_resid apart from the others: two threads; small operations wait less)
+    gain_cols = [c for c in columns if c.measure.kind == "pairs" or c.measure.name == "ndcg_cut"]
+    rbp_cols = [c for c in gain_cols if c.measure.name in ("rbp", "rbp_resid")]
+    groups = [g for g in ([c for c in gain_cols if c not in rbp_cols], rbp_cols) if g]
+    gains: list[tuple[Future[pl.DataFrame], list[_Column]]] = []
+    if groups:
+        pool = ThreadPoolExecutor(max_workers=len(groups))
+        gains = [
+            (pool.submit(_gain_measures, rows, full, qrels, stats, group), group)
+            for group in groups
+        ]
+        pool.shutdown(wait=False)
+    rows = rows.with_columns(
         isrel.alias("isrel"),
         isrel.cast(pl.Int64).cum_sum().over("qid").alias("Rc"),
         ((rel >= 0) & (rel < level)).cast(pl.Int64).cum_sum().over("qid").alias("nonrel_c"),
@@ -744,17 +797,7 @@ def _compute(
     rc = pl.col("Rc")
     rows = rows.with_columns(
         pl.when("isrel").then(rc / (i + 1)).otherwise(0.0).cum_sum().over("qid").alias("ap_c"),
-        (i + 2).alias("disc_arg"),
     )
-    rows = _with_log2(rows, "disc_arg", "disc")
-    # the gain family (G, ndcg, rbp ...) reads only ``rows``, ``full`` and the per-query
-    # counts: computed in a second thread beside the rest (Polars releases the GIL)
-    gain_cols = [c for c in columns if c.measure.kind == "pairs" or c.measure.name == "ndcg_cut"]
-    gains: Future[pl.DataFrame] | None = None
-    if gain_cols:
-        pool = ThreadPoolExecutor(max_workers=1)
-        gains = pool.submit(_gain_measures, rows, full, qrels, stats, gain_cols)
-        pool.shutdown(wait=False)
     names = {c.measure.name for c in columns}
     extra_frames: list[pl.DataFrame] = []
     wide_exprs: dict[str, pl.Expr] = {}
@@ -810,7 +853,6 @@ def _compute(
     # rows are sorted by (query, rank) and hold num_ret rows per query: the value of a
     # running column after rank k of a query is at row start + min(k, num_ret) - 1.
     wide = stats.sort("qid")
-    gathered: dict[tuple[str, str], pl.Series] = {}
     row_keys = _rank_keys(rows)
     unj_cuts = [c.param for c in columns if c.measure.name == "unj"]
     if unj_cuts:
@@ -820,15 +862,12 @@ def _compute(
         )
         head_keys = _rank_keys(head)
 
+    # (source, cutoff) -> the cutoff and the labels reading it: resolved after the loop,
+    # each source's cutoffs in one binary search
+    wanted: dict[tuple[str, str], tuple[pl.Expr, list[str]]] = {}
+
     def at(label: str, source: str, k: pl.Expr) -> None:
-        key = (source, str(k))
-        if key not in gathered:
-            kq = wide.select(pl.min_horizontal(k, n_ret).alias("k"))["k"]
-            if source == "unj_c":
-                gathered[key] = _value_after(head, head_keys, source, wide["qid"], kq)
-            else:
-                gathered[key] = _value_after(rows, row_keys, source, wide["qid"], kq)
-        extra_columns[label] = gathered[key]
+        wanted.setdefault((source, str(k)), (k, []))[1].append(label)
 
     extra_columns: dict[str, pl.Series] = {}
 
@@ -888,6 +927,21 @@ def _compute(
             cut = (kl * n_rel.cast(pl.Float64) + 0.9).cast(pl.Int64)
             extra_columns[label + "\x00c"] = wide.select(cut.alias("c"))["c"]
             at(label, "Rc", cut)
+    if wanted:
+        cutoffs = wide.select(
+            pl.min_horizontal(k, n_ret).alias(f"k{j}") for j, (k, _) in enumerate(wanted.values())
+        )
+        by_source: dict[str, list[int]] = {}
+        for j, (source, _) in enumerate(wanted):
+            by_source.setdefault(source, []).append(j)
+        entries = list(wanted.values())
+        for source, js in by_source.items():
+            frame, keys = (head, head_keys) if source == "unj_c" else (rows, row_keys)
+            ks = [cutoffs[f"k{j}"] for j in js]
+            found = _values_after(frame, keys, source, wide["qid"], ks)
+            for j, values in zip(js, found, strict=True):
+                for label in entries[j][1]:
+                    extra_columns[label] = values
     wide = wide.with_columns(
         pl.lit(0).alias("__n"), *[series.alias(lb) for lb, series in extra_columns.items()]
     )
@@ -1027,12 +1081,12 @@ def _compute(
         wide = _interpolated(rows, wide, interp)
         for column in interp:
             wide_exprs[column.label] = pl.col(column.label)
-    if gains is not None:
-        labels = [c.label for c in gain_cols]
+    for future, group in gains:
+        labels = [c.label for c in group]
         wide = wide.join(
-            gains.result().select("qid", *labels), on="qid", how="left", maintain_order="left"
+            future.result().select("qid", *labels), on="qid", how="left", maintain_order="left"
         )
-        for column in gain_cols:
+        for column in group:
             wide_exprs[column.label] = pl.col(column.label)
     out = wide.select("qid", *[expr.alias(label) for label, expr in wide_exprs.items()])
     return out
@@ -1450,14 +1504,18 @@ def _ndcg_cut(
     qid = wide["qid"]
     res_keys = _rank_keys(res)
     ideal_keys = ideal["qid"].cast(pl.UInt64) * 2**32 + ideal["p"].cast(pl.UInt64)
-    values = []
-    for column in columns:
-        k = pl.Series([int(column.param)] * qid.len(), dtype=pl.Int64)
-        d = _value_after(res, res_keys, "dcg_c", qid, k).fill_null(0.0)
-        idv = _value_after(ideal, ideal_keys, "idcg_c", qid, k).fill_null(0.0)
-        values.append(
-            pl.select(pl.when(idv > 0).then(d / idv).otherwise(d)).to_series().alias(column.label)
-        )
+    ks = [pl.Series([int(column.param)] * qid.len(), dtype=pl.Int64) for column in columns]
+    dcgs = _values_after(res, res_keys, "dcg_c", qid, ks)
+    ideals = _values_after(ideal, ideal_keys, "idcg_c", qid, ks)
+    values = pl.DataFrame(
+        {f"d{j}": d for j, d in enumerate(dcgs)} | {f"i{j}": v for j, v in enumerate(ideals)}
+    ).select(
+        pl.when(pl.col(f"i{j}").fill_null(0.0) > 0)
+        .then(pl.col(f"d{j}").fill_null(0.0) / pl.col(f"i{j}").fill_null(0.0))
+        .otherwise(pl.col(f"d{j}").fill_null(0.0))
+        .alias(column.label)
+        for j, column in enumerate(columns)
+    )
     return wide.with_columns(values)
 
 
@@ -1636,32 +1694,86 @@ def trec_eval(
             zscores=zscores,
         )  # fmt: skip
     columns = _columns(requests)
-    # the two files are read at the same time (Polars' reader releases the GIL); a
-    # qrels error is still the one reported when both files are bad
+    checks = any(r.measure not in ("runid", "num_q") for r in requests)
+    # The two files are read at the same time (Polars' reader releases the GIL): the
+    # run, then its docno codes, in a second thread; the qrels, then their query codes
+    # and duplicate check, here. A qrels error is still the one reported when both
+    # files are bad.
     pool = ThreadPoolExecutor(max_workers=1)
+    reading: Future[tuple[pl.DataFrame, str]] = Future()
+    qrels_read: Future[pl.DataFrame] = Future()
     try:
-        reading = pool.submit(_as_run, run)
+        coding = pool.submit(_read_run_coded, run, reading, qrels_read)
         qrels_df = _as_qrels(qrels)
+        qrels_read.set_result(qrels_df)
+        prepared = _prepare_qrels(qrels_df, checks=checks)
         run_df, tag = reading.result()
-        # the docno codes (a string lookup over the run) beside the query codes below
-        coding = pool.submit(_docno_codes, run_df["docno"])
         frames = [run_df]
         del run_df  # held by ``frames`` alone: freed once ranked
         return _evaluate_frames(
-            qrels_df, frames, tag, coding, columns, requests, per_query=per_query,
+            qrels_df, prepared, frames, tag, coding, columns, requests, per_query=per_query,
             complete=complete, max_docs=max_docs, rel_level=rel_level,
             judged_only=judged_only, num_docs=num_docs, summary=summary, query=query,
             zscores=zscores, runid=runid,
         )  # fmt: skip
     finally:
+        qrels_read.cancel()  # (when the qrels failed) the thread stops waiting for them
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _read_run_coded(
+    run: Any, reading: Future[tuple[pl.DataFrame, str]], qrels_read: Future[pl.DataFrame]
+) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
+    """:func:`_as_run` into ``reading``, then the docno codes of the run and the qrels.
+
+    Returns :func:`_docno_codes` of the run's docnos and each qrels row's docno code
+    (null: not in the run).
+    """
+    try:
+        run_df, tag = _as_run(run)
+    except BaseException as error:
+        reading.set_exception(error)
+        raise
+    reading.set_result((run_df, tag))
+    docnos, doc_codes = _docno_codes(run_df["docno"])
+    qrels_codes = _string_codes(qrels_read.result()["docno"], docnos["docno"])
+    return docnos, doc_codes, qrels_codes
+
+
+@dataclass(frozen=True)
+class _PreparedQrels:
+    """What the qrels alone decide, worked out while the run is still being read.
+
+    ``qids``: the distinct queries in byte order; ``codes``: each qrels row's position
+    in ``qids`` (UInt32); ``distinct_pairs``: a hash proves no (query, docno) repeats
+    (``False``: some may; the exact check runs on the evaluated queries).
+    """
+
+    qids: pl.DataFrame
+    codes: pl.Series
+    distinct_pairs: bool
+
+
+def _prepare_qrels(qrels: pl.DataFrame, *, checks: bool) -> _PreparedQrels:
+    qids = qrels.select(pl.col("qid").unique().sort())
+    codes = _string_codes(qrels["qid"], qids["qid"])
+    distinct = not checks or (
+        pl.DataFrame({"qid": codes, "docno": qrels["docno"]}).select(_PAIR_HASH.n_unique()).item()
+        == qrels.height
+    )
+    return _PreparedQrels(qids, codes, distinct)
+
+
+# a (query code, docno) pair as one 64-bit hash: distinct hashes prove distinct pairs
+_PAIR_HASH = pl.col("docno").hash(seed=0) ^ (pl.col("qid").cast(pl.UInt64) * 0x9E3779B97F4A7C15)
 
 
 def _evaluate_frames(
     qrels_df: pl.DataFrame,
+    prepared: _PreparedQrels,
     frames: list[pl.DataFrame],
     tag: str,
-    coding: Future[tuple[pl.DataFrame, pl.Series]],
+    coding: Future[tuple[pl.DataFrame, pl.Series, pl.Series]],
     columns: list[_Column],
     requests: list[Request],
     *,
@@ -1682,15 +1794,21 @@ def _evaluate_frames(
         runid = tag
     checks = any(r.measure not in ("runid", "num_q") for r in requests)
     opts = _Options(rel_level, max_docs, judged_only, num_docs, complete, checks)
-    qids = qrels_df.select(pl.col("qid").unique().sort())
+    qids = prepared.qids
     n_qrels_queries = qids.height
+    # whether the evaluated queries are all the qrels queries (then ``prepared.codes``
+    # are their codes)
+    all_queries = True
     if query is not None:
         qids = qids.filter(pl.col("qid") == query)
+        all_queries = False
     # each run row's query as its position in ``qids`` (null: not evaluated); the
     # queries present are read off these small integers, not the strings
     run_codes = _string_codes(run_df["qid"], qids["qid"])
-    in_run = pl.int_range(qids.height, dtype=pl.UInt32, eager=True).is_in(
-        run_codes.drop_nulls().unique().implode()
+    in_run = (
+        pl.zeros(qids.height, dtype=pl.Boolean, eager=True)
+        .scatter(run_codes.drop_nulls(), True)
+        .alias("in_run")
     )
     missing = qids.filter(~in_run)
     coded: tuple[pl.DataFrame, pl.Series] | None = None
@@ -1699,7 +1817,7 @@ def _evaluate_frames(
         run_df = pl.concat([run_df, bogus])
         missing_codes = pl.int_range(qids.height, dtype=pl.UInt32, eager=True).filter(~in_run)
         run_codes = pl.concat([run_codes, missing_codes])
-        coding.cancel()  # the placeholder docno is coded with the others in _ranked
+        # the placeholder docno is coded with the others in _ranked
     elif missing.height:
         print(
             f"trec_eval: note: {missing.height} qrels query(ies) without results not "
@@ -1707,6 +1825,7 @@ def _evaluate_frames(
             file=sys.stderr,
         )
         qids = qids.filter(in_run)
+        all_queries = False
         # renumber: a kept query's new code is the number of kept queries before it
         renumber = pl.select(pl.when(in_run).then(in_run.cum_sum() - 1).cast(pl.UInt32)).to_series()
         run_codes = renumber.gather(run_codes)
@@ -1729,13 +1848,16 @@ def _evaluate_frames(
     run_df = run_df.with_columns(run_codes.alias("qid"))
     if not every:
         run_df = run_df.filter(keep)
-    qrels_eval = encode(qrels_df)
+    if all_queries:
+        qrels_eval = qrels_df.with_columns(prepared.codes.alias("qid"))
+    else:
+        qrels_eval = encode(qrels_df)
     # duplicates: distinct (query, docno hash) keys prove there are none; only when some
     # keys repeat (a duplicate, or a hash collision) are the strings compared
-    pair_hash = pl.col("docno").hash(seed=0) ^ (pl.col("qid").cast(pl.UInt64) * 0x9E3779B97F4A7C15)
     if (
         opts.checks
-        and qrels_eval.select(pair_hash.n_unique()).item() != qrels_eval.height
+        and not prepared.distinct_pairs
+        and qrels_eval.select(_PAIR_HASH.n_unique()).item() != qrels_eval.height
         and qrels_eval.select(pl.struct("qid", "docno").n_unique()).item() != qrels_eval.height
     ):
         dup = qrels_eval.filter(pl.struct("qid", "docno").is_duplicated())
@@ -1744,10 +1866,14 @@ def _evaluate_frames(
         raise TrecEvalError(msg, 4)
     # the run's order (score ranks when it needs a sort) while the docnos are coded
     order = _order(run_df)
+    qrels_coded = qrels_eval
     if not (complete and missing.height):
-        docnos, doc_codes = coding.result()
+        docnos, doc_codes, qrels_codes = coding.result()
         coded = (docnos, doc_codes if every else doc_codes.filter(keep))
-    ranked = _ranked(run_df, qrels_eval, opts, codes["qid"], coded, order)
+        if all_queries:  # the rows of ``qrels_eval`` are those of ``qrels_df``
+            qrels_coded = qrels_eval.with_columns(qrels_codes.alias("__dc"))
+    ranked = _ranked(run_df, qrels_coded, opts, codes["qid"], coded, order)
+    del qrels_coded
     del run_df  # its strings are no longer needed: free them before the measures
     queries = codes.select(pl.col("__code").alias("qid"))
     subset = _judged_subset(ranked, columns, opts.level)

@@ -9,6 +9,7 @@ as trec_eval does; G has a closed form for integer gains and C's sum otherwise.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -227,3 +228,88 @@ def test_a_duplicate_in_a_run_in_trec_order_is_refused() -> None:
     ):
         with pytest.raises(te.TrecEvalError, match=f"duplicate docno '{docno}'"):
             _output(_lines(lines))
+
+
+def test_values_after_several_cutoffs_at_once_equal_one_at_a_time() -> None:
+    frame = pl.DataFrame(
+        {"qid": [0, 0, 2], "i": [1, 4, 0], "x": [10.0, 30.0, 7.0]},
+        schema={"qid": pl.UInt32, "i": pl.Int64, "x": pl.Float64},
+    )
+    keys = te._rank_keys(frame)
+    qid = pl.Series([0, 1, 2], dtype=pl.UInt32)
+    ks = [pl.Series([0, 3, 1]), pl.Series([2, 2, 2]), pl.Series([5, 0, 9])]
+    batched = te._values_after(frame, keys, "x", qid, ks)
+    single = [te._value_after(frame, keys, "x", qid, k) for k in ks]
+    assert [s.to_list() for s in batched] == [s.to_list() for s in single]
+    # by hand: query 0 after 0/2/5 ranks: null, 10, 30; query 1: 0, 0, null; query 2: 7
+    assert [s.to_list() for s in batched] == [[None, 0.0, 7.0], [10.0, 0.0, 7.0], [30.0, None, 7.0]]
+
+
+def _long_ranking(n: int, swap_at: int | None) -> pl.DataFrame:
+    """One query, ``n`` rows by score descending; rows ``swap_at`` and the next swapped."""
+    sims = [float(n - j) for j in range(n)]
+    if swap_at is not None:
+        sims[swap_at], sims[swap_at + 1] = sims[swap_at + 1], sims[swap_at]
+    return pl.DataFrame({"qid": pl.Series([0] * n, dtype=pl.UInt32), "sim": sims})
+
+
+@pytest.mark.parametrize(("swap_at", "in_order"), [(None, True), (10, False), (9000, False)])
+def test_order_reads_past_a_sorted_head(swap_at: int | None, in_order: bool) -> None:
+    # the first 4,096 rows decide alone only when they are out of order; a run sorted
+    # there and out of order further down is still sorted in full
+    order = te._order(_long_ranking(10_000, swap_at))
+    assert (order.blocks is not None) is in_order
+    assert (order.score_rank is None) is in_order
+
+
+GOOD_RUN = b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n"
+GOOD_QRELS = b"q1 0 d1 1\n"
+BAD_QRELS = b"q1 0 d1\n"  # three fields
+BAD_RUN = b"q1 Q0 d1 1\n"  # four fields
+
+
+@pytest.mark.parametrize("as_path", [False, True])
+@pytest.mark.parametrize("run", [GOOD_RUN, BAD_RUN])
+def test_a_bad_qrels_file_is_the_error_reported(tmp_path: Path, as_path: bool, run: bytes) -> None:
+    # the run is read (and coded) in a second thread that waits for the qrels: a qrels
+    # error must reach the caller, not leave that thread waiting
+    qrels_arg: bytes | Path = BAD_QRELS
+    run_arg: bytes | Path = run
+    if as_path:
+        qrels_arg, run_arg = tmp_path / "qrels", tmp_path / "run"
+        qrels_arg.write_bytes(BAD_QRELS)
+        run_arg.write_bytes(run)
+    with pytest.raises(ValueError, match="malformed qrels line"):
+        te.trec_eval(qrels_arg, run_arg, ["map"])
+
+
+def test_a_bad_run_file_is_reported() -> None:
+    with pytest.raises(ValueError, match="malformed run line"):
+        te.trec_eval(GOOD_QRELS, BAD_RUN, ["map"])
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n",  # clean: the fast reader
+        b"q1\tQ0\td1\t1\t2.0\tt\nq1\tQ0\td2\t2\t1.0\tt\n",  # tabs
+        b"q1 Q0 d1 1 2.0 t\r\nq1 Q0 d2 2 1.0 t\r\n",  # CR LF
+        b"# comment\nq1 Q0 d1 1 2.0 t\n q1 Q0 d2 2 1e0 t extra\n",  # general reader
+        b"q1 Q0 d1 1 2.0 t\nq1  d2 2 1.0 t\n",  # an empty field: five fields
+    ],
+)
+def test_a_run_file_reads_the_same_from_its_path_as_from_its_bytes(
+    tmp_path: Path, content: bytes
+) -> None:
+    # a path is read by Polars from the file (no copy); its bytes (standard input) as
+    # before: both take the same route to the same frame, or to the same error
+    path = tmp_path / "run"
+    path.write_bytes(content)
+    results = []
+    for source in (content, path):
+        try:
+            frame, runid = read_trec_eval_run(source)
+            results.append((frame.rows(), runid))
+        except ValueError as error:
+            results.append(str(error).split(": ", 1)[-1])
+    assert results[0] == results[1]
