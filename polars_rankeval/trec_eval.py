@@ -467,13 +467,26 @@ def _ranked(
     if order is None:
         order = _order(run)
     qid, n_dc = run["qid"], docnos.height
-    ranked = None
-    if order.blocks is not None:
-        ranked = _in_trec_order(qid, order.sim, order.blocks, doc_codes, n_dc)
-    if ranked is None:
-        score_rank = order.score_rank if order.score_rank is not None else _score_ranks(order.sim)
-        ranked = _sorted_ranking(qid, score_rank, doc_codes, n_dc)
-    return _looked_up(ranked, qrels, opts, names, docnos)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # the duplicate check (a hash of every (query, docno) pair; the row order does
+        # not matter) beside the sort; with -M only the kept ranks count (after it)
+        distinct = None
+        if opts.checks and opts.max_docs is None:
+            distinct = pool.submit(_distinct_pairs, qid, doc_codes)
+        ranked = None
+        if order.blocks is not None:
+            ranked = _in_trec_order(qid, order.sim, order.blocks, doc_codes, n_dc)
+        if ranked is None:
+            score_rank = order.score_rank
+            if score_rank is None:
+                score_rank = _score_ranks(order.sim)
+            ranked = _sorted_ranking(qid, score_rank, doc_codes, n_dc)
+        return _looked_up(ranked, qrels, opts, names, docnos, distinct)
+
+
+def _distinct_pairs(qid: pl.Series, doc_codes: pl.Series) -> int:
+    """The number of distinct (query code, docno code) pairs."""
+    return (qid.cast(pl.UInt64) * 2**32 + doc_codes.cast(pl.UInt64)).n_unique()
 
 
 def _in_trec_order(
@@ -569,8 +582,13 @@ def _looked_up(
     opts: _Options,
     names: pl.Series,
     docnos: pl.DataFrame,
+    distinct: Future[int] | None = None,
 ) -> pl.DataFrame:
-    """The sorted ``qid, __dc`` with positions ``i`` and judgments ``rel`` (-M, -J applied)."""
+    """The sorted ``qid, __dc`` with positions ``i`` and judgments ``rel`` (-M, -J applied).
+
+    ``distinct``: the number of distinct pairs of the rows (before -M), when counted
+    already; else counted here (when ``opts.checks``).
+    """
     ranked = ranked.with_columns(_positions(ranked["qid"]).alias("i"))
     if opts.max_docs is not None:
         ranked = ranked.filter(pl.col("i") < opts.max_docs)
@@ -578,7 +596,8 @@ def _looked_up(
     pair_key = pl.col("qid").cast(pl.UInt64) * 2**32 + pl.col("__dc").cast(pl.UInt64)
     # the duplicate check (a hash of every pair) runs beside the qrels lookup
     with ThreadPoolExecutor(max_workers=1) as pool:
-        distinct = pool.submit(pair.n_unique) if opts.checks else None
+        if distinct is None and opts.checks:
+            distinct = pool.submit(pair.n_unique)
         judged = _judged_codes(qrels, docnos).select(pair_key.alias("__pair"), "rel")
         # the judged rows of the ranking (an inner join: a fifth of the rows here), in
         # ranking order; every other row is a document not in the qrels (-1)

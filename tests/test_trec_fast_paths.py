@@ -313,3 +313,15 @@ def test_a_run_file_reads_the_same_from_its_path_as_from_its_bytes(
         except ValueError as error:
             results.append(str(error).split(": ", 1)[-1])
     assert results[0] == results[1]
+
+
+def test_a_duplicate_in_a_shuffled_run_is_refused_unless_cut_off_by_max_docs() -> None:
+    # the duplicate check runs beside the sort (on the unsorted rows); with -M only the
+    # kept ranks count, as in trec_eval (checked against 10.0-rc3: -M 2 prints map
+    # 1.0000, without -M it exits 4)
+    qrels = b"q1 0 d1 1\nq1 0 d2 1\n"
+    run = b"q1 Q0 d3 3 1.0 t\nq1 Q0 d1 4 0.5 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d1 1 3.0 t\n"
+    with pytest.raises(te.TrecEvalError, match="duplicate docno 'd1' in the results of query"):
+        te.trec_eval(qrels, run, ["map"])
+    result = te.trec_eval(qrels, run, ["map"], max_docs=2)
+    assert result.filter(pl.col("measure") == "map")["value"].to_list() == [1.0]  # (1/1 + 2/2) / 2
