@@ -1203,14 +1203,21 @@ def _gain_measures(
     ``rows`` holds every rank with a non-zero gain (see :func:`_compute`), ``full`` every
     rank (read by rbp_resid and, when its sums are not exact integers, by G).
     """
-    queries = wide.select("qid", "num_ret", "num_rel", "num_rel_levels")
-    judged = qrels.join(queries.select("qid"), on="qid", how="semi").filter(pl.col("rel") >= 0)
+    judged_frames: list[pl.DataFrame] = []
+
+    def judged() -> pl.DataFrame:
+        # the judged qrels rows of the evaluated queries (only the gain frames read them)
+        if not judged_frames:
+            got = qrels.join(wide.select("qid"), on="qid", how="semi").filter(pl.col("rel") >= 0)
+            judged_frames.append(got)
+        return judged_frames[0]
+
     cuts = [c for c in columns if c.measure.name == "ndcg_cut"]
     cache: dict[str | None, tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = {}
     if cuts:
         # ndcg_cut's gains are the relevance levels: the frames of a measure without a
         # gain map (``None``), shared with dcg / ndcg when they have none either
-        cache[None] = _gain_frames(rows, judged, wide, [])
+        cache[None] = _gain_frames(rows, judged(), wide, [])
         wide = _ndcg_cut(*cache[None][:2], wide, cuts)
     rbp_bases: dict[str, pl.DataFrame] = {}
     for column in columns:
@@ -1224,7 +1231,7 @@ def _gain_measures(
         if column.raw in cache:
             res, ideal, base = cache[column.raw]
         else:
-            res, ideal, base = _gain_frames(rows, judged, wide, pairs)
+            res, ideal, base = _gain_frames(rows, judged(), wide, pairs)
             cache[column.raw] = (res, ideal, base)
         if name == "dcg":
             value = base.select("qid", pl.col("dcg").alias(column.label))
