@@ -890,14 +890,22 @@ def _compute(
 
     extra_columns: dict[str, pl.Series] = {}
 
+    # the sums after a query's last rank (0.0 without relevant rows, null without rows),
+    # one column per running sum, read by the labels that use it
+    per_query_totals: list[pl.DataFrame] = []
+
     def total(label: str, source: str) -> None:
-        # the sum after a query's last rank (0.0 without relevant rows, null without rows)
-        got = wide.select("qid", "num_ret").join(
-            totals.select("qid", source), on="qid", how="left", maintain_order="left"
-        )
-        extra_columns[label] = got.select(
-            pl.when(pl.col("num_ret") >= 1).then(pl.col(source).fill_null(0.0))
-        ).to_series()
+        if not per_query_totals:
+            got = wide.select("qid", "num_ret").join(
+                totals, on="qid", how="left", maintain_order="left"
+            )
+            per_query_totals.append(
+                got.select(
+                    pl.when(pl.col("num_ret") >= 1).then(pl.col(name).fill_null(0.0)).alias(name)
+                    for name in running
+                )
+            )
+        extra_columns[label] = per_query_totals[0][source]
 
     for column in columns:
         m, label, k = column.measure, column.label, column.param
@@ -1207,9 +1215,8 @@ def _gain_measures(
 
     def judged() -> pl.DataFrame:
         # the judged qrels rows of the evaluated queries (only the gain frames read them)
-        if not judged_frames:
-            got = qrels.join(wide.select("qid"), on="qid", how="semi").filter(pl.col("rel") >= 0)
-            judged_frames.append(got)
+        if not judged_frames:  # (``qrels`` holds only evaluated queries)
+            judged_frames.append(qrels.filter(pl.col("rel") >= 0))
         return judged_frames[0]
 
     cuts = [c for c in columns if c.measure.name == "ndcg_cut"]
