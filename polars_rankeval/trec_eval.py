@@ -1140,7 +1140,11 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
         .select(prec.cum_max(reverse=True).over("qid").alias("smax"), pl.col("isrel"))
         .filter("isrel")["smax"]
     )
-    wide = wide.with_columns((pl.col("R_all").cum_sum() - pl.col("R_all")).alias("__rstart"))
+    # one lazy plan for every level of every column (one collect; ``smax`` a literal)
+    wide_lf = wide.lazy().with_columns(
+        (pl.col("R_all").cum_sum() - pl.col("R_all")).alias("__rstart")
+    )
+    table = pl.lit(smax)
     n_rel = pl.col("num_rel").cast(pl.Float64)
     r_all = pl.col("num_rel_ret")
     final = pl.col("num_rel_ret").cast(pl.Float64) / pl.col("num_ret").cast(pl.Float64)
@@ -1155,16 +1159,14 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
         # to it; one it cannot reach (above the last one reached, or <= 0) stops the pass
         # and it and all before it take the final interpolated precision. For increasing
         # levels this is each level's own value.
-        wide = wide.with_columns(
+        wide_lf = wide_lf.with_columns(
             pl.col("num_rel_ret").alias("__limit"),
             pl.lit(True).alias("__skip"),
             pl.lit(False).alias("__blocked"),
         )
-        one_index = wide.select(
-            pl.when(r_all >= 1).then(pl.col("__rstart") + 1 + shift - 1).cast(pl.Int64).alias("ix")
-        )["ix"]
-        wide = wide.with_columns(
-            pl.when(r_all >= 1).then(smax.gather(one_index)).otherwise(final).alias("__final")
+        one_index = pl.when(r_all >= 1).then(pl.col("__rstart") + 1 + shift - 1).cast(pl.Int64)
+        wide_lf = wide_lf.with_columns(
+            pl.when(r_all >= 1).then(table.gather(one_index)).otherwise(final).alias("__final")
         )
         parts: list[str] = []
         for j in reversed(range(len(levels))):
@@ -1172,11 +1174,9 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
             k = _lround(pl.lit(levels[j]) * n_rel)
             zero = pl.col("__skip") & (k > r_all)
             matched = ~zero & ~pl.col("__blocked") & (k >= 1) & (k <= pl.col("__limit"))
-            index = wide.select(
-                pl.when(matched).then(pl.col("__rstart") + k + shift - 1).cast(pl.Int64).alias("ix")
-            )["ix"]
-            wide = wide.with_columns(smax.gather(index).alias(key))
-            wide = wide.with_columns(
+            index = pl.when(matched).then(pl.col("__rstart") + k + shift - 1).cast(pl.Int64)
+            wide_lf = wide_lf.with_columns(table.gather(index).alias(key))
+            wide_lf = wide_lf.with_columns(
                 pl.when(zero).then(0.0).when(matched).then(pl.col(key)).otherwise(pl.col("__final"))
                 .alias(key),
                 (pl.col("__skip") & zero).alias("__skip"),
@@ -1184,19 +1184,19 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
                 (pl.col("__blocked") | (~zero & ~matched)).alias("__blocked"),
             )  # fmt: skip
             parts.insert(0, key)
-        wide = wide.drop("__limit", "__skip", "__blocked", "__final")
+        wide_lf = wide_lf.drop("__limit", "__skip", "__blocked", "__final")
         if column.measure.name == "iprec_at_recall":
-            wide = wide.rename({parts[0]: column.label})
+            wide_lf = wide_lf.rename({parts[0]: column.label})
         else:
             total: pl.Expr = pl.lit(0.0)
             for key in reversed(parts):
                 added = pl.when(pl.col(key).is_null()).then(0.0).otherwise(pl.col(key))
                 total = total + added
             # trec_eval adds only the levels reached; a level above R_all adds nothing.
-            wide = wide.with_columns(
+            wide_lf = wide_lf.with_columns(
                 (total / (pl.col("__one") * float(len(parts)))).alias(column.label)
             ).drop(parts)
-    return wide
+    return wide_lf.drop("__rstart").collect()
 
 
 def _gain_measures(
