@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -325,3 +326,41 @@ def test_a_duplicate_in_a_shuffled_run_is_refused_unless_cut_off_by_max_docs() -
         te.trec_eval(qrels, run, ["map"])
     result = te.trec_eval(qrels, run, ["map"], max_docs=2)
     assert result.filter(pl.col("measure") == "map")["value"].to_list() == [1.0]  # (1/1 + 2/2) / 2
+
+
+@pytest.mark.parametrize("with_nan", [False, True])
+def test_score_ranks_of_mostly_distinct_scores(
+    monkeypatch: pytest.MonkeyPatch, with_nan: bool
+) -> None:
+    # over a million mostly distinct scores the dense ranks come from a sort (a lookup
+    # table as big as the run costs more); with a NaN (ranked last) from the lookup
+    import numpy as np
+
+    ranked: list[str] = []
+    rank = pl.Series.rank
+
+    def spy(self: pl.Series, *args: Any, **kwargs: Any) -> pl.Series:
+        ranked.append(self.name)
+        return rank(self, *args, **kwargs)
+
+    monkeypatch.setattr(pl.Series, "rank", spy)
+
+    rng = np.random.default_rng(5)
+    values = np.round(rng.random(1_200_000) * 4 - 2, 9)
+    values[::7] = values[1::7][: len(values[::7])]  # some ties
+    if with_nan:
+        values[3] = np.nan
+    sim = pl.Series(values) + 0.0  # -0.0 read as 0.0, as _order does
+    got = te._score_ranks(sim)
+    distinct = sim.filter(sim.is_not_nan()).unique().sort(descending=True)
+    expected = sim.replace_strict(
+        distinct,
+        pl.int_range(distinct.len(), dtype=pl.UInt32, eager=True),
+        default=pl.lit(distinct.len(), pl.UInt32),
+        return_dtype=pl.UInt32,
+    )
+    assert got.dtype == pl.UInt32
+    assert got.equals(expected.alias(got.name))
+    assert len(ranked) == (0 if with_nan else 1)
+    if with_nan:
+        assert got[3] == distinct.len()  # NaN after every number
