@@ -444,7 +444,7 @@ def _score_ranks(sim: pl.Series) -> pl.Series:
         n > 1_000_000
         and sim.head(100_000).n_unique() > 50_000
         and not sim.is_nan().any()
-        and sim.approx_n_unique() > 0.3 * n
+        and int(sim.approx_n_unique()) > 0.3 * n  # type: ignore[arg-type]
     ):
         return (sim.rank("dense", descending=True) - 1).cast(pl.UInt32)
     # a lookup in the sorted distinct scores: much cheaper than ``rank("dense")``
