@@ -438,16 +438,19 @@ def _prefix(name: str, k: int | str) -> str:
 def _prefix_sums(users: pl.LazyFrame, need: _Request, expected: bool) -> pl.LazyFrame:
     """Every list of contributions summed up to each of its cutoffs.
 
-    The sums are running sums over the segments between consecutive cutoffs (one
-    ``cum_sum_horizontal`` per list, a sequential fold over the users' columns): a
-    segment of one position is one ``list.get``, a longer one a ``list.slice`` summed;
-    past the end of a list a segment adds nothing, so a cutoff beyond it reads the
-    list's total. Every cutoff costs one vectorised read of the users' lists, with no
-    per-user cumulative list (a ``list.eval`` of ``cum_sum`` runs per list) and no
-    per-row cumulative sum in the head rows' aggregation. (Under a deterministic
-    policy mrr and hit_rate read the first relevant position instead.)
+    The sums are running sums over the segments between consecutive cutoffs, added
+    left to right per user (``sum(k) = sum(previous cutoff) + segment``, one column
+    per step, all lists in step): a segment of one position is one ``list.get``, a
+    longer one a ``list.slice`` summed; past the end of a list a segment adds nothing,
+    so a cutoff beyond it reads the list's total. Every cutoff costs one vectorised
+    read of the users' lists, with no per-user cumulative list (a ``list.eval`` of
+    ``cum_sum`` runs per list), no per-row cumulative sum in the head rows'
+    aggregation and no Python callback (``pl.cum_sum_horizontal`` folds with a Python
+    function). (Under a deterministic policy mrr and hit_rate read the first relevant
+    position instead.)
     """
-    columns: dict[str, pl.Expr] = {}
+    segments: dict[str, pl.Expr] = {}
+    chains: list[list[tuple[str, str]]] = []  # per list: (segment column, sum column)
     for name, cutoffs in need.cutoffs.items():
         cut = need.ideals[name][4] if name in need.ideals else 0
         if _summed(need, name, cut):
@@ -455,19 +458,36 @@ def _prefix_sums(users: pl.LazyFrame, need: _Request, expected: bool) -> pl.Lazy
         if not expected and need.quantities.get(name, ("",))[0] in ("rr", "logmiss"):
             continue
         values = pl.col(name)
-        segments: list[pl.Expr] = []
+        chain: list[tuple[str, str]] = []
         previous = 0
         for k in sorted(cutoffs):
             if k - previous == 1:
                 segment = values.list.get(previous, null_on_oob=True).fill_null(0.0)
             else:  # + 0.0: the sum of an empty slice is -0.0
                 segment = values.list.slice(previous, k - previous).list.sum() + 0.0
-            segments.append(segment.alias(_prefix(name, k)))
+            segments[_segment(name, k)] = segment
+            chain.append((_segment(name, k), _prefix(name, k)))
             previous = k
-        # One struct of the running sums, its fields named as _sum_at reads them
-        # (a field read per cutoff from the expression would evaluate it per cutoff).
-        columns[_prefix(name, "*")] = pl.cum_sum_horizontal(*segments)
-    return users.with_columns(**columns).unnest(list(columns)) if columns else users
+        chains.append(chain)
+    if not segments:
+        return users
+    users = users.with_columns(**segments)
+    for step in range(max(len(chain) for chain in chains)):
+        # the first sum is 0.0 + segment (-0.0 reads as 0.0), as a fold from 0.0 adds
+        users = users.with_columns(
+            (
+                pl.col(chain[step][0]) + 0.0
+                if step == 0
+                else pl.col(chain[step - 1][1]) + pl.col(chain[step][0])
+            ).alias(chain[step][1])
+            for chain in chains
+            if step < len(chain)
+        )
+    return users.drop(list(segments))
+
+
+def _segment(name: str, k: int) -> str:
+    return f"{MARKER}:segment[{name}@{k}]"
 
 
 def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:

@@ -505,3 +505,29 @@ def test_collected_first_stage_with_open_tie_groups_by_system_and_null_users() -
     assert row["precision@2"] == pytest.approx(2 * (3 / 8) / 2, abs=1e-15)  # r = 3 of n = 8
     lazy = prk.evaluate(df.lazy(), metrics, by="system", per_user=True, validate=False)
     assert_frame_equal(lazy.collect(), fast)
+
+
+@pytest.mark.parametrize("ties", ["expected", "item_desc"])
+def test_cutoff_lists_run_without_python_callbacks(ties: str) -> None:
+    # the running sums over a cutoff list are native columns: ``pl.cum_sum_horizontal``
+    # would fold with a Python function (a callback holding the GIL on every batch)
+    df = pl.DataFrame(
+        {
+            "user": [1, 1, 1, 2, 2],
+            "item": [1, 2, 3, 1, 2],
+            "score": [0.3, 0.3, 0.1, 0.5, 0.2],
+            "relevance": [1.0, 0.0, 1.0, 0.0, 1.0],
+        }
+    )
+    lf = prk.evaluate(df.lazy(), ["ndcg@1..3", "map@[1,3]"], ties=ties, validate=False)
+    plan = lf.explain()
+    assert uses_head_path(df, ["ndcg@1..3", "map@[1,3]"])
+    assert "cum_fold" not in plan
+    assert "python" not in plan.lower()
+    # user 1 under item_desc: items 2, 1, 3 (tie 0.3 by item descending), gains 0, 1, 1;
+    # ndcg@3 = (1/log2(3) + 1/log2(4)) / (1 + 1/log2(3))
+    if ties == "item_desc":
+        got = lf.collect()
+        user1 = (1 / np.log2(3) + 1 / np.log2(4)) / (1 + 1 / np.log2(3))
+        user2 = (1 / np.log2(3)) / 1.0  # items 1, 2: gains 0, 1
+        assert got["ndcg@3"][0] == pytest.approx((user1 + user2) / 2, rel=1e-12)
