@@ -180,7 +180,16 @@ def test_largest_cutoff_equals_a_cutoff_past_every_list() -> None:
         return out.rename({f"{n}@{k}": n for n in names})
 
     big, k50, k60 = at(2**32), at(50), at(60)
-    past = [n for n in names if k50[n].equals(k60[n])]
+
+    def same(a: pl.Series, b: pl.Series) -> bool:
+        # values of two runs (Polars' threaded float sums may differ in the last bit)
+        frame = pl.DataFrame({"a": a, "b": b})
+        return frame.select(
+            (pl.col("a").is_null() == pl.col("b").is_null()).all()
+            & ((pl.col("a") - pl.col("b")).abs() <= 1e-12 * pl.col("b").abs()).all()
+        ).item()
+
+    past = [n for n in names if same(k50[n], k60[n])]
     assert {"lauc", "ndcg", "map", "recall", "auc", "fallout"} <= set(past)
     assert_frame_equal(big.select("user", *past), k50.select("user", *past))
     # The others divide by k (precision, f1, unjudged, ...): finite.
