@@ -482,7 +482,7 @@ def _ranked(
         # not matter) beside the sort; with -M only the kept ranks count (after it)
         distinct = None
         if opts.checks and opts.max_docs is None:
-            distinct = pool.submit(_distinct_pairs, qid, doc_codes)
+            distinct = pool.submit(lambda: _pair_keys(qid, doc_codes).n_unique())
         ranked = None
         if order.blocks is not None:
             ranked = _in_trec_order(qid, order.sim, order.blocks, doc_codes, n_dc)
@@ -494,9 +494,9 @@ def _ranked(
         return _looked_up(ranked, qrels, opts, names, docnos, distinct)
 
 
-def _distinct_pairs(qid: pl.Series, doc_codes: pl.Series) -> int:
-    """The number of distinct (query code, docno code) pairs."""
-    return (qid.cast(pl.UInt64) * 2**32 + doc_codes.cast(pl.UInt64)).n_unique()
+def _pair_keys(qid: pl.Series, doc_codes: pl.Series) -> pl.Series:
+    """``(query code, docno code)`` as one UInt64 per row."""
+    return qid.cast(pl.UInt64) * 2**32 + doc_codes.cast(pl.UInt64)
 
 
 def _in_trec_order(
@@ -602,13 +602,18 @@ def _looked_up(
     ranked = ranked.with_columns(_positions(ranked["qid"]).alias("i"))
     if opts.max_docs is not None:
         ranked = ranked.filter(pl.col("i") < opts.max_docs)
-    pair = ranked["qid"].cast(pl.UInt64) * 2**32 + ranked["__dc"].cast(pl.UInt64)
-    pair_key = pl.col("qid").cast(pl.UInt64) * 2**32 + pl.col("__dc").cast(pl.UInt64)
+    pair = _pair_keys(ranked["qid"], ranked["__dc"])
     # the duplicate check (a hash of every pair) runs beside the qrels lookup
     with ThreadPoolExecutor(max_workers=1) as pool:
         if distinct is None and opts.checks:
             distinct = pool.submit(pair.n_unique)
-        judged = _judged_codes(qrels, docnos).select(pair_key.alias("__pair"), "rel")
+        judged_rows = _judged_codes(qrels, docnos)
+        judged = pl.DataFrame(
+            {
+                "__pair": _pair_keys(judged_rows["qid"], judged_rows["__dc"]),
+                "rel": judged_rows["rel"],
+            }
+        )
         # the judged rows of the ranking (an inner join: a fifth of the rows here), in
         # ranking order; every other row is a document not in the qrels (-1)
         hits = (
@@ -863,7 +868,9 @@ def _compute(
         running["infap_c"] = (
             pl.when(judged_rel).then(pl.when(i == 0).then(1.0).otherwise(inner)).otherwise(0.0)
         )
-    totals = pl.DataFrame()
+    # the sums after a query's last rank (0.0 without relevant rows, null without rows),
+    # one column per running sum, in query code order
+    finals = pl.DataFrame()
     if running:
         # These sums are read only after the last rank, and their terms are 0.0 except on
         # relevant rows (adding 0.0 leaves a sum unchanged): sum over those rows alone,
@@ -878,6 +885,14 @@ def _compute(
             relevant = _with_log2(relevant, "bing_arg", "bing_log")
         totals = relevant.group_by("qid").agg(
             [expr.cum_sum().last().alias(name) for name, expr in running.items()]
+        )
+        finals = (
+            stats.select("qid", "num_ret")
+            .join(totals, on="qid", how="left", maintain_order="left")
+            .select(
+                pl.when(pl.col("num_ret") >= 1).then(pl.col(name).fill_null(0.0)).alias(name)
+                for name in running
+            )
         )
     # rows are sorted by (query, rank) and hold num_ret rows per query: the value of a
     # running column after rank k of a query is at row start + min(k, num_ret) - 1.
@@ -900,22 +915,8 @@ def _compute(
 
     extra_columns: dict[str, pl.Series] = {}
 
-    # the sums after a query's last rank (0.0 without relevant rows, null without rows),
-    # one column per running sum, read by the labels that use it
-    per_query_totals: list[pl.DataFrame] = []
-
     def total(label: str, source: str) -> None:
-        if not per_query_totals:
-            got = wide.select("qid", "num_ret").join(
-                totals, on="qid", how="left", maintain_order="left"
-            )
-            per_query_totals.append(
-                got.select(
-                    pl.when(pl.col("num_ret") >= 1).then(pl.col(name).fill_null(0.0)).alias(name)
-                    for name in running
-                )
-            )
-        extra_columns[label] = per_query_totals[0][source]
+        extra_columns[label] = finals[source]
 
     for column in columns:
         m, label, k = column.measure, column.label, column.param
@@ -1221,20 +1222,14 @@ def _gain_measures(
     ``rows`` holds every rank with a non-zero gain (see :func:`_compute`), ``full`` every
     rank (read by rbp_resid and, when its sums are not exact integers, by G).
     """
-    judged_frames: list[pl.DataFrame] = []
-
-    def judged() -> pl.DataFrame:
-        # the judged qrels rows of the evaluated queries (only the gain frames read them)
-        if not judged_frames:  # (``qrels`` holds only evaluated queries)
-            judged_frames.append(qrels.filter(pl.col("rel") >= 0))
-        return judged_frames[0]
+    judged = qrels.filter(pl.col("rel") >= 0)  # (``qrels`` holds evaluated queries only)
 
     cuts = [c for c in columns if c.measure.name == "ndcg_cut"]
     cache: dict[str | None, tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = {}
     if cuts:
         # ndcg_cut's gains are the relevance levels: the frames of a measure without a
         # gain map (``None``), shared with dcg / ndcg when they have none either
-        cache[None] = _gain_frames(rows, judged(), wide, [])
+        cache[None] = _gain_frames(rows, judged, wide, [])
         wide = _ndcg_cut(*cache[None][:2], wide, cuts)
     rbp_bases: dict[str, pl.DataFrame] = {}
     for column in columns:
@@ -1248,7 +1243,7 @@ def _gain_measures(
         if column.raw in cache:
             res, ideal, base = cache[column.raw]
         else:
-            res, ideal, base = _gain_frames(rows, judged(), wide, pairs)
+            res, ideal, base = _gain_frames(rows, judged, wide, pairs)
             cache[column.raw] = (res, ideal, base)
         if name == "dcg":
             value = base.select("qid", pl.col("dcg").alias(column.label))
@@ -1551,11 +1546,12 @@ def _ndcg_cut(
     dcgs = _values_after(res, res_keys, "dcg_c", qid, ks)
     ideals = _values_after(ideal, ideal_keys, "idcg_c", qid, ks)
     values = pl.DataFrame(
-        {f"d{j}": d for j, d in enumerate(dcgs)} | {f"i{j}": v for j, v in enumerate(ideals)}
+        {f"d{j}": d.fill_null(0.0) for j, d in enumerate(dcgs)}
+        | {f"i{j}": v.fill_null(0.0) for j, v in enumerate(ideals)}
     ).select(
-        pl.when(pl.col(f"i{j}").fill_null(0.0) > 0)
-        .then(pl.col(f"d{j}").fill_null(0.0) / pl.col(f"i{j}").fill_null(0.0))
-        .otherwise(pl.col(f"d{j}").fill_null(0.0))
+        pl.when(pl.col(f"i{j}") > 0)
+        .then(pl.col(f"d{j}") / pl.col(f"i{j}"))
+        .otherwise(pl.col(f"d{j}"))
         .alias(column.label)
         for j, column in enumerate(columns)
     )
@@ -1737,7 +1733,7 @@ def trec_eval(
             zscores=zscores,
         )  # fmt: skip
     columns = _columns(requests)
-    checks = any(r.measure not in ("runid", "num_q") for r in requests)
+    checks = _checks(requests)
     # The two files are read at the same time (Polars' reader releases the GIL): the
     # run, then its docno codes, in a second thread; the qrels, then their query codes
     # and duplicate check, here. A qrels error is still the one reported when both
@@ -1762,6 +1758,11 @@ def trec_eval(
     finally:
         qrels_read.cancel()  # (when the qrels failed) the thread stops waiting for them
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _checks(requests: list[Request]) -> bool:
+    """Whether the files are checked for duplicates (any measure beyond runid and num_q)."""
+    return any(r.measure not in ("runid", "num_q") for r in requests)
 
 
 def _read_run_coded(
@@ -1835,7 +1836,7 @@ def _evaluate_frames(
     run_df = frames.pop()
     if runid is None:
         runid = tag
-    checks = any(r.measure not in ("runid", "num_q") for r in requests)
+    checks = _checks(requests)
     opts = _Options(rel_level, max_docs, judged_only, num_docs, complete, checks)
     qids = prepared.qids
     n_qrels_queries = qids.height
