@@ -431,7 +431,7 @@ def _sum_at(need: _Request, name: str, k: int, cut: int | None = 0) -> pl.Expr:
     return pl.col(_prefix(name, k))
 
 
-def _prefix(name: str, k: int | str) -> str:
+def _prefix(name: str, k: int) -> str:
     return f"{MARKER}:prefix[{name}@{k}]"
 
 
