@@ -64,12 +64,12 @@ TIE_MARGIN = 3
 inside the head (see the module docstring); a larger group is counted exactly."""
 
 ENABLED = True
+"""Switch for tests and benchmarks: ``False`` sends every job to the general path."""
 SPLIT: int | None = None
 """How many branches compute the head rows under ``ties="expected"`` (users split by
 their row number; Polars runs the branches of a ``concat`` in parallel). ``None``: one
 per thread of Polars' pool. The fills and running sums over the rows are sequential
 scans; split by user they use every core. Tests and benchmarks set it."""
-"""Switch for tests and benchmarks: ``False`` sends every job to the general path."""
 
 _HEAD = f"{MARKER}:head"
 _NO_DEFAULT = object()
@@ -567,9 +567,10 @@ def _fix_last_group(
 
     ``collected``: ``users`` is a collected frame (the first stage ran, see
     :func:`per_user`) and ``rows`` a frame in memory. The few users with such a group
-    are then found at once: none (the usual case) -- no pass over the rows at all;
-    some -- only their rows are joined (an ``is_in`` filter on the user column first,
-    so the join never hashes every row: on 10M rows that join held ~150 MiB).
+    are then found at once: none (the usual case) -- no pass over the rows at all,
+    and no columns of exact sums for the head rows to carry; some -- only their rows
+    are joined (an ``is_in`` filter on the user column first, so the join never
+    hashes every row: on 10M rows that join held ~150 MiB).
     """
     at_k = pl.col(_HEAD).list.get(need.k - 1, null_on_oob=True).struct.field(_KEY)
     at_end = pl.col(_HEAD).list.get(length - 1, null_on_oob=True).struct.field(_KEY)
@@ -578,8 +579,8 @@ def _fix_last_group(
     if collected:
         users = users.with_columns(at_k.alias(_LAST)).collect().lazy()
         found = users.filter(at_end == pl.col(_LAST)).select(*keys, _LAST).collect()
-        if not found.height:
-            return users.with_columns(pl.lit(None, pl.Float64).alias(_group_stat(n)) for n in parts)
+        if not found.height:  # no column of exact sums: the head rows need none
+            return users
         user = keys[-1]
         ids = found.get_column(user).unique().implode()
         rows = rows.filter(pl.col(user).is_in(ids, nulls_equal=True))
@@ -640,8 +641,12 @@ def _expected_sums(
                 for part in range(n_parts)
             ]
         )
-    # Joined on the user's keys: row numbers only identify users within one branch.
-    return users.join(sums.drop(_UID), on=keys, how="left", nulls_equal=True)
+    # Every numbered user has a row in ``sums`` (a head is never empty: a user's
+    # group has a row, and position 1 is within any cutoff), so the sums in row-number
+    # order line up with ``users``: placed beside it, not joined (a join gathers every
+    # column of ``users``, its heads too).
+    sums = sums.sort(_UID).drop(_UID, *keys)
+    return pl.concat([users.drop(_HEAD), sums], how="horizontal")
 
 
 def _expected_user_sums(
@@ -649,12 +654,11 @@ def _expected_user_sums(
 ) -> pl.LazyFrame:
     """The per-user sums of :func:`_expected_sums` for some of the numbered users."""
     parts = list(_group_parts(need, pl.lit(0.0)))
+    # Users whose group at K the head cut have its exact sums (no such column: none).
+    cut = _group_stat("n") in users.collect_schema()
+    stats = [_group_stat(name) for name in parts] if cut else []
     positions = pl.int_ranges(1, pl.col(_HEAD).list.len() + 1).alias(_POS)
-    rows = (
-        users.select(*keys, _UID, _HEAD, positions, *(_group_stat(name) for name in parts))
-        .explode([_HEAD, _POS])
-        .unnest(_HEAD)
-    )
+    rows = users.select(*keys, _UID, _HEAD, positions, *stats).explode([_HEAD, _POS]).unnest(_HEAD)
     row = pl.int_range(pl.len(), dtype=pl.Int64)
     uid, key, pos = pl.col(_UID), pl.col(_KEY), pl.col(_POS)
     value = pl.col(_VALUE).cast(pl.Float64).fill_null(0.0)
@@ -680,9 +684,9 @@ def _expected_user_sums(
         """``x`` at the last row of the row's run (a backward fill: no gather)."""
         return pl.when(end).then(x).backward_fill()
 
-    def before(x: pl.Expr, running: pl.Expr, at: pl.Expr) -> pl.Expr:
-        """The running sum before the first row where ``at`` holds, carried forward."""
-        return pl.when(at).then(running - x).forward_fill()
+    def before(running: pl.Expr, at: pl.Expr) -> pl.Expr:
+        """The running sum before the last row where ``at`` held, carried forward."""
+        return pl.when(at).then(running.shift(1, fill_value=0)).forward_fill()
 
     columns: dict[str, pl.Expr] = {
         "n": (last_row - first + 1).cast(pl.Float64),
@@ -690,27 +694,25 @@ def _expected_user_sums(
     }
     for gain in need.gains:
         columns[f"gain:{gain}"] = _gain(pl.col(_VALUE), gain)
-    # Integer counts within a run: the running count (exact) read at both ends, with
-    # fills of the row index order (sequential; a gather at the run's ends costs ~3x).
+    # Integer counts within a run: the running count (exact; a column of its own, read
+    # by two or three fills) at the run's end minus the count before its first row,
+    # with fills in row order (sequential; a gather at the run's ends costs ~3x). So
+    # are the gain sums of linear gains of an integer relevance of at most 32 bits;
+    # other gains (floats, gain=exp): a log-step scan over the run, read at its end.
     # ``above``: the relevant rows of the user before the run (map's hits above the
     # group; zero for the first group holding a relevant item, mrr's and hit_rate's).
     above_thresholds = need.ap_thresholds | need.rr_thresholds
-    for t in need.thresholds:
-        is_rel = (pl.col(_VALUE) >= t).cast(pl.Int64)  # one per threshold, for every kind
-        running = is_rel.cum_sum()
-        columns[f"r:{t}"] = (at_end(running) - before(is_rel, running, is_new)).cast(pl.Float64)
-        if t in above_thresholds:
-            above = before(is_rel, running, is_new) - before(is_rel, running, pos == 1)
-            columns[f"above:{t}"] = above.cast(pl.Float64)
-    # Gain sums within a run. Linear gains of an integer relevance of at most 32 bits
-    # are integers: a running Int64 sum read at both ends is exact. Otherwise (floats,
-    # gain=exp) a log-step scan over the run, read at the run's end.
     exact = {gain for gain in need.gains if gain == "linear" and need.small_int_relevance}
-    for gain in exact:
-        integer = pl.col(_VALUE).cast(pl.Int64)
-        running = integer.cum_sum()
-        within = at_end(running) - before(integer, running, is_new)
-        columns[f"g:{gain}"] = within.cast(pl.Float64)
+    counted = {f"r:{t}": (pl.col(_VALUE) >= t).cast(pl.Int64) for t in need.thresholds}
+    counted.update({f"g:{gain}": pl.col(_VALUE).cast(pl.Int64) for gain in exact})
+    rows = rows.with_columns(x.cum_sum().alias(_running(name)) for name, x in counted.items())
+    for name in counted:
+        running = pl.col(_running(name))
+        columns[name] = (at_end(running) - before(running, is_new)).cast(pl.Float64)
+    for t in sorted(above_thresholds):
+        running = pl.col(_running(f"r:{t}"))
+        above = before(running, is_new) - before(running, pos == 1)
+        columns[f"above:{t}"] = above.cast(pl.Float64)
     rows = rows.with_columns(**columns)
     scans = {f"g:{gain}": pl.col(f"gain:{gain}") for gain in need.gains - exact}
     if scans:
@@ -718,11 +720,12 @@ def _expected_user_sums(
         rows = rows.with_columns(at_end(pl.col(name)) for name in scans)
     # The group at K: its exact sums where the head cut it (the user's last run, which
     # then ends at the head's last position).
-    at_k = pl.col(_group_stat("n")).is_not_null() & (pos + (last_row - r_) == length)
-    rows = rows.with_columns(
-        pl.when(at_k).then(pl.col(_group_stat(name))).otherwise(pl.col(name)).alias(name)
-        for name in parts
-    )
+    if cut:
+        at_k = pl.col(_group_stat("n")).is_not_null() & (pos + (last_row - r_) == length)
+        rows = rows.with_columns(
+            pl.when(at_k).then(pl.col(_group_stat(name))).otherwise(pl.col(name)).alias(name)
+            for name in parts
+        )
     # Only what the contributions read from here on: the row order, the fills' helper
     # columns and the cut group's sums are dropped (with K = 100 each column is as long
     # as the input).
@@ -782,6 +785,10 @@ def _expected_user_sums(
             ),
         )
     )
+
+
+def _running(name: str) -> str:
+    return f"{MARKER}:running[{name}]"
 
 
 def _run_scan(rows: pl.LazyFrame, names: list[str], length: int, how: str) -> pl.LazyFrame:

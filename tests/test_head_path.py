@@ -364,6 +364,46 @@ def test_expected_ranges_with_groups_straddling_cutoffs(split: int, monkeypatch:
     assert_frame_equal(fast, slow, abs_tol=1e-12)
 
 
+@pytest.mark.parametrize("split", [1, 2, 5])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_expected_sums_line_up_with_their_users(split: int, lazy: bool, monkeypatch: Any) -> None:
+    # The head rows' sums are placed beside the users in row-number order (not joined):
+    # every user must have exactly one row of sums, in every branch count, on the
+    # collected path and on a LazyFrame (the plan built without a first collect), with
+    # users of one row, users whose group at K the head cut, users without a score and
+    # more branches than some users.
+    monkeypatch.setattr(_head, "SPLIT", split)
+    cut = pl.DataFrame(  # one score for 12 items: the head (K + 3 rows) cuts the group
+        {"user": [100] * 12, "item": range(12), "score": [0.5] * 12, "relevance": [1, 0, 2] * 4}
+    )
+    single = pl.DataFrame({"user": [101], "item": [0], "score": [0.1], "relevance": [1]})
+    unscored = pl.DataFrame(
+        {"user": [102, 102], "item": [0, 1], "score": [None, None], "relevance": [2, 0]}
+    )
+    df = pl.concat(
+        [
+            frame(41, users=23),
+            cut.cast({"score": pl.Float64, "relevance": pl.Int32}),
+            single.cast({"relevance": pl.Int32}),
+            unscored.cast({"score": pl.Float64, "relevance": pl.Int32}),
+        ]
+    )
+    metrics = ["ndcg@1..8", "map@[3,8]", "precision@8", "mrr@8", "dcg@8"]
+    assert uses_head_path(df, metrics)
+    data = df.lazy() if lazy else df
+    fast, slow = both(data, metrics, per_user=True, users="all")
+    if lazy:
+        fast, slow = fast.collect(), slow.collect()
+    assert fast.height == df.get_column("user").n_unique()
+    assert_frame_equal(fast.sort("user"), slow.sort("user"), abs_tol=1e-12)
+    # ndcg@8 of the cut user by hand: 12 tied items with gains 1,0,2 x4 (mean 1);
+    # every position holds the mean gain, the ideal list is 2,2,2,2,1,1,1,1.
+    row = fast.filter(pl.col("user") == 100).row(0, named=True)
+    disc = 1 / np.log2(np.arange(2, 10))
+    ideal = 2 * disc[:4].sum() + 1 * disc[4:].sum()
+    assert row["ndcg@8"] == pytest.approx(1 * disc.sum() / ideal, abs=1e-14)
+
+
 def test_expected_prefix_sums_by_hand() -> None:
     # Scores 0.9 0.9 | 0.5 0.5 0.5 (relevance 1 0 | 1 1 0) and one unscored row.
     # precision@k under expected ties: hits@1 = 1/2, @2 = 1, @3 = 1 + 2/3,
