@@ -317,7 +317,7 @@ def per_user(
         users = _fix_last_group(
             users, rows, keys, order, relevance, need, length, collected=collect_first
         )
-        users = _expected_sums(users, need, length, keys)
+        users = _expected_sums(users, need, length, keys, collected=collect_first)
     else:
         users = _deterministic_sums(users, need)
     users = _prefix_sums(users, need, expected)
@@ -599,7 +599,7 @@ def _fix_last_group(
 
 
 def _expected_sums(
-    users: pl.LazyFrame, need: _Request, length: int, keys: list[str]
+    users: pl.LazyFrame, need: _Request, length: int, keys: list[str], *, collected: bool
 ) -> pl.LazyFrame:
     """Each quantity over the head under ``ties="expected"``, on a frame of head rows.
 
@@ -623,24 +623,25 @@ def _expected_sums(
     group at K that the head cut is the user's last run in a head of full ``length``
     (see :func:`_fix_last_group`): it is recognised from the run's last position. The
     rows are computed in :data:`SPLIT` branches of users, in parallel: the fills and
-    running sums are sequential scans.
+    running sums are sequential scans. ``collected``: ``users`` reads frames in memory
+    (see :func:`per_user`); the branches are then slices of it.
     """
-    # Read twice (the head rows, then the join of their sums): computed once, so that
-    # both see the same row numbers (a join above may order its rows differently on
-    # each run).
-    users = users.with_row_index(_UID).cache()
     n_parts = max(1, SPLIT if SPLIT is not None else pl.thread_pool_size())
-    if n_parts == 1:
-        sums = _expected_user_sums(users, need, length, keys)
+    if collected:
+        # In memory: the branches are zero-copy slices of consecutive users (a filter
+        # would copy their heads).
+        frame = users.with_row_index(_UID).collect()
+        step = max(1, -(-frame.height // n_parts))
+        branches = [frame.slice(start, step).lazy() for start in range(0, frame.height, step)]
+        users = frame.lazy()
     else:
-        sums = pl.concat(
-            [
-                _expected_user_sums(
-                    users.filter(pl.col(_UID) % n_parts == part), need, length, keys
-                )
-                for part in range(n_parts)
-            ]
-        )
+        # Read by every branch and beside their sums: computed once, so that all see
+        # the same row numbers (a join above may order its rows differently on each run).
+        users = users.with_row_index(_UID).cache()
+        uid = pl.col(_UID)
+        branches = [users.filter(uid % n_parts == part) for part in range(n_parts)]
+        branches = branches if n_parts > 1 else [users]
+    sums = pl.concat([_expected_user_sums(b, need, length, keys) for b in branches or [users]])
     # Every numbered user has a row in ``sums`` (a head is never empty: a user's
     # group has a row, and position 1 is within any cutoff), so the sums in row-number
     # order line up with ``users``: placed beside it, not joined (a join gathers every
