@@ -28,6 +28,7 @@ P_10                  	all	0.3000
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import sys
@@ -1601,8 +1602,19 @@ def _fmt_double(values: pl.Expr) -> pl.Expr:
     return text.str.pad_start(6)
 
 
+@functools.cache
+def _four_places() -> pl.Series:
+    """``"0.0000"`` ... ``"1.0000"``: ``%6.4f`` of ``i / 10000`` at index ``i``."""
+    return pl.Series([f"{i // 10000}.{i % 10000:04d}" for i in range(10001)], dtype=pl.String)
+
+
 def format_doubles(values: pl.Series) -> pl.Series:
-    """:func:`_fmt_double` on a Series, each intermediate column computed once."""
+    """:func:`_fmt_double` on a Series, each intermediate column computed once.
+
+    Most values trec_eval prints lie in [0, 1]: their text is read from a table of the
+    10,001 possible ones by the correctly rounded ``value * 10000``; only the others
+    (negative, above 1, not finite) are put together from their digits.
+    """
     frame = pl.DataFrame({"v": values.cast(pl.Float64)})
     frame = frame.with_columns(a=pl.col("v").abs())
     frame = frame.with_columns(p=pl.col("a") * 10000.0, c=pl.col("a") * 134217729.0)
@@ -1614,35 +1626,51 @@ def format_doubles(values: pl.Series) -> pl.Series:
     )
     frame = frame.with_columns(d=((pl.col("p") - pl.col("f")) - 0.5) + pl.col("err"))
     f = pl.col("f")
-    frame = frame.with_columns(
+    v = pl.col("v")
+    negative = (v < 0) | ((v == 0) & ((1.0 / v) < 0))
+    frame = frame.select(
+        "v",
         n=pl.when(pl.col("d") > 0)
         .then(f + 1)
         .when(pl.col("d") < 0)
         .then(f)
         .otherwise(pl.when((f % 2) == 0).then(f).otherwise(f + 1))
-        .cast(pl.Int64, strict=False)
+        .cast(pl.Int64, strict=False),
+        other=negative | ~v.is_finite(),
     )
-    v, n = pl.col("v"), pl.col("n")
-    negative = (v < 0) | ((v == 0) & ((1.0 / v) < 0))
-    text = (
-        pl.when(v.is_nan())
-        .then(pl.lit("-nan"))
-        .when(v == float("inf"))
-        .then(pl.lit("inf"))
-        .when(v == float("-inf"))
-        .then(pl.lit("-inf"))
-        .otherwise(
-            pl.concat_str(
-                [
-                    pl.when(negative).then(pl.lit("-")).otherwise(pl.lit("")),
-                    (n // 10000).cast(pl.String),
-                    pl.lit("."),
-                    (n % 10000).cast(pl.String).str.zfill(4),
-                ]
-            )
+    n = pl.col("n")
+    frame = frame.with_columns(pl.col("other") | (n > 10000) | n.is_null())
+    text = _four_places().gather(
+        frame.select(pl.when(pl.col("other")).then(0).otherwise(n)).to_series()
+    )
+    other = frame.filter(pl.col("other"))
+    if other.height:
+        digits = pl.concat_str(
+            [
+                pl.when(negative).then(pl.lit("-")).otherwise(pl.lit("")),
+                (n // 10000).cast(pl.String),
+                pl.lit("."),
+                (n % 10000).cast(pl.String).str.zfill(4),
+            ]
         )
-    )
-    return frame.select(text.str.pad_start(6).alias(values.name))[values.name]
+        special = (
+            pl.when(v.is_nan())
+            .then(pl.lit("-nan"))
+            .when(v == float("inf"))
+            .then(pl.lit("inf"))
+            .when(v == float("-inf"))
+            .then(pl.lit("-inf"))
+            .otherwise(digits)
+        )
+        other_text = other.select(special.str.pad_start(6)).to_series()
+        huge = other.select(v.is_finite() & n.is_null()).to_series()
+        if huge.any():  # beyond 64-bit integers: Python's %-formatting is C's
+            rows = zip(other["v"], huge, other_text, strict=True)
+            texts = [f"{x:6.4f}" if h else t for x, h, t in rows]
+            other_text = pl.Series(texts, dtype=pl.String)
+        where = frame.select(pl.arg_where(pl.col("other"))).to_series()
+        text = text.scatter(where, other_text)
+    return text.alias(values.name)
 
 
 def _fmt_long(values: pl.Expr) -> pl.Expr:
@@ -2170,55 +2198,57 @@ def _assemble(
             # The columns one after another (measure-major), then gathered into
             # query-major order: cell (query q, measure m) is at m * n_q + q.
             n_q, n_m = wide.height, len(printed)
-            is_str = [c.measure.kind == "relstring" for c in printed]
-            none_f = pl.Series([None] * n_q, dtype=pl.Float64)
-            none_s = pl.Series([None] * n_q, dtype=pl.String)
             cell = pl.int_range(n_m * n_q, dtype=pl.Int64, eager=True)
             m_index, q_index = cell % n_m, cell // n_m
             order = m_index * n_q + q_index
-            lists = pl.DataFrame(
-                {
-                    "value": pl.concat(
-                        [
-                            none_f if st else wide[c.label].cast(pl.Float64)
-                            for c, st in zip(printed, is_str, strict=True)
-                        ],
-                        rechunk=True,
-                    ).gather(order),
-                    "__s": pl.concat(
-                        [
-                            wide[c.label].cast(pl.String) if st else none_s
-                            for c, st in zip(printed, is_str, strict=True)
-                        ],
-                        rechunk=True,
-                    ).gather(order),
-                }
+            # Values and texts measure by measure, each as trec_eval prints it (the
+            # doubles formatted in one call), then gathered into query-major order.
+            kinds = [
+                "str" if c.measure.kind == "relstring" else
+                "long" if c.measure.integer and not z else "double"
+                for c in printed
+            ]  # fmt: skip
+            none_f = pl.Series([None] * n_q, dtype=pl.Float64)
+            columns_mm = [
+                none_f if kind == "str" else wide[c.label].cast(pl.Float64)
+                for c, kind in zip(printed, kinds, strict=True)
+            ]
+            doubles = [v for v, kind in zip(columns_mm, kinds, strict=True) if kind == "double"]
+            formatted = (
+                format_doubles(pl.concat(doubles, rechunk=True))
+                if doubles
+                else pl.Series(dtype=pl.String)
             )
+            texts: list[pl.Series] = []
+            offset = 0  # of the next double measure's texts in ``formatted``
+            for c, value, kind in zip(printed, columns_mm, kinds, strict=True):
+                if kind == "str":
+                    quoted = pl.concat_str([pl.lit("'"), pl.col("v"), pl.lit("'")])
+                    frame = pl.DataFrame({"v": wide[c.label].cast(pl.String)})
+                    texts.append(frame.select(quoted).to_series())
+                elif kind == "long":
+                    texts.append(pl.select(_fmt_long(pl.lit(value))).to_series())
+                else:
+                    texts.append(formatted.slice(offset, n_q))
+                    offset += n_q
             pq = pl.DataFrame(
                 {
                     "measure": pl.Series([c.label for c in printed], dtype=pl.String).gather(
                         m_index
                     ),
                     "query": wide["qid"].gather(q_index),
-                    "value": lists["value"],
-                    "__s": lists["__s"],
-                    "__long": pl.Series([c.measure.integer and not z for c in printed]).gather(
-                        m_index
-                    ),
+                    "value": pl.concat(columns_mm, rechunk=True).gather(order),
+                    "text": pl.concat(texts, rechunk=True).gather(order),
+                    # z-scored: every value but a relstring's (printed as it is)
+                    "zscore": pl.concat(
+                        [
+                            wide[c.label].is_null() & z
+                            if kind == "str"
+                            else pl.repeat(z, n_q, eager=True)
+                            for c, kind in zip(printed, kinds, strict=True)
+                        ]
+                    ).gather(order),
                 }
-            )
-            doubles = format_doubles(pq["value"])
-            pq = pq.with_columns(doubles.alias("__d")).select(
-                "measure",
-                "query",
-                "value",
-                pl.when(pl.col("__s").is_not_null())
-                .then(pl.concat_str([pl.lit("'"), pl.col("__s"), pl.lit("'")]))
-                .when(pl.col("__long"))
-                .then(_fmt_long(pl.col("value")))
-                .otherwise(pl.col("__d"))
-                .alias("text"),
-                (pl.lit(z) & pl.col("__s").is_null()).alias("zscore"),
             )
             parts.append(pq)
     if summary:
@@ -2282,11 +2312,12 @@ def format_trec(result: pl.DataFrame) -> str:
     r"""The lines trec_eval prints: ``%-22s\\t%s\\t%s`` (a ``Z`` before z-scored names)."""
     if result.height == 0:
         return ""
-    z = pl.col("zscore") if "zscore" in result.columns else pl.lit(False)
+    z = "zscore" in result.columns and bool(result["zscore"].any())
+    prefix = pl.when(pl.col("zscore")).then(pl.lit("Z")).otherwise(pl.lit("")) if z else pl.lit("")
     lines = result.select(
         pl.concat_str(
             [
-                pl.when(z).then(pl.lit("Z")).otherwise(pl.lit("")),
+                prefix,
                 pl.col("measure").str.pad_end(22),
                 pl.lit("\t"),
                 pl.col("query"),

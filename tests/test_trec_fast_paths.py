@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -364,3 +365,24 @@ def test_score_ranks_of_mostly_distinct_scores(
     assert len(ranked) == (0 if with_nan else 1)
     if with_nan:
         assert got[3] == distinct.len()  # NaN after every number
+
+
+def test_format_doubles_is_printf_6_4f() -> None:
+    # The -q values: [0, 1] read from a table by the correctly rounded value * 10000,
+    # the rest from their digits; both must print as C's printf("%6.4f") (Python's
+    # %-formatting rounds the same way: correctly, half to even on exact ties).
+    rng = np.random.default_rng(5)
+    values = [
+        *rng.random(3000),
+        *(rng.random(500) * 2000 - 1000),
+        *(i / 10000 for i in range(10001)),
+        *((i + 0.5) / 10000 for i in range(0, 10001, 7)),  # ties at the 5th decimal
+        0.0, 1.0, 0.99995, 0.99994999, 1.00005, 0.00005, 0.00015, 0.12345, 10000.00005,
+        0.000049999999999999996, 5e-324, 1e300,
+    ]  # fmt: skip
+    got = te.format_doubles(pl.Series("v", values)).to_list()
+    assert got == [f"{x:6.4f}" for x in values]
+    specials = pl.Series("v", [-0.0, -5e-324, -1e300, math.inf, -math.inf, math.nan, None])
+    assert te.format_doubles(specials).to_list() == [
+        "-0.0000", "-0.0000", f"{-1e300:6.4f}", "   inf", "  -inf", "  -nan", None,
+    ]  # fmt: skip
