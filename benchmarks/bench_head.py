@@ -54,6 +54,7 @@ import polars_rankeval as prk
 from polars_rankeval import _head
 
 RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS_HEAD.md"
+NOTES_MARKER = "<!-- hand-written notes: kept by --record -->"
 
 
 def evaluate(
@@ -232,7 +233,10 @@ def main() -> int:
     lines = report(args, df, med, times, memory, same, load0, loads, med_cpu)
     print("\n".join(lines))
     if args.record:
-        RESULTS_PATH.write_text("\n".join(lines) + "\n")
+        # the hand-written notes (from the marker on) are kept
+        old = RESULTS_PATH.read_text() if RESULTS_PATH.exists() else ""
+        notes = old[old.index(NOTES_MARKER) :] if NOTES_MARKER in old else NOTES_MARKER + "\n"
+        RESULTS_PATH.write_text("\n".join(lines) + "\n\n" + notes)
         print(f"\nwrote {RESULTS_PATH}", file=sys.stderr)
     return 0
 
