@@ -85,7 +85,7 @@ def first_stage(df: pl.DataFrame, ties: str) -> Callable[[], object]:
         saved = (_head._deterministic_sums, _head._expected_sums, _head._value)
         saved_prefix = _head._prefix_sums
         _head._deterministic_sums = lambda users, need: users  # type: ignore[assignment]
-        _head._expected_sums = lambda users, need, length, keys: users  # type: ignore[assignment]
+        _head._expected_sums = lambda users, need, length, keys, **_: users  # type: ignore[assignment]
         _head._prefix_sums = lambda users, need, expected: users  # type: ignore[assignment]
         # Keep the head in the plan (read its length), or projection pushdown drops it.
         _head._value = lambda need, metric, expected: pl.col(_head._HEAD).list.len()  # type: ignore[assignment]
