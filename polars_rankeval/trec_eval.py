@@ -615,8 +615,9 @@ def _looked_up(
                 "rel": judged_rows["rel"],
             }
         )
-        # the judged rows of the ranking (an inner join: a fifth of the rows here), in
-        # ranking order; every other row is a document not in the qrels (-1)
+        # the judged rows of the ranking (an inner join: a fifth of the rows here; their
+        # order does not matter to the scatter below); every other row is a document
+        # not in the qrels (-1)
         hits = (
             pair.to_frame("__pair")
             .with_row_index("__row")
@@ -630,7 +631,6 @@ def _looked_up(
                 .cast(pl.Int64)
                 .alias("rel"),
             )
-            .sort("__row")
             .collect()
         )
         n_distinct = distinct.result() if distinct is not None else ranked.height
