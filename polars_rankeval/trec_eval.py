@@ -2309,24 +2309,38 @@ def _assemble(
 
 
 def format_trec(result: pl.DataFrame) -> str:
-    r"""The lines trec_eval prints: ``%-22s\\t%s\\t%s`` (a ``Z`` before z-scored names)."""
+    r"""The lines trec_eval prints: ``%-22s\t%s\t%s`` (a ``Z`` before z-scored names)."""
     if result.height == 0:
         return ""
+    return str(_trec_lines(result).select(pl.col("line").str.join("\n")).item()) + "\n"
+
+
+def _trec_lines(result: pl.DataFrame) -> pl.DataFrame:
+    """:func:`format_trec`'s lines, a row each (column ``line``, no null)."""
     z = "zscore" in result.columns and bool(result["zscore"].any())
     prefix = pl.when(pl.col("zscore")).then(pl.lit("Z")).otherwise(pl.lit("")) if z else pl.lit("")
-    lines = result.select(
-        pl.concat_str(
-            [
-                prefix,
-                pl.col("measure").str.pad_end(22),
-                pl.lit("\t"),
-                pl.col("query"),
-                pl.lit("\t"),
-                pl.col("text"),
-            ]
-        ).alias("line")
+    line = pl.concat_str(
+        [
+            prefix,
+            pl.col("measure").str.pad_end(22),
+            pl.lit("\t"),
+            pl.col("query"),
+            pl.lit("\t"),
+            pl.col("text"),
+        ]
     )
-    return str(lines.select(pl.col("line").str.join("\n")).item()) + "\n"
+    return result.select(line.alias("line")).drop_nulls()
+
+
+def _print_trec(result: pl.DataFrame) -> None:
+    """Print :func:`format_trec`'s text; to a byte stream written by Polars (no str copy)."""
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:  # a text-only stream (a test's capture, ...)
+        sys.stdout.write(format_trec(result))
+        return
+    sys.stdout.flush()
+    _trec_lines(result).write_csv(out, include_header=False, quote_style="never")
+    out.flush()
 
 
 # --------------------------------------------------------------------------- command line
@@ -2492,5 +2506,5 @@ def command_line(argv: Sequence[str]) -> int:
     except (ValueError, OSError, pl.exceptions.PolarsError) as exc:
         print(f"trec_eval: {exc}", file=sys.stderr)
         return 2
-    sys.stdout.write(format_trec(result))
+    _print_trec(result)
     return 0
