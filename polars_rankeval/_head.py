@@ -66,10 +66,11 @@ inside the head (see the module docstring); a larger group is counted exactly.""
 ENABLED = True
 """Switch for tests and benchmarks: ``False`` sends every job to the general path."""
 SPLIT: int | None = None
-"""How many branches compute the head rows under ``ties="expected"`` (users split by
-their row number; Polars runs the branches of a ``concat`` in parallel). ``None``: one
-per thread of Polars' pool. The fills and running sums over the rows are sequential
-scans; split by user they use every core. Tests and benchmarks set it."""
+"""How many branches compute the head rows under ``ties="expected"`` (in memory: slices
+of consecutive users; on a LazyFrame: users by their row number modulo the count; Polars
+runs the branches of a ``concat`` in parallel). ``None``: one per thread of Polars' pool.
+The fills and running sums over the rows are sequential scans; split by user they use
+every core. Tests and benchmarks set it."""
 
 _HEAD = f"{MARKER}:head"
 _NO_DEFAULT = object()
