@@ -1573,14 +1573,22 @@ def _fmt_double(values: pl.Expr) -> pl.Expr:
     a_lo = a - a_hi
     err = (a_hi * 10000.0 - p) + a_lo * 10000.0
     f = p.floor()
-    d = ((p - f) - 0.5) + err
-    n = (
-        pl.when(d > 0)
-        .then(f + 1)
-        .when(d < 0)
-        .then(f)
-        .otherwise(pl.when((f % 2) == 0).then(f).otherwise(f + 1))
-    ).cast(pl.Int64, strict=False)
+    return _four_places_text(v, _rounded(f, ((p - f) - 0.5) + err))
+
+
+def _rounded(f: pl.Expr, d: pl.Expr) -> pl.Expr:
+    """``|v| * 10000`` rounded half to even (Int64; null beyond it).
+
+    ``f`` is its floor, ``d`` the exact ``|v| * 10000 - f - 0.5``.
+    """
+    half = pl.when((f % 2) == 0).then(f).otherwise(f + 1)
+    return (
+        pl.when(d > 0).then(f + 1).when(d < 0).then(f).otherwise(half).cast(pl.Int64, strict=False)
+    )
+
+
+def _four_places_text(v: pl.Expr, n: pl.Expr) -> pl.Expr:
+    """``%6.4f`` of ``v`` put together from ``n`` (:func:`_rounded`) and its sign."""
     negative = (v < 0) | ((v == 0) & ((1.0 / v) < 0))
     digits = pl.concat_str(
         [
@@ -1590,15 +1598,15 @@ def _fmt_double(values: pl.Expr) -> pl.Expr:
             (n % 10000).cast(pl.String).str.zfill(4),
         ]
     )
-    special = (
+    text = (
         pl.when(v.is_nan())
         .then(pl.lit("-nan"))
         .when(v == float("inf"))
         .then(pl.lit("inf"))
         .when(v == float("-inf"))
         .then(pl.lit("-inf"))
+        .otherwise(digits)
     )
-    text = pl.when(~v.is_finite() | v.is_nan()).then(special).otherwise(digits)
     return text.str.pad_start(6)
 
 
@@ -1625,19 +1633,9 @@ def format_doubles(values: pl.Series) -> pl.Series:
         err=(pl.col("a_hi") * 10000.0 - pl.col("p")) + (pl.col("a") - pl.col("a_hi")) * 10000.0
     )
     frame = frame.with_columns(d=((pl.col("p") - pl.col("f")) - 0.5) + pl.col("err"))
-    f = pl.col("f")
     v = pl.col("v")
     negative = (v < 0) | ((v == 0) & ((1.0 / v) < 0))
-    frame = frame.select(
-        "v",
-        n=pl.when(pl.col("d") > 0)
-        .then(f + 1)
-        .when(pl.col("d") < 0)
-        .then(f)
-        .otherwise(pl.when((f % 2) == 0).then(f).otherwise(f + 1))
-        .cast(pl.Int64, strict=False),
-        other=negative | ~v.is_finite(),
-    )
+    frame = frame.select("v", n=_rounded(pl.col("f"), pl.col("d")), other=negative | ~v.is_finite())
     n = pl.col("n")
     frame = frame.with_columns(pl.col("other") | (n > 10000) | n.is_null())
     text = _four_places().gather(
@@ -1645,24 +1643,7 @@ def format_doubles(values: pl.Series) -> pl.Series:
     )
     other = frame.filter(pl.col("other"))
     if other.height:
-        digits = pl.concat_str(
-            [
-                pl.when(negative).then(pl.lit("-")).otherwise(pl.lit("")),
-                (n // 10000).cast(pl.String),
-                pl.lit("."),
-                (n % 10000).cast(pl.String).str.zfill(4),
-            ]
-        )
-        special = (
-            pl.when(v.is_nan())
-            .then(pl.lit("-nan"))
-            .when(v == float("inf"))
-            .then(pl.lit("inf"))
-            .when(v == float("-inf"))
-            .then(pl.lit("-inf"))
-            .otherwise(digits)
-        )
-        other_text = other.select(special.str.pad_start(6)).to_series()
+        other_text = other.select(_four_places_text(v, n)).to_series()
         huge = other.select(v.is_finite() & n.is_null()).to_series()
         if huge.any():  # beyond 64-bit integers: Python's %-formatting is C's
             rows = zip(other["v"], huge, other_text, strict=True)
