@@ -7,7 +7,9 @@ the real binary on random cases.
 
 from __future__ import annotations
 
+import io
 import math
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -190,6 +192,27 @@ def test_command_line_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     # -R prefs: the official measures need plain qrels (trec_eval exits 4)
     assert main(["trec-eval", "-R", "prefs", str(qrels), str(run)]) == 4
     assert main(["trec-eval", "-R", "nope", str(qrels), str(run)]) == 2
+
+
+@pytest.mark.parametrize("stream", ["bytes", "text"])
+def test_command_line_prints_format_trec(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stream: str
+) -> None:
+    # The CLI writes its lines through Polars' CSV writer into stdout's byte stream,
+    # or, on a stream without one, format_trec's text: the same bytes either way.
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_bytes(QRELS)
+    run.write_bytes(RUN)
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8") if stream == "bytes" else io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    out.write("before\n")  # text written earlier comes first
+    assert main(["trec-eval", "-q", "-m", "all_trec", str(qrels), str(run)]) == 0
+    out.flush()
+    text = raw.getvalue().decode() if stream == "bytes" else out.getvalue()
+    want = format_trec(trec_eval(QRELS, RUN, ["all_trec"], per_query=True))
+    assert text == "before\n" + want
+    assert want.count("\n") > 100
 
 
 def test_zscores(tmp_path: Path) -> None:
