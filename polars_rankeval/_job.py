@@ -201,12 +201,15 @@ class Job:
         )
         # The cutoffs of one list or range share their kind: one dry run for them all.
         seen: dict[tuple[Any, ...], str] = {}
+        reader: dict[str, str] = {}  # each extra column: the first metric that reads it
         for metric in parsed:
             key = (metric.spec.name, metric.options, metric.cutoffs)
             if metric.cutoffs and key in seen:
                 job.kinds[metric.name] = seen[key]
                 continue
             out = metric.plan(probe)
+            for name in probe.extra:
+                reader.setdefault(name, metric.name)
             job.kinds[metric.name] = seen[key] = (
                 ("item" if metric.spec.scope == "item" else "global")
                 if isinstance(out, GlobalPlan)
@@ -220,7 +223,7 @@ class Job:
         for name in probe.extra:
             if name not in schema and name not in side:
                 where = "the data" + (" or the items= table" if job.items is not None else "")
-                msg = f"column {name!r} (read by a requested metric) not found in {where}"
+                msg = f"column {name!r} (read by {reader[name]}) not found in {where}"
                 raise ValueError(msg)
         item_names = [m.name for m in parsed if job.kinds[m.name] == "item"]
         if per_item and len(item_names) != len(parsed):

@@ -1443,8 +1443,10 @@ def _pool_hint(args: argparse.Namespace, exc: BaseException) -> str:
     if not hasattr(args, "pool_unjudged") or args.pool_unjudged is not None:
         return ""
     text = str(exc)
-    pooled = "(read by a requested metric) not found" in text and any(
-        "pool=" in m for m in args.metrics or []
+    pooled = (
+        "(read by " in text
+        and ") not found in" in text
+        and any("pool=" in m for m in args.metrics or [])
     )
     if "pool_unjudged" in text or pooled:
         return (

@@ -156,7 +156,9 @@ def test_pool_unjudged_errors_and_lazy() -> None:
     with pytest.raises(ValueError, match=r"negative value.*trec\.pool_unjudged"):
         prk.evaluate(frame, "inf_ap", ties="item_desc")
     # A pool column that does not exist is named.
-    with pytest.raises(ValueError, match="column 'pool' \\(read by a requested metric\\)"):
+    with pytest.raises(
+        ValueError, match=r"column 'pool' \(read by inf_ap\(pool=pool\)\) not found in the data"
+    ):
         prk.evaluate(frame.with_columns(relevance=pl.lit(1)), "inf_ap(pool=pool)", ties="item_desc")
 
 

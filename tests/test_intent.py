@@ -364,7 +364,7 @@ def test_buckets_by_groups_and_compare() -> None:
 def test_errors() -> None:
     plain = prk.join(RECS, QRELS.unique(["user", "item"]))
     with pytest.raises(
-        ValueError, match=r"column 'subtopics' \(read by a requested metric\) not found"
+        ValueError, match=r"column 'subtopics' \(read by alpha_ndcg@3\) not found in the data"
     ):
         prk.evaluate(plain, ["alpha_ndcg@3"], ties="item_desc")
     with pytest.raises(
