@@ -1562,20 +1562,6 @@ def _ndcg_cut(
 # --------------------------------------------------------------------------- formatting
 
 
-def _fmt_double(values: pl.Expr) -> pl.Expr:
-    """C's ``printf("%6.4f")``: correctly rounded (half to even on exact ties), width 6."""
-    v = values
-    a = v.abs()
-    p = a * 10000.0
-    # Dekker's exact product: a * 10000 == p + err exactly (10000 needs no split).
-    c = a * 134217729.0
-    a_hi = c - (c - a)
-    a_lo = a - a_hi
-    err = (a_hi * 10000.0 - p) + a_lo * 10000.0
-    f = p.floor()
-    return _four_places_text(v, _rounded(f, ((p - f) - 0.5) + err))
-
-
 def _rounded(f: pl.Expr, d: pl.Expr) -> pl.Expr:
     """``|v| * 10000`` rounded half to even (Int64; null beyond it).
 
@@ -1617,14 +1603,16 @@ def _four_places() -> pl.Series:
 
 
 def format_doubles(values: pl.Series) -> pl.Series:
-    """:func:`_fmt_double` on a Series, each intermediate column computed once.
+    """C's ``printf("%6.4f")`` of each value (correctly rounded, width 6; null stays null).
 
     Most values trec_eval prints lie in [0, 1]: their text is read from a table of the
     10,001 possible ones by the correctly rounded ``value * 10000``; only the others
-    (negative, above 1, not finite) are put together from their digits.
+    (negative, above 1, not finite) are put together from their digits, and values
+    beyond 64-bit integers by Python's formatting (the same rounding as C's).
     """
     frame = pl.DataFrame({"v": values.cast(pl.Float64)})
     frame = frame.with_columns(a=pl.col("v").abs())
+    # Dekker's exact product: a * 10000 == p + err exactly (10000 needs no split).
     frame = frame.with_columns(p=pl.col("a") * 10000.0, c=pl.col("a") * 134217729.0)
     frame = frame.with_columns(
         a_hi=pl.col("c") - (pl.col("c") - pl.col("a")), f=pl.col("p").floor()
@@ -2041,7 +2029,7 @@ def _relation_eval(
                 "value",
                 pl.when(integer)
                 .then(_fmt_long(pl.col("value")))
-                .otherwise(_fmt_double(pl.col("value")))
+                .otherwise(pl.lit(format_doubles(values["value"])))
                 .alias("text"),
                 pl.lit(False).alias("zscore"),
             )
@@ -2074,7 +2062,7 @@ def _relation_eval(
             "value",
             pl.when(integer)
             .then(_fmt_long(pl.col("value")))
-            .otherwise(_fmt_double(pl.col("value")))
+            .otherwise(pl.lit(format_doubles(tail["value"])))
             .alias("text"),
             pl.lit(False).alias("zscore"),
         )
@@ -2271,7 +2259,8 @@ def _assemble(
         )
         kinds = [c.measure.kind for c in columns]
         frame = frame.with_columns(pl.Series("kind", kinds))
-        frame = frame.filter(pl.col("kind") != "relstring").select(
+        frame = frame.filter(pl.col("kind") != "relstring")
+        frame = frame.select(
             "measure",
             pl.lit("all").alias("query"),
             "value",
@@ -2279,7 +2268,7 @@ def _assemble(
             .then(pl.lit(runid))
             .when(pl.col("long"))
             .then(_fmt_long(pl.col("value")))
-            .otherwise(_fmt_double(pl.col("value")))
+            .otherwise(pl.lit(format_doubles(frame["value"])))
             .alias("text"),
             (pl.lit(z) & (pl.col("kind") != "runid")).alias("zscore"),
         )

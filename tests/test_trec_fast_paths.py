@@ -386,3 +386,15 @@ def test_format_doubles_is_printf_6_4f() -> None:
     assert te.format_doubles(specials).to_list() == [
         "-0.0000", "-0.0000", f"{-1e300:6.4f}", "   inf", "  -inf", "  -nan", None,
     ]  # fmt: skip
+
+
+def test_values_beyond_64_bit_integers_are_printed() -> None:
+    # utility with a gain of 1e300 per relevant retrieved document: trec_eval prints the
+    # whole number (its line used to be dropped: the digits went through an Int64).
+    result = te.trec_eval(b"q 0 d1 1\n", b"q Q0 d1 1 0.5 t\n", ["utility.1e300,0,0,0"])
+    text = f"{1e300:6.4f}"  # C's printf("%6.4f"), correctly rounded like Python's
+    assert te.format_trec(result) == f"{'utility_1e300,0,0,0':<22}\tall\t{text}\n"
+    per_query = te.trec_eval(
+        b"q 0 d1 1\n", b"q Q0 d1 1 0.5 t\n", ["utility.1e300,0,0,0"], per_query=True
+    )
+    assert per_query["text"].to_list() == [text, text]
