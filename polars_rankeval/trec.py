@@ -567,7 +567,7 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
             _atof_column(fast, "column_5").alias("sim"),
         )
         return frame, fast["column_6"][-1]
-    data = fast_source if isinstance(fast_source, bytes) else _read_bytes(source, "run")
+    data = _read_bytes(fast_source, "run")  # the general reader reads bytes
     lines = _lines(data)
     body = pl.col("line").str.strip_chars_start(_C_SPACE)
     lines = lines.filter((body != "") & ~body.str.starts_with("#"))
@@ -613,7 +613,7 @@ def read_trec_eval_qrels(source: str | Path | bytes) -> pl.DataFrame:
             pl.col("column_3").alias("docno"),
             _atol_column(fast, "column_4").alias("rel"),
         )
-    data = fast_source if isinstance(fast_source, bytes) else _read_bytes(source, "qrels")
+    data = _read_bytes(fast_source, "qrels")  # the general reader reads bytes
     lines = _lines(data)
     hashed = pl.col("line").str.starts_with("#")
     block = (hashed != hashed.shift(1, fill_value=False)).cum_sum()
