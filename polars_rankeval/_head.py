@@ -628,21 +628,24 @@ def _expected_sums(
     (see :func:`per_user`); the branches are then slices of it.
     """
     n_parts = max(1, SPLIT if SPLIT is not None else pl.thread_pool_size())
+    users = users.with_row_index(_UID)
     if collected:
         # In memory: the branches are zero-copy slices of consecutive users (a filter
         # would copy their heads).
-        frame = users.with_row_index(_UID).collect()
+        frame = users.collect()
         step = max(1, -(-frame.height // n_parts))
-        branches = [frame.slice(start, step).lazy() for start in range(0, frame.height, step)]
         users = frame.lazy()
+        starts = range(0, frame.height, step)
+        branches = [frame.slice(start, step).lazy() for start in starts] or [users]
     else:
         # Read by every branch and beside their sums: computed once, so that all see
         # the same row numbers (a join above may order its rows differently on each run).
-        users = users.with_row_index(_UID).cache()
+        users = users.cache()
         uid = pl.col(_UID)
         branches = [users.filter(uid % n_parts == part) for part in range(n_parts)]
-        branches = branches if n_parts > 1 else [users]
-    sums = pl.concat([_expected_user_sums(b, need, length, keys) for b in branches or [users]])
+        if n_parts == 1:
+            branches = [users]
+    sums = pl.concat([_expected_user_sums(b, need, length, keys) for b in branches])
     # Every numbered user has a row in ``sums`` (a head is never empty: a user's
     # group has a row, and position 1 is within any cutoff), so the sums in row-number
     # order line up with ``users``: placed beside it, not joined (a join gathers every
