@@ -5,6 +5,10 @@ fields separated by any white space. Reading is a lazy scan (one text column spl
 a regular expression inside Polars, no Python loop over lines), so large files stream.
 The rank column of a run is kept but not used for ordering: trec_eval orders by score
 descending, then docno descending (``ties="item_desc"`` on the String docno column).
+These readers read text: a UTF-8 byte order mark at the start of a file is dropped.
+trec_eval reads bytes and keeps the mark as the start of the first query id;
+:func:`read_trec_eval_run` and :func:`read_trec_eval_qrels` (the ``trec-eval`` command)
+read it as trec_eval does.
 
 Examples
 --------
@@ -576,6 +580,17 @@ def _has_other_space(source: bytes | Path) -> bool:
         return any(m.find(c) >= 0 for c in _OTHER_SPACE)
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _starts_with_bom(source: bytes | Path) -> bool:
+    """Whether a file (its bytes or its path) starts with a UTF-8 byte order mark."""
+    if isinstance(source, bytes):
+        return source.startswith(_BOM)
+    with source.open("rb") as handle:
+        return handle.read(len(_BOM)) == _BOM
+
+
 def _fast_source(source: str | Path | bytes, what: str) -> bytes | Path:
     """A regular file's path (read by Polars, not copied), else the bytes (a pipe ...).
 
@@ -609,8 +624,12 @@ def _fast_fields(
     type ``typed`` gives a field when every value of it parses as that type; a field
     that does not keeps String), or ``None`` (use the general reader) unless every line
     has exactly ``width`` non-empty fields with no other white space, no comment and no
-    blank line.
+    blank line. A file starting with a UTF-8 byte order mark also goes to the general
+    reader: Polars' CSV reader drops the mark, trec_eval keeps its bytes as the start of
+    the first query id (they are not white space to C's ``isspace``).
     """
+    if _starts_with_bom(data):
+        return None
     if not _has_other_space(data):
         # single spaces only: every field is read (none is empty in a clean file), so an
         # empty field (two spaces in a row, a space at a line's start or end) or a blank
@@ -708,7 +727,8 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
     r"""Read a run file exactly as trec_eval does; return ``(qid, docno, sim)`` and the run id.
 
     Leading white space, blank lines and lines whose first non-blank character is ``#``
-    are skipped; a line needs at least six white-space separated fields
+    are skipped (a UTF-8 byte order mark is not white space: it starts the first query
+    id); a line needs at least six white-space separated fields
     (``qid iter docno rank sim run_id``), anything after the sixth is ignored; the rank
     field is not read; ``sim`` is read as C's ``atof`` does (``1e-3``, ``+1``, ``inf``,
     ``nan``, ``1.5abc`` -> 1.5). The run id trec_eval prints is the tag of the last line.

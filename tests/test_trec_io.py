@@ -340,3 +340,60 @@ def test_write_run_refuses_a_tag_that_does_not_read_back(
     with pytest.raises(error, match=message):
         trec.write_run(frame, tmp_path / "run", tag=tag)  # type: ignore[arg-type]
     assert not (tmp_path / "run").exists()
+
+
+# --------------------------------------------------------------------------- byte order mark
+_BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"q1 Q0 d1 1 2.5 t\nq2 Q0 d1 1 1.5 t\n", b"q1  Q0 d1 1 2.5 t\nq2\tQ0 d1 1 1.5 t\n"],
+    ids=["fast path", "general path"],
+)
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["file", "stdin"])
+def test_trec_eval_readers_keep_a_byte_order_mark_in_the_first_query_id(
+    tmp_path: Path, body: bytes, as_bytes: bool
+) -> None:
+    # trec_eval reads bytes: the BOM is not white space, so it starts the first qid
+    qrels = _BOM + body.replace(b" Q0 d1 1 2.5 t", b" 0 d1 1").replace(b"Q0 d1 1 1.5 t", b"0 d1 1")
+    (tmp_path / "run").write_bytes(_BOM + body)
+    (tmp_path / "qrels").write_bytes(qrels)
+    run_source = (tmp_path / "run").read_bytes() if as_bytes else tmp_path / "run"
+    qrels_source = (tmp_path / "qrels").read_bytes() if as_bytes else tmp_path / "qrels"
+    assert trec.read_trec_eval_run(run_source)[0]["qid"].to_list() == ["\ufeffq1", "q2"]
+    assert trec.read_trec_eval_qrels(qrels_source)["qid"].to_list() == ["\ufeffq1", "q2"]
+
+
+def test_trec_eval_command_prints_the_byte_order_mark_of_the_first_query(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from polars_rankeval.trec_eval import command_line
+
+    (tmp_path / "run").write_bytes(_BOM + b"q1 Q0 d1 1 2.5 t\nq2 Q0 d1 1 1.5 t\n")
+    (tmp_path / "qrels").write_bytes(b"q1 0 d1 1\nq2 0 d1 1\n")
+    # the run's first query is '\ufeffq1', not the qrels' 'q1': only q2 is evaluated
+    code = command_line(["-q", "-m", "num_ret", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    assert code == 0
+    assert capsysbinary.readouterr().out.splitlines() == [
+        b"num_ret               \tq2\t1",
+        b"num_ret               \tall\t1",
+    ]
+    (tmp_path / "qrels").write_bytes(_BOM + b"q1 0 d1 1\nq2 0 d1 1\n")
+    command_line(["-q", "-m", "num_ret", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    # trec_eval orders queries by strcmp: the BOM's first byte 0xEF sorts after 'q'
+    assert capsysbinary.readouterr().out.splitlines() == [
+        b"num_ret               \tq2\t1",
+        b"num_ret               \t" + _BOM + b"q1\t1",
+        b"num_ret               \tall\t2",
+    ]
+
+
+def test_python_readers_drop_a_byte_order_mark(tmp_path: Path) -> None:
+    # read_run/scan_run (and the qrels readers) read text: a leading BOM is an encoding
+    # mark, not part of the first query id (trec-eval, the drop-in, keeps it)
+    (tmp_path / "run").write_bytes(_BOM + b"q1 Q0 d1 1 2.5 t\nq2  Q0 d1 1 1.5 t\n")
+    assert trec.read_run(tmp_path / "run")["user"].to_list() == ["q1", "q2"]
+    assert trec.scan_run(tmp_path / "run").collect()["user"].to_list() == ["q1", "q2"]
+    (tmp_path / "qrels").write_bytes(_BOM + b"q1 0 d1 1\n")
+    assert trec.read_qrels(tmp_path / "qrels")["user"].to_list() == ["q1"]
