@@ -46,10 +46,13 @@ _LINENO = "__prk_lineno"
 def _scan_fields(path: str | Path, fields: tuple[str, ...]) -> pl.LazyFrame:
     """Each non-blank line split on white space into ``fields`` (all String).
 
-    Lines with the wrong number of fields get nulls and ``__prk_ok = False``; the
-    1-based line number is kept in ``__prk_lineno`` for error messages.
+    White space is ASCII's (C's ``isspace``, as trec_eval and the CSV fast path read
+    it): a no-break space or another Unicode space is part of a field. Lines with the
+    wrong number of fields get nulls and ``__prk_ok = False``; the 1-based line number
+    is kept in ``__prk_lineno`` for error messages.
     """
-    pattern = r"^\s*" + r"\s+".join([r"(\S+)"] * len(fields)) + r"\s*$"
+    space, field = "[ \t\n\x0b\x0c\r]", "([^ \t\n\x0b\x0c\r]+)"
+    pattern = f"^{space}*" + f"{space}+".join([field] * len(fields)) + f"{space}*$"
     line = pl.col(_LINE)
     return (
         pl.scan_csv(
@@ -62,7 +65,7 @@ def _scan_fields(path: str | Path, fields: tuple[str, ...]) -> pl.LazyFrame:
             comment_prefix=None,
         )
         .with_row_index(_LINENO, offset=1)
-        .filter(line.str.strip_chars() != "")
+        .filter(line.str.strip_chars(" \t\n\x0b\x0c\r") != "")
         .with_columns(
             line.str.extract_groups(pattern).struct.rename_fields(list(fields)).alias("__f")
         )

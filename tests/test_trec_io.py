@@ -397,3 +397,19 @@ def test_python_readers_drop_a_byte_order_mark(tmp_path: Path) -> None:
     assert trec.scan_run(tmp_path / "run").collect()["user"].to_list() == ["q1", "q2"]
     (tmp_path / "qrels").write_bytes(_BOM + b"q1 0 d1 1\n")
     assert trec.read_qrels(tmp_path / "qrels")["user"].to_list() == ["q1"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "q\u00a0x Q0 d1 1 2.5 t\nq\u00a0x Q0 d2 2 1.5 t\n",  # one space: the CSV reader
+        "q\u00a0x\tQ0 d1 1 2.5 t\nq\u00a0x Q0 d2 2 1.5 t\n",  # mixed: the general reader
+    ],
+)
+def test_fields_are_separated_by_ascii_white_space_only(tmp_path: Path, text: str) -> None:
+    # as trec_eval (C's isspace): a no-break space is part of an id, on every path
+    path = tmp_path / "run"
+    path.write_text(text)
+    assert trec.read_run(path)["user"].to_list() == ["q\u00a0x"] * 2
+    assert trec.scan_run(path).collect()["user"].to_list() == ["q\u00a0x"] * 2
+    assert trec.read_trec_eval_run(path)[0]["qid"].to_list() == ["q\u00a0x"] * 2
