@@ -327,7 +327,8 @@ def write_run(
         not a string.
     ValueError
         An id or tag that would not read back (see :func:`write_qrels`), named with its
-        row (counted from 0, as ``frame.row``); two distinct scores of one user that are
+        row (counted from 0, as ``frame.row``); an item twice for one user (trec_eval
+        refuses the file); two distinct scores of one user that are
         the same 64-bit float (integers beyond 2**53, decimals with more than about 16
         significant digits), which every reader would tie: rank them first, e.g.
         ``pl.col("score").rank("dense").over("user")``.
@@ -340,6 +341,17 @@ def write_run(
         raise TypeError(msg)
     data = _ids_and(frame, user, item, score, "score")
     _check_ids(data, {"user": user, "item": item}, "run")
+    twice = data.filter(pl.struct("user", "item").is_duplicated())
+    if twice.height:
+        first = twice.filter(
+            (pl.col("user") == twice["user"][0]) & (pl.col("item") == twice["item"][0])
+        )
+        msg = (
+            f"item {twice['item'][0]!r} of user {twice['user'][0]!r} is in rows "
+            f"{first[_ROW][0]} and {first[_ROW][1]}; trec_eval refuses a run that lists a "
+            "document twice for one query"
+        )
+        raise ValueError(msg)
     if dtype is not None and dtype.is_float():
         data = data.with_columns(pl.col("score").cast(pl.Float64))
     else:
@@ -370,8 +382,8 @@ def write_qrels(
     (``2.0`` is written ``2``). A fractional grade is refused, not truncated: round or
     map the grades first (e.g. ``pl.col("relevance").round()``).
 
-    Ids must read back: an id that is null or empty, or contains white space (any that
-    Polars' ``\s`` matches, non-ASCII included) or a NUL character, is refused with a
+    Ids must read back: an id that is null or empty, or contains white space (ASCII's or
+    Unicode's: some readers split fields on either) or a NUL character, is refused with a
     ``ValueError`` naming its row (counted from 0, as ``frame.row``); so is a query id
     starting with ``#`` (trec_eval reads the line as a comment) or with a byte order
     mark (readers drop it at the start of a file).

@@ -413,3 +413,13 @@ def test_fields_are_separated_by_ascii_white_space_only(tmp_path: Path, text: st
     assert trec.read_run(path)["user"].to_list() == ["q\u00a0x"] * 2
     assert trec.scan_run(path).collect()["user"].to_list() == ["q\u00a0x"] * 2
     assert trec.read_trec_eval_run(path)[0]["qid"].to_list() == ["q\u00a0x"] * 2
+
+
+def test_write_run_refuses_a_document_twice_in_one_query(tmp_path: Path) -> None:
+    # trec_eval refuses such a run ("duplicate docs", status 4); in one query only
+    frame = pl.DataFrame(
+        {"user": ["q", "r", "q", "q"], "item": ["a", "a", "b", "a"], "score": [3.0, 2, 1, 0]}
+    )
+    with pytest.raises(ValueError, match=r"item 'a' of user 'q' is in rows 0 and 3"):
+        trec.write_run(frame, tmp_path / "run")
+    assert not (tmp_path / "run").exists()
