@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import glob
 import logging
 import os
@@ -35,6 +36,8 @@ from polars_rankeval._types import (
 )
 
 if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
     from polars_rankeval.registry import MetricSpec
 
 # The heavy modules (evaluate, registry, _plan) are imported where used: the trec-eval
@@ -103,6 +106,20 @@ class UsageError(ValueError):
 
 
 # --------------------------------------------------------------------------- parsing
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that a failed write of help to standard output is raised.
+
+    argparse ignores an ``OSError`` while printing; ``main`` reports it as for any
+    other output (``--help > /dev/full`` is an error, ``--help | head -1`` is not).
+    """
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        if message and file is sys.stdout:
+            file.write(message)
+        else:
+            super()._print_message(message, file)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with the ``evaluate`` and ``metrics`` subcommands.
 
@@ -111,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The top-level parser; ``evaluate`` is the subcommand used when none is given.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description=(
             "Evaluate rankings and recommendations with Polars. Without a subcommand, "
@@ -1392,6 +1409,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing file, invalid data), reported as one line on standard error; 130 after
         Ctrl-C and 143 after SIGTERM (128 + the signal number, as shells report it),
         without a traceback, once the temporary files of a bucketed run are removed.
+        Standard output that cannot be written: 0 when its reader went away
+        (``| head -1``), else 2 with one line on standard error (``> /dev/full``); the
+        same for ``trec-eval``, whose other statuses are trec_eval's.
 
     Examples
     --------
@@ -1407,16 +1427,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         from polars_rankeval.trec_eval import command_line
 
         try:
-            return command_line(raw[1:])
+            status = command_line(raw[1:])
         except KeyboardInterrupt:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             return INTERRUPTED_EXIT
+        except OSError as exc:  # writing the output (command_line reports reading errors)
+            return _output_failed(exc, "trec_eval: ")
+        return _flushed(status, "trec_eval: ")
     parser = build_parser()
     try:
         args = parser.parse_args(_with_default_command(raw))
     except SystemExit as exit_:  # argparse has printed usage or help already
         code = exit_.code
-        return code if isinstance(code, int) else (0 if code is None else 2)
+        return _flushed(code if isinstance(code, int) else (0 if code is None else 2))
+    except OSError as exc:  # printing the help or usage
+        return _output_failed(exc)
     with warnings.catch_warnings(), _overlap_log():
         # Warnings (e.g. OverlapWarning: ids that barely match) are one line on stderr.
         from polars_rankeval._overlap import OverlapWarning
@@ -1425,17 +1450,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = _show_warning
         try:
             with _sigterm_exits():
-                return int(args.handler(args))
+                status = int(args.handler(args))
         except KeyboardInterrupt:
             # Ctrl-C: temporary files are already removed; exit quietly, as shells expect.
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a further Ctrl-C: no traceback
             return INTERRUPTED_EXIT
-        except BrokenPipeError:  # e.g. `polars-rankeval metrics | head`: stop quietly
-            _silence_stdout()
-            return 0
         except (ValueError, TypeError, OSError, pl.exceptions.PolarsError) as exc:
+            if isinstance(exc, OSError) and _closed_pipe(exc):
+                return _output_failed(exc)  # e.g. `polars-rankeval metrics | head`: quietly
             print(f"{PROG}: error: {_one_line(exc)}{_pool_hint(args, exc)}", file=sys.stderr)
+            _flush_or_drop()  # the lines printed before the error, if stdout takes them
             return 2
+        return _flushed(status)
 
 
 def _pool_hint(args: argparse.Namespace, exc: BaseException) -> str:
@@ -1454,6 +1480,58 @@ def _pool_hint(args: argparse.Namespace, exc: BaseException) -> str:
             "but not judged (and adds the pool column COL, default pooled)"
         )
     return ""
+
+
+_ERROR = f"{PROG}: error: "
+
+
+def _closed_pipe(exc: OSError) -> bool:
+    """Whether a write failed because the reader went away (EPIPE).
+
+    Polars' writers raise a plain ``OSError`` whose text ends in ``(os error 32)``.
+    """
+    return (
+        isinstance(exc, BrokenPipeError)
+        or exc.errno == errno.EPIPE
+        or str(exc).endswith(f"(os error {errno.EPIPE})")
+    )
+
+
+def _output_failed(exc: OSError, prefix: str = _ERROR) -> int:
+    """The end of a command whose standard output cannot be written.
+
+    A reader that went away (``... | head -1``) ends it quietly with status 0; any other
+    failure (a full device, ``> /dev/full``) is one line on standard error, status 2.
+    What stdout still buffers is dropped, so that Python's final flush stays quiet.
+    """
+    _silence_stdout()
+    if _closed_pipe(exc):
+        return 0
+    print(f"{prefix}{_one_line(exc)}", file=sys.stderr)
+    return 2
+
+
+def _flush_or_drop() -> OSError | None:
+    """Flush standard output; when it cannot be written, drop what it buffers instead.
+
+    Returns the write error, if any. Without this, a write failing at the final flush
+    ends in Python's "Exception ignored" message (status 120) after the command has
+    reported success.
+    """
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        _silence_stdout()
+        return exc
+    return None
+
+
+def _flushed(status: int, prefix: str = _ERROR) -> int:
+    """``status`` once standard output is written; see :func:`_output_failed` if it is not."""
+    exc = _flush_or_drop()
+    if exc is None or _closed_pipe(exc):
+        return status
+    return _output_failed(exc, prefix)
 
 
 def _silence_stdout() -> None:
