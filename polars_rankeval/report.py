@@ -12,22 +12,16 @@ escape the math-mode superscripts and arrows -- and HTML is Polars' own table st
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Literal
 
 import polars as pl
 
 from polars_rankeval._types import check_choice
 
-__all__ = ["LOWER_IS_BETTER", "report"]
+__all__ = ["report"]
 
 ReportFormat = Literal["markdown", "latex", "html"]
 Marks = Literal["auto", "baseline", "letters", "none"]
-
-#: Metrics (registry names) for which a lower value is better.
-LOWER_IS_BETTER: frozenset[str] = frozenset(
-    {"fallout", "miss_rate", "mae", "mse", "rmse", "nmae", "unjudged", "rbp_resid"}
-)
 
 _TEST_NAMES = {
     "t": "paired Student t test",
@@ -45,7 +39,16 @@ _CORRECTION_NAMES = {
     "bh": "Benjamini-Hochberg correction",
     "by": "Benjamini-Yekutieli correction",
 }
-_NEEDED = ("metric", "system", "baseline", "mean", "baseline_mean", "diff", "significant")
+_NEEDED = (
+    "metric",
+    "higher_is_better",
+    "system",
+    "baseline",
+    "mean",
+    "baseline_mean",
+    "diff",
+    "significant",
+)
 
 
 def report(
@@ -54,7 +57,6 @@ def report(
     *,
     marks: Marks = "auto",
     digits: int = 4,
-    lower_is_better: Sequence[str] = (),
     caption: str | None = None,
 ) -> Any:
     r"""Render a comparison as a table: systems as rows, metrics as columns.
@@ -78,11 +80,6 @@ def report(
         ``"none"``.
     digits
         Decimals shown.
-    lower_is_better
-        Metric columns where lower is better, in addition to the registry's
-        (``fallout``, ``miss_rate``, ``mae``, ``mse``, ``rmse``, ``nmae``,
-        ``unjudged``, ``rbp_resid``): they decide the bold cell and the direction of
-        the marks.
     caption
         A caption (LaTeX ``\caption``, Markdown and HTML title).
 
@@ -133,7 +130,7 @@ def report(
     if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
         msg = f"digits must be an int >= 0, got {digits!r}"
         raise ValueError(msg)
-    table = _Table.build(result, marks, digits, set(lower_is_better))
+    table = _Table.build(result, marks, digits)
     if format == "markdown":
         return table.markdown(caption)
     if format == "latex":
@@ -166,9 +163,10 @@ class _Table:
         )
 
     @classmethod
-    def build(cls, result: pl.DataFrame, marks: str, digits: int, lower: set[str]) -> _Table:
+    def build(cls, result: pl.DataFrame, marks: str, digits: int) -> _Table:
         rows = result.to_dicts()
         metrics = list(dict.fromkeys(r["metric"] for r in rows))
+        direction = _directions(result)
         order: list[str] = []
         for r in rows:
             for name in (r["baseline"], r["system"]):
@@ -188,11 +186,13 @@ class _Table:
         for r in rows:
             means[(r["metric"], r["system"])] = r["mean"]
             means[(r["metric"], r["baseline"])] = r["baseline_mean"]
-        lower_names = {m for m in metrics if m in lower or _registry_lower(m)}
         best: dict[str, set[str]] = {}
         for metric in metrics:
+            if direction[metric] is None:  # neither higher nor lower is better: no best
+                best[metric] = set()
+                continue
             shown = {s: round(means[(metric, s)], digits) for s in order if (metric, s) in means}
-            target = (min if metric in lower_names else max)(shown.values())
+            target = (max if direction[metric] else min)(shown.values())
             best[metric] = {s for s, v in shown.items() if v == target}
         up: dict[tuple[str, str], str] = {}  # (metric, system) -> marks text
         letters = {s: _letter(i) for i, s in enumerate(order)} if mode == "letters" else {}
@@ -200,7 +200,8 @@ class _Table:
         for r in rows:
             if not r["significant"]:
                 continue
-            sign = -1.0 if r["metric"] in lower_names else 1.0
+            # better, or higher for a metric without a direction
+            sign = -1.0 if direction[r["metric"]] is False else 1.0
             better = sign * r["diff"] > 0
             if mode == "baseline":
                 up[(r["metric"], r["system"])] = "up" if better else "down"
@@ -211,7 +212,7 @@ class _Table:
                 beats.setdefault((r["metric"], winner), []).append(loser)
         for key, losers in beats.items():
             up[key] = "".join(sorted(letters[x] for x in losers))
-        note = _note(result, metrics, mode, next(iter(baselines)), lower_names)
+        note = _note(result, metrics, mode, next(iter(baselines)), direction)
         return cls(metrics, order, means, best, up, mode, letters, note, digits)
 
     # ----------------------------------------------------------------- cells
@@ -310,13 +311,18 @@ def _letter(index: int) -> str:
     return text
 
 
-def _registry_lower(metric: str) -> bool:
-    from polars_rankeval.registry import parse_metric
-
-    try:
-        return parse_metric(metric).spec.name in LOWER_IS_BETTER
-    except (ValueError, TypeError):
-        return False
+def _directions(result: pl.DataFrame) -> dict[str, bool | None]:
+    """Each metric's direction, from the ``higher_is_better`` column of the result."""
+    pairs = result.select("metric", "higher_is_better").unique(maintain_order=True)
+    counts = pairs.group_by("metric").len().filter(pl.col("len") > 1)
+    if counts.height:
+        metric = counts["metric"][0]
+        msg = (
+            f"result has more than one higher_is_better for metric {metric!r}; one metric "
+            "has one direction"
+        )
+        raise ValueError(msg)
+    return dict(pairs.iter_rows())
 
 
 def _first(result: pl.DataFrame, column: str) -> Any:
@@ -327,7 +333,11 @@ def _first(result: pl.DataFrame, column: str) -> Any:
 
 
 def _note(
-    result: pl.DataFrame, metrics: list[str], mode: str, baseline: str, lower: set[str]
+    result: pl.DataFrame,
+    metrics: list[str],
+    mode: str,
+    baseline: str,
+    direction: dict[str, bool | None],
 ) -> str:
     counts = set(result.select(c for c in ("n_users", "n_dropped") if c in result.columns).rows())
     if len(counts) == 1 and "n_users" in result.columns:
@@ -374,8 +384,16 @@ def _note(
     elif mode == "letters":
         parts.append("Superscript letters: the systems this one is significantly better than.")
     parts.append("Bold: best per metric.")
+    lower = [m for m in metrics if direction[m] is False]
     if lower:
-        parts.append(f"Lower is better for {', '.join(sorted(lower))}.")
+        parts.append(f"Lower is better for {', '.join(lower)}.")
+    neither = [m for m in metrics if direction[m] is None]
+    if neither:
+        marked = {
+            "baseline": "▲/▼ mark a significantly higher/lower value",
+            "letters": "the letters are of the systems with a significantly lower value",
+        }.get(mode, "higher and lower are shown")
+        parts.append(f"No direction for {', '.join(neither)}: {marked}, no bold.")
     conventions = _first(result, "conventions")
     if isinstance(conventions, str):
         parts.append(f"Conventions: {conventions}.")

@@ -12,18 +12,30 @@ import pytest
 
 import polars_rankeval as prk
 from polars_rankeval.cli import main
+from polars_rankeval.compare import metric_direction
 from polars_rankeval.datasets import load_systems
 
 
 def result_frame(
-    rows: list[tuple[str, str, str, float, float, bool]], **extra: object
+    rows: list[tuple[str, str, str, float, float, bool]],
+    lower_is_better: tuple[str, ...] = (),
+    **extra: object,
 ) -> pl.DataFrame:
-    """A comparison by hand: (metric, system, baseline, mean, baseline_mean, significant)."""
+    """A comparison by hand: (metric, system, baseline, mean, baseline_mean, significant).
+
+    The direction is the registry's (``mae``: lower is better), else higher is better
+    unless the metric is in ``lower_is_better``.
+    """
     frame = pl.DataFrame(
         rows,
         schema=["metric", "system", "baseline", "mean", "baseline_mean", "significant"],
         orient="row",
     ).with_columns(diff=pl.col("mean") - pl.col("baseline_mean"), n_users=pl.lit(10))
+    direction = {
+        m: m not in lower_is_better and metric_direction(m) is not False
+        for m in frame["metric"].unique()
+    }
+    frame = frame.with_columns(higher_is_better=pl.col("metric").replace_strict(direction))
     return frame.with_columns(**{k: pl.lit(v) for k, v in extra.items()})
 
 
@@ -87,10 +99,11 @@ def test_letters_for_all_pairs() -> None:
     assert r"(b) y & \textbf{0.5000}$^{\mathrm{ac}}$ \\" in latex
 
 
-def test_ties_in_display_are_all_bold_and_lower_is_better_option() -> None:
-    result = result_frame([("m", "b", "a", 0.40001, 0.40004, False)])
+def test_ties_in_display_are_all_bold_and_lower_is_better_from_the_result() -> None:
+    rows = [("m", "b", "a", 0.40001, 0.40004, False)]
+    result = result_frame(rows)
     assert prk.report(result).splitlines()[2:4] == ["| a | **0.4000** |", "| b | **0.4000** |"]
-    flipped = prk.report(result, digits=5, lower_is_better=["m"])
+    flipped = prk.report(result_frame(rows, lower_is_better=("m",)), digits=5)
     assert "| b | **0.40001** |" in flipped
 
 
@@ -275,3 +288,119 @@ def test_readme_report_is_current() -> None:
     ]
     result = prk.compare(load_systems(), ["ndcg@10", "recall@20", "mrr"], baseline="bm25")
     assert shown.strip() == prk.report(result).strip()
+
+
+# ----------------------------------------------------------------- direction (issue 24 #5)
+# Every registered metric's direction, written out so that a new metric cannot be added
+# without someone deciding it (the registry's default is higher-is-better).
+LOWER_IS_BETTER = {
+    "fallout",  # false positive rate
+    "miss_rate",  # false negative rate
+    "mae",
+    "mse",
+    "rmse",
+    "nmae",  # rating errors
+    "gini",  # inequality of exposure
+    "popularity_bias",  # average recommendation popularity: lower = less popularity bias
+    "miscalibration",  # KL divergence from the history's mix: 0 = calibrated
+    "reo",
+    "rsp",  # disparity between item groups (std / mean)
+    "num_nonrel_judged_ret",  # judged non-relevant items retrieved
+    "unjudged",  # share of the top k without a judgment
+    "rbp_resid",  # the part of RBP the judgments leave open
+}
+NO_DIRECTION = {"num_ret", "num_rel", "group_exposure", "exposure_ratio"}
+
+
+def test_every_registered_metric_declares_the_direction_listed_here() -> None:
+    from polars_rankeval.registry import registered
+
+    specs = registered()
+    assert set(specs) >= LOWER_IS_BETTER | NO_DIRECTION
+    for name, spec in specs.items():
+        want = None if name in NO_DIRECTION else name not in LOWER_IS_BETTER
+        assert spec.higher_is_better is want, name
+        assert prk.list_metrics().filter(name=name)["higher_is_better"].item() is want
+
+
+def two_systems(column: str, a: list[float], b: list[float]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"system": ["a"] * len(a) + ["b"] * len(b), "user": [*range(len(a))] * 2, column: a + b}
+    )
+
+
+def test_report_direction_agrees_with_every_registered_metric() -> None:
+    from polars_rankeval.registry import parse_metric, registered
+
+    # b is 0.15 or 0.1 higher for every user: significant (p < 0.05),
+    # and better unless lower is better.
+    low, high = [0.1, 0.2, 0.3, 0.4], [0.25, 0.3, 0.45, 0.5]
+    for name, spec in registered().items():
+        column = parse_metric(f"{name}@5" if spec.takes_k else name).name
+        result = prk.compare_per_user(two_systems(column, low, high), baseline="a", test="t")
+        assert result["higher_is_better"].to_list() == [spec.higher_is_better], name
+        rows = prk.report(result).splitlines()[2:4]
+        if spec.higher_is_better is None:
+            assert rows == ["| a | 0.2500 |", "| b | 0.3750▲ |"], name
+        elif spec.higher_is_better:
+            assert rows == ["| a | 0.2500 |", "| b | **0.3750**▲ |"], name
+        else:
+            assert rows == ["| a | **0.2500** |", "| b | 0.3750▼ |"], name
+
+
+def test_preset_names_take_the_direction_of_their_metric() -> None:
+    # torchmetrics' RetrievalFallOut is fallout: the lower fall-out is the better system.
+    data = load_systems()
+    plain = prk.compare(data, ["fallout@3"], baseline="bm25", test="t")
+    preset = prk.compare(
+        data, ["RetrievalFallOut@3"], baseline="bm25", test="t", conventions="torchmetrics"
+    )
+    assert plain["higher_is_better"].to_list() == [False] * 3
+    assert preset["higher_is_better"].to_list() == [False] * 3
+    for result in (plain, preset):
+        rows = dict(line.split(" | ", 1) for line in prk.report(result).splitlines()[2:6])
+        lowest = result.sort("mean")["system"][0]
+        assert lowest == "hybrid"
+        assert rows["| hybrid"].startswith("**")
+        assert rows["| hybrid"].endswith("▲ |")
+        assert rows["| random"].endswith("▼ |")
+    # A per-user frame with the preset's column names: the same direction.
+    per_user = prk.evaluate(
+        data, ["RetrievalFallOut@3"], by="system", per_user=True, conventions="torchmetrics"
+    )
+    again = prk.compare_per_user(per_user, baseline="bm25", test="t")
+    assert again["higher_is_better"].to_list() == [False] * 3
+
+
+def test_every_preset_name_resolves_to_its_metric_direction() -> None:
+    from polars_rankeval.compare import metric_direction
+    from polars_rankeval.conventions import get_convention
+    from polars_rankeval.registry import parse_metric
+
+    checked = 0
+    for preset in prk.conventions()["preset"].unique().to_list():
+        for mapped in get_convention(preset).metrics:
+            if mapped.metric is None:
+                continue
+            k = "" if mapped.cutoff == "none" else "@5"
+            want = parse_metric(mapped.metric + k).spec.higher_is_better
+            assert metric_direction(f"{mapped.name}{k}[{preset}]") is want, (preset, mapped.name)
+            checked += 1
+    assert checked > 50
+    assert metric_direction("ndcg@10") is True
+    assert metric_direction("not a metric") is None
+
+
+def test_direction_of_other_columns_is_given_or_null() -> None:
+    frame = two_systems("latency", [0.3, 0.4, 0.5, 0.6], [0.15, 0.3, 0.35, 0.5])
+    unknown = prk.compare_per_user(frame, baseline="a", test="t")
+    assert unknown["higher_is_better"].to_list() == [None]
+    note = prk.report(unknown).splitlines()[-1]
+    assert "No direction for latency: ▲/▼ mark a significantly higher/lower value" in note
+    told = prk.compare_per_user(frame, baseline="a", test="t", higher_is_better={"latency": False})
+    assert told["higher_is_better"].to_list() == [False]
+    assert prk.report(told).splitlines()[2:4] == ["| a | 0.4500 |", "| b | **0.3250**▲ |"]
+    with pytest.raises(ValueError, match=r"higher_is_better names column\(s\) 'nope'"):
+        prk.compare_per_user(frame, baseline="a", higher_is_better={"nope": True})
+    with pytest.raises(TypeError, match=r"higher_is_better\['latency'\] must be"):
+        prk.compare_per_user(frame, baseline="a", higher_is_better={"latency": "low"})
