@@ -1204,8 +1204,6 @@ def _run_compare(args: argparse.Namespace) -> int:
     )
     if args.format in ("table", "csv", "json"):
         write_frame(result, args.format, sys.stdout)
-    elif args.format == "html":
-        sys.stdout.write(report(result, "html").as_raw_html() + "\n")
     else:
         text = report(result, args.format)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -7,7 +7,8 @@ compared, ranx-style superscript letters (the systems it is significantly better
 than). The test, correction, alpha and conventions are stated under the table.
 Markdown and LaTeX (booktabs) are written directly -- great_tables' LaTeX output would
 escape the math-mode superscripts and arrows -- and HTML is Polars' own table styling,
-``DataFrame.style`` (great_tables, the ``[report]`` extra).
+``DataFrame.style`` (great_tables, the ``[report]`` extra). Every format is text, a
+:class:`ReportText`: a ``str`` that a notebook shows rendered.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import polars as pl
 
 from polars_rankeval._types import check_choice
 
-__all__ = ["report"]
+__all__ = ["ReportText", "report"]
 
 ReportFormat = Literal["markdown", "latex", "html"]
 Marks = Literal["auto", "baseline", "letters", "none"]
@@ -51,6 +52,32 @@ _NEEDED = (
 )
 
 
+class ReportText(str):
+    """The text of a report: a ``str``, shown rendered in a notebook.
+
+    ``syntax`` is its format (``"markdown"``, ``"latex"`` or ``"html"``). In Jupyter,
+    a Markdown or HTML report displays as a table (``_repr_markdown_``,
+    ``_repr_html_``); ``print`` and everything else see the text.
+    """
+
+    syntax: str
+
+    def __new__(cls, text: str, syntax: str) -> ReportText:
+        """The report ``text``, written in ``syntax``."""
+        self = super().__new__(cls, text)
+        self.syntax = syntax
+        return self
+
+    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]
+        return (str(self), self.syntax)
+
+    def _repr_html_(self) -> str | None:
+        return str(self) if self.syntax == "html" else None
+
+    def _repr_markdown_(self) -> str | None:
+        return str(self) if self.syntax == "markdown" else None
+
+
 def report(
     result: pl.DataFrame,
     format: ReportFormat = "markdown",
@@ -58,7 +85,7 @@ def report(
     marks: Marks = "auto",
     digits: int = 4,
     caption: str | None = None,
-) -> Any:
+) -> ReportText:
     r"""Render a comparison as a table: systems as rows, metrics as columns.
 
     Parameters
@@ -69,8 +96,8 @@ def report(
     format
         ``"markdown"`` (GitHub-flavoured; superscripts as ``<sup>``), ``"latex"``
         (a ``table`` with ``booktabs`` rules: ``\usepackage{booktabs}``) or
-        ``"html"`` (a ``great_tables.GT`` built with ``DataFrame.style``; its
-        ``as_raw_html()`` is the HTML, and notebooks display it).
+        ``"html"`` (the HTML of ``DataFrame.style``, great_tables: the ``[report]``
+        extra).
     marks
         ``"baseline"``: ``▲``/``▼`` (LaTeX ``$\uparrow$``/``$\downarrow$``) after a
         system significantly better/worse than the baseline; ``"letters"``: each
@@ -85,8 +112,9 @@ def report(
 
     Returns
     -------
-    str or great_tables.GT
-        The Markdown or LaTeX text, or the styled HTML table.
+    ReportText
+        The text of the table and its note, in every format: a ``str``, which a
+        notebook displays rendered (Markdown and HTML).
 
     Examples
     --------
@@ -132,10 +160,10 @@ def report(
         raise ValueError(msg)
     table = _Table.build(result, marks, digits)
     if format == "markdown":
-        return table.markdown(caption)
+        return ReportText(table.markdown(caption), format)
     if format == "latex":
-        return table.latex(caption)
-    return table.html(caption)
+        return ReportText(table.latex(caption), format)
+    return ReportText(table.html(caption), format)
 
 
 class _Table:
@@ -195,7 +223,7 @@ class _Table:
             target = (max if direction[metric] else min)(shown.values())
             best[metric] = {s for s, v in shown.items() if v == target}
         up: dict[tuple[str, str], str] = {}  # (metric, system) -> marks text
-        letters = {s: _letter(i) for i, s in enumerate(order)} if mode == "letters" else {}
+        letters = _labels(order) if mode == "letters" else {}
         beats: dict[tuple[str, str], list[str]] = {}
         for r in rows:
             if not r["significant"]:
@@ -210,9 +238,11 @@ class _Table:
                     (r["system"], r["baseline"]) if better else (r["baseline"], r["system"])
                 )
                 beats.setdefault((r["metric"], winner), []).append(loser)
+        joiner = "" if len(order) <= len(_ALPHABET) else ","  # "ab"; "1,12" (not "112")
         for key, losers in beats.items():
-            up[key] = "".join(sorted(letters[x] for x in losers))
-        note = _note(result, metrics, mode, next(iter(baselines)), direction)
+            up[key] = joiner.join(letters[x] for x in sorted(losers, key=order.index))
+        numbers = len(order) > len(_ALPHABET)
+        note = _note(result, metrics, mode, next(iter(baselines)), direction, numbers)
         return cls(metrics, order, means, best, up, mode, letters, note, digits)
 
     # ----------------------------------------------------------------- cells
@@ -239,7 +269,7 @@ class _Table:
         return text
 
     def _label(self, system: str, style: str) -> str:
-        name = _latex_escape(system) if style == "latex" else system
+        name = _ESCAPE[style](system) if style in _ESCAPE else system
         if self.mode == "letters":
             return f"({self.letters[system]}) {name}"
         return name
@@ -248,13 +278,13 @@ class _Table:
     def markdown(self, caption: str | None) -> str:
         lines = []
         if caption:
-            lines += [f"**{caption}**", ""]
-        lines.append("| System | " + " | ".join(self.metrics) + " |")
+            lines += [f"**{_markdown_escape(caption)}**", ""]
+        lines.append("| System | " + " | ".join(map(_markdown_escape, self.metrics)) + " |")
         lines.append("| :--- | " + " | ".join("---:" for _ in self.metrics) + " |")
         for system in self.systems:
             cells = [self._cell(m, system, "markdown") for m in self.metrics]
             lines.append(f"| {self._label(system, 'markdown')} | " + " | ".join(cells) + " |")
-        lines += ["", self.note]
+        lines += ["", _markdown_escape(self.note)]
         return "\n".join(lines)
 
     def latex(self, caption: str | None) -> str:
@@ -279,7 +309,7 @@ class _Table:
         ]
         return "\n".join(lines) + "\n"
 
-    def html(self, caption: str | None) -> Any:
+    def html(self, caption: str | None) -> str:
         try:
             import great_tables  # noqa: F401
         except ImportError as error:  # pragma: no cover - installed in the tests
@@ -299,16 +329,22 @@ class _Table:
         )
         if caption:
             table = table.tab_header(title=caption)
-        return table
+        return str(table.as_raw_html())
 
 
-def _letter(index: int) -> str:
-    text = ""
-    index += 1
-    while index:
-        index, rest = divmod(index - 1, 26)
-        text = chr(ord("a") + rest) + text
-    return text
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _labels(order: list[str]) -> dict[str, str]:
+    """Each system's label: a to z, or 1 to n beyond 26 systems.
+
+    Letters are written side by side in a superscript (``ab``); two-letter labels
+    would make that ambiguous (``aab``: a and ab, or aa and b?), so more than 26
+    systems are numbered instead and their numbers separated by commas.
+    """
+    if len(order) <= len(_ALPHABET):
+        return {s: _ALPHABET[i] for i, s in enumerate(order)}
+    return {s: str(i + 1) for i, s in enumerate(order)}
 
 
 def _directions(result: pl.DataFrame) -> dict[str, bool | None]:
@@ -338,6 +374,7 @@ def _note(
     mode: str,
     baseline: str,
     direction: dict[str, bool | None],
+    numbers: bool = False,
 ) -> str:
     counts = set(result.select(c for c in ("n_users", "n_dropped") if c in result.columns).rows())
     if len(counts) == 1 and "n_users" in result.columns:
@@ -382,7 +419,8 @@ def _note(
     if mode == "baseline":
         parts.append(f"▲/▼: significantly better/worse than {baseline}.")
     elif mode == "letters":
-        parts.append("Superscript letters: the systems this one is significantly better than.")
+        kind = "numbers" if numbers else "letters"
+        parts.append(f"Superscript {kind}: the systems this one is significantly better than.")
     parts.append("Bold: best per metric.")
     lower = [m for m in metrics if direction[m] is False]
     if lower:
@@ -391,7 +429,8 @@ def _note(
     if neither:
         marked = {
             "baseline": "▲/▼ mark a significantly higher/lower value",
-            "letters": "the letters are of the systems with a significantly lower value",
+            "letters": f"the {'numbers' if numbers else 'letters'} are of the systems with a "
+            "significantly lower value",
         }.get(mode, "higher and lower are shown")
         parts.append(f"No direction for {', '.join(neither)}: {marked}, no bold.")
     conventions = _first(result, "conventions")
@@ -415,4 +454,22 @@ _LATEX_SPECIAL = {
 
 
 def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in _one_line(text))
+
+
+# CommonMark's backslash escapes for the characters that would start emphasis, code,
+# links, HTML, strikethrough or math, or end a table cell (``|``), in GitHub's renderer.
+_MARKDOWN_SPECIAL = frozenset("\\`*_[]<>|~$&")
+
+
+def _markdown_escape(text: str) -> str:
+    return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in _one_line(text))
+
+
+def _one_line(text: str) -> str:
+    """A name on one line: a line break would end a table row."""
+    return " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text
+
+
+# great_tables escapes HTML in the labels, title and note itself.
+_ESCAPE = {"markdown": _markdown_escape, "latex": _latex_escape}

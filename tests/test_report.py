@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import re
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import polars_rankeval as prk
 from polars_rankeval.cli import main
 from polars_rankeval.compare import metric_direction
 from polars_rankeval.datasets import load_systems
+from polars_rankeval.report import ReportText
 
 
 def result_frame(
@@ -151,10 +153,10 @@ def test_latex_compiles(
 
 
 def test_html_uses_great_tables(baseline_result: pl.DataFrame) -> None:
-    gt = pytest.importorskip("great_tables")
-    table = prk.report(baseline_result, "html", caption="Against bm25")
-    assert isinstance(table, gt.GT)
-    html = table.as_raw_html()
+    pytest.importorskip("great_tables")
+    html = prk.report(baseline_result, "html", caption="Against bm25")
+    assert isinstance(html, str)
+    assert html.startswith("<div")
     assert "<strong>0.6349</strong>▲" in html
     assert "Against bm25" in html
     assert "significantly better/worse than bm25" in html
@@ -404,3 +406,89 @@ def test_direction_of_other_columns_is_given_or_null() -> None:
         prk.compare_per_user(frame, baseline="a", higher_is_better={"nope": True})
     with pytest.raises(TypeError, match=r"higher_is_better\['latency'\] must be"):
         prk.compare_per_user(frame, baseline="a", higher_is_better={"latency": "low"})
+
+
+# ----------------------------------------------------------------- labels and escaping (#18)
+def test_beyond_26_systems_the_labels_are_numbers() -> None:
+    # 28 systems s01..s28; s28 beats s01, s02 and s27, s27 beats s01. With letters,
+    # s28's marks would read "aaab" (a, aa, b? or a, a, ab?); numbers are unambiguous.
+    names = [f"s{i:02d}" for i in range(1, 29)]
+    value = {s: 0.5 for s in names} | {"s27": 0.7, "s28": 0.9}
+    wins = {("s28", "s01"), ("s28", "s02"), ("s28", "s27"), ("s27", "s01")}
+    rows = [
+        ("m", later, earlier, value[later], value[earlier], (later, earlier) in wins)
+        for j, later in enumerate(names)
+        for earlier in names[:j]
+    ]
+    text = prk.report(result_frame(rows))
+    lines = text.splitlines()
+    assert lines[2] == "| (1) s01 | 0.5000 |"
+    assert lines[28] == "| (27) s27 | 0.7000<sup>1</sup> |"
+    assert lines[29] == "| (28) s28 | **0.9000**<sup>1,2,27</sup> |"
+    assert "Superscript numbers: the systems this one is significantly better than." in text
+    latex = prk.report(result_frame(rows), "latex")
+    assert r"(28) s28 & \textbf{0.9000}$^{\mathrm{1,2,27}}$ \\" in latex
+    # Up to 26 systems: letters, a to z.
+    v = {s: 0.6 if s == "s02" else 0.5 for s in names}
+    few = [("m", s, b, v[s], v[b], (s, b) == ("s02", "s01")) for _, s, b, *_ in rows if s <= "s26"]
+    assert "| (b) s02 | **0.6000**<sup>a</sup> |" in prk.report(result_frame(few))
+    assert "| (z) s26 | 0.5000 |" in prk.report(result_frame(few))
+
+
+def test_markdown_escapes_names() -> None:
+    rows = [
+        ("m|1", "b|c*d_e", "a<x>[y]", 0.5, 0.4, True),
+        ("m|1", "plain", "a<x>[y]", 0.3, 0.4, False),
+    ]
+    text = prk.report(result_frame(rows), caption="Runs *1* | 2")
+    lines = text.splitlines()
+    assert lines[0] == r"**Runs \*1\* \| 2**"
+    assert lines[2] == r"| System | m\|1 |"
+    assert lines[4] == r"| a\<x\>\[y\] | 0.4000 |"
+    assert lines[5] == r"| b\|c\*d\_e | **0.5000**▲ |"
+    # Every row has its two cells: an unescaped | would make three.
+    assert all(line.replace(r"\|", "").count("|") == 3 for line in lines[2:7])
+    assert r"significantly better/worse than a\<x\>\[y\]" in lines[-1]
+    newline = result_frame([("m", "b\nc", "a", 0.5, 0.4, False)])
+    assert prk.report(newline).splitlines()[3] == "| b c | **0.5000** |"
+
+
+def test_latex_and_html_escape_names() -> None:
+    rows = [("m_1&", "b&c_d%#", "a$~^{x}\\", 0.5, 0.4, True)]
+    tex = prk.report(result_frame(rows), "latex")
+    assert r"System & m\_1\& \\" in tex
+    assert r"b\&c\_d\%\# & \textbf{0.5000}$^{\uparrow}$ \\" in tex
+    base = r"a\$\textasciitilde{}\textasciicircum{}\{x\}\textbackslash{}"
+    assert base + " & 0.4000 \\\\" in tex
+    assert f"better/worse than {base}" in tex
+    pytest.importorskip("great_tables")
+    html = str(prk.report(result_frame([("m", "<b>x</b>", "a", 0.5, 0.4, True)]), "html"))
+    assert "<b>x</b>" not in html
+    assert "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+# ----------------------------------------------------------------- one result type (#21)
+@pytest.mark.parametrize("fmt", ["markdown", "latex", "html"])
+def test_every_format_is_text_shown_rendered_in_notebooks(
+    baseline_result: pl.DataFrame, fmt: str
+) -> None:
+    if fmt == "html":
+        pytest.importorskip("great_tables")
+    text = prk.report(baseline_result, fmt)  # type: ignore[arg-type]
+    assert isinstance(text, str)
+    assert isinstance(text, ReportText)
+    assert text.syntax == fmt
+    assert str(text) == text
+    assert text._repr_html_() == (str(text) if fmt == "html" else None)
+    assert text._repr_markdown_() == (str(text) if fmt == "markdown" else None)
+    again = pickle.loads(pickle.dumps(text))
+    assert again == text
+    assert again.syntax == fmt
+
+
+def test_cli_compare_html(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("great_tables")
+    code, out, err = run(capsys, "compare", "--baseline", "bm25", "--test", "t", "--format", "html")
+    assert code == 0, err
+    assert out.startswith("<div")
+    assert "<strong>0.6349</strong>▲" in out
