@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 import polars as pl
 
 from polars_rankeval import __version__
+from polars_rankeval._markup import markdown_escape
 from polars_rankeval._types import (
     AGGREGATIONS,
     EMPTY_POLICIES,
@@ -745,7 +746,7 @@ def _cell(value: Any, precision: int) -> str:
         return f"{value:.{precision}f}"
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return markdown_escape(str(value))
 
 
 def to_markdown(frame: pl.DataFrame, precision: int = FLOAT_PRECISION) -> str:
@@ -771,7 +772,7 @@ def to_markdown(frame: pl.DataFrame, precision: int = FLOAT_PRECISION) -> str:
     | --- | ---: |
     | ndcg@10 | 0.5000 |
     """
-    header = "| " + " | ".join(frame.columns) + " |"
+    header = "| " + " | ".join(map(markdown_escape, frame.columns)) + " |"
     rule = "| " + " | ".join("---:" if d.is_numeric() else "---" for d in frame.dtypes) + " |"
     rows = ["| " + " | ".join(_cell(v, precision) for v in row) + " |" for row in frame.rows()]
     return "\n".join([header, rule, *rows]) + "\n"

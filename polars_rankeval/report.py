@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from polars_rankeval._markup import latex_escape, markdown_escape
 from polars_rankeval._types import check_choice
 
 __all__ = ["ReportText", "report"]
@@ -278,24 +279,24 @@ class _Table:
     def markdown(self, caption: str | None) -> str:
         lines = []
         if caption:
-            lines += [f"**{_markdown_escape(caption)}**", ""]
-        lines.append("| System | " + " | ".join(map(_markdown_escape, self.metrics)) + " |")
+            lines += [f"**{markdown_escape(caption)}**", ""]
+        lines.append("| System | " + " | ".join(map(markdown_escape, self.metrics)) + " |")
         lines.append("| :--- | " + " | ".join("---:" for _ in self.metrics) + " |")
         for system in self.systems:
             cells = [self._cell(m, system, "markdown") for m in self.metrics]
             lines.append(f"| {self._label(system, 'markdown')} | " + " | ".join(cells) + " |")
-        lines += ["", _markdown_escape(self.note)]
+        lines += ["", markdown_escape(self.note)]
         return "\n".join(lines)
 
     def latex(self, caption: str | None) -> str:
-        note = _latex_escape(self.note)
+        note = latex_escape(self.note)
         note = note.replace("▲/▼", "$\\uparrow$/$\\downarrow$").replace("≤", "$\\leq$")
         lines = ["\\begin{table}[t]", "\\centering"]
         if caption:
-            lines.append(f"\\caption{{{_latex_escape(caption)}}}")
+            lines.append(f"\\caption{{{latex_escape(caption)}}}")
         lines.append("\\begin{tabular}{l" + "r" * len(self.metrics) + "}")
         lines.append("\\toprule")
-        header = " & ".join(["System", *(_latex_escape(m) for m in self.metrics)])
+        header = " & ".join(["System", *(latex_escape(m) for m in self.metrics)])
         lines += [header + " \\\\", "\\midrule"]
         for system in self.systems:
             cells = [self._cell(m, system, "latex") for m in self.metrics]
@@ -439,37 +440,5 @@ def _note(
     return " ".join(parts)
 
 
-_LATEX_SPECIAL = {
-    "\\": "\\textbackslash{}",
-    "&": "\\&",
-    "%": "\\%",
-    "$": "\\$",
-    "#": "\\#",
-    "_": "\\_",
-    "{": "\\{",
-    "}": "\\}",
-    "~": "\\textasciitilde{}",
-    "^": "\\textasciicircum{}",
-}
-
-
-def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in _one_line(text))
-
-
-# CommonMark's backslash escapes for the characters that would start emphasis, code,
-# links, HTML, strikethrough or math, or end a table cell (``|``), in GitHub's renderer.
-_MARKDOWN_SPECIAL = frozenset("\\`*_[]<>|~$&")
-
-
-def _markdown_escape(text: str) -> str:
-    return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in _one_line(text))
-
-
-def _one_line(text: str) -> str:
-    """A name on one line: a line break would end a table row."""
-    return " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text
-
-
 # great_tables escapes HTML in the labels, title and note itself.
-_ESCAPE = {"markdown": _markdown_escape, "latex": _latex_escape}
+_ESCAPE = {"markdown": markdown_escape, "latex": latex_escape}
