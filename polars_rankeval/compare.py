@@ -110,9 +110,11 @@ def compare(
         The column that names the systems.
     baseline
         The system every other system is compared with; ``None`` (default) compares
-        every pair of systems.
+        every pair of systems, each pair against the one of the two that comes first
+        in ``systems`` (with two systems, the first is the baseline).
     systems
-        The systems to compare, in this order (default: every value of ``by``, sorted).
+        The systems to compare, in this order (default: every value of ``by``, in the
+        order they first appear in ``data``).
     test
         ``"randomization"`` (default: Fisher's paired randomization test of the mean
         difference, exact when ``2**n_users <= n_resamples``), ``"bootstrap"`` (paired
@@ -144,8 +146,9 @@ def compare(
         (bootstrap, bias-corrected and accelerated), ``"percentile"`` (bootstrap),
         ``"t"`` (Student t interval) or ``"none"``.
     progress
-        Report resamples done on stderr (``tqdm`` if installed); default: when
-        stderr is a terminal.
+        Report the resamples done on stderr: ``True`` (a ``tqdm`` bar when installed,
+        the ``[progress]`` extra, else a line rewritten in place), ``False``, or
+        ``None`` (default): when stderr is a terminal.
     **evaluate_options
         Passed to :func:`polars_rankeval.evaluate` (``ties``, ``users``, ``empty``,
         ``user``, ``item``, ``score``, ``strategy``, ``n_buckets`` ...).
@@ -212,6 +215,14 @@ def compare(
     lf, _ = to_lazy(data)
     schema = lf.collect_schema()
     _refuse_global(schema, metrics, by, evaluate_options)
+    if systems is None and by in schema:
+        # The order the systems come in (evaluate's output is grouped, not in this order).
+        systems = (
+            lf.select(pl.col(by).cast(pl.String).drop_nulls().unique(maintain_order=True))
+            .collect()
+            .get_column(by)
+            .to_list()
+        )
     per_user = evaluate(lf, metrics, by=by, per_user=True, **evaluate_options)
     frame = per_user.collect() if isinstance(per_user, pl.LazyFrame) else per_user
     parsed = parse_metrics(metrics)
@@ -291,7 +302,8 @@ def compare_per_user(
         metric it names (:func:`metric_direction`: ``ndcg@10``, or a preset's
         ``RetrievalFallOut@3[torchmetrics]``), else ``None``.
     baseline, systems, test, correction, family, alpha, n_resamples, seed, confidence, ci, progress
-        As for :func:`compare`.
+        As for :func:`compare`; by default the systems are in the order they first
+        appear in ``per_user``.
 
     Returns
     -------
@@ -395,7 +407,7 @@ def compare_per_user(
         raise ValueError(msg)
 
     labels = frame.get_column(by).cast(pl.String)
-    available = labels.drop_nulls().unique().sort().to_list()
+    available = labels.drop_nulls().unique(maintain_order=True).to_list()
     if systems is None:
         chosen = available
     else:
@@ -407,7 +419,7 @@ def compare_per_user(
         if unknown:
             msg = (
                 f"system(s) {', '.join(map(repr, unknown))} not found in column {by!r}; "
-                f"systems: {', '.join(available)}"
+                f"systems: {', '.join(sorted(available))}"
             )
             raise ValueError(msg)
     if len(chosen) < 2:
@@ -418,7 +430,7 @@ def compare_per_user(
         if base not in chosen:
             msg = (
                 f"baseline {baseline!r} not found among the systems of column {by!r}: "
-                f"{', '.join(chosen)}"
+                f"{', '.join(sorted(chosen))}"
             )
             raise ValueError(msg)
         index = chosen.index(base)

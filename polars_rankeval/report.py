@@ -138,7 +138,8 @@ def report(
     Paired Student t test, two-sided;
     Holm correction over all 1 comparison(s);
     significant: adjusted p ≤ 0.05.
-    ▲/▼: significantly better/worse than a.
+    Baseline: a.
+    ▲/▼: significantly better/worse than the baseline.
     Bold: best per metric.
     """
     check_choice("format", format, ("markdown", "latex", "html"))
@@ -418,7 +419,7 @@ def _note(
             text += f"; significant: adjusted p ≤ {alpha:g}"
         parts.append(text + ".")
     if mode == "baseline":
-        parts.append(f"▲/▼: significantly better/worse than {baseline}.")
+        parts.append(f"Baseline: {baseline}. ▲/▼: significantly better/worse than the baseline.")
     elif mode == "letters":
         kind = "numbers" if numbers else "letters"
         parts.append(f"Superscript {kind}: the systems this one is significantly better than.")

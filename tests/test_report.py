@@ -80,7 +80,7 @@ def test_markdown_baseline_marks_and_bold() -> None:
     assert "Paired Student t test, two-sided" in note
     assert "Holm correction over all 6 comparison(s)" in note
     assert "adjusted p ≤ 0.05" in note
-    assert "▲/▼: significantly better/worse than a." in note
+    assert "Baseline: a. ▲/▼: significantly better/worse than the baseline." in note
     assert "Lower is better for mae." in note
 
 
@@ -159,7 +159,7 @@ def test_html_uses_great_tables(baseline_result: pl.DataFrame) -> None:
     assert html.startswith("<div")
     assert "<strong>0.6349</strong>▲" in html
     assert "Against bm25" in html
-    assert "significantly better/worse than bm25" in html
+    assert "Baseline: bm25. ▲/▼: significantly better/worse than the baseline." in html
     assert len(re.findall(r"<tr>", html)) >= 4
 
 
@@ -448,7 +448,7 @@ def test_markdown_escapes_names() -> None:
     assert lines[5] == r"| b\|c\*d\_e | **0.5000**▲ |"
     # Every row has its two cells: an unescaped | would make three.
     assert all(line.replace(r"\|", "").count("|") == 3 for line in lines[2:7])
-    assert r"significantly better/worse than a\<x\>\[y\]" in lines[-1]
+    assert r"Baseline: a\<x\>\[y\]. ▲/▼" in lines[-1]
     newline = result_frame([("m", "b\nc", "a", 0.5, 0.4, False)])
     assert prk.report(newline).splitlines()[3] == "| b c | **0.5000** |"
 
@@ -460,7 +460,7 @@ def test_latex_and_html_escape_names() -> None:
     assert r"b\&c\_d\%\# & \textbf{0.5000}$^{\uparrow}$ \\" in tex
     base = r"a\$\textasciitilde{}\textasciicircum{}\{x\}\textbackslash{}"
     assert base + " & 0.4000 \\\\" in tex
-    assert f"better/worse than {base}" in tex
+    assert f"Baseline: {base}." in tex
     pytest.importorskip("great_tables")
     html = str(prk.report(result_frame([("m", "<b>x</b>", "a", 0.5, 0.4, True)]), "html"))
     assert "<b>x</b>" not in html
@@ -492,3 +492,91 @@ def test_cli_compare_html(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, err
     assert out.startswith("<div")
     assert "<strong>0.6349</strong>▲" in out
+
+
+# ----------------------------------------------------------------- baseline and progress (#23)
+def test_cli_runs_in_the_order_given_and_the_baseline_is_said(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data = load_systems().filter(pl.col("user") <= 60)
+    qrels = tmp_path / "qrels.txt"
+    judged = data.filter(pl.col("system") == "bm25", pl.col("relevance").is_not_null())
+    qrels.write_text(
+        "".join(f"{u} 0 {i} {r}\n" for u, i, r in judged.select("user", "item", "relevance").rows())
+    )
+    paths = {}
+    for name in ("bm25", "dense"):
+        ranked = data.filter(pl.col("system") == name, pl.col("score").is_not_null())
+        paths[name] = tmp_path / f"{name}.run"
+        paths[name].write_text(
+            "".join(
+                f"{u} Q0 {i} 1 {s} {name}\n"
+                for u, i, s in ranked.select("user", "item", "score").rows()
+            )
+        )
+    # dense given first: dense is the baseline (bm25 would be first alphabetically).
+    code, out, err = run(
+        capsys,
+        "compare",
+        "--qrels",
+        str(qrels),
+        "--run",
+        str(paths["dense"]),
+        "--run",
+        str(paths["bm25"]),
+        "--test",
+        "t",
+    )
+    assert code == 0, err
+    assert "baseline: dense (the first system given; choose one with --baseline)" in err
+    assert "Baseline: dense." in out
+    assert out.splitlines()[2].startswith("| dense |")
+    code, out, err = run(
+        capsys,
+        "compare",
+        "--qrels",
+        str(qrels),
+        "--run",
+        str(paths["dense"]),
+        "--run",
+        str(paths["bm25"]),
+        "--test",
+        "t",
+        "--format",
+        "csv",
+    )
+    assert pl.read_csv(out.encode())["baseline"].to_list() == ["dense"]
+    # --recs: the order of appearance in the file.
+    recs = tmp_path / "recs.parquet"
+    truth = tmp_path / "truth.parquet"
+    rows = data.filter(pl.col("score").is_not_null(), pl.col("system").is_in(["bm25", "dense"]))
+    rows.sort("system", descending=True).select("system", "user", "item", "score").write_parquet(
+        recs
+    )
+    judged.select("user", "item", "relevance").write_parquet(truth)
+    code, out, err = run(
+        capsys,
+        "compare",
+        "--recs",
+        str(recs),
+        "--truth",
+        str(truth),
+        "--test",
+        "t",
+        "--format",
+        "csv",
+    )
+    assert code == 0, err
+    assert pl.read_csv(out.encode())["baseline"].to_list() == ["dense"]
+    # More than two systems without --baseline: every pair, and said so.
+    code, out, err = run(capsys, "compare", "--test", "t", "--format", "csv")
+    assert "every pair of the 4 systems, in the order given: bm25, dense, hybrid, random" in err
+
+
+def test_cli_progress_on_off_and_default() -> None:
+    from polars_rankeval.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["compare"]).progress is None
+    assert parser.parse_args(["compare", "--progress"]).progress is True
+    assert parser.parse_args(["compare", "--no-progress"]).progress is False
