@@ -430,11 +430,11 @@ def _note(
     neither = [m for m in metrics if direction[m] is None]
     if neither:
         marked = {
-            "baseline": "▲/▼ mark a significantly higher/lower value",
+            "baseline": "▲/▼ mark a significantly higher/lower value, ",
             "letters": f"the {'numbers' if numbers else 'letters'} are of the systems with a "
-            "significantly lower value",
-        }.get(mode, "higher and lower are shown")
-        parts.append(f"No direction for {', '.join(neither)}: {marked}, no bold.")
+            "significantly lower value, ",
+        }.get(mode, "")
+        parts.append(f"No direction for {', '.join(neither)}: {marked}no bold.")
     conventions = _first(result, "conventions")
     if isinstance(conventions, str):
         parts.append(f"Conventions: {conventions}.")

@@ -398,7 +398,12 @@ def test_direction_of_other_columns_is_given_or_null() -> None:
     unknown = prk.compare_per_user(frame, baseline="a", test="t")
     assert unknown["higher_is_better"].to_list() == [None]
     note = prk.report(unknown).splitlines()[-1]
-    assert "No direction for latency: ▲/▼ mark a significantly higher/lower value" in note
+    assert "No direction for latency: ▲/▼ mark a significantly higher/lower value, no bold." in note
+    letters = prk.report(unknown, marks="letters").splitlines()[-1]
+    assert (
+        "No direction for latency: the letters are of the systems with a significantly " in letters
+    )
+    assert "No direction for latency: no bold." in prk.report(unknown, marks="none")
     told = prk.compare_per_user(frame, baseline="a", test="t", higher_is_better={"latency": False})
     assert told["higher_is_better"].to_list() == [False]
     assert prk.report(told).splitlines()[2:4] == ["| a | 0.4500 |", "| b | **0.3250**▲ |"]
@@ -462,8 +467,11 @@ def test_latex_and_html_escape_names() -> None:
     assert base + " & 0.4000 \\\\" in tex
     assert f"Baseline: {base}." in tex
     pytest.importorskip("great_tables")
-    html = str(prk.report(result_frame([("m", "<b>x</b>", "a", 0.5, 0.4, True)]), "html"))
-    assert "<b>x</b>" not in html
+    rows = [("<i>m</i>", "<b>x</b>", "a", 0.5, 0.4, True)]
+    html = str(prk.report(result_frame(rows), "html", caption="<u>c</u>"))
+    assert "<b>" not in html
+    assert "<i>" not in html
+    assert "<u>" not in html
     assert "&lt;b&gt;x&lt;/b&gt;" in html
 
 
