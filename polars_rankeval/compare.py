@@ -215,9 +215,10 @@ def compare(
     lf, _ = to_lazy(data)
     schema = lf.collect_schema()
     _refuse_global(schema, metrics, by, evaluate_options)
+    order = None
     if systems is None and by in schema:
         # The order the systems come in (evaluate's output is grouped, not in this order).
-        systems = (
+        order = (
             lf.select(pl.col(by).cast(pl.String).drop_nulls().unique(maintain_order=True))
             .collect()
             .get_column(by)
@@ -225,6 +226,9 @@ def compare(
         )
     per_user = evaluate(lf, metrics, by=by, per_user=True, **evaluate_options)
     frame = per_user.collect() if isinstance(per_user, pl.LazyFrame) else per_user
+    if order is not None:  # the systems with per-user values (users= may leave some out)
+        present = set(frame.get_column(by).cast(pl.String).to_list())
+        systems = [s for s in order if s in present]
     parsed = parse_metrics(metrics)
     names = [m.name for m in parsed]
     if shown:

@@ -594,7 +594,7 @@ def test_systems_in_order_of_appearance_first_is_the_baseline() -> None:
     values = {
         "zeta": np.array([0.2, 0.4, 0.1, 0.3]),
         "alpha": np.array([0.5, 0.6, 0.4, 0.7]),
-        "mid": np.array([0.3, 0.5, 0.2, 0.4]),
+        "mid": np.array([0.3, 0.45, 0.25, 0.4]),
     }
     frame = per_user_frame(values)
     out = prk.compare_per_user(frame, test="t")
