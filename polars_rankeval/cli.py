@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 import polars as pl
 
 from polars_rankeval import __version__
+from polars_rankeval._markup import markdown_escape
 from polars_rankeval._types import (
     AGGREGATIONS,
     EMPTY_POLICIES,
@@ -416,7 +417,12 @@ def _add_compare(sub: Any) -> None:
     )
     cp.add_argument("--by", default="system", metavar="COL", help="system column (default: system)")
     _add_pool_unjudged(cp)
-    cp.add_argument("--baseline", metavar="NAME", help="compare every system with this one")
+    cp.add_argument(
+        "--baseline",
+        metavar="NAME",
+        help="compare every system with this one (default: with two systems, the first "
+        "given; with more, every pair)",
+    )
     cp.add_argument("--test", choices=TESTS, default="randomization", help="default: randomization")
     cp.add_argument(
         "--correction",
@@ -459,8 +465,10 @@ def _add_compare(sub: Any) -> None:
     )
     cp.add_argument(
         "--progress",
-        action="store_true",
-        help="report resampling progress on stderr (default: when it is a terminal)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="report resampling progress on stderr, a tqdm bar with the [progress] extra "
+        "(default: when stderr is a terminal)",
     )
     cp.set_defaults(handler=_run_compare)
 
@@ -762,7 +770,7 @@ def _cell(value: Any, precision: int) -> str:
         return f"{value:.{precision}f}"
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return markdown_escape(str(value))
 
 
 def to_markdown(frame: pl.DataFrame, precision: int = FLOAT_PRECISION) -> str:
@@ -788,7 +796,7 @@ def to_markdown(frame: pl.DataFrame, precision: int = FLOAT_PRECISION) -> str:
     | --- | ---: |
     | ndcg@10 | 0.5000 |
     """
-    header = "| " + " | ".join(frame.columns) + " |"
+    header = "| " + " | ".join(map(markdown_escape, frame.columns)) + " |"
     rule = "| " + " | ".join("---:" if d.is_numeric() else "---" for d in frame.dtypes) + " |"
     rows = ["| " + " | ".join(_cell(v, precision) for v in row) + " |" for row in frame.rows()]
     return "\n".join([header, rule, *rows]) + "\n"
@@ -1109,8 +1117,12 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
     return command_line([str(args.qrels), str(args.run)])
 
 
-def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
-    """The long frame with a system column from --data, --recs/--truth, --run/--qrels."""
+def _compare_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str] | None]:
+    """The long frame with a system column from --data, --recs/--truth, --run/--qrels.
+
+    And the systems in the order given: of the --run options, of their first row in
+    --recs (the join does not keep it); ``None``: the data's own order (--data).
+    """
     from polars_rankeval._evaluate import join
 
     given = [
@@ -1122,22 +1134,33 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
         msg = f"give one input: {' or '.join(given)}, not both"
         raise UsageError(msg)
     if args.data is not None:
-        return read_table(args.data)
+        return read_table(args.data), None
     if args.recs is not None or args.truth is not None:
         if args.recs is None or args.truth is None:
             msg = "--recs and --truth must be given together"
             raise UsageError(msg)
         # join's rule for the ids (as in evaluate): no silent cast of integers to text.
         diversity = _TREC_SUFFIXES.get(args.truth.suffix.lower()) == "trec-div-qrels"
+        recs = read_table(args.recs)
+        order = None
+        if args.by in recs.collect_schema():
+            order = (
+                recs.select(
+                    pl.col(args.by).cast(pl.String).drop_nulls().unique(maintain_order=True)
+                )
+                .collect()
+                .get_column(args.by)
+                .to_list()
+            )
         joined = join(
-            read_table(args.recs),
+            recs,
             read_table(args.truth),
             by=args.by,
             check_overlap=True,
             subtopic=args.subtopic or ("subtopic" if diversity else None),
         )
         assert isinstance(joined, pl.LazyFrame)
-        return joined
+        return joined, order
     if args.runs:
         if args.qrels is None:
             msg = "--run needs --qrels"
@@ -1173,7 +1196,7 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
             qrels = scan_qrels(args.qrels).select("user", "item", "relevance")
             joined = join(pl.concat(parts), qrels, by=args.by)
         assert isinstance(joined, pl.LazyFrame)
-        return joined
+        return joined, names
     if args.qrels is not None:
         msg = "--qrels needs --run files"
         raise UsageError(msg)
@@ -1183,7 +1206,7 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
         f"{PROG}: no input given; comparing the bundled example (4 systems, 500 users)",
         file=sys.stderr,
     )
-    return load_systems().lazy()
+    return load_systems().lazy(), None
 
 
 def _run_compare(args: argparse.Namespace) -> int:
@@ -1202,12 +1225,14 @@ def _run_compare(args: argparse.Namespace) -> int:
     else:
         metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
         rules = {"ties": args.ties, "users": args.users, "empty": args.empty}
-    data = _pooled(args, _compare_data(args), "relevance")
+    data, order = _compare_data(args)
+    data = _pooled(args, data, "relevance")
     result = compare(
         data,
         metrics,
         by=args.by,
         baseline=args.baseline,
+        systems=order,
         test=args.test,
         correction=args.correction,
         family=args.family,
@@ -1216,13 +1241,29 @@ def _run_compare(args: argparse.Namespace) -> int:
         seed=args.seed,
         confidence=args.confidence,
         ci=args.ci,
-        progress=True if args.progress else None,
+        progress=args.progress,
         **rules,
     )
+    if args.baseline is None:
+        # Which system is the baseline, when the command line chose it.
+        given = list(
+            dict.fromkeys(x for row in result.select("baseline", "system").rows() for x in row)
+        )
+        if len(given) == 2:
+            print(
+                f"{PROG}: baseline: {given[0]} (the first system given; choose one with "
+                "--baseline)",
+                file=sys.stderr,
+            )
+        else:
+            print(
+                f"{PROG}: no --baseline: every pair of the {len(given)} systems, in the "
+                f"order given: {', '.join(given)} (each pair against the one given first; "
+                "choose one baseline with --baseline)",
+                file=sys.stderr,
+            )
     if args.format in ("table", "csv", "json"):
         write_frame(result, args.format, sys.stdout)
-    elif args.format == "html":
-        sys.stdout.write(report(result, "html").as_raw_html() + "\n")
     else:
         text = report(result, args.format)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -8,8 +8,9 @@ the tests, resampling, intervals and corrections are in :mod:`polars_rankeval._s
 from __future__ import annotations
 
 import math
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -32,7 +33,7 @@ from polars_rankeval._stats import (
 from polars_rankeval._types import check_choice, make_columns
 from polars_rankeval._validate import to_lazy
 
-__all__ = ["RESULT_COLUMNS", "compare", "compare_per_user"]
+__all__ = ["RESULT_COLUMNS", "compare", "compare_per_user", "metric_direction"]
 
 Family = Literal["all", "metric"]
 FAMILIES: tuple[str, ...] = ("all", "metric")
@@ -40,6 +41,7 @@ FAMILIES: tuple[str, ...] = ("all", "metric")
 #: The columns of a comparison, in order.
 RESULT_COLUMNS: tuple[str, ...] = (
     "metric",
+    "higher_is_better",
     "system",
     "baseline",
     "mean",
@@ -108,9 +110,11 @@ def compare(
         The column that names the systems.
     baseline
         The system every other system is compared with; ``None`` (default) compares
-        every pair of systems.
+        every pair of systems, each pair against the one of the two that comes first
+        in ``systems`` (with two systems, the first is the baseline).
     systems
-        The systems to compare, in this order (default: every value of ``by``, sorted).
+        The systems to compare, in this order (default: every value of ``by``, in the
+        order they first appear in ``data``).
     test
         ``"randomization"`` (default: Fisher's paired randomization test of the mean
         difference, exact when ``2**n_users <= n_resamples``), ``"bootstrap"`` (paired
@@ -142,8 +146,9 @@ def compare(
         (bootstrap, bias-corrected and accelerated), ``"percentile"`` (bootstrap),
         ``"t"`` (Student t interval) or ``"none"``.
     progress
-        Report resamples done on stderr (``tqdm`` if installed); default: when
-        stderr is a terminal.
+        Report the resamples done on stderr: ``True`` (a ``tqdm`` bar when installed,
+        the ``[progress]`` extra, else a line rewritten in place), ``False``, or
+        ``None`` (default): when stderr is a terminal.
     **evaluate_options
         Passed to :func:`polars_rankeval.evaluate` (``ties``, ``users``, ``empty``,
         ``user``, ``item``, ``score``, ``strategy``, ``n_buckets`` ...).
@@ -210,12 +215,27 @@ def compare(
     lf, _ = to_lazy(data)
     schema = lf.collect_schema()
     _refuse_global(schema, metrics, by, evaluate_options)
+    order = None
+    if systems is None and by in schema:
+        # The order the systems come in (evaluate's output is grouped, not in this order).
+        order = (
+            lf.select(pl.col(by).cast(pl.String).drop_nulls().unique(maintain_order=True))
+            .collect()
+            .get_column(by)
+            .to_list()
+        )
     per_user = evaluate(lf, metrics, by=by, per_user=True, **evaluate_options)
     frame = per_user.collect() if isinstance(per_user, pl.LazyFrame) else per_user
-    names = [m.name for m in parse_metrics(metrics)]
+    if order is not None:  # the systems with per-user values (users= may leave some out)
+        present = set(frame.get_column(by).cast(pl.String).to_list())
+        systems = [s for s in order if s in present]
+    parsed = parse_metrics(metrics)
+    names = [m.name for m in parsed]
     if shown:
         frame = frame.rename({name: shown[name] for name in names})
         names = [shown[name] for name in names]
+    # The direction of each column is its metric's declaration, whatever it is called.
+    directions = {name: m.spec.higher_is_better for name, m in zip(names, parsed, strict=True)}
     users = evaluate_options.get("users", "truth")
     conventions = (
         (f"{preset}: " if preset is not None else "")
@@ -240,6 +260,7 @@ def compare(
         ci=ci,
         progress=progress,
         conventions=conventions,
+        higher_is_better=directions,
     )
 
 
@@ -261,6 +282,7 @@ def compare_per_user(
     ci: CIMethod = "auto",
     progress: bool | None = None,
     conventions: str | None = None,
+    higher_is_better: Mapping[str, bool | None] | None = None,
 ) -> pl.DataFrame:
     """Compare systems on a per-user frame the caller already has.
 
@@ -278,15 +300,23 @@ def compare_per_user(
     conventions
         Free text recorded in the ``conventions`` column (how the values were
         computed); :func:`compare` fills it in.
+    higher_is_better
+        The direction of metric columns, ``{column: True | False | None}`` (``None``:
+        neither, e.g. a count). A column not given takes the declaration of the
+        metric it names (:func:`metric_direction`: ``ndcg@10``, or a preset's
+        ``RetrievalFallOut@3[torchmetrics]``), else ``None``.
     baseline, systems, test, correction, family, alpha, n_resamples, seed, confidence, ci, progress
-        As for :func:`compare`.
+        As for :func:`compare`; by default the systems are in the order they first
+        appear in ``per_user``.
 
     Returns
     -------
     polars.DataFrame
         One row per (metric, system, baseline), metrics in the given order, then the
         systems in order (pairs ``(systems[j], systems[i])`` with ``i < j`` without a
-        baseline). Columns: ``metric``; ``system``, ``baseline`` (the ``by`` values,
+        baseline). Columns: ``metric``; ``higher_is_better`` (the metric's direction,
+        null for none: what :func:`polars_rankeval.report` reads to call a difference
+        better or worse); ``system``, ``baseline`` (the ``by`` values,
         as strings); ``mean``, ``baseline_mean`` and ``diff = mean - baseline_mean``
         over the ``n_users`` paired users; ``ci_low``, ``ci_high`` (interval of
         ``diff``); ``effect_size`` (paired Cohen's d = mean / sd of the differences,
@@ -375,12 +405,13 @@ def compare_per_user(
                 "value"
             )
             raise ValueError(msg)
+    directions = _directions(names, higher_is_better)
     if frame.get_column(user).null_count():
         msg = f"user column {user!r} has null ids in the per-user frame"
         raise ValueError(msg)
 
     labels = frame.get_column(by).cast(pl.String)
-    available = labels.drop_nulls().unique().sort().to_list()
+    available = labels.drop_nulls().unique(maintain_order=True).to_list()
     if systems is None:
         chosen = available
     else:
@@ -392,7 +423,7 @@ def compare_per_user(
         if unknown:
             msg = (
                 f"system(s) {', '.join(map(repr, unknown))} not found in column {by!r}; "
-                f"systems: {', '.join(available)}"
+                f"systems: {', '.join(sorted(available))}"
             )
             raise ValueError(msg)
     if len(chosen) < 2:
@@ -403,7 +434,7 @@ def compare_per_user(
         if base not in chosen:
             msg = (
                 f"baseline {baseline!r} not found among the systems of column {by!r}: "
-                f"{', '.join(chosen)}"
+                f"{', '.join(sorted(chosen))}"
             )
             raise ValueError(msg)
         index = chosen.index(base)
@@ -441,6 +472,7 @@ def compare_per_user(
                 records.append(
                     {
                         "metric": name,
+                        "higher_is_better": directions[name],
                         "system": chosen[a],
                         "baseline": chosen[b],
                         "mean": float(means[a]),
@@ -470,6 +502,7 @@ def compare_per_user(
             adjusted[mask] = adjust(p[mask], correction_name)
     schema = {
         "metric": pl.String,
+        "higher_is_better": pl.Boolean,
         "system": pl.String,
         "baseline": pl.String,
         "mean": pl.Float64,
@@ -498,6 +531,69 @@ def compare_per_user(
         conventions=pl.lit(conventions, dtype=pl.String),
     ).with_columns(significant=pl.col("p_adjusted") <= pl.col("alpha"))
     return out.select(RESULT_COLUMNS)
+
+
+_PRESET_NAME = re.compile(r"(?P<name>.+?)(?:@(?P<k>\d+))?\[(?P<preset>[^\[\]]+)\]")
+
+
+def metric_direction(column: str) -> bool | None:
+    """The declared direction of the metric a column is named after.
+
+    ``True`` when a higher value is better, ``False`` when lower is better, ``None``
+    when neither (counts such as ``num_ret``) or when ``column`` names no registered
+    metric. Both the canonical names (``fallout@3``, ``ndcg(gain=exp)@10``) and the
+    names of a library's preset (``RetrievalFallOut@3[torchmetrics]``, as
+    ``conventions=`` names its columns) resolve to the registry's declaration.
+
+    Examples
+    --------
+    >>> from polars_rankeval.compare import metric_direction
+    >>> metric_direction("ndcg@10"), metric_direction("RetrievalFallOut@3[torchmetrics]")
+    (True, False)
+    >>> metric_direction("num_ret@10") is None, metric_direction("latency") is None
+    (True, True)
+    """
+    from polars_rankeval.registry import parse_metric
+
+    try:
+        return parse_metric(column).spec.higher_is_better
+    except (ValueError, TypeError):
+        pass
+    match = _PRESET_NAME.fullmatch(column)
+    if match is None:
+        return None
+    from polars_rankeval.conventions import get_convention
+
+    try:
+        mapped = get_convention(match["preset"]).lookup(match["name"])
+        if mapped.metric is None:
+            return None
+        k = f"@{match['k']}" if match["k"] is not None else ""
+        return parse_metric(mapped.metric + k).spec.higher_is_better
+    except (ValueError, TypeError):
+        return None
+
+
+def _directions(
+    names: list[str], given: Mapping[str, bool | None] | None
+) -> dict[str, bool | None]:
+    """The direction of every metric column: ``given``, else :func:`metric_direction`."""
+    given = {} if given is None else given
+    if not isinstance(given, Mapping):
+        msg = f"higher_is_better must be a dict of column -> bool or None, got {given!r}"
+        raise TypeError(msg)
+    unknown = sorted(str(c) for c in given if c not in names)
+    if unknown:
+        msg = (
+            f"higher_is_better names column(s) {', '.join(map(repr, unknown))} that are "
+            f"not compared; metric columns: {', '.join(sorted(names))}"
+        )
+        raise ValueError(msg)
+    for column, value in given.items():
+        if value is not None and not isinstance(value, bool):
+            msg = f"higher_is_better[{column!r}] must be True, False or None, got {value!r}"
+            raise TypeError(msg)
+    return {name: given[name] if name in given else metric_direction(name) for name in names}
 
 
 def _pair_values(

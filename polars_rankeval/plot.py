@@ -612,8 +612,11 @@ def topic_differences(
     """Per-user differences against a baseline, sorted (the IR "topic-wise" plot).
 
     One panel per system: a bar per user, its value minus the baseline's, sorted from
-    the largest gain to the largest loss, green above 0 and red below. With ``compare``
-    (the frame of ``prk.compare``), each panel's subtitle carries its test result.
+    the largest difference to the smallest, green for a gain and red for a loss (by the
+    metric's direction: for ``fallout`` a negative difference is a gain; a metric
+    without a direction, such as ``num_ret``, shows higher and lower). With ``compare``
+    (the frame of ``prk.compare``), each panel's subtitle carries its test result, and
+    the direction is the one in its ``higher_is_better`` column.
 
     Parameters
     ----------
@@ -646,23 +649,31 @@ def topic_differences(
     alt = _altair()
     name = parse_metric(metric).name
     data = topic_differences_data(per_user, metric, baseline=baseline, by=by, user=user)
+    from polars_rankeval.compare import metric_direction
+
+    higher = metric_direction(name)
     if compare is not None:
         compare = _frame(compare, "compare")
+        if "higher_is_better" in compare.columns:
+            given = compare.filter(pl.col("metric") == name).get_column("higher_is_better")
+            higher = given[0] if given.len() else higher
+    gain, loss = ("higher", "lower") if higher is None else ("better", "worse")
+    sign = -1.0 if higher is False else 1.0
     panels = []
     for system in sorted(data.get_column(by).unique().to_list()):
         part = data.filter(pl.col(by) == system).with_columns(
-            pl.when(pl.col("diff") > 0)
-            .then(pl.lit("better"))
-            .when(pl.col("diff") < 0)
-            .then(pl.lit("worse"))
+            pl.when(pl.col("diff") * sign > 0)
+            .then(pl.lit(gain))
+            .when(pl.col("diff") * sign < 0)
+            .then(pl.lit(loss))
             .otherwise(pl.lit("equal"))
             .alias("direction")
         )
         left_out = part.get_column("n_left_out").to_list()[0] if part.height else 0
-        better = int((part.get_column("diff") > 0).sum())
-        worse = int((part.get_column("diff") < 0).sum())
+        better = int((part.get_column("diff") * sign > 0).sum())
+        worse = int((part.get_column("diff") * sign < 0).sum())
         subtitle = [
-            f"{better} users better, {worse} worse, {part.height - better - worse} equal"
+            f"{better} users {gain}, {worse} {loss}, {part.height - better - worse} equal"
             + (f"; {left_out} left out (undefined)" if left_out else "")
         ]
         if compare is not None:
@@ -670,9 +681,7 @@ def topic_differences(
         color = alt.Color(
             "direction:N",
             title="vs baseline",
-            scale=alt.Scale(
-                domain=["better", "equal", "worse"], range=["#2ca02c", "#9e9e9e", "#d62728"]
-            ),
+            scale=alt.Scale(domain=[gain, "equal", loss], range=["#2ca02c", "#9e9e9e", "#d62728"]),
         )
         y = alt.Y("diff:Q", title=f"{name} − {baseline}")
         heading = alt.TitleParams(f"{system} vs {baseline}", subtitle=subtitle)

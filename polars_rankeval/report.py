@@ -7,27 +7,23 @@ compared, ranx-style superscript letters (the systems it is significantly better
 than). The test, correction, alpha and conventions are stated under the table.
 Markdown and LaTeX (booktabs) are written directly -- great_tables' LaTeX output would
 escape the math-mode superscripts and arrows -- and HTML is Polars' own table styling,
-``DataFrame.style`` (great_tables, the ``[report]`` extra).
+``DataFrame.style`` (great_tables, the ``[report]`` extra). Every format is text, a
+:class:`ReportText`: a ``str`` that a notebook shows rendered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Literal
 
 import polars as pl
 
+from polars_rankeval._markup import latex_escape, markdown_escape
 from polars_rankeval._types import check_choice
 
-__all__ = ["LOWER_IS_BETTER", "report"]
+__all__ = ["ReportText", "report"]
 
 ReportFormat = Literal["markdown", "latex", "html"]
 Marks = Literal["auto", "baseline", "letters", "none"]
-
-#: Metrics (registry names) for which a lower value is better.
-LOWER_IS_BETTER: frozenset[str] = frozenset(
-    {"fallout", "miss_rate", "mae", "mse", "rmse", "nmae", "unjudged", "rbp_resid"}
-)
 
 _TEST_NAMES = {
     "t": "paired Student t test",
@@ -45,7 +41,42 @@ _CORRECTION_NAMES = {
     "bh": "Benjamini-Hochberg correction",
     "by": "Benjamini-Yekutieli correction",
 }
-_NEEDED = ("metric", "system", "baseline", "mean", "baseline_mean", "diff", "significant")
+_NEEDED = (
+    "metric",
+    "higher_is_better",
+    "system",
+    "baseline",
+    "mean",
+    "baseline_mean",
+    "diff",
+    "significant",
+)
+
+
+class ReportText(str):
+    """The text of a report: a ``str``, shown rendered in a notebook.
+
+    ``syntax`` is its format (``"markdown"``, ``"latex"`` or ``"html"``). In Jupyter,
+    a Markdown or HTML report displays as a table (``_repr_markdown_``,
+    ``_repr_html_``); ``print`` and everything else see the text.
+    """
+
+    syntax: str
+
+    def __new__(cls, text: str, syntax: str) -> ReportText:
+        """The report ``text``, written in ``syntax``."""
+        self = super().__new__(cls, text)
+        self.syntax = syntax
+        return self
+
+    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]
+        return (str(self), self.syntax)
+
+    def _repr_html_(self) -> str | None:
+        return str(self) if self.syntax == "html" else None
+
+    def _repr_markdown_(self) -> str | None:
+        return str(self) if self.syntax == "markdown" else None
 
 
 def report(
@@ -54,9 +85,8 @@ def report(
     *,
     marks: Marks = "auto",
     digits: int = 4,
-    lower_is_better: Sequence[str] = (),
     caption: str | None = None,
-) -> Any:
+) -> ReportText:
     r"""Render a comparison as a table: systems as rows, metrics as columns.
 
     Parameters
@@ -67,8 +97,8 @@ def report(
     format
         ``"markdown"`` (GitHub-flavoured; superscripts as ``<sup>``), ``"latex"``
         (a ``table`` with ``booktabs`` rules: ``\usepackage{booktabs}``) or
-        ``"html"`` (a ``great_tables.GT`` built with ``DataFrame.style``; its
-        ``as_raw_html()`` is the HTML, and notebooks display it).
+        ``"html"`` (the HTML of ``DataFrame.style``, great_tables: the ``[report]``
+        extra).
     marks
         ``"baseline"``: ``▲``/``▼`` (LaTeX ``$\uparrow$``/``$\downarrow$``) after a
         system significantly better/worse than the baseline; ``"letters"``: each
@@ -78,18 +108,14 @@ def report(
         ``"none"``.
     digits
         Decimals shown.
-    lower_is_better
-        Metric columns where lower is better, in addition to the registry's
-        (``fallout``, ``miss_rate``, ``mae``, ``mse``, ``rmse``, ``nmae``,
-        ``unjudged``, ``rbp_resid``): they decide the bold cell and the direction of
-        the marks.
     caption
         A caption (LaTeX ``\caption``, Markdown and HTML title).
 
     Returns
     -------
-    str or great_tables.GT
-        The Markdown or LaTeX text, or the styled HTML table.
+    ReportText
+        The text of the table and its note, in every format: a ``str``, which a
+        notebook displays rendered (Markdown and HTML).
 
     Examples
     --------
@@ -112,7 +138,8 @@ def report(
     Paired Student t test, two-sided;
     Holm correction over all 1 comparison(s);
     significant: adjusted p ≤ 0.05.
-    ▲/▼: significantly better/worse than a.
+    Baseline: a.
+    ▲/▼: significantly better/worse than the baseline.
     Bold: best per metric.
     """
     check_choice("format", format, ("markdown", "latex", "html"))
@@ -133,12 +160,12 @@ def report(
     if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
         msg = f"digits must be an int >= 0, got {digits!r}"
         raise ValueError(msg)
-    table = _Table.build(result, marks, digits, set(lower_is_better))
+    table = _Table.build(result, marks, digits)
     if format == "markdown":
-        return table.markdown(caption)
+        return ReportText(table.markdown(caption), format)
     if format == "latex":
-        return table.latex(caption)
-    return table.html(caption)
+        return ReportText(table.latex(caption), format)
+    return ReportText(table.html(caption), format)
 
 
 class _Table:
@@ -166,9 +193,10 @@ class _Table:
         )
 
     @classmethod
-    def build(cls, result: pl.DataFrame, marks: str, digits: int, lower: set[str]) -> _Table:
+    def build(cls, result: pl.DataFrame, marks: str, digits: int) -> _Table:
         rows = result.to_dicts()
         metrics = list(dict.fromkeys(r["metric"] for r in rows))
+        direction = _directions(result)
         order: list[str] = []
         for r in rows:
             for name in (r["baseline"], r["system"]):
@@ -188,19 +216,22 @@ class _Table:
         for r in rows:
             means[(r["metric"], r["system"])] = r["mean"]
             means[(r["metric"], r["baseline"])] = r["baseline_mean"]
-        lower_names = {m for m in metrics if m in lower or _registry_lower(m)}
         best: dict[str, set[str]] = {}
         for metric in metrics:
+            if direction[metric] is None:  # neither higher nor lower is better: no best
+                best[metric] = set()
+                continue
             shown = {s: round(means[(metric, s)], digits) for s in order if (metric, s) in means}
-            target = (min if metric in lower_names else max)(shown.values())
+            target = (max if direction[metric] else min)(shown.values())
             best[metric] = {s for s, v in shown.items() if v == target}
         up: dict[tuple[str, str], str] = {}  # (metric, system) -> marks text
-        letters = {s: _letter(i) for i, s in enumerate(order)} if mode == "letters" else {}
+        letters = _labels(order) if mode == "letters" else {}
         beats: dict[tuple[str, str], list[str]] = {}
         for r in rows:
             if not r["significant"]:
                 continue
-            sign = -1.0 if r["metric"] in lower_names else 1.0
+            # better, or higher for a metric without a direction
+            sign = -1.0 if direction[r["metric"]] is False else 1.0
             better = sign * r["diff"] > 0
             if mode == "baseline":
                 up[(r["metric"], r["system"])] = "up" if better else "down"
@@ -209,9 +240,11 @@ class _Table:
                     (r["system"], r["baseline"]) if better else (r["baseline"], r["system"])
                 )
                 beats.setdefault((r["metric"], winner), []).append(loser)
+        joiner = "" if len(order) <= len(_ALPHABET) else ","  # "ab"; "1,12" (not "112")
         for key, losers in beats.items():
-            up[key] = "".join(sorted(letters[x] for x in losers))
-        note = _note(result, metrics, mode, next(iter(baselines)), lower_names)
+            up[key] = joiner.join(letters[x] for x in sorted(losers, key=order.index))
+        numbers = len(order) > len(_ALPHABET)
+        note = _note(result, metrics, mode, next(iter(baselines)), direction, numbers)
         return cls(metrics, order, means, best, up, mode, letters, note, digits)
 
     # ----------------------------------------------------------------- cells
@@ -238,7 +271,7 @@ class _Table:
         return text
 
     def _label(self, system: str, style: str) -> str:
-        name = _latex_escape(system) if style == "latex" else system
+        name = _ESCAPE[style](system) if style in _ESCAPE else system
         if self.mode == "letters":
             return f"({self.letters[system]}) {name}"
         return name
@@ -247,24 +280,24 @@ class _Table:
     def markdown(self, caption: str | None) -> str:
         lines = []
         if caption:
-            lines += [f"**{caption}**", ""]
-        lines.append("| System | " + " | ".join(self.metrics) + " |")
+            lines += [f"**{markdown_escape(caption)}**", ""]
+        lines.append("| System | " + " | ".join(map(markdown_escape, self.metrics)) + " |")
         lines.append("| :--- | " + " | ".join("---:" for _ in self.metrics) + " |")
         for system in self.systems:
             cells = [self._cell(m, system, "markdown") for m in self.metrics]
             lines.append(f"| {self._label(system, 'markdown')} | " + " | ".join(cells) + " |")
-        lines += ["", self.note]
+        lines += ["", markdown_escape(self.note)]
         return "\n".join(lines)
 
     def latex(self, caption: str | None) -> str:
-        note = _latex_escape(self.note)
+        note = latex_escape(self.note)
         note = note.replace("▲/▼", "$\\uparrow$/$\\downarrow$").replace("≤", "$\\leq$")
         lines = ["\\begin{table}[t]", "\\centering"]
         if caption:
-            lines.append(f"\\caption{{{_latex_escape(caption)}}}")
+            lines.append(f"\\caption{{{latex_escape(caption)}}}")
         lines.append("\\begin{tabular}{l" + "r" * len(self.metrics) + "}")
         lines.append("\\toprule")
-        header = " & ".join(["System", *(_latex_escape(m) for m in self.metrics)])
+        header = " & ".join(["System", *(latex_escape(m) for m in self.metrics)])
         lines += [header + " \\\\", "\\midrule"]
         for system in self.systems:
             cells = [self._cell(m, system, "latex") for m in self.metrics]
@@ -278,7 +311,7 @@ class _Table:
         ]
         return "\n".join(lines) + "\n"
 
-    def html(self, caption: str | None) -> Any:
+    def html(self, caption: str | None) -> str:
         try:
             import great_tables  # noqa: F401
         except ImportError as error:  # pragma: no cover - installed in the tests
@@ -298,25 +331,36 @@ class _Table:
         )
         if caption:
             table = table.tab_header(title=caption)
-        return table
+        return str(table.as_raw_html())
 
 
-def _letter(index: int) -> str:
-    text = ""
-    index += 1
-    while index:
-        index, rest = divmod(index - 1, 26)
-        text = chr(ord("a") + rest) + text
-    return text
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 
 
-def _registry_lower(metric: str) -> bool:
-    from polars_rankeval.registry import parse_metric
+def _labels(order: list[str]) -> dict[str, str]:
+    """Each system's label: a to z, or 1 to n beyond 26 systems.
 
-    try:
-        return parse_metric(metric).spec.name in LOWER_IS_BETTER
-    except (ValueError, TypeError):
-        return False
+    Letters are written side by side in a superscript (``ab``); two-letter labels
+    would make that ambiguous (``aab``: a and ab, or aa and b?), so more than 26
+    systems are numbered instead and their numbers separated by commas.
+    """
+    if len(order) <= len(_ALPHABET):
+        return {s: _ALPHABET[i] for i, s in enumerate(order)}
+    return {s: str(i + 1) for i, s in enumerate(order)}
+
+
+def _directions(result: pl.DataFrame) -> dict[str, bool | None]:
+    """Each metric's direction, from the ``higher_is_better`` column of the result."""
+    pairs = result.select("metric", "higher_is_better").unique(maintain_order=True)
+    counts = pairs.group_by("metric").len().filter(pl.col("len") > 1)
+    if counts.height:
+        metric = counts["metric"][0]
+        msg = (
+            f"result has more than one higher_is_better for metric {metric!r}; one metric "
+            "has one direction"
+        )
+        raise ValueError(msg)
+    return dict(pairs.iter_rows())
 
 
 def _first(result: pl.DataFrame, column: str) -> Any:
@@ -327,7 +371,12 @@ def _first(result: pl.DataFrame, column: str) -> Any:
 
 
 def _note(
-    result: pl.DataFrame, metrics: list[str], mode: str, baseline: str, lower: set[str]
+    result: pl.DataFrame,
+    metrics: list[str],
+    mode: str,
+    baseline: str,
+    direction: dict[str, bool | None],
+    numbers: bool = False,
 ) -> str:
     counts = set(result.select(c for c in ("n_users", "n_dropped") if c in result.columns).rows())
     if len(counts) == 1 and "n_users" in result.columns:
@@ -370,31 +419,27 @@ def _note(
             text += f"; significant: adjusted p ≤ {alpha:g}"
         parts.append(text + ".")
     if mode == "baseline":
-        parts.append(f"▲/▼: significantly better/worse than {baseline}.")
+        parts.append(f"Baseline: {baseline}. ▲/▼: significantly better/worse than the baseline.")
     elif mode == "letters":
-        parts.append("Superscript letters: the systems this one is significantly better than.")
+        kind = "numbers" if numbers else "letters"
+        parts.append(f"Superscript {kind}: the systems this one is significantly better than.")
     parts.append("Bold: best per metric.")
+    lower = [m for m in metrics if direction[m] is False]
     if lower:
-        parts.append(f"Lower is better for {', '.join(sorted(lower))}.")
+        parts.append(f"Lower is better for {', '.join(lower)}.")
+    neither = [m for m in metrics if direction[m] is None]
+    if neither:
+        marked = {
+            "baseline": "▲/▼ mark a significantly higher/lower value, ",
+            "letters": f"the {'numbers' if numbers else 'letters'} are of the systems with a "
+            "significantly lower value, ",
+        }.get(mode, "")
+        parts.append(f"No direction for {', '.join(neither)}: {marked}no bold.")
     conventions = _first(result, "conventions")
     if isinstance(conventions, str):
         parts.append(f"Conventions: {conventions}.")
     return " ".join(parts)
 
 
-_LATEX_SPECIAL = {
-    "\\": "\\textbackslash{}",
-    "&": "\\&",
-    "%": "\\%",
-    "$": "\\$",
-    "#": "\\#",
-    "_": "\\_",
-    "{": "\\{",
-    "}": "\\}",
-    "~": "\\textasciitilde{}",
-    "^": "\\textasciicircum{}",
-}
-
-
-def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+# great_tables escapes HTML in the labels, title and note itself.
+_ESCAPE = {"markdown": markdown_escape, "latex": latex_escape}

@@ -424,3 +424,15 @@ def test_bad_memory_limit_is_one_line(capsys: pytest.CaptureFixture[str]) -> Non
     code, _, err = run(capsys, "--memory-limit", "lots")
     assert code == 2
     assert_one_line_error(err.split("\n", 1)[1], "cannot read memory_limit 'lots'")
+
+
+def test_markdown_output_escapes_names() -> None:
+    from polars_rankeval.cli import to_markdown
+
+    frame = pl.DataFrame({"sys|tem": ["a*b_c", "x\ny|z"], "ndcg@10": [0.5, 0.25]})
+    assert to_markdown(frame).splitlines() == [
+        r"| sys\|tem | ndcg@10 |",
+        "| --- | ---: |",
+        r"| a\*b\_c | 0.5000 |",
+        r"| x y\|z | 0.2500 |",
+    ]

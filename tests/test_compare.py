@@ -586,3 +586,46 @@ def test_zero_differences_are_not_resampled_but_counted() -> None:
     ).pvalue
     assert row["p_value"] == pytest.approx(expected, rel=1e-12)
     assert row["diff"] == pytest.approx((y - x).mean())
+
+
+# ----------------------------------------------------------------- baseline order (#23)
+def test_systems_in_order_of_appearance_first_is_the_baseline() -> None:
+    # "zeta" comes first: it is the baseline of every pair it is in, not "alpha".
+    values = {
+        "zeta": np.array([0.2, 0.4, 0.1, 0.3]),
+        "alpha": np.array([0.5, 0.6, 0.4, 0.7]),
+        "mid": np.array([0.3, 0.45, 0.25, 0.4]),
+    }
+    frame = per_user_frame(values)
+    out = prk.compare_per_user(frame, test="t")
+    assert out.select("system", "baseline").rows() == [
+        ("alpha", "zeta"),
+        ("mid", "zeta"),
+        ("mid", "alpha"),
+    ]
+    two = prk.compare_per_user(frame.filter(pl.col("system") != "mid"), test="t")
+    assert two.select("system", "baseline").rows() == [("alpha", "zeta")]
+    # compare(): the order of the data's rows, whatever evaluate's output order.
+    data = load_systems()
+    first = data.filter(pl.col("system") == "random")
+    reordered = pl.concat([first, data.filter(pl.col("system") != "random")])
+    result = prk.compare(reordered, ["ndcg@10"], test="t")
+    assert result["baseline"].to_list()[:3] == ["random"] * 3
+    assert result["system"].to_list()[:3] == ["bm25", "dense", "hybrid"]
+    lazy = prk.compare(reordered.lazy(), ["ndcg@10"], test="t")
+    assert_frame_equal(result, lazy)
+
+
+def test_progress_by_default_only_on_a_terminal(
+    paired: dict[str, np.ndarray],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    frame = per_user_frame(paired)
+    prk.compare_per_user(frame, baseline="a", n_resamples=200)
+    assert capsys.readouterr().err == ""  # not a terminal
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    prk.compare_per_user(frame, baseline="a", n_resamples=200)
+    assert "compare" in capsys.readouterr().err
+    prk.compare_per_user(frame, baseline="a", n_resamples=200, progress=False)
+    assert capsys.readouterr().err == ""

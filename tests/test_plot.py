@@ -299,3 +299,23 @@ def test_topic_differences_of_many_users_is_an_area(
     # Positions 1, 4, 7 (every third of 9) and the last, 9; differences sorted descending.
     assert rows["position"].to_list() == [1, 4, 7, 9]
     assert rows["diff"].to_list() == pytest.approx([0.8 - 0.4, 0.5 - 0.4, 0.2 - 0.4, 0.0 - 0.4])
+
+
+def test_topic_differences_color_by_the_metric_direction() -> None:
+    # fallout: lower is better, so a's lower values are gains over b.
+    per_user = _per_user().rename({"ndcg@10": "fallout@3"})
+    chart = plot.topic_differences(per_user, "fallout@3", baseline="b").to_dict()
+    panel = chart["vconcat"][0]
+    subtitle = panel["title"]["subtitle"][0]
+    assert subtitle == "0 users better, 2 worse, 0 equal; 1 left out (undefined)"
+    # With a compare result, its direction is the one read (here told: lower is better).
+    per_user = _per_user()
+    result = prk.compare_per_user(
+        per_user, baseline="b", test="wilcoxon", higher_is_better={"ndcg@10": False}
+    )
+    chart = plot.topic_differences(per_user, "ndcg@10", baseline="b", compare=result).to_dict()
+    assert chart["vconcat"][0]["title"]["subtitle"][0].startswith("0 users better, 2 worse")
+    # No direction (a count): higher and lower.
+    per_user = _per_user().rename({"ndcg@10": "num_ret@10"})
+    chart = plot.topic_differences(per_user, "num_ret@10", baseline="b").to_dict()
+    assert chart["vconcat"][0]["title"]["subtitle"][0].startswith("2 users higher, 0 lower")

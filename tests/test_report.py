@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import re
 import shutil
 import subprocess
@@ -12,18 +13,31 @@ import pytest
 
 import polars_rankeval as prk
 from polars_rankeval.cli import main
+from polars_rankeval.compare import metric_direction
 from polars_rankeval.datasets import load_systems
+from polars_rankeval.report import ReportText
 
 
 def result_frame(
-    rows: list[tuple[str, str, str, float, float, bool]], **extra: object
+    rows: list[tuple[str, str, str, float, float, bool]],
+    lower_is_better: tuple[str, ...] = (),
+    **extra: object,
 ) -> pl.DataFrame:
-    """A comparison by hand: (metric, system, baseline, mean, baseline_mean, significant)."""
+    """A comparison by hand: (metric, system, baseline, mean, baseline_mean, significant).
+
+    The direction is the registry's (``mae``: lower is better), else higher is better
+    unless the metric is in ``lower_is_better``.
+    """
     frame = pl.DataFrame(
         rows,
         schema=["metric", "system", "baseline", "mean", "baseline_mean", "significant"],
         orient="row",
     ).with_columns(diff=pl.col("mean") - pl.col("baseline_mean"), n_users=pl.lit(10))
+    direction = {
+        m: m not in lower_is_better and metric_direction(m) is not False
+        for m in frame["metric"].unique()
+    }
+    frame = frame.with_columns(higher_is_better=pl.col("metric").replace_strict(direction))
     return frame.with_columns(**{k: pl.lit(v) for k, v in extra.items()})
 
 
@@ -66,7 +80,7 @@ def test_markdown_baseline_marks_and_bold() -> None:
     assert "Paired Student t test, two-sided" in note
     assert "Holm correction over all 6 comparison(s)" in note
     assert "adjusted p ≤ 0.05" in note
-    assert "▲/▼: significantly better/worse than a." in note
+    assert "Baseline: a. ▲/▼: significantly better/worse than the baseline." in note
     assert "Lower is better for mae." in note
 
 
@@ -87,10 +101,11 @@ def test_letters_for_all_pairs() -> None:
     assert r"(b) y & \textbf{0.5000}$^{\mathrm{ac}}$ \\" in latex
 
 
-def test_ties_in_display_are_all_bold_and_lower_is_better_option() -> None:
-    result = result_frame([("m", "b", "a", 0.40001, 0.40004, False)])
+def test_ties_in_display_are_all_bold_and_lower_is_better_from_the_result() -> None:
+    rows = [("m", "b", "a", 0.40001, 0.40004, False)]
+    result = result_frame(rows)
     assert prk.report(result).splitlines()[2:4] == ["| a | **0.4000** |", "| b | **0.4000** |"]
-    flipped = prk.report(result, digits=5, lower_is_better=["m"])
+    flipped = prk.report(result_frame(rows, lower_is_better=("m",)), digits=5)
     assert "| b | **0.40001** |" in flipped
 
 
@@ -138,13 +153,13 @@ def test_latex_compiles(
 
 
 def test_html_uses_great_tables(baseline_result: pl.DataFrame) -> None:
-    gt = pytest.importorskip("great_tables")
-    table = prk.report(baseline_result, "html", caption="Against bm25")
-    assert isinstance(table, gt.GT)
-    html = table.as_raw_html()
+    pytest.importorskip("great_tables")
+    html = prk.report(baseline_result, "html", caption="Against bm25")
+    assert isinstance(html, str)
+    assert html.startswith("<div")
     assert "<strong>0.6349</strong>▲" in html
     assert "Against bm25" in html
-    assert "significantly better/worse than bm25" in html
+    assert "Baseline: bm25. ▲/▼: significantly better/worse than the baseline." in html
     assert len(re.findall(r"<tr>", html)) >= 4
 
 
@@ -275,3 +290,301 @@ def test_readme_report_is_current() -> None:
     ]
     result = prk.compare(load_systems(), ["ndcg@10", "recall@20", "mrr"], baseline="bm25")
     assert shown.strip() == prk.report(result).strip()
+
+
+# ----------------------------------------------------------------- direction (issue 24 #5)
+# Every registered metric's direction, written out so that a new metric cannot be added
+# without someone deciding it (the registry's default is higher-is-better).
+LOWER_IS_BETTER = {
+    "fallout",  # false positive rate
+    "miss_rate",  # false negative rate
+    "mae",
+    "mse",
+    "rmse",
+    "nmae",  # rating errors
+    "gini",  # inequality of exposure
+    "popularity_bias",  # average recommendation popularity: lower = less popularity bias
+    "miscalibration",  # KL divergence from the history's mix: 0 = calibrated
+    "reo",
+    "rsp",  # disparity between item groups (std / mean)
+    "num_nonrel_judged_ret",  # judged non-relevant items retrieved
+    "unjudged",  # share of the top k without a judgment
+    "rbp_resid",  # the part of RBP the judgments leave open
+}
+NO_DIRECTION = {"num_ret", "num_rel", "group_exposure", "exposure_ratio"}
+
+
+def test_every_registered_metric_declares_the_direction_listed_here() -> None:
+    from polars_rankeval.registry import registered
+
+    specs = registered()
+    assert set(specs) >= LOWER_IS_BETTER | NO_DIRECTION
+    for name, spec in specs.items():
+        want = None if name in NO_DIRECTION else name not in LOWER_IS_BETTER
+        assert spec.higher_is_better is want, name
+        assert prk.list_metrics().filter(name=name)["higher_is_better"].item() is want
+
+
+def two_systems(column: str, a: list[float], b: list[float]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"system": ["a"] * len(a) + ["b"] * len(b), "user": [*range(len(a))] * 2, column: a + b}
+    )
+
+
+def test_report_direction_agrees_with_every_registered_metric() -> None:
+    from polars_rankeval.registry import parse_metric, registered
+
+    # b is 0.15 or 0.1 higher for every user: significant (p < 0.05),
+    # and better unless lower is better.
+    low, high = [0.1, 0.2, 0.3, 0.4], [0.25, 0.3, 0.45, 0.5]
+    for name, spec in registered().items():
+        column = parse_metric(f"{name}@5" if spec.takes_k else name).name
+        result = prk.compare_per_user(two_systems(column, low, high), baseline="a", test="t")
+        assert result["higher_is_better"].to_list() == [spec.higher_is_better], name
+        rows = prk.report(result).splitlines()[2:4]
+        if spec.higher_is_better is None:
+            assert rows == ["| a | 0.2500 |", "| b | 0.3750▲ |"], name
+        elif spec.higher_is_better:
+            assert rows == ["| a | 0.2500 |", "| b | **0.3750**▲ |"], name
+        else:
+            assert rows == ["| a | **0.2500** |", "| b | 0.3750▼ |"], name
+
+
+def test_preset_names_take_the_direction_of_their_metric() -> None:
+    # torchmetrics' RetrievalFallOut is fallout: the lower fall-out is the better system.
+    data = load_systems()
+    plain = prk.compare(data, ["fallout@3"], baseline="bm25", test="t")
+    preset = prk.compare(
+        data, ["RetrievalFallOut@3"], baseline="bm25", test="t", conventions="torchmetrics"
+    )
+    assert plain["higher_is_better"].to_list() == [False] * 3
+    assert preset["higher_is_better"].to_list() == [False] * 3
+    for result in (plain, preset):
+        rows = dict(line.split(" | ", 1) for line in prk.report(result).splitlines()[2:6])
+        lowest = result.sort("mean")["system"][0]
+        assert lowest == "hybrid"
+        assert rows["| hybrid"].startswith("**")
+        assert rows["| hybrid"].endswith("▲ |")
+        assert rows["| random"].endswith("▼ |")
+    # A per-user frame with the preset's column names: the same direction.
+    per_user = prk.evaluate(
+        data, ["RetrievalFallOut@3"], by="system", per_user=True, conventions="torchmetrics"
+    )
+    again = prk.compare_per_user(per_user, baseline="bm25", test="t")
+    assert again["higher_is_better"].to_list() == [False] * 3
+
+
+def test_every_preset_name_resolves_to_its_metric_direction() -> None:
+    from polars_rankeval.compare import metric_direction
+    from polars_rankeval.conventions import get_convention
+    from polars_rankeval.registry import parse_metric
+
+    checked = 0
+    for preset in prk.conventions()["preset"].unique().to_list():
+        for mapped in get_convention(preset).metrics:
+            if mapped.metric is None:
+                continue
+            k = "" if mapped.cutoff == "none" else "@5"
+            want = parse_metric(mapped.metric + k).spec.higher_is_better
+            assert metric_direction(f"{mapped.name}{k}[{preset}]") is want, (preset, mapped.name)
+            checked += 1
+    assert checked > 50
+    assert metric_direction("ndcg@10") is True
+    assert metric_direction("not a metric") is None
+
+
+def test_direction_of_other_columns_is_given_or_null() -> None:
+    frame = two_systems("latency", [0.3, 0.4, 0.5, 0.6], [0.15, 0.3, 0.35, 0.5])
+    unknown = prk.compare_per_user(frame, baseline="a", test="t")
+    assert unknown["higher_is_better"].to_list() == [None]
+    note = prk.report(unknown).splitlines()[-1]
+    assert "No direction for latency: ▲/▼ mark a significantly higher/lower value, no bold." in note
+    letters = prk.report(unknown, marks="letters").splitlines()[-1]
+    assert (
+        "No direction for latency: the letters are of the systems with a significantly " in letters
+    )
+    assert "No direction for latency: no bold." in prk.report(unknown, marks="none")
+    told = prk.compare_per_user(frame, baseline="a", test="t", higher_is_better={"latency": False})
+    assert told["higher_is_better"].to_list() == [False]
+    assert prk.report(told).splitlines()[2:4] == ["| a | 0.4500 |", "| b | **0.3250**▲ |"]
+    with pytest.raises(ValueError, match=r"higher_is_better names column\(s\) 'nope'"):
+        prk.compare_per_user(frame, baseline="a", higher_is_better={"nope": True})
+    with pytest.raises(TypeError, match=r"higher_is_better\['latency'\] must be"):
+        prk.compare_per_user(frame, baseline="a", higher_is_better={"latency": "low"})
+
+
+# ----------------------------------------------------------------- labels and escaping (#18)
+def test_beyond_26_systems_the_labels_are_numbers() -> None:
+    # 28 systems s01..s28; s28 beats s01, s02 and s27, s27 beats s01. With letters,
+    # s28's marks would read "aaab" (a, aa, b? or a, a, ab?); numbers are unambiguous.
+    names = [f"s{i:02d}" for i in range(1, 29)]
+    value = {s: 0.5 for s in names} | {"s27": 0.7, "s28": 0.9}
+    wins = {("s28", "s01"), ("s28", "s02"), ("s28", "s27"), ("s27", "s01")}
+    rows = [
+        ("m", later, earlier, value[later], value[earlier], (later, earlier) in wins)
+        for j, later in enumerate(names)
+        for earlier in names[:j]
+    ]
+    text = prk.report(result_frame(rows))
+    lines = text.splitlines()
+    assert lines[2] == "| (1) s01 | 0.5000 |"
+    assert lines[28] == "| (27) s27 | 0.7000<sup>1</sup> |"
+    assert lines[29] == "| (28) s28 | **0.9000**<sup>1,2,27</sup> |"
+    assert "Superscript numbers: the systems this one is significantly better than." in text
+    latex = prk.report(result_frame(rows), "latex")
+    assert r"(28) s28 & \textbf{0.9000}$^{\mathrm{1,2,27}}$ \\" in latex
+    # Up to 26 systems: letters, a to z.
+    v = {s: 0.6 if s == "s02" else 0.5 for s in names}
+    few = [("m", s, b, v[s], v[b], (s, b) == ("s02", "s01")) for _, s, b, *_ in rows if s <= "s26"]
+    assert "| (b) s02 | **0.6000**<sup>a</sup> |" in prk.report(result_frame(few))
+    assert "| (z) s26 | 0.5000 |" in prk.report(result_frame(few))
+
+
+def test_markdown_escapes_names() -> None:
+    rows = [
+        ("m|1", "b|c*d_e", "a<x>[y]", 0.5, 0.4, True),
+        ("m|1", "plain", "a<x>[y]", 0.3, 0.4, False),
+    ]
+    text = prk.report(result_frame(rows), caption="Runs *1* | 2")
+    lines = text.splitlines()
+    assert lines[0] == r"**Runs \*1\* \| 2**"
+    assert lines[2] == r"| System | m\|1 |"
+    assert lines[4] == r"| a\<x\>\[y\] | 0.4000 |"
+    assert lines[5] == r"| b\|c\*d\_e | **0.5000**▲ |"
+    # Every row has its two cells: an unescaped | would make three.
+    assert all(line.replace(r"\|", "").count("|") == 3 for line in lines[2:7])
+    assert r"Baseline: a\<x\>\[y\]. ▲/▼" in lines[-1]
+    newline = result_frame([("m", "b\nc", "a", 0.5, 0.4, False)])
+    assert prk.report(newline).splitlines()[3] == "| b c | **0.5000** |"
+
+
+def test_latex_and_html_escape_names() -> None:
+    rows = [("m_1&", "b&c_d%#", "a$~^{x}\\", 0.5, 0.4, True)]
+    tex = prk.report(result_frame(rows), "latex")
+    assert r"System & m\_1\& \\" in tex
+    assert r"b\&c\_d\%\# & \textbf{0.5000}$^{\uparrow}$ \\" in tex
+    base = r"a\$\textasciitilde{}\textasciicircum{}\{x\}\textbackslash{}"
+    assert base + " & 0.4000 \\\\" in tex
+    assert f"Baseline: {base}." in tex
+    pytest.importorskip("great_tables")
+    rows = [("<i>m</i>", "<b>x</b>", "a", 0.5, 0.4, True)]
+    html = str(prk.report(result_frame(rows), "html", caption="<u>c</u>"))
+    assert "<b>" not in html
+    assert "<i>" not in html
+    assert "<u>" not in html
+    assert "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+# ----------------------------------------------------------------- one result type (#21)
+@pytest.mark.parametrize("fmt", ["markdown", "latex", "html"])
+def test_every_format_is_text_shown_rendered_in_notebooks(
+    baseline_result: pl.DataFrame, fmt: str
+) -> None:
+    if fmt == "html":
+        pytest.importorskip("great_tables")
+    text = prk.report(baseline_result, fmt)  # type: ignore[arg-type]
+    assert isinstance(text, str)
+    assert isinstance(text, ReportText)
+    assert text.syntax == fmt
+    assert str(text) == text
+    assert text._repr_html_() == (str(text) if fmt == "html" else None)
+    assert text._repr_markdown_() == (str(text) if fmt == "markdown" else None)
+    again = pickle.loads(pickle.dumps(text))
+    assert again == text
+    assert again.syntax == fmt
+
+
+def test_cli_compare_html(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("great_tables")
+    code, out, err = run(capsys, "compare", "--baseline", "bm25", "--test", "t", "--format", "html")
+    assert code == 0, err
+    assert out.startswith("<div")
+    assert "<strong>0.6349</strong>▲" in out
+
+
+# ----------------------------------------------------------------- baseline and progress (#23)
+def test_cli_runs_in_the_order_given_and_the_baseline_is_said(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data = load_systems().filter(pl.col("user") <= 60)
+    qrels = tmp_path / "qrels.txt"
+    judged = data.filter(pl.col("system") == "bm25", pl.col("relevance").is_not_null())
+    qrels.write_text(
+        "".join(f"{u} 0 {i} {r}\n" for u, i, r in judged.select("user", "item", "relevance").rows())
+    )
+    paths = {}
+    for name in ("bm25", "dense"):
+        ranked = data.filter(pl.col("system") == name, pl.col("score").is_not_null())
+        paths[name] = tmp_path / f"{name}.run"
+        paths[name].write_text(
+            "".join(
+                f"{u} Q0 {i} 1 {s} {name}\n"
+                for u, i, s in ranked.select("user", "item", "score").rows()
+            )
+        )
+    # dense given first: dense is the baseline (bm25 would be first alphabetically).
+    code, out, err = run(
+        capsys,
+        "compare",
+        "--qrels",
+        str(qrels),
+        "--run",
+        str(paths["dense"]),
+        "--run",
+        str(paths["bm25"]),
+        "--test",
+        "t",
+    )
+    assert code == 0, err
+    assert "baseline: dense (the first system given; choose one with --baseline)" in err
+    assert "Baseline: dense." in out
+    assert out.splitlines()[2].startswith("| dense |")
+    code, out, err = run(
+        capsys,
+        "compare",
+        "--qrels",
+        str(qrels),
+        "--run",
+        str(paths["dense"]),
+        "--run",
+        str(paths["bm25"]),
+        "--test",
+        "t",
+        "--format",
+        "csv",
+    )
+    assert pl.read_csv(out.encode())["baseline"].to_list() == ["dense"]
+    # --recs: the order of appearance in the file.
+    recs = tmp_path / "recs.parquet"
+    truth = tmp_path / "truth.parquet"
+    rows = data.filter(pl.col("score").is_not_null(), pl.col("system").is_in(["bm25", "dense"]))
+    rows.sort("system", descending=True).select("system", "user", "item", "score").write_parquet(
+        recs
+    )
+    judged.select("user", "item", "relevance").write_parquet(truth)
+    code, out, err = run(
+        capsys,
+        "compare",
+        "--recs",
+        str(recs),
+        "--truth",
+        str(truth),
+        "--test",
+        "t",
+        "--format",
+        "csv",
+    )
+    assert code == 0, err
+    assert pl.read_csv(out.encode())["baseline"].to_list() == ["dense"]
+    # More than two systems without --baseline: every pair, and said so.
+    code, out, err = run(capsys, "compare", "--test", "t", "--format", "csv")
+    assert "every pair of the 4 systems, in the order given: bm25, dense, hybrid, random" in err
+
+
+def test_cli_progress_on_off_and_default() -> None:
+    from polars_rankeval.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["compare"]).progress is None
+    assert parser.parse_args(["compare", "--progress"]).progress is True
+    assert parser.parse_args(["compare", "--no-progress"]).progress is False

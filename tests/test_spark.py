@@ -571,11 +571,12 @@ def test_import_does_not_need_pyspark() -> None:
 
 
 def test_compare_on_spark_per_user_values_matches_memory(spark: SparkSession) -> None:
-    # Same seed, same per-user values (in another row order) -> same comparison.
+    # Same seed, same per-user values (in another row order) -> same comparison. The
+    # systems are named in order: by default they come in the order of the rows.
     df = systems(12)
     metrics = ["ndcg@5", "mrr"]
     per_user = collect(prk_spark.evaluate(to_spark(spark, df), metrics, by="system", per_user=True))
-    kw = {"baseline": "a", "n_resamples": 400, "seed": 5}
+    kw = {"baseline": "a", "systems": ["a", "b", "c"], "n_resamples": 400, "seed": 5}
     on_spark = prk.compare_per_user(
         per_user.sample(fraction=1.0, shuffle=True, seed=1), metrics, **kw
     )

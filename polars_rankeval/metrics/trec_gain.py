@@ -173,6 +173,9 @@ def _rbp(
     family="trec_gain",
     normalized=False,
     takes_k=False,
+    # The part of RBP the judgments leave open: smaller is a better established score,
+    # as for unjudged (the share of the top k without a judgment).
+    higher_is_better=False,
     summary="The RBP residual: what unjudged items and the list's tail could add.",
     definition=(
         "p**#recommended + (1 - p) * sum over unjudged recommended items of "
