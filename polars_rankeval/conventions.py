@@ -49,7 +49,8 @@ class Mapped:
     ``None`` means the library's metric cannot be reproduced and ``note`` says why.
     ``cutoff`` says whether the library's metric takes a cutoff. ``ties`` and ``users``
     are set when this metric needs another tie rule or user set than the preset's
-    (the call must then pass them explicitly: one call has one rule).
+    (one call has one rule: a tie rule must be passed explicitly; the user set is the
+    call's when every requested metric has it and ``users=`` is left out).
     """
 
     name: str
@@ -441,7 +442,10 @@ _PRESETS: tuple[Convention, ...] = (
                 "required",
                 "mean over the top k of -log2(users(i) / n_users): pass items="
                 "item_popularity(prev_interactions, catalog=<recommended items>, "
-                "unseen='one') (cold items count as one user, as RecTools does)",
+                "unseen='one') (cold items count as one user, as RecTools does); over "
+                "every user of reco (MeanInvUserFreq.fit: reco[Columns.User].unique(), "
+                "users='recs'), one without an item within k left out (NaN in RecTools)",
+                users="recs",
             ),
             Mapped(
                 "Serendipity",
@@ -985,7 +989,7 @@ _PRESETS: tuple[Convention, ...] = (
         (
             "Users without a click are skipped (empty='skip'); Recall and NDCG count a "
             "clicked user without recommendations as 0, Precision and MAP leave them out: "
-            "one call evaluates one user set (pass users='both' for Precision and MAP).",
+            "one call evaluates one user set (Precision and MAP alone take users='both').",
             "Contradiction: the MAP docstring averages over every clicked user; the code "
             "over users with clicks and recommendations.",
         ),
@@ -1287,7 +1291,8 @@ def resolve(
 
     ``ties``, ``empty`` and ``users`` are the values the caller passed explicitly
     (``None``: take the preset's). A metric whose library rule needs another tie policy
-    or user set than the call's is refused with the value to pass.
+    or user set than the call's is refused with the value to pass; left out, the user
+    set is the one the requested metrics average over (refused when they differ).
     """
     convention = get_convention(preset)
     texts = [metrics] if isinstance(metrics, str) else list(metrics)
@@ -1303,9 +1308,9 @@ def resolve(
         msg = f"conventions={preset!r} sets empty={convention.empty!r}; got empty={empty!r}"
         raise ValueError(msg)
     call_ties = ties if ties is not None else convention.ties
-    call_users = users if users is not None else convention.users
     out: list[str] = []
     names: dict[str, str] = {}
+    universes: dict[str, list[str]] = {}  # the user set of each requested metric
     for text in texts:
         match = _library_name(text, preset, kind="metric", example="map@10")
         mapped = convention.lookup(match["name"])
@@ -1345,13 +1350,14 @@ def resolve(
             )
             raise ValueError(msg)
         need_users = mapped.users or convention.users
-        if need_users != call_users:
+        if users is not None and not _same(users, need_users):
             msg = (
                 f"conventions={preset!r}: {convention.library}'s {mapped.name} averages over "
-                f"users={need_users!r}, the call has users={call_users!r}; evaluate it in "
-                f"a call with users={need_users!r}"
+                f"users={need_users!r}, the call has users={users!r}; leave users= out or "
+                f"pass users={need_users!r}"
             )
             raise ValueError(msg)
+        universes.setdefault(need_users, []).append(text)
         ours = mapped.metric + (f"@{cut}" if cut is not None else "")
         for metric in expand_metric(ours):
             shown = mapped.name + (f"@{metric.k}" if metric.k is not None else "") + f"[{preset}]"
@@ -1363,7 +1369,28 @@ def resolve(
                 raise ValueError(msg)
             names[metric.name] = shown
         out.append(ours)
-    return Resolved(out, call_ties, convention.empty, call_users, names)
+    return Resolved(out, call_ties, convention.empty, _universe(convention, universes), names)
+
+
+def _universe(convention: Convention, universes: dict[str, list[str]]) -> str:
+    """The one user set of a call: the one every requested metric averages over.
+
+    The library computes each metric over its own users (RecTools: MAP over the test
+    users, MeanInvUserFreq over the users of the recommendations); one ``evaluate`` call
+    has one user set, so metrics over different sets are refused together.
+    """
+    if len(universes) == 1:
+        return next(iter(universes))
+    if not universes:
+        return convention.users
+    parts = "; ".join(
+        f"{', '.join(texts)} over users={universe!r}" for universe, texts in universes.items()
+    )
+    msg = (
+        f"conventions={convention.name!r}: {convention.library} averages {parts}; one call "
+        "evaluates one user set: evaluate each set in a call of its own"
+    )
+    raise ValueError(msg)
 
 
 @dataclass(frozen=True)
@@ -1514,13 +1541,8 @@ def resolve_options(
 
     Returns the polars_rankeval metrics and the canonical -> shown name mapping.
     """
-    resolved = resolve(
-        preset,
-        metrics,
-        ties=options.get("ties"),
-        empty=options.get("empty"),
-        users=options.get("users"),
-    )
+    given = {**_EVALUATE_DEFAULTS, **{k: v for k, v in options.items() if k in _EVALUATE_DEFAULTS}}
+    resolved = resolve(preset, metrics, **explicit_rules(given))
     options.update(ties=resolved.ties, empty=resolved.empty, users=resolved.users)
     if options.get("rank") is not None and get_convention(preset).rank_positions == "absolute":
         options["rank_positions"] = "absolute"

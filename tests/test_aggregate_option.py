@@ -245,8 +245,10 @@ def test_ir_measures_counts() -> None:
     assert ours.item(0, "NumRet(rel=1)[ir_measures]") == theirs[ir_measures.NumRet(rel=1)]
     num_rel = prk.evaluate(data, ["NumRel"], conventions="ir_measures", users="both")
     assert num_rel.item(0, "NumRel[ir_measures]") == theirs[ir_measures.NumRel]
-    with pytest.raises(ValueError, match="averages over users='both'"):
-        prk.evaluate(data, ["NumRel"], conventions="ir_measures")
+    alone = prk.evaluate(data, ["NumRel"], conventions="ir_measures")  # its own users='both'
+    assert alone.item(0, "NumRel[ir_measures]") == theirs[ir_measures.NumRel]
+    with pytest.raises(ValueError, match="averages over users='both', the call has users='recs'"):
+        prk.evaluate(data, ["NumRel"], conventions="ir_measures", users="recs")
 
 
 def recbole_gauc(df: pl.DataFrame) -> float:

@@ -350,8 +350,11 @@ def test_refused_and_unknown_metrics_say_why() -> None:
         prk.evaluate(HIVEMALL, ["MAP@3[ranx]"], conventions="rectools")
     with pytest.raises(ValueError, match="sets ties='item_desc'"):
         prk.evaluate(HIVEMALL, ["map"], conventions="trec_eval", ties="pessimistic")
-    with pytest.raises(ValueError, match="averages over users='both'"):
-        prk.evaluate(HIVEMALL, ["Precision@2"], conventions="jurity")
+    # A metric's own user set is the call's when users= is left out; another is refused.
+    with pytest.raises(ValueError, match="averages over users='both', the call has users='recs'"):
+        prk.evaluate(HIVEMALL, ["Precision@2"], conventions="jurity", users="recs")
+    with pytest.raises(ValueError, match=r"Precision@2 over users='both'; Recall@2 over users="):
+        prk.evaluate(HIVEMALL, ["Precision@2", "Recall@2"], conventions="jurity")
     with pytest.raises(ValueError, match=r"a \[library\] suffix names a convention"):
         prk.evaluate(HIVEMALL, ["map@10[rectools]"])
     # trec_eval's own spelling of a cutoff (P_5, ndcg_cut.10) gets the grammar's form.
@@ -628,8 +631,11 @@ def test_replay_surprisal() -> None:
         assert out.row(0)[:2] == pytest.approx(expected, abs=1e-5)
     got = per_user(df, ["Surprisal@2"], "replay", history=train, users="recs")
     assert got["Surprisal@2[replay]"].to_list() == pytest.approx([1.0, w2, (1 + w2) / 2])
-    with pytest.raises(ValueError, match="averages over users='recs'"):
-        prk.evaluate(df, "Surprisal@2", conventions="replay", history=train)
+    # users= left out: Surprisal's own set (RePlay iterates over the recommended users).
+    alone = per_user(df, ["Surprisal@2"], "replay", history=train)
+    assert alone["Surprisal@2[replay]"].to_list() == got["Surprisal@2[replay]"].to_list()
+    with pytest.raises(ValueError, match="averages over users='recs', the call has users='both'"):
+        prk.evaluate(df, "Surprisal@2", conventions="replay", history=train, users="both")
     with pytest.raises(ValueError, match="reads the users' past interactions: pass history="):
         prk.evaluate(df, "Surprisal@2", conventions="replay", users="recs")
 
@@ -757,8 +763,10 @@ def test_recommenders() -> None:
     assert got == pytest.approx([0.26666, 0.37777, 0.23613, 0.23613], abs=1e-4)
     ndcg = prk.evaluate(df, ["ndcg_at_k@10"], conventions="recommenders")
     assert ndcg.item(0, 0) == pytest.approx(0.38172, abs=1e-4)
-    with pytest.raises(ValueError, match="averages over users='both'"):
-        prk.evaluate(df, ["map@10"], conventions="recommenders")
+    alone = prk.evaluate(df, ["map@10"], conventions="recommenders")
+    assert alone.item(0, 0) == got[2]  # users='both'
+    with pytest.raises(ValueError, match="map@10 over users='both'; ndcg_at_k@10 over"):
+        prk.evaluate(df, ["map@10", "ndcg_at_k@10"], conventions="recommenders")
     # Values from running the wheel's python_evaluation.py on the same data (research
     # note, section 3): k=3 map 0.15, map_at_k 0.2037037; k=5 map 0.1666667, map_at_k 0.2.
     names = ["map@[3,5]", "map_at_k@[3,5]"]
@@ -934,8 +942,10 @@ def test_jurity_ctr_test_vector() -> None:
     long = recs.join(logs, on=["user", "item"], how="full", coalesce=True)
     got = prk.evaluate(long, ["CTR", "CTR@1"], conventions="jurity", users="recs")
     assert got.row(0)[:2] == pytest.approx(((0 + 1 + 0) / 3, (0 + 1 + 0) / 3))
-    with pytest.raises(ValueError, match="averages over users='recs'"):
-        prk.evaluate(long, ["CTR"], conventions="jurity")
+    alone = prk.evaluate(long, ["CTR"], conventions="jurity")  # its own users='recs'
+    assert alone.item(0, 0) == pytest.approx((0 + 1 + 0) / 3)
+    with pytest.raises(ValueError, match="averages over users='recs', the call has users='both'"):
+        prk.evaluate(long, ["CTR"], conventions="jurity", users="both")
 
 
 def _tie_orderings(rows: list[tuple[int, int, float]]) -> list[list[tuple[int, int, float]]]:
@@ -1538,8 +1548,10 @@ def test_recommenders_novelty_diversity_coverage() -> None:
     # (1 - 1/sqrt(2) + 1 + 1) / 3.
     users = per_user(longer, ["diversity"], "recommenders", users="recs", history=MS_TRAIN)
     assert users["diversity[recommenders]"][0] == pytest.approx((3 - 1 / math.sqrt(2)) / 3)
-    with pytest.raises(ValueError, match="averages over users='recs'"):
-        prk.evaluate(reco, "novelty", conventions="recommenders", history=MS_TRAIN)
+    alone = prk.evaluate(reco, "novelty", conventions="recommenders", history=MS_TRAIN)
+    assert alone.item(0, 0) == pytest.approx(17 / 6)  # its own users='recs'
+    with pytest.raises(ValueError, match="averages over users='recs', the call has users='both'"):
+        prk.evaluate(reco, "novelty", conventions="recommenders", history=MS_TRAIN, users="both")
 
 
 def test_recommenders_runs_match_python_evaluation_formulas() -> None:
@@ -1871,3 +1883,52 @@ def test_replay_wheel_surprisal_categorical_diversity() -> None:
         assert ours[f"CategoricalDiversity@{k}[replay]"].to_list() == pytest.approx(
             expected, abs=1e-12
         )
+
+
+def test_rectools_mean_inv_user_freq_over_the_users_of_reco() -> None:
+    # MobileTeleSystems/RecTools tests/metrics/test_novelty.py, as RecTools is called:
+    # reco and prev_interactions only (no test interactions: no user has a judged row).
+    # MeanInvUserFreq.fit takes its users from reco (reco[Columns.User].unique()) and the
+    # mean is over them: MIUF@1 [log2 3, log2 3, 0], MIUF@2 [log2 3, log2 3, log2(3) / 2].
+    prev = pl.DataFrame({"user": ["u1", "u1", "u2", "u3"], "item": ["i1", "i2", "i1", "i1"]})
+    reco = pl.DataFrame(
+        {
+            "user": ["u1", "u2", "u2", "u3", "u3"],
+            "item": ["i3", "i2", "i3", "i1", "i2"],
+            "rank": [1, 1, 2, 1, 2],
+        }
+    ).with_columns(relevance=pl.lit(None, pl.Float64))
+    pop = prk.item_popularity(prev, catalog=reco["item"], unseen="one")
+    names = ["MeanInvUserFreq@1", "MeanInvUserFreq@2"]
+    got = per_user(reco, names, "rectools", rank="rank", items=pop)
+    assert got["user"].to_list() == ["u1", "u2", "u3"]
+    assert got["MeanInvUserFreq@1[rectools]"].to_list() == pytest.approx([LOG2_3, LOG2_3, 0])
+    assert got["MeanInvUserFreq@2[rectools]"].to_list() == pytest.approx(
+        [LOG2_3, LOG2_3, LOG2_3 / 2]
+    )
+    summary = prk.evaluate(reco, names, conventions="rectools", rank="rank", items=pop)
+    assert summary["MeanInvUserFreq@1[rectools]"].item() == pytest.approx(2 * LOG2_3 / 3)
+    assert summary["MeanInvUserFreq@2[rectools]"].item() == pytest.approx(2.5 * LOG2_3 / 3)
+    assert summary["n_users(MeanInvUserFreq@2[rectools])"].item() == 3
+    # One test user (u1 has a test interaction): RecTools still averages over the three
+    # users of reco, 1.3208 (= 2.5 log2(3) / 3), not u1's log2 3 = 1.585.
+    one = reco.with_columns(relevance=pl.when(pl.col("user") == "u1").then(0.0))
+    summary = prk.evaluate(one, names[1], conventions="rectools", rank="rank", items=pop)
+    assert summary["MeanInvUserFreq@2[rectools]"].item() == pytest.approx(1.3208, abs=5e-5)
+    assert summary["MeanInvUserFreq@2[rectools]"].item() == pytest.approx(2.5 * LOG2_3 / 3)
+    # A user of reco without an item within k is NaN in calc_per_user (reindex on the
+    # users of reco) and left out of RecTools' mean (pandas skips NaN): u4 at rank 3.
+    late = pl.concat(
+        [one, pl.DataFrame({"user": ["u4"], "item": ["i1"], "rank": [3], "relevance": [None]})],
+        how="vertical_relaxed",
+    )
+    pop = prk.item_popularity(prev, catalog=late["item"], unseen="one")
+    summary = prk.evaluate(late, names[1], conventions="rectools", rank="rank", items=pop)
+    assert summary["MeanInvUserFreq@2[rectools]"].item() == pytest.approx(2.5 * LOG2_3 / 3)
+    assert summary["n_users(MeanInvUserFreq@2[rectools])"].item() == 3
+    # RecTools computes MAP over the test users and MIUF over the users of reco: one call
+    # evaluates one user set, so the two are refused together with the sets named.
+    with pytest.raises(ValueError, match=r"MeanInvUserFreq@2 over users='recs'.*MAP@2 over"):
+        prk.evaluate(one, [names[1], "MAP@2"], conventions="rectools", rank="rank", items=pop)
+    with pytest.raises(ValueError, match="averages over users='recs', the call has users='both'"):
+        prk.evaluate(one, names[1], conventions="rectools", rank="rank", items=pop, users="both")
