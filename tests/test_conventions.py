@@ -357,11 +357,12 @@ def test_refused_and_unknown_metrics_say_why() -> None:
         prk.evaluate(HIVEMALL, ["Precision@2", "Recall@2"], conventions="jurity")
     with pytest.raises(ValueError, match=r"a \[library\] suffix names a convention"):
         prk.evaluate(HIVEMALL, ["map@10[rectools]"])
-    # trec_eval's own spelling of a cutoff (P_5, ndcg_cut.10) gets the grammar's form.
-    with pytest.raises(ValueError, match="a cutoff is written with @: ndcg_cut@10"):
-        prk.evaluate(HIVEMALL, ["ndcg_cut_10"], conventions="trec_eval")
-    with pytest.raises(ValueError, match="a cutoff is written with @: P@5"):
-        prk.evaluate(HIVEMALL, ["P.5"], conventions="trec_eval")
+    # A cutoff written into the name gets the grammar's form (trec_eval's own P_5 and
+    # ndcg_cut.10 are read as trec_eval reads them: test_trec_eval_preset_reads_...).
+    with pytest.raises(ValueError, match="a cutoff is written with @: MAP@10"):
+        prk.evaluate(HIVEMALL, ["MAP_10"], conventions="rectools")
+    with pytest.raises(ValueError, match="a cutoff is written with @: ndcg@5"):
+        prk.evaluate(HIVEMALL, ["ndcg.5"], conventions="ranx")
     with pytest.raises(ValueError, match=r"reproduces; its metrics here: [^;]*$"):
         prk.evaluate(HIVEMALL, ["map_99x"], conventions="trec_eval")  # no hint
 
@@ -1932,3 +1933,176 @@ def test_rectools_mean_inv_user_freq_over_the_users_of_reco() -> None:
         prk.evaluate(one, [names[1], "MAP@2"], conventions="rectools", rank="rank", items=pop)
     with pytest.raises(ValueError, match="averages over users='recs', the call has users='both'"):
         prk.evaluate(one, names[1], conventions="rectools", rank="rank", items=pop, users="both")
+
+
+def _trec_test_files() -> pl.DataFrame:
+    data = ROOT / "tests" / "data"
+    return prk.join(
+        prk.trec.read_run(data / "results.test").select("user", "item", "score"),
+        prk.trec.read_qrels(data / "qrels.test"),
+        check_overlap=False,
+    )
+
+
+TREC_NAMES = [
+    "P.5,10",
+    "ndcg_cut.10",
+    "recall_100",
+    "gm_map",
+    "iprec_at_recall_0.10",
+    "map_cut.5,10",
+    "success_1",
+    "relative_P.5",
+    "11pt_avg",
+]
+"""trec_eval's own spellings (-m arguments and printed labels) of measures the preset
+reproduces; the columns they give, in order, are trec_eval's labels."""
+TREC_LABELS = [
+    "P_5",
+    "P_10",
+    "ndcg_cut_10",
+    "recall_100",
+    "gm_map",
+    "iprec_at_recall_0.10",
+    "map_cut_5",
+    "map_cut_10",
+    "success_1",
+    "relative_P_5",
+    "11pt_avg",
+]
+
+
+def test_trec_eval_preset_reads_trec_eval_measure_names() -> None:
+    # usnistgov/trec_eval test/results.test and test/qrels.test (tests/data): the names
+    # the trec-eval command reads give its values, in columns named by its labels.
+    from polars_rankeval.trec_eval import trec_eval
+
+    data = ROOT / "tests" / "data"
+    long = _trec_test_files()
+    ours = prk.evaluate(long, TREC_NAMES, conventions="trec_eval")
+    shown = [f"{label}[trec_eval]" for label in TREC_LABELS]
+    assert ours.columns[: len(shown)] == shown
+    measures = [n.replace("_1", ".1").replace("_0.", ".0.") for n in TREC_NAMES]
+    theirs = trec_eval(data / "qrels.test", data / "results.test", measures)
+    expected = dict(zip(theirs["measure"], theirs["value"], strict=True))
+    for label in TREC_LABELS:
+        assert ours[f"{label}[trec_eval]"].item() == pytest.approx(expected[label], rel=1e-12)
+    # The summary printed by trec_eval itself (`trec_eval -m all_trec`: test/out.test.a).
+    printed = {}
+    for line in (data / "out.test.a").read_text().splitlines():
+        measure, _, value = line.split()
+        printed[measure] = value
+    for label in TREC_LABELS:
+        assert f"{ours[f'{label}[trec_eval]'].item():.4f}" == printed[label], label
+    # Both spellings of a cutoff, and the label form of a cut_double measure.
+    for name in ("P_10", "P.10", "P_10[trec_eval]"):
+        out = prk.evaluate(long, [name], conventions="trec_eval")
+        assert out.columns[0] == "P_10[trec_eval]"
+        assert out.item(0, 0) == pytest.approx(expected["P_10"], rel=1e-12)
+    # A bare cut measure takes trec_eval's default cutoffs (success: 1, 5, 10).
+    out = prk.evaluate(long, ["success"], conventions="trec_eval")
+    assert out.columns[:3] == [f"success_{k}[trec_eval]" for k in (1, 5, 10)]
+    # gm_map: exp(mean(log(max(AP, 1e-5)))) over the queries, by hand from map's values.
+    ap = per_user(long, ["map"], "trec_eval")["map[trec_eval]"].to_numpy()
+    assert ours["gm_map[trec_eval]"].item() == pytest.approx(
+        math.exp(np.log(np.maximum(ap, 1e-5)).mean())
+    )
+    # Per query: trec_eval -q's values (test/out.test.aq), gm_map aside (a mean only).
+    queries = per_user(long, [n for n in TREC_NAMES if n != "gm_map"], "trec_eval")
+    per_query: dict[tuple[str, str], str] = {}
+    for line in (data / "out.test.aq").read_text().splitlines():
+        measure, query, value = line.split()
+        per_query[(measure, query)] = value
+    for label in TREC_LABELS:
+        if label == "gm_map":
+            continue
+        for user, value in zip(queries["user"], queries[f"{label}[trec_eval]"], strict=True):
+            assert f"{value:.4f}" == per_query[(label, user)], (label, user)
+
+
+def test_trec_eval_names_refused_say_why() -> None:
+    long = _trec_test_files()
+    # One metric asked twice under two spellings.
+    with pytest.raises(ValueError, match="both 'precision@10' here; request it once"):
+        prk.evaluate(long, ["P.5,10", "P_10"], conventions="trec_eval")
+    # A trec_eval measure the preset does not reproduce names the ones it does.
+    with pytest.raises(ValueError, match=r"trec_eval has no metric 'unj\.5'.*its metrics here"):
+        prk.evaluate(long, ["unj.5"], conventions="trec_eval")
+    # trec_eval's own parameter errors (a cutoff must be a positive integer).
+    with pytest.raises(ValueError, match="cutoffs must be positive"):
+        prk.evaluate(long, ["P.0"], conventions="trec_eval")
+    with pytest.raises(ValueError, match="gain values"):
+        prk.evaluate(long, ["ndcg.1=0,2=3"], conventions="trec_eval")
+
+
+def test_trec_eval_names_in_compare_and_cli(tmp_path: Path) -> None:
+    from polars_rankeval.trec_eval import trec_eval
+
+    data = ROOT / "tests" / "data"
+    long = _trec_test_files()
+    theirs = trec_eval(data / "qrels.test", data / "results.test", ["P.10", "gm_map"])
+    expected = dict(zip(theirs["measure"], theirs["value"], strict=True))
+    shifted = long.with_columns(pl.col("score") * 2)  # the same ranking: zero differences
+    runs = pl.concat(
+        [long.with_columns(system=pl.lit("a")), shifted.with_columns(system=pl.lit("b"))]
+    )
+    result = prk.compare(runs, ["P.10", "ndcg_cut.10"], baseline="a", conventions="trec_eval")
+    assert result["metric"].to_list() == ["P_10[trec_eval]", "ndcg_cut_10[trec_eval]"]
+    assert result["baseline_mean"][0] == pytest.approx(expected["P_10"], rel=1e-12)
+    path = tmp_path / "runs.parquet"
+    runs.write_parquet(path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polars_rankeval",
+            "compare",
+            "--data",
+            str(path),
+            "--by",
+            "system",
+            "--baseline",
+            "a",
+            "--conventions",
+            "trec_eval",
+            "-m",
+            "P_10",
+            "-m",
+            "iprec_at_recall.0.10",
+            "--format",
+            "csv",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = pl.read_csv(proc.stdout.encode())
+    assert out["metric"].to_list() == ["P_10[trec_eval]", "iprec_at_recall_0.10[trec_eval]"]
+    assert out["baseline_mean"][0] == pytest.approx(expected["P_10"], rel=1e-12)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polars_rankeval",
+            "evaluate",
+            "--conventions",
+            "trec_eval",
+            "-m",
+            "P.5,10",
+            "-m",
+            "gm_map",
+            "--format",
+            "csv",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    header, row = proc.stdout.splitlines()[:2]
+    assert header.split(",")[:3] == ["P_5[trec_eval]", "P_10[trec_eval]", "gm_map[trec_eval]"]
+    values = [float(v) for v in row.split(",")[:3]]
+    assert values[1:] == pytest.approx([expected["P_10"], expected["gm_map"]], rel=1e-12)
