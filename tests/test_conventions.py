@@ -889,8 +889,9 @@ def test_jurity_runs_match_per_user() -> None:
     actual, predicted = [], []
     for user in range(30):
         items = rng.sample(range(40), 12)
-        for item in items[:6]:
-            actual.append((user, item, rng.choice([0, 1])))
+        if user < 27:  # users 27 .. 29: predictions without clicks
+            for item in items[:6]:
+                actual.append((user, item, rng.choice([0, 1])))
         if user % 7:  # some clicked users without predictions
             scores = rng.sample(range(1000), 8)  # distinct: jurity's sort is unstable
             predicted += [
@@ -905,16 +906,16 @@ def test_jurity_runs_match_per_user() -> None:
     for u, i, c in actual:
         truth.setdefault(u, {})[i] = float(c)
     df = frame(recs, truth)
-    for name, cls, users in (
-        ("Recall", RankingRecoMetrics.Recall, None),
-        ("NDCG", RankingRecoMetrics.NDCG, None),
-        ("Precision", RankingRecoMetrics.Precision, "both"),
-        ("MAP", RankingRecoMetrics.MAP, "both"),
+    # Each metric over its own users without users= (Precision and MAP: 'both').
+    for name, cls in (
+        ("Recall", RankingRecoMetrics.Recall),
+        ("NDCG", RankingRecoMetrics.NDCG),
+        ("Precision", RankingRecoMetrics.Precision),
+        ("MAP", RankingRecoMetrics.MAP),
     ):
         theirs = cls(click_column="click", k=5, user_id_column="user", item_id_column="item")
         expected = theirs.get_score(a, p)
-        kw = {"users": users} if users else {}
-        ours = prk.evaluate(df, [f"{name}@5"], conventions="jurity", **kw).item(0, 0)
+        ours = prk.evaluate(df, [f"{name}@5"], conventions="jurity").item(0, 0)
         assert ours == pytest.approx(expected), name
 
 
@@ -2109,3 +2110,46 @@ def test_trec_eval_names_in_compare_and_cli(tmp_path: Path) -> None:
     assert header.split(",")[:3] == ["P_5[trec_eval]", "P_10[trec_eval]", "gm_map[trec_eval]"]
     values = [float(v) for v in row.split(",")[:3]]
     assert values[1:] == pytest.approx([expected["P_10"], expected["gm_map"]], rel=1e-12)
+
+
+def test_user_sets_match_ranx_ir_measures_and_pytrec_eval() -> None:
+    # Which users each library averages over, on the four kinds of user: A (judged and
+    # ranked, a hit), B (judged only), C (ranked only), D (ranked, judged non-relevant
+    # only). ranx (make_comparable=True) and ir_measures average over the qrels' users
+    # A, B, D (B and D score 0); trec_eval (pytrec_eval) over A and D.
+    ranx = pytest.importorskip("ranx")
+    irm = pytest.importorskip("ir_measures")
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    run = {"A": {"a1": 3.0, "a2": 2.0, "a3": 1.0}, "C": {"c1": 2.0}, "D": {"d1": 2.0, "d2": 1.0}}
+    qrels = {"A": {"a2": 1, "a9": 1}, "B": {"b1": 1}, "D": {"d1": 0}}
+    recs = pl.DataFrame(
+        [(u, i, s) for u, d in run.items() for i, s in d.items()],
+        schema=["user", "item", "score"],
+        orient="row",
+    )
+    truth = pl.DataFrame(
+        [(u, i, float(r)) for u, d in qrels.items() for i, r in d.items()],
+        schema=["user", "item", "relevance"],
+        orient="row",
+    )
+    data = prk.join(recs, truth, check_overlap=False)
+
+    def ours(preset: str, names: list[str], **kw: Any) -> list[float]:
+        out = prk.evaluate(data, names, conventions=preset, **kw)
+        return [out[f"{n}[{preset}]"].item() for n in names]
+
+    names = ["precision@2", "recall@2", "ndcg@2", "mrr@2", "map@2", "hit_rate@2"]
+    theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), names, make_comparable=True)
+    assert ours("ranx", names) == pytest.approx([theirs[n] for n in names], rel=1e-12)
+    assert ours("ranx", ["precision@2"])[0] == pytest.approx((1 / 2 + 0 + 0) / 3)
+    measures = [irm.P @ 2, irm.R @ 2, irm.nDCG @ 2, irm.AP, irm.RR, irm.Success @ 2]
+    got = irm.calc_aggregate(measures, qrels, run)
+    names = ["P@2", "R@2", "nDCG@2", "AP", "RR", "Success@2"]
+    assert ours("ir_measures", names) == pytest.approx([got[m] for m in measures], rel=1e-12)
+    for name, measure in (("RR@2", irm.RR @ 2), ("Judged@2", irm.Judged @ 2)):
+        value = irm.calc_aggregate([measure], qrels, run)[measure]
+        assert ours("ir_measures", [name], ties="item_asc") == pytest.approx([value])
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"P.2", "map"}).evaluate(run)
+    assert sorted(per_query) == ["A", "D"]
+    expected = [sum(v[m] for v in per_query.values()) / 2 for m in ("P_2", "map")]
+    assert ours("trec_eval", ["P_2", "map"]) == pytest.approx(expected, rel=1e-12)
