@@ -180,6 +180,11 @@ def _trec_eval_spelling(text: str) -> list[Spelled] | None:
     return out
 
 
+HISTORY_USERS = "history"
+"""The user set of a metric averaged over the users of the training history (RePlay's
+Novelty): no ``users=`` value of ``evaluate`` names it, so the call passes their ids."""
+
+
 _UNDEFINED = (
     "no defined tie order ({how}): on tied scores the preset gives the expectation over "
     "the tied orderings; the library's value depends on its sort. Equal on tie-free data."
@@ -628,7 +633,12 @@ _PRESETS: tuple[Convention, ...] = (
                 "required",
                 "share of the top k outside the user's own train history, / the list "
                 "length (the code): give each recommended row a boolean column seen "
-                "(the user has the item in train); a user without train history scores 1",
+                "(the user has the item in train). RePlay averages over the users of train "
+                "(Metric._dict_call(list(train)); the polars path joins recommendations "
+                "to train): pass users=<the train users' ids> (users='history'); a train "
+                "user without recommendations scores 1 in RePlay, here null and left out "
+                "(equal when every train user has recommendations)",
+                users=HISTORY_USERS,
             ),
             Mapped(
                 "Surprisal",
@@ -1414,7 +1424,8 @@ def resolve(
                     raise ValueError(msg)
                 names[metric.name] = f"{shown}[{preset}]"
             out.append(ours)
-    return Resolved(out, call_ties, convention.empty, _universe(convention, universes), names)
+    chosen = users if users is not None else _universe(convention, universes)
+    return Resolved(out, call_ties, convention.empty, chosen, names)
 
 
 def _spelled(
@@ -1492,6 +1503,15 @@ def _check(
         )
         raise ValueError(msg)
     need_users = mapped.users or convention.users
+    if need_users == HISTORY_USERS and (users is None or isinstance(users, str)):
+        msg = (
+            f"conventions={preset!r}: {library}'s {mapped.name} averages over the users of "
+            "train: pass users= their ids (users=train['user'].unique())"
+            + ("" if users is None else f", got users={users!r}")
+        )
+        raise ValueError(msg)
+    if need_users == HISTORY_USERS:
+        return need_users
     if users is not None and not _same(users, need_users):
         msg = (
             f"conventions={preset!r}: {library}'s {mapped.name} averages over "

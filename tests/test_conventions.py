@@ -659,11 +659,23 @@ def test_replay_novelty() -> None:
         joined = df.join(pairs, on=["user", "item"], how="left")
         return joined.with_columns(pl.col("seen").fill_null(False))
 
+    train_users = [1, 2, 3]
     for train, expected in ((recs, [0.0, 0.0]), (truth, [0.444444, 0.577777])):
-        out = prk.evaluate(with_seen(train), ["Novelty@3", "Novelty@5"], conventions="replay")
+        data = with_seen(train)
+        out = prk.evaluate(
+            data, ["Novelty@3", "Novelty@5"], conventions="replay", users=train_users
+        )
         assert out.row(0)[:2] == pytest.approx(expected, abs=1e-5)
-    got = per_user(with_seen(doc), ["Novelty@2"], "replay")
+    got = per_user(with_seen(doc), ["Novelty@2"], "replay", users=train_users)
     assert got["Novelty@2[replay]"].to_list() == [1.0, 0.0, 0.0]
+    # RePlay's Novelty averages over the users of train (Metric._dict_call(list(train))
+    # and the polars path's train-left-join): a test user without train history is not
+    # averaged. Users 1 and 2 in train only: user 1 1.0, user 2 0.0 -> 0.5 (not 1/3).
+    two = {u: doc[u] for u in (1, 2)}
+    out = prk.evaluate(with_seen(two), ["Novelty@2"], conventions="replay", users=[1, 2])
+    assert out.item(0, 0) == pytest.approx((1.0 + 0.0) / 2)
+    with pytest.raises(ValueError, match=r"Novelty averages over the users of train: pass users="):
+        prk.evaluate(with_seen(two), ["Novelty@2"], conventions="replay")
 
 
 def test_rectools_mean_inv_user_freq() -> None:
