@@ -2165,3 +2165,32 @@ def test_user_sets_match_ranx_ir_measures_and_pytrec_eval() -> None:
     assert sorted(per_query) == ["A", "D"]
     expected = [sum(v[m] for v in per_query.values()) / 2 for m in ("P_2", "map")]
     assert ours("trec_eval", ["P_2", "map"]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_rectools_serendipity_over_the_users_of_reco() -> None:
+    # MobileTeleSystems/RecTools rectools/metrics/serendipity.py docstring: Serendipity@1
+    # [0, 0.25, 0, 0.25], @2 [0, 0.5, 0, 0.125]. Serendipity.fit takes its users from
+    # reco (rank <= k): u5, recommended i3 without any test interaction, is_relevant 0,
+    # scores 0 and is averaged.
+    reco = pl.DataFrame(
+        {
+            "user": ["u1", "u1", "u2", "u2", "u3", "u4", "u4", "u5"],
+            "item": ["i1", "i2", "i2", "i3", "i3", "i2", "i3", "i3"],
+            "rank": [1, 2, 1, 2, 1, 1, 2, 1],
+        }
+    )
+    inter = pl.DataFrame(
+        {"user": ["u1", "u1", "u2", "u2", "u3", "u4"], "item": ["i1", "i2", "i2", "i3", "i2", "i2"]}
+    ).with_columns(relevance=pl.lit(1.0))
+    prev = pl.DataFrame(
+        {"user": ["u1", "u1", "u2", "u2", "u3"], "item": ["i1", "i2", "i1", "i2", "i1"]}
+    )
+    data = reco.join(inter, on=["user", "item"], how="full", coalesce=True).with_columns(
+        relevance=pl.when(pl.col("user") != "u5").then(pl.col("relevance").fill_null(0.0))
+    )
+    run = {"rank": "rank", "history": prev, "n_items": 4}
+    got = per_user(data, ["Serendipity@1", "Serendipity@2"], "rectools", **run)
+    assert got["Serendipity@1[rectools]"].to_list() == [0, 0.25, 0, 0.25, 0]
+    assert got["Serendipity@2[rectools]"].to_list() == [0, 0.5, 0, 0.125, 0]
+    out = prk.evaluate(data, ["Serendipity@2"], conventions="rectools", **run)
+    assert out.item(0, 0) == pytest.approx((0.5 + 0.125) / 5)
