@@ -1298,7 +1298,9 @@ def conventions(name: str | None = None) -> pl.DataFrame:
 
     One row per metric of the library: its name there, the polars_rankeval metric
     that reproduces it (null: not expressible, ``note`` says why), whether it takes
-    a cutoff, the tie policy, empty-user rule and user set the preset applies, and how
+    a cutoff, the tie policy, empty-user rule and user set the library averages that
+    metric over (``"history"``: the users of the training history, whose ids the call
+    passes as ``users=``; RePlay's Novelty), and how
     it reads ``rank=`` values (``rank_positions``: ``"absolute"`` for RecTools), and
     the function that computes it (``entry``: ``evaluate``, or ``rank_similarity`` for
     a comparison of two recommendation tables such as RecTools' ``Intersection``).
