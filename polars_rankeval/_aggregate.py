@@ -11,6 +11,11 @@ for every per-user metric of the registry:
     The sum over the users (trec_eval prints ``num_ret``, ``num_rel`` and
     ``num_rel_ret`` summed over the queries in its ``all`` line; ir_measures sums
     ``NumRet``, ``NumRel`` and ``NumRelRet`` the same way).
+``aggregate=gmean``
+    The geometric mean over the users, each value raised to :data:`GMEAN_FLOOR` first
+    (trec_eval's ``gm_map`` and ``gm_bpref``: exp of the mean of log(max(AP, 1e-5)));
+    null when a value is negative. ``empty="zero"`` counts an undefined user as the
+    floor, as trec_eval counts a query scoring 0.
 ``aggregate=relevant_weighted``
     The mean weighted by each user's number of relevant items (relevance >= the
     metric's ``rel``, recommended or not): sum_u R_u v_u / sum_u R_u. RecBole's
@@ -41,6 +46,7 @@ counts them as 0 (with their weight), ``error`` makes the value undefined, which
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -50,15 +56,20 @@ if TYPE_CHECKING:
     from polars_rankeval._features import Features
     from polars_rankeval.registry import GlobalPlan, Metric
 
-UserAggregate = Literal["mean", "sum", "relevant_weighted", "pooled"]
+UserAggregate = Literal["mean", "sum", "gmean", "relevant_weighted", "pooled"]
 """The values of the ``aggregate=`` metric option (see the module docstring)."""
 USER_AGGREGATES: tuple[str, ...] = get_args(UserAggregate)
 OPTION = "aggregate"
 """The name of the option in the grammar: ``num_ret(aggregate=sum)``."""
 DEFAULT = "mean"
+GMEAN_FLOOR = 1e-5
+"""Values below this are raised to it before a geometric mean (trec_eval's gm_map)."""
 
 _V, _W = "__prk_agg_value", "__prk_agg_weight"
-_PARTS = ("sum", "defined", "undefined", "weighted", "weight_defined", "weight_all")
+_PARTS = (
+    "sum", "defined", "undefined", "weighted", "weight_defined", "weight_all", "log_sum",
+    "negative",
+)  # fmt: skip
 
 
 def _pooled_auc(metric: Metric, features: Features) -> GlobalPlan:
@@ -170,6 +181,8 @@ def plan(metric: Metric, features: Features) -> GlobalPlan:
             (v * w).sum().alias("weighted"),
             w.filter(defined).sum().alias("weight_defined"),
             w.sum().alias("weight_all"),
+            v.clip(lower_bound=GMEAN_FLOOR).log().sum().alias("log_sum"),
+            (v < 0).sum().cast(pl.Float64).alias("negative"),
         ]
         users = per_user(rows)
         return users.group_by(by).agg(parts) if by else users.select(parts)
@@ -178,6 +191,12 @@ def plan(metric: Metric, features: Features) -> GlobalPlan:
         total, n_def = pl.col("sum"), pl.col("defined")
         if how == "sum":
             value = total if empty == "zero" else pl.when(n_def > 0).then(total)
+        elif how == "gmean":  # an undefined user counts as the floor under empty=zero
+            logs, n = pl.col("log_sum"), n_def
+            if empty == "zero":
+                logs = logs + pl.col("undefined") * math.log(GMEAN_FLOOR)
+                n = n + pl.col("undefined")
+            value = pl.when((n > 0) & (pl.col("negative") == 0)).then((logs / n).exp())
         else:
             weights = pl.col("weight_all" if empty == "zero" else "weight_defined")
             value = pl.when(weights > 0).then(pl.col("weighted") / weights)

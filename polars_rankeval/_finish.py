@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from polars_rankeval._aggregate import GMEAN_FLOOR
 from polars_rankeval._job import (
     RESERVED,
     Job,
@@ -27,8 +28,6 @@ from polars_rankeval.registry import GlobalPlan, Metric
 
 GLOBAL_AGGREGATION = "global"
 """The ``aggregation`` of a global metric's row in the long summary (its one value)."""
-GMEAN_FLOOR = 1e-5
-"""Values below this are raised to it before a geometric mean (trec_eval's gm_map)."""
 
 
 def finish(

@@ -49,7 +49,8 @@ class Mapped:
     ``None`` means the library's metric cannot be reproduced and ``note`` says why.
     ``cutoff`` says whether the library's metric takes a cutoff. ``ties`` and ``users``
     are set when this metric needs another tie rule or user set than the preset's
-    (the call must then pass them explicitly: one call has one rule).
+    (one call has one rule: a tie rule must be passed explicitly; the user set is the
+    call's when every requested metric has it and ``users=`` is left out).
     """
 
     name: str
@@ -66,6 +67,22 @@ class Mapped:
     options: tuple[str, ...] = ()
     """Library options passed through as the same option of ``metric``
     (``Intersection(ref_k=20)`` -> ``intersection(ref_k=20)``)."""
+
+
+@dataclass(frozen=True)
+class Spelled:
+    """One metric of a library's own spelling of a measure (trec_eval's ``P.5,10``).
+
+    ``name`` is the metric in the preset's table, ``cutoff`` its cutoff (``None``:
+    none), ``options`` the options added to its polars_rankeval metric
+    (``"level=0.1"``) and ``label`` the name the library prints (``P_5``), which names
+    the output column.
+    """
+
+    name: str
+    cutoff: int | None
+    options: str
+    label: str
 
 
 @dataclass(frozen=True)
@@ -91,20 +108,28 @@ class Convention:
     rank_positions: RankPositions = "relative"
     """How the library reads explicit ranks (``rank=``): as an order (``"relative"``)
     or as positions with gaps kept (``"absolute"``, RecTools); see ``evaluate``."""
+    spelling: Callable[[str], list[Spelled] | None] | None = None
+    """The library's own spelling of its measures, beside ``Name@k``: a name to the
+    metrics it stands for, or ``None`` when it is not such a spelling (trec_eval's
+    ``-m`` arguments and printed labels: ``P.5,10``, ``P_10``, ``gm_map``)."""
 
-    def lookup(self, name: str) -> Mapped:
-        """The library metric called ``name`` (case and spaces ignored)."""
+    def lookup(self, name: str, *, text: str | None = None) -> Mapped:
+        """The library metric called ``name`` (case and spaces ignored).
+
+        ``text`` is what the caller wrote, named in the error (default ``name``).
+        """
         key = _key(name)
         for mapped in self.metrics:
             if _key(mapped.name) == key:
                 return mapped
+        text = name if text is None else text
         known = ", ".join(m.name for m in self.metrics if m.metric is not None)
         msg = (
-            f"{self.library} has no metric {name!r} that conventions={self.name!r} "
+            f"{self.library} has no metric {text!r} that conventions={self.name!r} "
             f"reproduces; its metrics here: {known}"
         )
-        # trec_eval writes a cutoff into the name (P_5, ndcg_cut.10): point to the grammar.
-        cutoff = re.fullmatch(r"(.+?)[_.](\d+)", name.strip())
+        # A cutoff written into the name (MAP_10, NDCG.10): point to the grammar.
+        cutoff = re.fullmatch(r"(.+?)[_.](\d+)", text.strip())
         if cutoff and any(_key(m.name) == _key(cutoff[1]) for m in self.metrics):
             msg += f"; a cutoff is written with @: {cutoff[1]}@{cutoff[2]}"
         raise ValueError(msg)
@@ -117,6 +142,47 @@ def _ndeval(name: str, metric: str, cutoff: Cutoff, extra: str = "") -> Mapped:
 
 def _key(name: str) -> str:
     return re.sub(r"\s+", "", name).lower()
+
+
+def _trec_eval_spelling(text: str) -> list[Spelled] | None:
+    """trec_eval's own names, parsed by the trec-eval command's own parser.
+
+    ``-m`` arguments (``P.5,10``, ``iprec_at_recall.0.1``, a bare ``P`` for its default
+    cutoffs) and the printed labels (``P_10``, ``iprec_at_recall_0.10``).
+    """
+    from polars_rankeval import trec_eval as te
+
+    known = {m.name: m for m in te.MEASURES}
+    spec = text.strip()
+    if spec.partition(".")[0] not in known:
+        label = re.fullmatch(r"(?P<base>\w+?)_(?P<param>\d+(?:\.\d+)?)", spec)
+        if label is None or label["base"] not in known:
+            return None
+        if known[label["base"]].kind not in ("cut_long", "cut_double"):
+            return None
+        spec = f"{label['base']}.{label['param']}"
+    out = []
+    for column in te._columns(te.parse_measures([spec])):
+        measure = column.measure
+        if measure.kind in ("pairs", "p_double") and column.raw is not None:
+            msg = (
+                f"conventions='trec_eval': {measure.name} with parameters ({column.raw!r}, "
+                f"in {text!r}) is not reproduced; {measure.name} without parameters is "
+                "(ndcg's gain values: evaluate ndcg with a relevance already mapped to gains)"
+            )
+            raise ValueError(msg)
+        if measure.kind == "cut_long":
+            out.append(Spelled(measure.name, int(column.param), "", column.label))
+        elif measure.kind == "cut_double":
+            out.append(Spelled(measure.name, None, f"level={column.param!r}", column.label))
+        else:
+            out.append(Spelled(measure.name, None, "", column.label))
+    return out
+
+
+HISTORY_USERS = "history"
+"""The user set of a metric averaged over the users of the training history (RePlay's
+Novelty): no ``users=`` value of ``evaluate`` names it, so the call passes their ids."""
 
 
 _UNDEFINED = (
@@ -143,9 +209,30 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("ndcg", "ndcg", "none", "linear gain, ideal over all judged items"),
             Mapped("ndcg_cut", "ndcg", "required", "ideal cut at k"),
             Mapped("recip_rank", "mrr", "none", "no cutoff"),
+            Mapped(
+                "gm_map",
+                "map(aggregate=gmean)",
+                "none",
+                "m_gm_map.c: exp of the mean over the queries of log(max(AP, 1e-5))",
+            ),
+            Mapped(
+                "iprec_at_recall",
+                "iprec_at_recall",
+                "none",
+                "m_iprec_at_recall.c: written as trec_eval writes it, iprec_at_recall_0.10 "
+                "or iprec_at_recall.0.1,0.5 (the bare name: its 11 levels 0.0 .. 1.0)",
+                options=("level",),
+            ),
+            Mapped("11pt_avg", "iprec_11pt", "none", "m_11pt_avg.c, its 11 default levels"),
             Mapped("Rprec", "r_precision", "none"),
             Mapped("success", "hit_rate", "required"),
             Mapped("bpref", "bpref", "none"),
+            Mapped(
+                "gm_bpref",
+                "bpref(aggregate=gmean)",
+                "none",
+                "exp of the mean over the queries of log(max(bpref, 1e-5))",
+            ),
             Mapped(
                 "infAP",
                 "inf_ap",
@@ -186,7 +273,12 @@ _PRESETS: tuple[Convention, ...] = (
             "(every qrels query, missing ones 0) is evaluate(ties='item_desc', "
             "empty='zero', users='truth') or `polars-rankeval trec-eval -c`.",
             "A query whose judged documents are all non-relevant scores 0 (empty='zero').",
+            "trec_eval's own spellings are read as the trec-eval command reads them: "
+            "P.5,10 (P_5 and P_10), P_10, ndcg_cut.10, recall_100, iprec_at_recall_0.10, "
+            "a bare P (its default cutoffs 5 .. 1000); the columns take trec_eval's labels "
+            "(P_10[trec_eval]).",
         ),
+        spelling=_trec_eval_spelling,
     ),
     Convention(
         "ranx",
@@ -441,7 +533,10 @@ _PRESETS: tuple[Convention, ...] = (
                 "required",
                 "mean over the top k of -log2(users(i) / n_users): pass items="
                 "item_popularity(prev_interactions, catalog=<recommended items>, "
-                "unseen='one') (cold items count as one user, as RecTools does)",
+                "unseen='one') (cold items count as one user, as RecTools does); over "
+                "every user of reco (MeanInvUserFreq.fit: reco[Columns.User].unique(), "
+                "users='recs'), one without an item within k left out (NaN in RecTools)",
+                users="recs",
             ),
             Mapped(
                 "Serendipity",
@@ -538,7 +633,12 @@ _PRESETS: tuple[Convention, ...] = (
                 "required",
                 "share of the top k outside the user's own train history, / the list "
                 "length (the code): give each recommended row a boolean column seen "
-                "(the user has the item in train); a user without train history scores 1",
+                "(the user has the item in train). RePlay averages over the users of train "
+                "(Metric._dict_call(list(train)); the polars path joins recommendations "
+                "to train): pass users=<the train users' ids> (users='history'); a train "
+                "user without recommendations scores 1 in RePlay, here null and left out "
+                "(equal when every train user has recommendations)",
+                users=HISTORY_USERS,
             ),
             Mapped(
                 "Surprisal",
@@ -985,7 +1085,7 @@ _PRESETS: tuple[Convention, ...] = (
         (
             "Users without a click are skipped (empty='skip'); Recall and NDCG count a "
             "clicked user without recommendations as 0, Precision and MAP leave them out: "
-            "one call evaluates one user set (pass users='both' for Precision and MAP).",
+            "one call evaluates one user set (Precision and MAP alone take users='both').",
             "Contradiction: the MAP docstring averages over every clicked user; the code "
             "over users with clicks and recommendations.",
         ),
@@ -1198,7 +1298,9 @@ def conventions(name: str | None = None) -> pl.DataFrame:
 
     One row per metric of the library: its name there, the polars_rankeval metric
     that reproduces it (null: not expressible, ``note`` says why), whether it takes
-    a cutoff, the tie policy, empty-user rule and user set the preset applies, and how
+    a cutoff, the tie policy, empty-user rule and user set the library averages that
+    metric over (``"history"``: the users of the training history, whose ids the call
+    passes as ``users=``; RePlay's Novelty), and how
     it reads ``rank=`` values (``rank_positions``: ``"absolute"`` for RecTools), and
     the function that computes it (``entry``: ``evaluate``, or ``rank_similarity`` for
     a comparison of two recommendation tables such as RecTools' ``Intersection``).
@@ -1287,7 +1389,8 @@ def resolve(
 
     ``ties``, ``empty`` and ``users`` are the values the caller passed explicitly
     (``None``: take the preset's). A metric whose library rule needs another tie policy
-    or user set than the call's is refused with the value to pass.
+    or user set than the call's is refused with the value to pass; left out, the user
+    set is the one the requested metrics average over (refused when they differ).
     """
     convention = get_convention(preset)
     texts = [metrics] if isinstance(metrics, str) else list(metrics)
@@ -1303,67 +1406,143 @@ def resolve(
         msg = f"conventions={preset!r} sets empty={convention.empty!r}; got empty={empty!r}"
         raise ValueError(msg)
     call_ties = ties if ties is not None else convention.ties
-    call_users = users if users is not None else convention.users
     out: list[str] = []
     names: dict[str, str] = {}
+    universes: dict[str, list[str]] = {}  # the user set of each requested metric
     for text in texts:
         match = _library_name(text, preset, kind="metric", example="map@10")
-        mapped = convention.lookup(match["name"])
-        cut = match["k"]
-        if mapped.entry != "evaluate":
-            msg = (
-                f"conventions={preset!r}: {convention.library}'s {mapped.name} compares two "
-                f"recommendation tables: prk.{mapped.entry}(reco, reference, [{text!r}], "
-                f"conventions={preset!r})"
-            )
-            raise ValueError(msg)
-        if mapped.metric is None:
-            msg = (
-                f"conventions={preset!r}: {convention.library}'s {mapped.name} cannot be "
-                f"reproduced: {mapped.note}"
-            )
-            raise ValueError(msg)
-        if cut is None and mapped.cutoff == "required":
-            msg = f"{convention.library}'s {mapped.name} needs a cutoff, e.g. {mapped.name}@10"
-            raise ValueError(msg)
-        if cut is not None and mapped.cutoff == "none":
-            msg = f"{convention.library}'s {mapped.name} takes no cutoff, got {text!r}"
-            raise ValueError(msg)
-        need_ties = mapped.ties_at_k if cut is not None and mapped.ties_at_k else mapped.ties
-        if need_ties is not None and need_ties != call_ties:
-            msg = (
-                f"conventions={preset!r}: {convention.library}'s {text} needs "
-                f"ties={need_ties!r} ({mapped.note or convention.ties_note}); "
-                "evaluate it in a call of its own with that ties="
-            )
-            raise ValueError(msg)
-        if need_ties is None and call_ties != convention.ties:
-            msg = (
-                f"conventions={preset!r}: {convention.library}'s {text} uses "
-                f"ties={convention.ties!r}, the call has ties={call_ties!r}; "
-                "evaluate it in a separate call"
-            )
-            raise ValueError(msg)
-        need_users = mapped.users or convention.users
-        if need_users != call_users:
-            msg = (
-                f"conventions={preset!r}: {convention.library}'s {mapped.name} averages over "
-                f"users={need_users!r}, the call has users={call_users!r}; evaluate it in "
-                f"a call with users={need_users!r}"
-            )
-            raise ValueError(msg)
-        ours = mapped.metric + (f"@{cut}" if cut is not None else "")
-        for metric in expand_metric(ours):
-            shown = mapped.name + (f"@{metric.k}" if metric.k is not None else "") + f"[{preset}]"
-            if metric.name in names:
-                msg = (
-                    f"conventions={preset!r}: {text!r} and another requested metric are both "
-                    f"{metric.name!r} here; request it once"
-                )
-                raise ValueError(msg)
-            names[metric.name] = shown
-        out.append(ours)
-    return Resolved(out, call_ties, convention.empty, call_users, names)
+        for mapped, cut, options, label in _spelled(convention, match["name"], match["k"]):
+            shown_text = text if label is None else label
+            need_users = _check(convention, mapped, cut, shown_text, call_ties, users)
+            universes.setdefault(need_users, []).append(shown_text)
+            ours = _with_options(mapped.metric or "", options) + (f"@{cut}" if cut else "")
+            for metric in expand_metric(ours):
+                shown = label or mapped.name + (f"@{metric.k}" if metric.k is not None else "")
+                if metric.name in names:
+                    msg = (
+                        f"conventions={preset!r}: {text!r} and another requested metric are "
+                        f"both {metric.name!r} here; request it once"
+                    )
+                    raise ValueError(msg)
+                names[metric.name] = f"{shown}[{preset}]"
+            out.append(ours)
+    chosen = users if users is not None else _universe(convention, universes)
+    return Resolved(out, call_ties, convention.empty, chosen, names)
+
+
+def _spelled(
+    convention: Convention, name: str, cut: str | None
+) -> list[tuple[Mapped, str | None, str, str | None]]:
+    """The metrics ``name@cut`` stands for: (mapped, cutoff, options, printed label).
+
+    A name without ``@`` may be the library's own spelling (trec_eval's ``P.5,10``):
+    each of its metrics is then labelled as the library prints it.
+    """
+    spelled = convention.spelling(name) if convention.spelling and cut is None else None
+    if spelled is None:
+        return [(convention.lookup(name), cut, "", None)]
+    return [
+        (
+            convention.lookup(s.name, text=name),
+            None if s.cutoff is None else str(s.cutoff),
+            s.options,
+            s.label,
+        )
+        for s in spelled
+    ]
+
+
+def _with_options(metric: str, options: str) -> str:
+    """``metric`` with ``options`` added to its own (``map(aggregate=gmean)``)."""
+    if not options:
+        return metric
+    if metric.endswith(")"):
+        return f"{metric[:-1]},{options})"
+    return f"{metric}({options})"
+
+
+def _check(
+    convention: Convention,
+    mapped: Mapped,
+    cut: str | None,
+    text: str,
+    call_ties: str,
+    users: Any,
+) -> str:
+    """Refuse ``mapped`` at ``cut`` in this call with the reason; return its user set."""
+    preset, library = convention.name, convention.library
+    if mapped.entry != "evaluate":
+        msg = (
+            f"conventions={preset!r}: {library}'s {mapped.name} compares two "
+            f"recommendation tables: prk.{mapped.entry}(reco, reference, [{text!r}], "
+            f"conventions={preset!r})"
+        )
+        raise ValueError(msg)
+    if mapped.metric is None:
+        msg = (
+            f"conventions={preset!r}: {library}'s {mapped.name} cannot be reproduced: {mapped.note}"
+        )
+        raise ValueError(msg)
+    if cut is None and mapped.cutoff == "required":
+        msg = f"{library}'s {mapped.name} needs a cutoff, e.g. {mapped.name}@10"
+        raise ValueError(msg)
+    if cut is not None and mapped.cutoff == "none":
+        msg = f"{library}'s {mapped.name} takes no cutoff, got {text!r}"
+        raise ValueError(msg)
+    need_ties = mapped.ties_at_k if cut is not None and mapped.ties_at_k else mapped.ties
+    if need_ties is not None and need_ties != call_ties:
+        msg = (
+            f"conventions={preset!r}: {library}'s {text} needs "
+            f"ties={need_ties!r} ({mapped.note or convention.ties_note}); "
+            "evaluate it in a call of its own with that ties="
+        )
+        raise ValueError(msg)
+    if need_ties is None and call_ties != convention.ties:
+        msg = (
+            f"conventions={preset!r}: {library}'s {text} uses "
+            f"ties={convention.ties!r}, the call has ties={call_ties!r}; "
+            "evaluate it in a separate call"
+        )
+        raise ValueError(msg)
+    need_users = mapped.users or convention.users
+    if need_users == HISTORY_USERS and (users is None or isinstance(users, str)):
+        msg = (
+            f"conventions={preset!r}: {library}'s {mapped.name} averages over the users of "
+            "train: pass users= their ids (users=train['user'].unique())"
+            + ("" if users is None else f", got users={users!r}")
+        )
+        raise ValueError(msg)
+    if need_users == HISTORY_USERS:
+        return need_users
+    if users is not None and not _same(users, need_users):
+        msg = (
+            f"conventions={preset!r}: {library}'s {mapped.name} averages over "
+            f"users={need_users!r}, the call has users={users!r}; leave users= out or "
+            f"pass users={need_users!r}"
+        )
+        raise ValueError(msg)
+    return need_users
+
+
+def _universe(convention: Convention, universes: dict[str, list[str]]) -> str:
+    """The one user set of a call: the one every requested metric averages over.
+
+    The library computes each metric over its own users (RecTools: MAP over the test
+    users, MeanInvUserFreq over the users of the recommendations); one ``evaluate`` call
+    has one user set, so metrics over different sets are refused together.
+    """
+    if len(universes) == 1:
+        return next(iter(universes))
+    if not universes:
+        return convention.users
+    parts = "; ".join(
+        f"{', '.join(texts)} over users={universe!r}" for universe, texts in universes.items()
+    )
+    msg = (
+        f"conventions={convention.name!r}: {convention.library} averages {parts}; one call "
+        "evaluates one user set: evaluate each set in a call of its own"
+    )
+    raise ValueError(msg)
 
 
 @dataclass(frozen=True)
@@ -1514,13 +1693,8 @@ def resolve_options(
 
     Returns the polars_rankeval metrics and the canonical -> shown name mapping.
     """
-    resolved = resolve(
-        preset,
-        metrics,
-        ties=options.get("ties"),
-        empty=options.get("empty"),
-        users=options.get("users"),
-    )
+    given = {**_EVALUATE_DEFAULTS, **{k: v for k, v in options.items() if k in _EVALUATE_DEFAULTS}}
+    resolved = resolve(preset, metrics, **explicit_rules(given))
     options.update(ties=resolved.ties, empty=resolved.empty, users=resolved.users)
     if options.get("rank") is not None and get_convention(preset).rank_positions == "absolute":
         options["rank_positions"] = "absolute"

@@ -1,4 +1,4 @@
-"""The ``aggregate=`` metric option: sum, relevant-weighted mean and pooled AUC.
+"""The ``aggregate=`` metric option: sum, geometric mean, relevant-weighted mean, pooled AUC.
 
 Hand-computed values (the arithmetic in the assertions), tied scores, the empty-user
 rules, bucketed evaluation, ``by`` groups, errors, and the peers: trec_eval's ``all``
@@ -112,6 +112,30 @@ def test_empty_users() -> None:
     )
 
 
+def test_gmean() -> None:
+    # trec_eval's gm_map: exp(mean(log(max(AP, 1e-5)))). AP per user: user 1 (1 + 2/3) / 2,
+    # user 2 1/2, user 3 1; user 4 (no relevant item) is undefined.
+    ap = [(1 + 2 / 3) / 2, 1 / 2, 1.0]
+    assert value(DF, "map(aggregate=gmean)") == pytest.approx(np.exp(np.log(ap).mean()))
+    # the same as evaluate's own gmean of the per-user values
+    summary = prk.evaluate(DF, ["map"], aggregate=["gmean"])
+    assert value(DF, "map(aggregate=gmean)") == pytest.approx(summary["gmean(map)"].item())
+    only_negatives = pl.DataFrame({"user": [4], "item": [1], "score": [1.0], "relevance": [0]})
+    df = pl.concat([DF, only_negatives])
+    assert value(df, "map(aggregate=gmean)") == pytest.approx(np.exp(np.log(ap).mean()))
+    # zero: user 4 counts as the floor 1e-5 (trec_eval's query without a relevant item)
+    assert value(df, "map(aggregate=gmean)", empty="zero") == pytest.approx(
+        np.exp(np.log([*ap, 1e-5]).mean())
+    )
+    assert value(only_negatives, "map(aggregate=gmean)") is None  # nobody: null
+    # a value below the floor is raised to it: user 2's precision@1 is 0
+    assert value(DF, "precision(aggregate=gmean)@1") == pytest.approx(
+        np.exp(np.log([1, 1e-5, 1]).mean())
+    )
+    bucketed = prk.evaluate(DF, ["map(aggregate=gmean)"], strategy="buckets", n_buckets=2)
+    assert bucketed.item(0, 0) == pytest.approx(value(DF, "map(aggregate=gmean)"))
+
+
 def test_by_groups_buckets_and_long_summary() -> None:
     rng = np.random.default_rng(3)
     n = 3000
@@ -131,6 +155,7 @@ def test_by_groups_buckets_and_long_summary() -> None:
         "auc(aggregate=relevant_weighted)",
         "auc(aggregate=pooled)",
         "kendall_tau(aggregate=sum)",  # a metric computed by a sub-plan (FramePlan)
+        "map(aggregate=gmean)",
     ]
     memory = prk.evaluate(df, metrics, by="system")
     buckets = prk.evaluate(df, metrics, by="system", strategy="buckets", n_buckets=5)
@@ -245,8 +270,10 @@ def test_ir_measures_counts() -> None:
     assert ours.item(0, "NumRet(rel=1)[ir_measures]") == theirs[ir_measures.NumRet(rel=1)]
     num_rel = prk.evaluate(data, ["NumRel"], conventions="ir_measures", users="both")
     assert num_rel.item(0, "NumRel[ir_measures]") == theirs[ir_measures.NumRel]
-    with pytest.raises(ValueError, match="averages over users='both'"):
-        prk.evaluate(data, ["NumRel"], conventions="ir_measures")
+    alone = prk.evaluate(data, ["NumRel"], conventions="ir_measures")  # its own users='both'
+    assert alone.item(0, "NumRel[ir_measures]") == theirs[ir_measures.NumRel]
+    with pytest.raises(ValueError, match="averages over users='both', the call has users='recs'"):
+        prk.evaluate(data, ["NumRel"], conventions="ir_measures", users="recs")
 
 
 def recbole_gauc(df: pl.DataFrame) -> float:

@@ -350,15 +350,19 @@ def test_refused_and_unknown_metrics_say_why() -> None:
         prk.evaluate(HIVEMALL, ["MAP@3[ranx]"], conventions="rectools")
     with pytest.raises(ValueError, match="sets ties='item_desc'"):
         prk.evaluate(HIVEMALL, ["map"], conventions="trec_eval", ties="pessimistic")
-    with pytest.raises(ValueError, match="averages over users='both'"):
-        prk.evaluate(HIVEMALL, ["Precision@2"], conventions="jurity")
+    # A metric's own user set is the call's when users= is left out; another is refused.
+    with pytest.raises(ValueError, match="averages over users='both', the call has users='recs'"):
+        prk.evaluate(HIVEMALL, ["Precision@2"], conventions="jurity", users="recs")
+    with pytest.raises(ValueError, match=r"Precision@2 over users='both'; Recall@2 over users="):
+        prk.evaluate(HIVEMALL, ["Precision@2", "Recall@2"], conventions="jurity")
     with pytest.raises(ValueError, match=r"a \[library\] suffix names a convention"):
         prk.evaluate(HIVEMALL, ["map@10[rectools]"])
-    # trec_eval's own spelling of a cutoff (P_5, ndcg_cut.10) gets the grammar's form.
-    with pytest.raises(ValueError, match="a cutoff is written with @: ndcg_cut@10"):
-        prk.evaluate(HIVEMALL, ["ndcg_cut_10"], conventions="trec_eval")
-    with pytest.raises(ValueError, match="a cutoff is written with @: P@5"):
-        prk.evaluate(HIVEMALL, ["P.5"], conventions="trec_eval")
+    # A cutoff written into the name gets the grammar's form (trec_eval's own P_5 and
+    # ndcg_cut.10 are read as trec_eval reads them: test_trec_eval_preset_reads_...).
+    with pytest.raises(ValueError, match="a cutoff is written with @: MAP@10"):
+        prk.evaluate(HIVEMALL, ["MAP_10"], conventions="rectools")
+    with pytest.raises(ValueError, match="a cutoff is written with @: ndcg@5"):
+        prk.evaluate(HIVEMALL, ["ndcg.5"], conventions="ranx")
     with pytest.raises(ValueError, match=r"reproduces; its metrics here: [^;]*$"):
         prk.evaluate(HIVEMALL, ["map_99x"], conventions="trec_eval")  # no hint
 
@@ -628,8 +632,11 @@ def test_replay_surprisal() -> None:
         assert out.row(0)[:2] == pytest.approx(expected, abs=1e-5)
     got = per_user(df, ["Surprisal@2"], "replay", history=train, users="recs")
     assert got["Surprisal@2[replay]"].to_list() == pytest.approx([1.0, w2, (1 + w2) / 2])
-    with pytest.raises(ValueError, match="averages over users='recs'"):
-        prk.evaluate(df, "Surprisal@2", conventions="replay", history=train)
+    # users= left out: Surprisal's own set (RePlay iterates over the recommended users).
+    alone = per_user(df, ["Surprisal@2"], "replay", history=train)
+    assert alone["Surprisal@2[replay]"].to_list() == got["Surprisal@2[replay]"].to_list()
+    with pytest.raises(ValueError, match="averages over users='recs', the call has users='both'"):
+        prk.evaluate(df, "Surprisal@2", conventions="replay", history=train, users="both")
     with pytest.raises(ValueError, match="reads the users' past interactions: pass history="):
         prk.evaluate(df, "Surprisal@2", conventions="replay", users="recs")
 
@@ -652,11 +659,23 @@ def test_replay_novelty() -> None:
         joined = df.join(pairs, on=["user", "item"], how="left")
         return joined.with_columns(pl.col("seen").fill_null(False))
 
+    train_users = [1, 2, 3]
     for train, expected in ((recs, [0.0, 0.0]), (truth, [0.444444, 0.577777])):
-        out = prk.evaluate(with_seen(train), ["Novelty@3", "Novelty@5"], conventions="replay")
+        data = with_seen(train)
+        out = prk.evaluate(
+            data, ["Novelty@3", "Novelty@5"], conventions="replay", users=train_users
+        )
         assert out.row(0)[:2] == pytest.approx(expected, abs=1e-5)
-    got = per_user(with_seen(doc), ["Novelty@2"], "replay")
+    got = per_user(with_seen(doc), ["Novelty@2"], "replay", users=train_users)
     assert got["Novelty@2[replay]"].to_list() == [1.0, 0.0, 0.0]
+    # RePlay's Novelty averages over the users of train (Metric._dict_call(list(train))
+    # and the polars path's train-left-join): a test user without train history is not
+    # averaged. Users 1 and 2 in train only: user 1 1.0, user 2 0.0 -> 0.5 (not 1/3).
+    two = {u: doc[u] for u in (1, 2)}
+    out = prk.evaluate(with_seen(two), ["Novelty@2"], conventions="replay", users=[1, 2])
+    assert out.item(0, 0) == pytest.approx((1.0 + 0.0) / 2)
+    with pytest.raises(ValueError, match=r"Novelty averages over the users of train: pass users="):
+        prk.evaluate(with_seen(two), ["Novelty@2"], conventions="replay")
 
 
 def test_rectools_mean_inv_user_freq() -> None:
@@ -757,8 +776,10 @@ def test_recommenders() -> None:
     assert got == pytest.approx([0.26666, 0.37777, 0.23613, 0.23613], abs=1e-4)
     ndcg = prk.evaluate(df, ["ndcg_at_k@10"], conventions="recommenders")
     assert ndcg.item(0, 0) == pytest.approx(0.38172, abs=1e-4)
-    with pytest.raises(ValueError, match="averages over users='both'"):
-        prk.evaluate(df, ["map@10"], conventions="recommenders")
+    alone = prk.evaluate(df, ["map@10"], conventions="recommenders")
+    assert alone.item(0, 0) == got[2]  # users='both'
+    with pytest.raises(ValueError, match="map@10 over users='both'; ndcg_at_k@10 over"):
+        prk.evaluate(df, ["map@10", "ndcg_at_k@10"], conventions="recommenders")
     # Values from running the wheel's python_evaluation.py on the same data (research
     # note, section 3): k=3 map 0.15, map_at_k 0.2037037; k=5 map 0.1666667, map_at_k 0.2.
     names = ["map@[3,5]", "map_at_k@[3,5]"]
@@ -880,8 +901,9 @@ def test_jurity_runs_match_per_user() -> None:
     actual, predicted = [], []
     for user in range(30):
         items = rng.sample(range(40), 12)
-        for item in items[:6]:
-            actual.append((user, item, rng.choice([0, 1])))
+        if user < 27:  # users 27 .. 29: predictions without clicks
+            for item in items[:6]:
+                actual.append((user, item, rng.choice([0, 1])))
         if user % 7:  # some clicked users without predictions
             scores = rng.sample(range(1000), 8)  # distinct: jurity's sort is unstable
             predicted += [
@@ -896,16 +918,16 @@ def test_jurity_runs_match_per_user() -> None:
     for u, i, c in actual:
         truth.setdefault(u, {})[i] = float(c)
     df = frame(recs, truth)
-    for name, cls, users in (
-        ("Recall", RankingRecoMetrics.Recall, None),
-        ("NDCG", RankingRecoMetrics.NDCG, None),
-        ("Precision", RankingRecoMetrics.Precision, "both"),
-        ("MAP", RankingRecoMetrics.MAP, "both"),
+    # Each metric over its own users without users= (Precision and MAP: 'both').
+    for name, cls in (
+        ("Recall", RankingRecoMetrics.Recall),
+        ("NDCG", RankingRecoMetrics.NDCG),
+        ("Precision", RankingRecoMetrics.Precision),
+        ("MAP", RankingRecoMetrics.MAP),
     ):
         theirs = cls(click_column="click", k=5, user_id_column="user", item_id_column="item")
         expected = theirs.get_score(a, p)
-        kw = {"users": users} if users else {}
-        ours = prk.evaluate(df, [f"{name}@5"], conventions="jurity", **kw).item(0, 0)
+        ours = prk.evaluate(df, [f"{name}@5"], conventions="jurity").item(0, 0)
         assert ours == pytest.approx(expected), name
 
 
@@ -934,8 +956,10 @@ def test_jurity_ctr_test_vector() -> None:
     long = recs.join(logs, on=["user", "item"], how="full", coalesce=True)
     got = prk.evaluate(long, ["CTR", "CTR@1"], conventions="jurity", users="recs")
     assert got.row(0)[:2] == pytest.approx(((0 + 1 + 0) / 3, (0 + 1 + 0) / 3))
-    with pytest.raises(ValueError, match="averages over users='recs'"):
-        prk.evaluate(long, ["CTR"], conventions="jurity")
+    alone = prk.evaluate(long, ["CTR"], conventions="jurity")  # its own users='recs'
+    assert alone.item(0, 0) == pytest.approx((0 + 1 + 0) / 3)
+    with pytest.raises(ValueError, match="averages over users='recs', the call has users='both'"):
+        prk.evaluate(long, ["CTR"], conventions="jurity", users="both")
 
 
 def _tie_orderings(rows: list[tuple[int, int, float]]) -> list[list[tuple[int, int, float]]]:
@@ -1538,8 +1562,10 @@ def test_recommenders_novelty_diversity_coverage() -> None:
     # (1 - 1/sqrt(2) + 1 + 1) / 3.
     users = per_user(longer, ["diversity"], "recommenders", users="recs", history=MS_TRAIN)
     assert users["diversity[recommenders]"][0] == pytest.approx((3 - 1 / math.sqrt(2)) / 3)
-    with pytest.raises(ValueError, match="averages over users='recs'"):
-        prk.evaluate(reco, "novelty", conventions="recommenders", history=MS_TRAIN)
+    alone = prk.evaluate(reco, "novelty", conventions="recommenders", history=MS_TRAIN)
+    assert alone.item(0, 0) == pytest.approx(17 / 6)  # its own users='recs'
+    with pytest.raises(ValueError, match="averages over users='recs', the call has users='both'"):
+        prk.evaluate(reco, "novelty", conventions="recommenders", history=MS_TRAIN, users="both")
 
 
 def test_recommenders_runs_match_python_evaluation_formulas() -> None:
@@ -1871,3 +1897,300 @@ def test_replay_wheel_surprisal_categorical_diversity() -> None:
         assert ours[f"CategoricalDiversity@{k}[replay]"].to_list() == pytest.approx(
             expected, abs=1e-12
         )
+
+
+def test_rectools_mean_inv_user_freq_over_the_users_of_reco() -> None:
+    # MobileTeleSystems/RecTools tests/metrics/test_novelty.py, as RecTools is called:
+    # reco and prev_interactions only (no test interactions: no user has a judged row).
+    # MeanInvUserFreq.fit takes its users from reco (reco[Columns.User].unique()) and the
+    # mean is over them: MIUF@1 [log2 3, log2 3, 0], MIUF@2 [log2 3, log2 3, log2(3) / 2].
+    prev = pl.DataFrame({"user": ["u1", "u1", "u2", "u3"], "item": ["i1", "i2", "i1", "i1"]})
+    reco = pl.DataFrame(
+        {
+            "user": ["u1", "u2", "u2", "u3", "u3"],
+            "item": ["i3", "i2", "i3", "i1", "i2"],
+            "rank": [1, 1, 2, 1, 2],
+        }
+    ).with_columns(relevance=pl.lit(None, pl.Float64))
+    pop = prk.item_popularity(prev, catalog=reco["item"], unseen="one")
+    names = ["MeanInvUserFreq@1", "MeanInvUserFreq@2"]
+    got = per_user(reco, names, "rectools", rank="rank", items=pop)
+    assert got["user"].to_list() == ["u1", "u2", "u3"]
+    assert got["MeanInvUserFreq@1[rectools]"].to_list() == pytest.approx([LOG2_3, LOG2_3, 0])
+    assert got["MeanInvUserFreq@2[rectools]"].to_list() == pytest.approx(
+        [LOG2_3, LOG2_3, LOG2_3 / 2]
+    )
+    summary = prk.evaluate(reco, names, conventions="rectools", rank="rank", items=pop)
+    assert summary["MeanInvUserFreq@1[rectools]"].item() == pytest.approx(2 * LOG2_3 / 3)
+    assert summary["MeanInvUserFreq@2[rectools]"].item() == pytest.approx(2.5 * LOG2_3 / 3)
+    assert summary["n_users(MeanInvUserFreq@2[rectools])"].item() == 3
+    # One test user (u1 has a test interaction): RecTools still averages over the three
+    # users of reco, 1.3208 (= 2.5 log2(3) / 3), not u1's log2 3 = 1.585.
+    one = reco.with_columns(relevance=pl.when(pl.col("user") == "u1").then(0.0))
+    summary = prk.evaluate(one, names[1], conventions="rectools", rank="rank", items=pop)
+    assert summary["MeanInvUserFreq@2[rectools]"].item() == pytest.approx(1.3208, abs=5e-5)
+    assert summary["MeanInvUserFreq@2[rectools]"].item() == pytest.approx(2.5 * LOG2_3 / 3)
+    # A user of reco without an item within k is NaN in calc_per_user (reindex on the
+    # users of reco) and left out of RecTools' mean (pandas skips NaN): u4 at rank 3.
+    late = pl.concat(
+        [one, pl.DataFrame({"user": ["u4"], "item": ["i1"], "rank": [3], "relevance": [None]})],
+        how="vertical_relaxed",
+    )
+    pop = prk.item_popularity(prev, catalog=late["item"], unseen="one")
+    summary = prk.evaluate(late, names[1], conventions="rectools", rank="rank", items=pop)
+    assert summary["MeanInvUserFreq@2[rectools]"].item() == pytest.approx(2.5 * LOG2_3 / 3)
+    assert summary["n_users(MeanInvUserFreq@2[rectools])"].item() == 3
+    # RecTools computes MAP over the test users and MIUF over the users of reco: one call
+    # evaluates one user set, so the two are refused together with the sets named.
+    with pytest.raises(ValueError, match=r"MeanInvUserFreq@2 over users='recs'.*MAP@2 over"):
+        prk.evaluate(one, [names[1], "MAP@2"], conventions="rectools", rank="rank", items=pop)
+    with pytest.raises(ValueError, match="averages over users='recs', the call has users='both'"):
+        prk.evaluate(one, names[1], conventions="rectools", rank="rank", items=pop, users="both")
+
+
+def _trec_test_files() -> pl.DataFrame:
+    data = ROOT / "tests" / "data"
+    return prk.join(
+        prk.trec.read_run(data / "results.test").select("user", "item", "score"),
+        prk.trec.read_qrels(data / "qrels.test"),
+        check_overlap=False,
+    )
+
+
+TREC_NAMES = [
+    "P.5,10",
+    "ndcg_cut.10",
+    "recall_100",
+    "gm_map",
+    "iprec_at_recall_0.10",
+    "map_cut.5,10",
+    "success_1",
+    "relative_P.5",
+    "11pt_avg",
+    "gm_bpref",
+]
+"""trec_eval's own spellings (-m arguments and printed labels) of measures the preset
+reproduces; the columns they give, in order, are trec_eval's labels."""
+TREC_LABELS = [
+    "P_5",
+    "P_10",
+    "ndcg_cut_10",
+    "recall_100",
+    "gm_map",
+    "iprec_at_recall_0.10",
+    "map_cut_5",
+    "map_cut_10",
+    "success_1",
+    "relative_P_5",
+    "11pt_avg",
+    "gm_bpref",
+]
+
+
+def test_trec_eval_preset_reads_trec_eval_measure_names() -> None:
+    # usnistgov/trec_eval test/results.test and test/qrels.test (tests/data): the names
+    # the trec-eval command reads give its values, in columns named by its labels.
+    from polars_rankeval.trec_eval import trec_eval
+
+    data = ROOT / "tests" / "data"
+    long = _trec_test_files()
+    ours = prk.evaluate(long, TREC_NAMES, conventions="trec_eval")
+    shown = [f"{label}[trec_eval]" for label in TREC_LABELS]
+    assert ours.columns[: len(shown)] == shown
+    measures = [n.replace("_1", ".1").replace("_0.", ".0.") for n in TREC_NAMES]
+    theirs = trec_eval(data / "qrels.test", data / "results.test", measures)
+    expected = dict(zip(theirs["measure"], theirs["value"], strict=True))
+    for label in TREC_LABELS:
+        assert ours[f"{label}[trec_eval]"].item() == pytest.approx(expected[label], rel=1e-12)
+    # The summary printed by trec_eval itself (`trec_eval -m all_trec`: test/out.test.a).
+    printed = {}
+    for line in (data / "out.test.a").read_text().splitlines():
+        measure, _, value = line.split()
+        printed[measure] = value
+    for label in TREC_LABELS:
+        assert f"{ours[f'{label}[trec_eval]'].item():.4f}" == printed[label], label
+    # Both spellings of a cutoff, and the label form of a cut_double measure.
+    for name in ("P_10", "P.10", "P_10[trec_eval]"):
+        out = prk.evaluate(long, [name], conventions="trec_eval")
+        assert out.columns[0] == "P_10[trec_eval]"
+        assert out.item(0, 0) == pytest.approx(expected["P_10"], rel=1e-12)
+    # A bare cut measure takes trec_eval's default cutoffs (success: 1, 5, 10).
+    out = prk.evaluate(long, ["success"], conventions="trec_eval")
+    assert out.columns[:3] == [f"success_{k}[trec_eval]" for k in (1, 5, 10)]
+    # gm_map: exp(mean(log(max(AP, 1e-5)))) over the queries, by hand from map's values.
+    ap = per_user(long, ["map"], "trec_eval")["map[trec_eval]"].to_numpy()
+    assert ours["gm_map[trec_eval]"].item() == pytest.approx(
+        math.exp(np.log(np.maximum(ap, 1e-5)).mean())
+    )
+    # Per query: trec_eval -q's values (test/out.test.aq), gm_map and gm_bpref aside (a
+    # geometric mean has no per-query value: per_user=True refuses it).
+    queries = per_user(long, [n for n in TREC_NAMES if not n.startswith("gm_")], "trec_eval")
+    per_query: dict[tuple[str, str], str] = {}
+    for line in (data / "out.test.aq").read_text().splitlines():
+        measure, query, value = line.split()
+        per_query[(measure, query)] = value
+    for label in TREC_LABELS:
+        if label.startswith("gm_"):
+            continue
+        for user, value in zip(queries["user"], queries[f"{label}[trec_eval]"], strict=True):
+            assert f"{value:.4f}" == per_query[(label, user)], (label, user)
+
+
+def test_trec_eval_names_refused_say_why() -> None:
+    long = _trec_test_files()
+    # One metric asked twice under two spellings.
+    with pytest.raises(ValueError, match="both 'precision@10' here; request it once"):
+        prk.evaluate(long, ["P.5,10", "P_10"], conventions="trec_eval")
+    # A trec_eval measure the preset does not reproduce names the ones it does.
+    with pytest.raises(ValueError, match=r"trec_eval has no metric 'unj\.5'.*its metrics here"):
+        prk.evaluate(long, ["unj.5"], conventions="trec_eval")
+    # trec_eval's own parameter errors (a cutoff must be a positive integer).
+    with pytest.raises(ValueError, match="cutoffs must be positive"):
+        prk.evaluate(long, ["P.0"], conventions="trec_eval")
+    with pytest.raises(ValueError, match="gain values"):
+        prk.evaluate(long, ["ndcg.1=0,2=3"], conventions="trec_eval")
+
+
+def test_trec_eval_names_in_compare_and_cli(tmp_path: Path) -> None:
+    from polars_rankeval.trec_eval import trec_eval
+
+    data = ROOT / "tests" / "data"
+    long = _trec_test_files()
+    theirs = trec_eval(data / "qrels.test", data / "results.test", ["P.10", "gm_map"])
+    expected = dict(zip(theirs["measure"], theirs["value"], strict=True))
+    shifted = long.with_columns(pl.col("score") * 2)  # the same ranking: zero differences
+    runs = pl.concat(
+        [long.with_columns(system=pl.lit("a")), shifted.with_columns(system=pl.lit("b"))]
+    )
+    result = prk.compare(runs, ["P.10", "ndcg_cut.10"], baseline="a", conventions="trec_eval")
+    assert result["metric"].to_list() == ["P_10[trec_eval]", "ndcg_cut_10[trec_eval]"]
+    assert result["baseline_mean"][0] == pytest.approx(expected["P_10"], rel=1e-12)
+    path = tmp_path / "runs.parquet"
+    runs.write_parquet(path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polars_rankeval",
+            "compare",
+            "--data",
+            str(path),
+            "--by",
+            "system",
+            "--baseline",
+            "a",
+            "--conventions",
+            "trec_eval",
+            "-m",
+            "P_10",
+            "-m",
+            "iprec_at_recall.0.10",
+            "--format",
+            "csv",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = pl.read_csv(proc.stdout.encode())
+    assert out["metric"].to_list() == ["P_10[trec_eval]", "iprec_at_recall_0.10[trec_eval]"]
+    assert out["baseline_mean"][0] == pytest.approx(expected["P_10"], rel=1e-12)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polars_rankeval",
+            "evaluate",
+            "--conventions",
+            "trec_eval",
+            "-m",
+            "P.5,10",
+            "-m",
+            "gm_map",
+            "--format",
+            "csv",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    header, row = proc.stdout.splitlines()[:2]
+    assert header.split(",")[:3] == ["P_5[trec_eval]", "P_10[trec_eval]", "gm_map[trec_eval]"]
+    values = [float(v) for v in row.split(",")[:3]]
+    assert values[1:] == pytest.approx([expected["P_10"], expected["gm_map"]], rel=1e-12)
+
+
+def test_user_sets_match_ranx_ir_measures_and_pytrec_eval() -> None:
+    # Which users each library averages over, on the four kinds of user: A (judged and
+    # ranked, a hit), B (judged only), C (ranked only), D (ranked, judged non-relevant
+    # only). ranx (make_comparable=True) and ir_measures average over the qrels' users
+    # A, B, D (B and D score 0); trec_eval (pytrec_eval) over A and D.
+    ranx = pytest.importorskip("ranx")
+    irm = pytest.importorskip("ir_measures")
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    run = {"A": {"a1": 3.0, "a2": 2.0, "a3": 1.0}, "C": {"c1": 2.0}, "D": {"d1": 2.0, "d2": 1.0}}
+    qrels = {"A": {"a2": 1, "a9": 1}, "B": {"b1": 1}, "D": {"d1": 0}}
+    recs = pl.DataFrame(
+        [(u, i, s) for u, d in run.items() for i, s in d.items()],
+        schema=["user", "item", "score"],
+        orient="row",
+    )
+    truth = pl.DataFrame(
+        [(u, i, float(r)) for u, d in qrels.items() for i, r in d.items()],
+        schema=["user", "item", "relevance"],
+        orient="row",
+    )
+    data = prk.join(recs, truth, check_overlap=False)
+
+    def ours(preset: str, names: list[str], **kw: Any) -> list[float]:
+        out = prk.evaluate(data, names, conventions=preset, **kw)
+        return [out[f"{n}[{preset}]"].item() for n in names]
+
+    names = ["precision@2", "recall@2", "ndcg@2", "mrr@2", "map@2", "hit_rate@2"]
+    theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), names, make_comparable=True)
+    assert ours("ranx", names) == pytest.approx([theirs[n] for n in names], rel=1e-12)
+    assert ours("ranx", ["precision@2"])[0] == pytest.approx((1 / 2 + 0 + 0) / 3)
+    measures = [irm.P @ 2, irm.R @ 2, irm.nDCG @ 2, irm.AP, irm.RR, irm.Success @ 2]
+    got = irm.calc_aggregate(measures, qrels, run)
+    names = ["P@2", "R@2", "nDCG@2", "AP", "RR", "Success@2"]
+    assert ours("ir_measures", names) == pytest.approx([got[m] for m in measures], rel=1e-12)
+    for name, measure in (("RR@2", irm.RR @ 2), ("Judged@2", irm.Judged @ 2)):
+        value = irm.calc_aggregate([measure], qrels, run)[measure]
+        assert ours("ir_measures", [name], ties="item_asc") == pytest.approx([value])
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"P.2", "map"}).evaluate(run)
+    assert sorted(per_query) == ["A", "D"]
+    expected = [sum(v[m] for v in per_query.values()) / 2 for m in ("P_2", "map")]
+    assert ours("trec_eval", ["P_2", "map"]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_rectools_serendipity_over_the_users_of_reco() -> None:
+    # MobileTeleSystems/RecTools rectools/metrics/serendipity.py docstring: Serendipity@1
+    # [0, 0.25, 0, 0.25], @2 [0, 0.5, 0, 0.125]. Serendipity.fit takes its users from
+    # reco (rank <= k): u5, recommended i3 without any test interaction, is_relevant 0,
+    # scores 0 and is averaged.
+    reco = pl.DataFrame(
+        {
+            "user": ["u1", "u1", "u2", "u2", "u3", "u4", "u4", "u5"],
+            "item": ["i1", "i2", "i2", "i3", "i3", "i2", "i3", "i3"],
+            "rank": [1, 2, 1, 2, 1, 1, 2, 1],
+        }
+    )
+    inter = pl.DataFrame(
+        {"user": ["u1", "u1", "u2", "u2", "u3", "u4"], "item": ["i1", "i2", "i2", "i3", "i2", "i2"]}
+    ).with_columns(relevance=pl.lit(1.0))
+    prev = pl.DataFrame(
+        {"user": ["u1", "u1", "u2", "u2", "u3"], "item": ["i1", "i2", "i1", "i2", "i1"]}
+    )
+    data = reco.join(inter, on=["user", "item"], how="full", coalesce=True).with_columns(
+        relevance=pl.when(pl.col("user") != "u5").then(pl.col("relevance").fill_null(0.0))
+    )
+    run = {"rank": "rank", "history": prev, "n_items": 4}
+    got = per_user(data, ["Serendipity@1", "Serendipity@2"], "rectools", **run)
+    assert got["Serendipity@1[rectools]"].to_list() == [0, 0.25, 0, 0.25, 0]
+    assert got["Serendipity@2[rectools]"].to_list() == [0, 0.5, 0, 0.125, 0]
+    out = prk.evaluate(data, ["Serendipity@2"], conventions="rectools", **run)
+    assert out.item(0, 0) == pytest.approx((0.5 + 0.125) / 5)

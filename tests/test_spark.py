@@ -729,6 +729,7 @@ def test_aggregate_options(spark: SparkSession) -> None:
         "auc(aggregate=relevant_weighted)",
         "auc(aggregate=pooled)",
         "kendall_tau(aggregate=sum)",
+        "map(aggregate=gmean)",
     ]
     for empty in ("skip", "zero"):
         got, expected = both(spark, df, metrics, by="system", empty=empty, summary="long")
