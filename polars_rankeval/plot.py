@@ -109,6 +109,27 @@ def _check_by(frame: pl.DataFrame, by: str | Sequence[str] | None) -> list[str]:
     return cols
 
 
+def _has_rows(frame: pl.DataFrame, chart: str, what: str = "the frame") -> None:
+    """Refuse an empty input: a chart of nothing would be blank, not an answer."""
+    if frame.height == 0:
+        msg = f"{chart}: {what} has no rows; nothing to plot"
+        raise ValueError(msg)
+
+
+def _why_undefined(metric: str) -> str:
+    """Why a per-user metric can be null for every user, from its declaration."""
+    spec = parse_metric(metric).spec
+    if spec.defined == "truth":
+        return (
+            "it is undefined for a user without a relevant item: check the relevance "
+            "column and the rel= threshold"
+        )
+    return (
+        "it is undefined for a user without what it needs (e.g. no relevant item, an "
+        "empty list, constant scores)"
+    )
+
+
 # --------------------------------------------------------------------------- curves
 def _tidy_curves(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     """A curve() frame as is; a wide evaluate() summary turned into that long form."""
@@ -169,6 +190,20 @@ def curves(frame: Any, *, title: str | None = None, columns: int = 3) -> alt.Cha
     """
     alt = _altair()
     data, by = _tidy_curves(_frame(frame, "frame"))
+    _has_rows(data, "curves")
+    undefined = (
+        data.group_by("metric", maintain_order=True)
+        .agg(pl.col("value").is_null().all().alias("none"))
+        .filter("none")
+        .get_column("metric")
+        .to_list()
+    )
+    if undefined:
+        msg = (
+            f"curves: metric(s) {undefined} undefined (null) at every k for every system: "
+            "no user had a defined value (e.g. no relevant item)"
+        )
+        raise ValueError(msg)
     data, series = _series_column(data, by)
     metrics = list(dict.fromkeys(data.get_column("metric").to_list()))
     ks = data.get_column("k").cast(pl.Int64).to_list()
@@ -218,6 +253,10 @@ def pr_curves(frame: Any, *, title: str | None = None) -> alt.Chart:
     if not {"recall", "precision"} <= set(data.columns):
         msg = f"pr_curves needs the frame of prk.pr_curve (recall, precision); got {data.columns}"
         raise ValueError(msg)
+    _has_rows(data, "pr_curves")
+    if data.get_column("precision").is_null().all():
+        msg = "pr_curves: precision is null at every recall level (no user with a relevant item)"
+        raise ValueError(msg)
     data, series = _series_column(data, _by_of(data, _PR_COLUMNS))
     n_levels = data.get_column("recall").n_unique()
     text = title or "Interpolated precision-recall curve (trec_eval iprec_at_recall)"
@@ -239,7 +278,7 @@ def pr_curves(frame: Any, *, title: str | None = None) -> alt.Chart:
 
 
 # --------------------------------------------------------------------------- per user
-def _per_user_metric(frame: pl.DataFrame, metric: str) -> str:
+def _per_user_metric(frame: pl.DataFrame, metric: str, chart: str) -> str:
     """The canonical column of a per-user metric, with clear errors."""
     parsed = parse_metric(metric)
     if parsed.spec.scope != "user":
@@ -258,6 +297,7 @@ def _per_user_metric(frame: pl.DataFrame, metric: str) -> str:
     if parsed.name not in frame.columns:
         msg = f"metric column {parsed.name!r} not found; the frame has {frame.columns}"
         raise ValueError(msg)
+    _has_rows(frame, chart, "per_user")
     return parsed.name
 
 
@@ -281,7 +321,7 @@ def distribution_data(
     """
     frame = _frame(per_user, "per_user")
     by_cols = [c for c in _check_by(frame, by) if c in frame.columns]
-    name = _per_user_metric(frame, metric)
+    name = _per_user_metric(frame, metric, "distribution")
     counts = (
         frame.group_by(by_cols).agg(
             pl.len().alias("n_users"), pl.col(name).null_count().alias("n_undefined")
@@ -292,6 +332,12 @@ def distribution_data(
     values = frame.select(*by_cols, pl.col(name).cast(pl.Float64).alias("value")).drop_nulls(
         "value"
     )
+    if values.height == 0:
+        msg = (
+            f"distribution: metric {name!r} is undefined (null) for every user "
+            f"({frame.height} rows); nothing to plot ({_why_undefined(name)})"
+        )
+        raise ValueError(msg)
     rank = pl.col("value").rank("max")
     size = pl.len()
     ecdf = (rank.over(by_cols) / size.over(by_cols)) if by_cols else rank / size
@@ -366,6 +412,12 @@ def distribution(
         if undefined
         else f"all {total} user rows defined"
     )
+    if series:
+        shown = set(data.get_column(series).to_list())
+        labelled, _ = _series_column(_frame(per_user, "per_user").select(by_cols), by_cols)
+        absent = sorted(set(labelled.get_column(series).to_list()) - shown)
+        if absent:
+            note += f"; no defined value for {series} {', '.join(map(str, absent))}"
     heading = alt.TitleParams(title or f"Per-user {name}", subtitle=[note])
     color = _color(alt, series)
     if kind == "ecdf":
@@ -518,7 +570,7 @@ def topic_differences_data(
     if user not in frame.columns:
         msg = f"user column {user!r} not found; the frame has {frame.columns}"
         raise ValueError(msg)
-    name = _per_user_metric(frame, metric)
+    name = _per_user_metric(frame, metric, "topic_differences")
     systems = frame.get_column(by).cast(pl.String).unique().to_list()
     if baseline not in systems:
         msg = f"baseline {baseline!r} is not a value of column {by!r}; found {sorted(systems)}"
@@ -543,6 +595,12 @@ def topic_differences_data(
     )
     defined = pl.col("value").is_not_null() & pl.col("baseline_value").is_not_null()
     left_out = pairs.group_by(by).agg((~defined).sum().cast(pl.Int64).alias("n_left_out"))
+    if not pairs.select(defined.any()).item():
+        msg = (
+            f"topic_differences: no user has {name!r} defined for both a system and the "
+            f"baseline {baseline!r}; nothing to plot ({_why_undefined(name)})"
+        )
+        raise ValueError(msg)
     out = (
         pairs.filter(defined)
         .with_columns((pl.col("value") - pl.col("baseline_value")).alias("diff"))
@@ -719,12 +777,19 @@ def _thin(frame: pl.DataFrame, keys: list[str], max_points: int) -> pl.DataFrame
 
 
 def _exposure(
-    data: Any, k: int, by: list[str], options: dict[str, Any]
+    data: Any, k: int, by: list[str], options: dict[str, Any], chart: str
 ) -> tuple[pl.DataFrame, str]:
     item = options.get("item", "item")
     out = evaluate(data, [f"item_exposure@{k}"], by=by or None, per_item=True, **options)
     frame = out.collect() if isinstance(out, pl.LazyFrame) else out
-    return frame.rename({f"item_exposure@{k}": "exposure"}), item
+    frame = frame.rename({f"item_exposure@{k}": "exposure"})
+    if not frame.select((pl.col("exposure") > 0).any()).item():
+        msg = (
+            f"{chart}: no item is in a top-{k} list (the data has no rows, or no row with "
+            "a score); nothing to plot"
+        )
+        raise ValueError(msg)
+    return frame, item
 
 
 def lorenz_data(
@@ -765,7 +830,7 @@ def lorenz_data(
     """
     by_cols = [by] if isinstance(by, str) else list(by or [])
     lf, _ = to_lazy(data)
-    exposure, item = _exposure(lf, k, by_cols, options)
+    exposure, item = _exposure(lf, k, by_cols, options, "lorenz")
     catalog = n_items
     if catalog is None:
         catalog = int(lf.select(pl.col(item).n_unique()).collect().item())
@@ -937,7 +1002,7 @@ def long_tail_data(
     by_cols = [by] if isinstance(by, str) else list(by or [])
     lf, _ = to_lazy(data)
     item = options.get("item", "item")
-    exposure, _ = _exposure(lf, k, by_cols, options)
+    exposure, _ = _exposure(lf, k, by_cols, options, "long_tail")
     if popularity is None:
         user, relevance = options.get("user", "user"), options.get("relevance", "relevance")
         pop = (

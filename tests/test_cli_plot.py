@@ -56,3 +56,19 @@ def test_plot_errors(
     assert main(["plot", *argv, "--data", str(data), "--by", "system", "--out", str(out)]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["histogram", "ecdf"])
+def test_plot_of_a_metric_undefined_for_every_user_is_one_line(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No relevant item anywhere: ndcg@10 is null for every user (was a ZeroDivisionError).
+    path = tmp_path / "none.parquet"
+    load_systems().filter(pl.col("user") <= 5).with_columns(relevance=pl.lit(0)).write_parquet(path)
+    out = tmp_path / "chart.png"
+    argv = ["plot", "distribution", "-m", "ndcg@10", "--kind", kind, "--data", str(path)]
+    assert main([*argv, "--by", "system", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("polars-rankeval: error: distribution: metric 'ndcg@10' is undefined")
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists()

@@ -299,3 +299,91 @@ def test_topic_differences_of_many_users_is_an_area(
     # Positions 1, 4, 7 (every third of 9) and the last, 9; differences sorted descending.
     assert rows["position"].to_list() == [1, 4, 7, 9]
     assert rows["diff"].to_list() == pytest.approx([0.8 - 0.4, 0.5 - 0.4, 0.2 - 0.4, 0.0 - 0.4])
+
+
+# --------------------------------------------------------------------------- nothing to plot
+def _all_null() -> pl.DataFrame:
+    return _per_user().with_columns(pl.lit(None, dtype=pl.Float64).alias("ndcg@10"))
+
+
+@pytest.mark.parametrize("kind", ["histogram", "ecdf"])
+def test_distribution_of_a_metric_undefined_for_every_user(kind: str) -> None:
+    # Was a ZeroDivisionError (histogram) or an empty chart (ecdf).
+    with pytest.raises(ValueError, match=r"'ndcg@10' is undefined \(null\) for every user") as e:
+        plot.distribution(_all_null(), "ndcg@10", kind=kind)  # type: ignore[arg-type]
+    assert "(6 rows)" in str(e.value)
+    assert "without a relevant item" in str(e.value)
+    no_system = _all_null().filter(pl.col("system") == "a").drop("system")
+    with pytest.raises(ValueError, match=r"undefined \(null\) for every user"):
+        plot.distribution(no_system, "ndcg@10", by=None)
+
+
+def test_charts_of_one_user_and_one_system(tmp_path: Path) -> None:
+    one = _per_user().filter(pl.col("user") == 1)
+    for kind in ("histogram", "ecdf"):
+        _renders(plot.distribution(one, "ndcg@10", kind=kind), tmp_path, kind)  # type: ignore[arg-type]
+    _renders(plot.topic_differences(one, "ndcg@10", baseline="b"), tmp_path, "one_diff")
+    single = plot.distribution(_per_user().filter(pl.col("system") == "b"), "ndcg@10")
+    _renders(single, tmp_path, "single")
+    constant = _per_user().with_columns(pl.lit(0.5).alias("ndcg@10"))  # low == high
+    _renders(plot.distribution(constant, "ndcg@10"), tmp_path, "constant")
+
+
+def _empty_long() -> pl.DataFrame:
+    return _long().head(0)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: plot.distribution(_per_user().head(0), "ndcg@10"), r"per_user has no rows"),
+        (
+            lambda: plot.topic_differences(_per_user().head(0), "ndcg@10", baseline="b"),
+            r"per_user has no rows",
+        ),
+        (
+            lambda: plot.topic_differences(_all_null(), "ndcg@10", baseline="b"),
+            r"no user has 'ndcg@10' defined for both a system and the baseline 'b'",
+        ),
+        (
+            lambda: plot.curves(prk.curve(_empty_long(), "ndcg", ks=[1, 2], by="system")),
+            r"curves: the frame has no rows",
+        ),
+        (
+            lambda: plot.curves(
+                pl.DataFrame(
+                    {
+                        "metric": ["ndcg", "ndcg", "recall"],
+                        "k": [1, 2, 1],
+                        "value": [None, None, 1.0],
+                    },
+                    schema_overrides={"value": pl.Float64},
+                )
+            ),
+            r"curves: metric\(s\) \['ndcg'\] undefined \(null\) at every k",
+        ),
+        (
+            lambda: plot.pr_curves(prk.pr_curve(_empty_long(), by="system")),
+            r"pr_curves: the frame has no rows",
+        ),
+        (lambda: plot.lorenz(_empty_long(), k=2), r"lorenz: no item is in a top-2 list"),
+        (lambda: plot.long_tail(_empty_long(), k=2), r"long_tail: no item is in a top-2 list"),
+        (
+            lambda: plot.lorenz(_long().with_columns(score=pl.lit(None, pl.Float64)), k=2),
+            r"lorenz: no item is in a top-2 list",
+        ),
+    ],
+)
+def test_nothing_to_plot_is_a_clear_error(call: Any, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_distribution_names_a_system_without_a_defined_value(tmp_path: Path) -> None:
+    per_user = _per_user().with_columns(
+        pl.when(pl.col("system") == "a").then(None).otherwise(pl.col("ndcg@10")).alias("ndcg@10")
+    )
+    spec = _renders(plot.distribution(per_user, "ndcg@10"), tmp_path, "absent")
+    assert spec["title"]["subtitle"] == [
+        "3 of 6 user rows left out: ndcg@10 undefined (empty='skip'); no defined value for system a"
+    ]
