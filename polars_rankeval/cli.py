@@ -1213,7 +1213,15 @@ def _run_compare(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- plot
-PLOT_KINDS: tuple[str, ...] = ("curve", "pr", "distribution", "differences", "lorenz", "long-tail")
+PLOT_KINDS: tuple[str, ...] = (
+    "curves",
+    "distribution",
+    "long_tail",
+    "lorenz",
+    "pr_curves",
+    "topic_differences",
+)
+"""The charts of ``plot``: each is named as its function in polars_rankeval.plot."""
 
 
 def _add_plot_parser(sub: Any) -> None:
@@ -1231,10 +1239,11 @@ def _add_plot_parser(sub: Any) -> None:
         "kind",
         choices=PLOT_KINDS,
         help=(
-            "curve: metric@k over k (-m NAME, --ks); pr: interpolated precision-recall; "
-            "distribution: per-user values of -m METRIC; differences: per-user differences "
-            "against --baseline; lorenz: Lorenz curve of item exposure at --k; long-tail: "
-            "popularity of the top --k items vs the catalog"
+            "the function of polars_rankeval.plot to draw. curves: metric@k over k (-m NAME, "
+            "--ks); pr_curves: interpolated precision-recall; distribution: per-user values "
+            "of -m METRIC; topic_differences: per-user differences against --baseline; "
+            "lorenz: Lorenz curve of item exposure at --k; long_tail: popularity of the top "
+            "--k items vs the catalog"
         ),
     )
     pt.add_argument("--out", type=Path, required=True, metavar="PATH", help="the chart file")
@@ -1244,16 +1253,16 @@ def _add_plot_parser(sub: Any) -> None:
         action="append",
         dest="metrics",
         metavar="METRIC",
-        help="curve: metric names without @k (repeatable, default ndcg); distribution and "
-        "differences: one per-user metric (default ndcg@10)",
+        help="curves: metric names without @k (repeatable, default ndcg); distribution and "
+        "topic_differences: one per-user metric (default ndcg@10)",
     )
-    pt.add_argument("--ks", default="1..20", metavar="KS", help="curve cutoffs (default 1..20)")
-    pt.add_argument("--k", type=int, default=10, help="lorenz/long-tail cutoff (default 10)")
-    pt.add_argument("--baseline", metavar="SYSTEM", help="differences: the baseline system")
+    pt.add_argument("--ks", default="1..20", metavar="KS", help="curves cutoffs (default 1..20)")
+    pt.add_argument("--k", type=int, default=10, help="lorenz/long_tail cutoff (default 10)")
+    pt.add_argument("--baseline", metavar="SYSTEM", help="topic_differences: the baseline system")
     pt.add_argument(
         "--compare",
         action="store_true",
-        help="differences: run prk.compare and show its result in each panel",
+        help="topic_differences: run prk.compare and show its result in each panel",
     )
     pt.add_argument(
         "--kind",
@@ -1262,7 +1271,7 @@ def _add_plot_parser(sub: Any) -> None:
         default="histogram",
         help="distribution: histogram (default) or ecdf",
     )
-    pt.add_argument("--levels", type=int, default=11, help="pr: number of recall levels")
+    pt.add_argument("--levels", type=int, default=11, help="pr_curves: number of recall levels")
     pt.add_argument("--title", help="chart title")
     pt.add_argument("--ties", choices=TIE_POLICIES, default=None, help="tie policy")
     pt.add_argument("--users", choices=USER_UNIVERSES, default="truth", help="users evaluated")
@@ -1309,17 +1318,17 @@ def _run_plot(args: argparse.Namespace) -> int:
         options["ties"] = args.ties
     by_arg = by or None
     chart: Any
-    if args.kind == "curve":
+    if args.kind == "curves":
         names = args.metrics or ["ndcg"]
         ks = curves.cutoffs_of(args.ks)
         frame = curves.curve(data, names, ks=ks, by=by_arg, **options)
         chart = plot.curves(frame, title=args.title)
-    elif args.kind == "pr":
+    elif args.kind == "pr_curves":
         options.setdefault("ties", "item_desc")
         chart = plot.pr_curves(
             curves.pr_curve(data, levels=args.levels, by=by_arg, **options), title=args.title
         )
-    elif args.kind in ("distribution", "differences"):
+    elif args.kind in ("distribution", "topic_differences"):
         metric = (args.metrics or ["ndcg@10"])[0]
         per_user = evaluate(data, [metric], by=by_arg, per_user=True, **options)
         if args.kind == "distribution":
@@ -1328,7 +1337,7 @@ def _run_plot(args: argparse.Namespace) -> int:
             )
         else:
             if len(by) != 1 or args.baseline is None:
-                msg = "plot differences needs one --by column and --baseline SYSTEM"
+                msg = "plot topic_differences needs one --by column and --baseline SYSTEM"
                 raise UsageError(msg)
             result = None
             if args.compare:

@@ -7,7 +7,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from polars_rankeval.cli import main
+from polars_rankeval import plot
+from polars_rankeval.cli import PLOT_KINDS, main
 from polars_rankeval.datasets import load_systems
 
 pytest.importorskip("altair")
@@ -24,12 +25,12 @@ def data(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("argv", "suffix"),
     [
-        (["curve", "-m", "recall", "-m", "ndcg", "--ks", "[1,5,10]"], ".png"),
-        (["pr", "--levels", "6"], ".svg"),
+        (["curves", "-m", "recall", "-m", "ndcg", "--ks", "[1,5,10]"], ".png"),
+        (["pr_curves", "--levels", "6"], ".svg"),
         (["distribution", "-m", "P@5", "--kind", "ecdf"], ".png"),
-        (["differences", "-m", "ndcg@10", "--baseline", "bm25"], ".svg"),
+        (["topic_differences", "-m", "ndcg@10", "--baseline", "bm25"], ".svg"),
         (["lorenz", "--k", "5"], ".png"),
-        (["long-tail", "--k", "5"], ".svg"),
+        (["long_tail", "--k", "5"], ".svg"),
     ],
 )
 def test_plot_writes_the_chart(argv: list[str], suffix: str, data: Path, tmp_path: Path) -> None:
@@ -42,9 +43,12 @@ def test_plot_writes_the_chart(argv: list[str], suffix: str, data: Path, tmp_pat
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["differences", "-m", "ndcg@10"], "plot differences needs one --by column and --baseline"),
-        (["curve", "-m", "ndcg@10"], "metric 'ndcg@10' names its cutoffs already"),
-        (["curve", "--ks", "0..3"], "must be positive integers"),
+        (
+            ["topic_differences", "-m", "ndcg@10"],
+            "plot topic_differences needs one --by column and --baseline",
+        ),
+        (["curves", "-m", "ndcg@10"], "metric 'ndcg@10' names its cutoffs already"),
+        (["curves", "--ks", "0..3"], "must be positive integers"),
         (["distribution", "-m", "gini@10"], "one value per by group, not per user"),
         (["distribution", "-m", "ndgc@10"], "unknown metric 'ndgc'"),
     ],
@@ -72,3 +76,11 @@ def test_plot_of_a_metric_undefined_for_every_user_is_one_line(
     assert err.startswith("polars-rankeval: error: distribution: metric 'ndcg@10' is undefined")
     assert len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_plot_kinds_are_the_function_names(capsys: pytest.CaptureFixture[str]) -> None:
+    assert all(callable(getattr(plot, kind)) and kind in plot.__all__ for kind in PLOT_KINDS)
+    charts = {"curves", "pr_curves", "distribution", "topic_differences", "lorenz", "long_tail"}
+    assert set(PLOT_KINDS) == charts
+    assert main(["plot", "curve", "--out", "x.png"]) == 2  # the old names are gone
+    assert "invalid choice: 'curve'" in capsys.readouterr().err
