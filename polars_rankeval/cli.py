@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 import polars as pl
 
 from polars_rankeval import __version__
+from polars_rankeval._files import write_atomically
 from polars_rankeval._types import (
     AGGREGATIONS,
     EMPTY_POLICIES,
@@ -890,13 +891,7 @@ def _write_per_user(frame: pl.DataFrame, path: Path) -> None:
     if suffix not in writers:
         msg = f"cannot write {str(path)!r}: use a .csv, .tsv, .parquet, .json or .ndjson file"
         raise ValueError(msg)
-    # Write next to the target, then rename: a failed run leaves no half-written file.
-    partial = path.with_name(path.name + ".partial")
-    try:
-        writers[suffix](partial)
-        partial.replace(path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_atomically(path, writers[suffix])
 
 
 def _run_metrics(args: argparse.Namespace) -> int:
@@ -1222,6 +1217,8 @@ PLOT_KINDS: tuple[str, ...] = (
     "topic_differences",
 )
 """The charts of ``plot``: each is named as its function in polars_rankeval.plot."""
+PLOT_FORMATS = frozenset({"html", "json", "pdf", "png", "svg"})
+"""The --out extensions of ``plot`` (what Altair's ``save`` writes without a browser)."""
 
 
 def _add_plot_parser(sub: Any) -> None:
@@ -1246,7 +1243,13 @@ def _add_plot_parser(sub: Any) -> None:
             "--k items vs the catalog"
         ),
     )
-    pt.add_argument("--out", type=Path, required=True, metavar="PATH", help="the chart file")
+    pt.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="PATH",
+        help="the chart file (.png, .svg, .pdf, .html or .json); written whole or not at all",
+    )
     pt.add_argument(
         "-m",
         "--metric",
@@ -1301,6 +1304,12 @@ def _run_plot(args: argparse.Namespace) -> int:
     from polars_rankeval import curves, plot
     from polars_rankeval._evaluate import evaluate
 
+    out: Path = args.out
+    suffix = out.suffix.lower().lstrip(".")
+    if suffix not in PLOT_FORMATS:  # before reading the data
+        formats = ", ".join(f".{f}" for f in sorted(PLOT_FORMATS))
+        msg = f"cannot write {str(out)!r}: use a {formats} file"
+        raise UsageError(msg)
     if args.data is None and args.recs is None and args.truth is None:
         from polars_rankeval.datasets import load_systems
 
@@ -1351,9 +1360,10 @@ def _run_plot(args: argparse.Namespace) -> int:
         chart = plot.lorenz(data, k=args.k, by=by_arg, title=args.title, **options)
     else:
         chart = plot.long_tail(data, k=args.k, by=by_arg, title=args.title, **options)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    chart.save(str(args.out))
-    print(f"{PROG}: wrote {args.out}", file=sys.stderr)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # The temporary file's name does not end in the format: it is given to save.
+    write_atomically(out, lambda partial: chart.save(str(partial), format=suffix))
+    print(f"{PROG}: wrote {out}", file=sys.stderr)
     return 0
 
 
