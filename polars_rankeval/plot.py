@@ -27,6 +27,7 @@ import polars as pl
 
 from polars_rankeval._evaluate import evaluate
 from polars_rankeval._job import RESERVED, count_name
+from polars_rankeval._pvalue import p_clause
 from polars_rankeval._validate import to_lazy
 from polars_rankeval.registry import expand_metric, parse_metric
 
@@ -642,18 +643,18 @@ def _compare_line(compare: pl.DataFrame, metric: str, system: str, baseline: str
         raise ValueError(msg)
     r = row.row(0, named=True)
 
-    def num(x: Any, fmt: str = "+.4f") -> str:
-        return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+    def num(x: Any) -> str:  # a difference, signed
+        return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:+.4f}"
 
     verdict = "significant" if r["significant"] else "not significant"
     level = f"{r['confidence']:.0%} " if r.get("confidence") is not None else ""
     test = f"{r['test']} test " if r.get("test") else ""
-    adjusted = f"{r['correction']}-adjusted" if r.get("correction") else "adjusted"
+    adjusted = f"{r['correction']}-adjusted p" if r.get("correction") else "adjusted p"
     alpha = f" at alpha {r['alpha']:g}" if r.get("alpha") is not None else ""
     return (
         f"mean difference {num(r['diff'])} ({level}CI {num(r['ci_low'])} .. "
-        f"{num(r['ci_high'])}); {test}p = {num(r['p_value'], '.3g')}, {adjusted} "
-        f"{num(r['p_adjusted'], '.3g')}: {verdict}{alpha}"
+        f"{num(r['ci_high'])}); {test}{p_clause(r['p_value'])}, "
+        f"{p_clause(r['p_adjusted'], adjusted)}: {verdict}{alpha}"
     )
 
 

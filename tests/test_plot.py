@@ -159,7 +159,7 @@ def test_topic_differences_carry_the_compare_result(tmp_path: Path) -> None:
     assert subtitle == [
         "2 users better, 0 worse, 0 equal; 1 left out (undefined)",
         "mean difference +0.2500 (95% CI +0.1000 .. +0.4000); randomization test p = 0.01, "
-        "holm-adjusted 0.02: significant at alpha 0.05",
+        "holm-adjusted p = 0.02: significant at alpha 0.05",
     ]
     assert spec["vconcat"][0]["encoding"]["y"]["title"] == "ndcg@10 − b"
 
@@ -387,3 +387,21 @@ def test_distribution_names_a_system_without_a_defined_value(tmp_path: Path) -> 
     assert spec["title"]["subtitle"] == [
         "3 of 6 user rows left out: ndcg@10 undefined (empty='skip'); no defined value for system a"
     ]
+
+
+def test_topic_differences_write_an_underflowed_p_value_as_a_bound(tmp_path: Path) -> None:
+    # A t test this clear underflows to p = 0.0; the subtitle says p < 1e-300, not p = 0.
+    n = 400
+    per_user = pl.DataFrame(
+        {
+            "system": ["a"] * n + ["b"] * n,
+            "user": list(range(n)) * 2,
+            "ndcg@10": [0.9 + (i % 7) / 100 for i in range(n)]
+            + [0.1 + (i % 5) / 100 for i in range(n)],
+        }
+    )
+    result = prk.compare_per_user(per_user, baseline="b", test="t")
+    assert result["p_value"].to_list() == [0.0]
+    chart = plot.topic_differences(per_user, "ndcg@10", baseline="b", compare=result)
+    line = _renders(chart, tmp_path, "p0")["vconcat"][0]["title"]["subtitle"][1]
+    assert "t test p < 1e-300, holm-adjusted p < 1e-300: significant" in line
