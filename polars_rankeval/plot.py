@@ -52,6 +52,21 @@ PALETTE = "tableau10"
 """The colour scheme of the systems (readable, colour-blind-safe enough for ~10 systems)."""
 WIDTH, HEIGHT = 320, 220
 MAX_POINTS = 2000
+LINE_WIDTH = 2.0
+"""Vega-Lite's default line width, kept by curves that do not coincide with another."""
+COINCIDE = 0.02
+"""Curves closer than this everywhere (2% of the axis, ~6 pixels) are said to coincide."""
+DASHES: tuple[tuple[int, ...], ...] = (
+    (1, 0),
+    (8, 4),
+    (2, 3),
+    (12, 3, 2, 3),
+    (5, 5),
+    (16, 4),
+    (3, 6),
+    (10, 2, 2, 2, 2, 2),
+)
+"""Stroke patterns of the systems' curves: curves that coincide stay told apart."""
 """Lorenz and long-tail curves keep at most this many points per system (evenly spaced)."""
 _CURVE_COLUMNS = ("metric", "k", "value", *RESERVED)
 _PR_COLUMNS = ("recall", "precision", *RESERVED)
@@ -768,6 +783,66 @@ def topic_differences(
 
 
 # --------------------------------------------------------------------------- items
+def curve_gaps(frame: pl.DataFrame, series: str, x: str, y: str) -> pl.DataFrame:
+    """The largest vertical distance between each two series' curves.
+
+    Each curve is read as the lines through its points (sorted by ``x``) and compared at
+    every ``x`` of either curve, over the ``x`` range both cover.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``a, b, gap`` for every pair of series ``a < b``, sorted.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval import plot
+    >>> f = pl.DataFrame({"s": ["a", "a", "b", "b", "b"], "x": [0.0, 1.0, 0.0, 0.5, 1.0],
+    ...                   "y": [0.0, 1.0, 0.0, 0.25, 1.0]})
+    >>> plot.curve_gaps(f, "s", "x", "y").rows()  # at x = 0.5: a is at 0.5, b at 0.25
+    [('a', 'b', 0.25)]
+    """
+    points = frame.select(pl.col(series).cast(pl.String), pl.col(x), pl.col(y)).unique(
+        [series, x], keep="last"
+    )
+    grid = points.select(series).unique().join(points.select(x).unique(), how="cross")
+    dense = (
+        grid.join(points, on=[series, x], how="left")
+        .sort(series, x)
+        .with_columns(pl.col(y).interpolate_by(x).over(series))
+        .drop_nulls(y)
+    )
+    pairs = dense.join(dense, on=x, suffix="_b").filter(pl.col(series) < pl.col(f"{series}_b"))
+    return (
+        pairs.group_by(pl.col(series).alias("a"), pl.col(f"{series}_b").alias("b"))
+        .agg((pl.col(y) - pl.col(f"{y}_b")).abs().max().alias("gap"))
+        .sort("a", "b")
+    )
+
+
+def _coinciding(frame: pl.DataFrame, series: str, x: str, y: str) -> list[list[str]]:
+    """The groups of series whose curves lie within :data:`COINCIDE` of one another."""
+    close = curve_gaps(frame, series, x, y).filter(pl.col("gap") < COINCIDE)
+    groups: list[set[str]] = []
+    for a, b in close.select("a", "b").rows():  # a few systems: their pairs, not data rows
+        joined = [g for g in groups if a in g or b in g]
+        merged = {a, b}.union(*joined)
+        groups = [g for g in groups if g not in joined] + [merged]
+    return sorted((sorted(g) for g in groups), key=lambda g: g[0])
+
+
+def _coincide_note(groups: list[list[str]]) -> list[str]:
+    """A subtitle naming the curves that hide one another, or nothing."""
+    if not groups:
+        return []
+    names = "; ".join(" = ".join(g) for g in groups)
+    return [
+        f"coinciding curves (closer than {COINCIDE:g} everywhere): {names}",
+        "drawn widest first, each with its own dash, so that each stays visible",
+    ]
+
+
 def _thin(frame: pl.DataFrame, keys: list[str], max_points: int) -> pl.DataFrame:
     """Keep at most ``max_points`` evenly spaced rows per key group (first and last kept)."""
     i = pl.int_range(0, pl.len(), dtype=pl.Int64)
@@ -930,48 +1005,52 @@ def lorenz(
     by_cols = [c for c in data_.columns if c not in ("item_share", "exposure_share", "gini")]
     data_, series = _series_column(data_, by_cols)
     legend = "system (Gini)" if series else "Gini"
-    data_ = data_.with_columns(
-        pl.concat_str(
-            [
-                *([pl.col(series), pl.lit(" (")] if series else [pl.lit("all (")]),
-                pl.lit("Gini "),
-                pl.col("gini").round(3).cast(pl.String).fill_null("n/a"),
-                pl.lit(")"),
-            ]
-        ).alias(legend)
-    )
-    domain = data_.get_column(legend).unique(maintain_order=True).to_list()
-    line = (
-        alt.Chart(data_)
-        .mark_line()
-        .encode(
-            x=alt.X(
-                "item_share:Q",
-                title="share of catalog items (least exposed first)",
-                scale=alt.Scale(domain=[0, 1]),
-            ),
-            y=alt.Y(
-                "exposure_share:Q",
-                title=f"share of top-{k} exposure",
-                scale=alt.Scale(domain=[0, 1]),
-            ),
-            color=alt.Color(
-                f"{legend}:N", title=legend, scale=alt.Scale(scheme=PALETTE, domain=domain)
-            ),
-            tooltip=[
-                legend,
-                alt.Tooltip("item_share:Q", format=".3f"),
-                alt.Tooltip("exposure_share:Q", format=".3f"),
-            ],
-        )
-    )
+    # One label per system (a few rows): the Gini with 3 decimals, e.g. "bm25 (Gini 0.530)".
+    keys = [series] if series else []
+    labels = data_.select(*keys, "gini").unique(keys or None, maintain_order=True)
+    names = labels.get_column(series).to_list() if series else ["all"]
+    texts = [
+        f"{n} (Gini {'n/a' if g is None else format(g, '.3f')})"
+        for n, g in zip(names, labels.get_column("gini").to_list(), strict=True)
+    ]
+    if keys:
+        label_frame = labels.select(keys).with_columns(pl.Series(legend, texts, dtype=pl.String))
+        data_ = data_.join(label_frame, on=keys, how="left")
+    else:
+        data_ = data_.with_columns(pl.lit(texts[0]).alias(legend))
+    domain = texts
+    coinciding = _coinciding(data_, series, "item_share", "exposure_share") if series else []
+    label_of = {str(name): text for name, text in zip(names, texts, strict=True)}
+    groups = [[label_of[name] for name in group] for group in coinciding]
+    notes = _coincide_note(coinciding)
+    encoding = {
+        "x": alt.X(
+            "item_share:Q",
+            title="share of catalog items (least exposed first)",
+            scale=alt.Scale(domain=[0, 1]),
+        ),
+        "y": alt.Y(
+            "exposure_share:Q", title=f"share of top-{k} exposure", scale=alt.Scale(domain=[0, 1])
+        ),
+        "color": alt.Color(
+            f"{legend}:N", title=legend, scale=alt.Scale(scheme=PALETTE, domain=domain)
+        ),
+        "strokeDash": _dashes(alt, legend, domain, [list(d) for d in DASHES]),
+        "tooltip": [
+            legend,
+            alt.Tooltip("item_share:Q", format=".3f"),
+            alt.Tooltip("exposure_share:Q", format=".3f"),
+        ],
+    }
     diagonal = (
         alt.Chart(pl.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0]}))
         .mark_line(strokeDash=[4, 4], color="#9e9e9e")
         .encode(x="x:Q", y="y:Q")
     )
     text = title or f"Lorenz curve of item exposure in the top {k}"
-    return alt.layer(diagonal, line).properties(width=WIDTH, height=WIDTH, title=text)
+    heading = alt.TitleParams(text, subtitle=notes) if notes else text
+    lines = _lines(alt, data_, legend, domain, encoding, groups)
+    return alt.layer(diagonal, *lines).properties(width=WIDTH, height=WIDTH, title=heading)
 
 
 def long_tail_data(
@@ -1111,33 +1190,31 @@ def long_tail(
     names = frame.get_column("series").unique(maintain_order=True).to_list()
     systems = [s for s in names if s != "catalog"]
     domain = ["catalog", *systems]
-    chart = (
-        alt.Chart(frame)
-        .mark_line()
-        .encode(
-            x=alt.X(
-                "item_share:Q",
-                title="share of catalog items (most popular first)",
-                scale=alt.Scale(domain=[0, 1]),
-            ),
-            y=alt.Y("share:Q", title="cumulative share", scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color(
-                "series:N",
-                title="popularity / top-k slots",
-                scale=alt.Scale(domain=domain, range=["#9e9e9e", *_scheme_colors(len(systems))]),
-            ),
-            strokeDash=alt.condition(
-                alt.datum.series == "catalog", alt.value([4, 3]), alt.value([1, 0])
-            ),
-            tooltip=[
-                "series",
-                alt.Tooltip("item_share:Q", format=".3f"),
-                alt.Tooltip("share:Q", format=".3f"),
-            ],
-        )
-    )
+    legend = "popularity / top-k slots"
+    encoding = {
+        "x": alt.X(
+            "item_share:Q",
+            title="share of catalog items (most popular first)",
+            scale=alt.Scale(domain=[0, 1]),
+        ),
+        "y": alt.Y("share:Q", title="cumulative share", scale=alt.Scale(domain=[0, 1])),
+        "color": alt.Color(
+            "series:N",
+            title=legend,
+            scale=alt.Scale(domain=domain, range=["#9e9e9e", *_scheme_colors(len(systems))]),
+        ),
+        "strokeDash": _dashes(alt, "series", domain, [[4, 3], *(list(d) for d in DASHES)], legend),
+        "tooltip": [
+            "series",
+            alt.Tooltip("item_share:Q", format=".3f"),
+            alt.Tooltip("share:Q", format=".3f"),
+        ],
+    }
+    groups = _coinciding(frame, "series", "item_share", "share")
     text = title or f"Popularity of the top-{k} recommendations vs the catalog (long tail)"
-    return alt.layer(chart).properties(width=WIDTH, height=WIDTH, title=text)
+    heading = alt.TitleParams(text, subtitle=_coincide_note(groups)) if groups else text
+    lines = _lines(alt, frame, "series", domain, encoding, groups)
+    return alt.layer(*lines).properties(width=WIDTH, height=WIDTH, title=heading)
 
 
 _TABLEAU10 = (
@@ -1152,6 +1229,54 @@ _TABLEAU10 = (
     "#9d755d",
     "#bab0ac",
 )
+
+
+def _dashes(
+    alt: Any, field: str, domain: list[str], patterns: list[list[int]], title: str | None = None
+) -> Any:
+    """A stroke pattern per series (merged into the colour legend: same field, title)."""
+    cycle = [patterns[i % len(patterns)] for i in range(len(domain))]
+    return alt.StrokeDash(
+        f"{field}:N", title=title or field, scale=alt.Scale(domain=domain, range=cycle)
+    )
+
+
+def _lines(
+    alt: Any,
+    frame: pl.DataFrame,
+    field: str,
+    domain: list[str],
+    encoding: dict[str, Any],
+    groups: list[list[str]],
+) -> list[Any]:
+    """The series' curves: one line chart, or one layer per series when some coincide.
+
+    ``groups`` are values of ``field`` whose curves coincide; the layers follow the legend
+    order, and the curves of a group are each narrower than the one drawn before, so that
+    every colour shows at the edges of the curves drawn over it.
+    """
+    if not groups:
+        return [alt.Chart(frame).mark_line().encode(**encoding)]
+    width = {label: LINE_WIDTH for label in domain}
+    for group in groups:
+        members = [label for label in domain if label in group]
+        width.update(zip(members, _widths(len(members)), strict=True))
+    return [
+        alt.Chart(frame.filter(pl.col(field) == label))
+        .mark_line(strokeWidth=width[label])
+        .encode(**encoding)
+        for label in domain
+    ]
+
+
+def _widths(n: int) -> list[float]:
+    """Stroke widths of ``n`` coinciding curves in drawing order, widest first.
+
+    From at most 7.5 pixels down to 1.5 (2 pixels apart, less for many curves), so that
+    each curve shows at the edges of the next.
+    """
+    step = min(2.0, 6.0 / max(n - 1, 1))
+    return [1.5 + step * (n - 1 - i) for i in range(n)]
 
 
 def _scheme_colors(n: int) -> list[str]:

@@ -405,3 +405,48 @@ def test_topic_differences_write_an_underflowed_p_value_as_a_bound(tmp_path: Pat
     chart = plot.topic_differences(per_user, "ndcg@10", baseline="b", compare=result)
     line = _renders(chart, tmp_path, "p0")["vconcat"][0]["title"]["subtitle"][1]
     assert "t test p < 1e-300, holm-adjusted p < 1e-300: significant" in line
+
+
+# --------------------------------------------------------------------------- coinciding curves
+def test_curve_gaps_compare_the_lines_at_every_x_of_either() -> None:
+    frame = pl.DataFrame(
+        {
+            "s": ["a", "a", "a", "b", "b", "c", "c"],
+            "x": [0.0, 0.5, 1.0, 0.0, 1.0, 0.0, 1.0],
+            "y": [0.0, 0.1, 1.0, 0.0, 1.0, 0.0, 0.9],
+        }
+    )
+    gaps = plot.curve_gaps(frame, "s", "x", "y")
+    # At x = 0.5: a 0.1, b 0.5, c 0.45; at x = 1: a 1, b 1, c 0.9.
+    assert gaps.rows() == [
+        ("a", "b", pytest.approx(0.5 - 0.1)),
+        ("a", "c", pytest.approx(0.45 - 0.1)),
+        ("b", "c", pytest.approx(1.0 - 0.9)),
+    ]
+
+
+def _twins() -> pl.DataFrame:
+    """Systems a and b recommend the same lists; c puts z first for user 2 (a: x)."""
+    a = _long()
+    swap = (pl.col("user") == 2) & pl.col("score").is_not_null()
+    c = a.with_columns(
+        system=pl.lit("c"), score=pl.when(swap).then(3.0 - pl.col("score")).otherwise("score")
+    )
+    return pl.concat([a, a.with_columns(system=pl.lit("b")), c])
+
+
+def test_coinciding_curves_are_named_and_drawn_so_each_shows(tmp_path: Path) -> None:
+    spec = _renders(plot.lorenz(_twins(), k=1), tmp_path, "twins")
+    assert spec["title"]["subtitle"][0] == "coinciding curves (closer than 0.02 everywhere): a = b"
+    lines = spec["layer"][1:]  # after the diagonal: one layer per system, in legend order
+    widths = [layer["mark"]["strokeWidth"] for layer in lines]
+    assert widths == [1.5 + 2.0, 1.5, plot.LINE_WIDTH]  # a under b, c as usual
+    dashes = lines[0]["encoding"]["strokeDash"]["scale"]["range"]
+    assert len({tuple(d) for d in dashes}) == 3  # each system its own pattern
+    assert spec["datasets"]  # every layer's data is in the spec
+    assert "a (Gini 0.750)" in json.dumps(spec)  # (2 * 4 - 4 - 1) * 2 / (4 * 2), 3 decimals
+    tail = _renders(plot.long_tail(_twins(), k=1), tmp_path, "twins_tail")
+    assert tail["title"]["subtitle"][0] == "coinciding curves (closer than 0.02 everywhere): a = b"
+    apart = _renders(plot.lorenz(_long(), k=2), tmp_path, "apart")
+    assert apart["title"] == "Lorenz curve of item exposure in the top 2"  # one curve: no note
+    assert apart["layer"][1]["mark"]["type"] == "line"
