@@ -146,6 +146,17 @@ def _why_undefined(metric: str) -> str:
     )
 
 
+def _inline(frame: pl.DataFrame) -> dict[str, Any]:
+    """The rows as Vega-Lite inline values, past Altair's 5,000-row display limit.
+
+    For the charts whose points are already bounded (at most :data:`MAX_POINTS` per
+    series): with several series they pass the limit, and a notebook could not display
+    them. Every field of such a chart is encoded with its type (no inference from data).
+    """
+    floats = [name for name, dtype in frame.schema.items() if dtype.is_float()]
+    return {"values": frame.with_columns(pl.col(floats).fill_nan(None)).to_dicts()}
+
+
 # --------------------------------------------------------------------------- curves
 def _tidy_curves(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     """A curve() frame as is; a wide evaluate() summary turned into that long form."""
@@ -445,7 +456,7 @@ def distribution(
             MAX_POINTS,
         )
         left = (
-            alt.Chart(steps)
+            alt.Chart(_inline(steps))
             .mark_line(interpolate="step-after")
             .encode(
                 x=alt.X("value:Q", title=name),
@@ -1037,7 +1048,7 @@ def lorenz(
         ),
         "strokeDash": _dashes(alt, legend, domain, [list(d) for d in DASHES]),
         "tooltip": [
-            legend,
+            f"{legend}:N",
             alt.Tooltip("item_share:Q", format=".3f"),
             alt.Tooltip("exposure_share:Q", format=".3f"),
         ],
@@ -1205,7 +1216,7 @@ def long_tail(
         ),
         "strokeDash": _dashes(alt, "series", domain, [[4, 3], *(list(d) for d in DASHES)], legend),
         "tooltip": [
-            "series",
+            "series:N",
             alt.Tooltip("item_share:Q", format=".3f"),
             alt.Tooltip("share:Q", format=".3f"),
         ],
@@ -1256,13 +1267,13 @@ def _lines(
     every colour shows at the edges of the curves drawn over it.
     """
     if not groups:
-        return [alt.Chart(frame).mark_line().encode(**encoding)]
+        return [alt.Chart(_inline(frame)).mark_line().encode(**encoding)]
     width = {label: LINE_WIDTH for label in domain}
     for group in groups:
         members = [label for label in domain if label in group]
         width.update(zip(members, _widths(len(members)), strict=True))
     return [
-        alt.Chart(frame.filter(pl.col(field) == label))
+        alt.Chart(_inline(frame.filter(pl.col(field) == label)))
         .mark_line(strokeWidth=width[label])
         .encode(**encoding)
         for label in domain
