@@ -1227,7 +1227,7 @@ def _add_plot_parser(sub: Any) -> None:
         "plot",
         help="draw a chart (metric@k curves, precision-recall, distributions, ...) to a file",
         description=(
-            "Draw a chart of polars_rankeval.plot and save it (.png, .svg, .html or .json; "
+            "Draw a chart of polars_rankeval.plot and save it (.png, .svg, .pdf, .html or .json; "
             "needs the [plot] extra). Without --data/--recs/--truth, plots the bundled "
             "multi-system example (datasets.load_systems, --by system)."
         ),
