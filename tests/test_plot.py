@@ -408,7 +408,7 @@ def test_topic_differences_write_an_underflowed_p_value_as_a_bound(tmp_path: Pat
 
 
 # --------------------------------------------------------------------------- coinciding curves
-def test_curve_gaps_compare_the_lines_at_every_x_of_either() -> None:
+def test_curve_gaps_hand_computed() -> None:
     frame = pl.DataFrame(
         {
             "s": ["a", "a", "a", "b", "b", "c", "c"],
