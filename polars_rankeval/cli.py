@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 import polars as pl
 
 from polars_rankeval import __version__
+from polars_rankeval._files import write_atomically
 from polars_rankeval._markup import markdown_escape
 from polars_rankeval._types import (
     AGGREGATIONS,
@@ -915,13 +916,7 @@ def _write_per_user(frame: pl.DataFrame, path: Path) -> None:
     if suffix not in writers:
         msg = f"cannot write {str(path)!r}: use a .csv, .tsv, .parquet, .json or .ndjson file"
         raise ValueError(msg)
-    # Write next to the target, then rename: a failed run leaves no half-written file.
-    partial = path.with_name(path.name + ".partial")
-    try:
-        writers[suffix](partial)
-        partial.replace(path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_atomically(path, writers[suffix])
 
 
 def _run_metrics(args: argparse.Namespace) -> int:
@@ -1271,7 +1266,17 @@ def _run_compare(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- plot
-PLOT_KINDS: tuple[str, ...] = ("curve", "pr", "distribution", "differences", "lorenz", "long-tail")
+PLOT_KINDS: tuple[str, ...] = (
+    "curves",
+    "distribution",
+    "long_tail",
+    "lorenz",
+    "pr_curves",
+    "topic_differences",
+)
+"""The charts of ``plot``: each is named as its function in polars_rankeval.plot."""
+PLOT_FORMATS = frozenset({"html", "json", "pdf", "png", "svg"})
+"""The --out extensions of ``plot`` (what Altair's ``save`` writes without a browser)."""
 
 
 def _add_plot_parser(sub: Any) -> None:
@@ -1280,7 +1285,7 @@ def _add_plot_parser(sub: Any) -> None:
         "plot",
         help="draw a chart (metric@k curves, precision-recall, distributions, ...) to a file",
         description=(
-            "Draw a chart of polars_rankeval.plot and save it (.png, .svg, .html or .json; "
+            "Draw a chart of polars_rankeval.plot and save it (.png, .svg, .pdf, .html or .json; "
             "needs the [plot] extra). Without --data/--recs/--truth, plots the bundled "
             "multi-system example (datasets.load_systems, --by system)."
         ),
@@ -1289,29 +1294,36 @@ def _add_plot_parser(sub: Any) -> None:
         "kind",
         choices=PLOT_KINDS,
         help=(
-            "curve: metric@k over k (-m NAME, --ks); pr: interpolated precision-recall; "
-            "distribution: per-user values of -m METRIC; differences: per-user differences "
-            "against --baseline; lorenz: Lorenz curve of item exposure at --k; long-tail: "
-            "popularity of the top --k items vs the catalog"
+            "the function of polars_rankeval.plot to draw. curves: metric@k over k (-m NAME, "
+            "--ks); pr_curves: interpolated precision-recall; distribution: per-user values "
+            "of -m METRIC; topic_differences: per-user differences against --baseline; "
+            "lorenz: Lorenz curve of item exposure at --k; long_tail: popularity of the top "
+            "--k items vs the catalog"
         ),
     )
-    pt.add_argument("--out", type=Path, required=True, metavar="PATH", help="the chart file")
+    pt.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="PATH",
+        help="the chart file (.png, .svg, .pdf, .html or .json); written whole or not at all",
+    )
     pt.add_argument(
         "-m",
         "--metric",
         action="append",
         dest="metrics",
         metavar="METRIC",
-        help="curve: metric names without @k (repeatable, default ndcg); distribution and "
-        "differences: one per-user metric (default ndcg@10)",
+        help="curves: metric names without @k (repeatable, default ndcg); distribution and "
+        "topic_differences: one per-user metric (default ndcg@10)",
     )
-    pt.add_argument("--ks", default="1..20", metavar="KS", help="curve cutoffs (default 1..20)")
-    pt.add_argument("--k", type=int, default=10, help="lorenz/long-tail cutoff (default 10)")
-    pt.add_argument("--baseline", metavar="SYSTEM", help="differences: the baseline system")
+    pt.add_argument("--ks", default="1..20", metavar="KS", help="curves cutoffs (default 1..20)")
+    pt.add_argument("--k", type=int, default=10, help="lorenz/long_tail cutoff (default 10)")
+    pt.add_argument("--baseline", metavar="SYSTEM", help="topic_differences: the baseline system")
     pt.add_argument(
         "--compare",
         action="store_true",
-        help="differences: run prk.compare and show its result in each panel",
+        help="topic_differences: run prk.compare and show its result in each panel",
     )
     pt.add_argument(
         "--kind",
@@ -1320,7 +1332,7 @@ def _add_plot_parser(sub: Any) -> None:
         default="histogram",
         help="distribution: histogram (default) or ecdf",
     )
-    pt.add_argument("--levels", type=int, default=11, help="pr: number of recall levels")
+    pt.add_argument("--levels", type=int, default=11, help="pr_curves: number of recall levels")
     pt.add_argument("--title", help="chart title")
     pt.add_argument("--ties", choices=TIE_POLICIES, default=None, help="tie policy")
     pt.add_argument("--users", choices=USER_UNIVERSES, default="truth", help="users evaluated")
@@ -1350,6 +1362,12 @@ def _run_plot(args: argparse.Namespace) -> int:
     from polars_rankeval import curves, plot
     from polars_rankeval._evaluate import evaluate
 
+    out: Path = args.out
+    suffix = out.suffix.lower().lstrip(".")
+    if suffix not in PLOT_FORMATS:  # before reading the data
+        formats = ", ".join(f".{f}" for f in sorted(PLOT_FORMATS))
+        msg = f"cannot write {str(out)!r}: use a {formats} file"
+        raise UsageError(msg)
     if args.data is None and args.recs is None and args.truth is None:
         from polars_rankeval.datasets import load_systems
 
@@ -1367,17 +1385,17 @@ def _run_plot(args: argparse.Namespace) -> int:
         options["ties"] = args.ties
     by_arg = by or None
     chart: Any
-    if args.kind == "curve":
+    if args.kind == "curves":
         names = args.metrics or ["ndcg"]
         ks = curves.cutoffs_of(args.ks)
         frame = curves.curve(data, names, ks=ks, by=by_arg, **options)
         chart = plot.curves(frame, title=args.title)
-    elif args.kind == "pr":
+    elif args.kind == "pr_curves":
         options.setdefault("ties", "item_desc")
         chart = plot.pr_curves(
             curves.pr_curve(data, levels=args.levels, by=by_arg, **options), title=args.title
         )
-    elif args.kind in ("distribution", "differences"):
+    elif args.kind in ("distribution", "topic_differences"):
         metric = (args.metrics or ["ndcg@10"])[0]
         per_user = evaluate(data, [metric], by=by_arg, per_user=True, **options)
         if args.kind == "distribution":
@@ -1386,7 +1404,7 @@ def _run_plot(args: argparse.Namespace) -> int:
             )
         else:
             if len(by) != 1 or args.baseline is None:
-                msg = "plot differences needs one --by column and --baseline SYSTEM"
+                msg = "plot topic_differences needs one --by column and --baseline SYSTEM"
                 raise UsageError(msg)
             result = None
             if args.compare:
@@ -1400,9 +1418,10 @@ def _run_plot(args: argparse.Namespace) -> int:
         chart = plot.lorenz(data, k=args.k, by=by_arg, title=args.title, **options)
     else:
         chart = plot.long_tail(data, k=args.k, by=by_arg, title=args.title, **options)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    chart.save(str(args.out))
-    print(f"{PROG}: wrote {args.out}", file=sys.stderr)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # The temporary file's name does not end in the format: it is given to save.
+    write_atomically(out, lambda partial: chart.save(str(partial), format=suffix))
+    print(f"{PROG}: wrote {out}", file=sys.stderr)
     return 0
 
 

@@ -27,6 +27,7 @@ import polars as pl
 
 from polars_rankeval._evaluate import evaluate
 from polars_rankeval._job import RESERVED, count_name
+from polars_rankeval._pvalue import p_clause
 from polars_rankeval._validate import to_lazy
 from polars_rankeval.registry import expand_metric, parse_metric
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     import altair as alt
 
 __all__ = [
+    "curve_gaps",
     "curves",
     "distribution",
     "distribution_data",
@@ -52,6 +54,23 @@ PALETTE = "tableau10"
 WIDTH, HEIGHT = 320, 220
 MAX_POINTS = 2000
 """Lorenz and long-tail curves keep at most this many points per system (evenly spaced)."""
+LINE_WIDTH = 2.0
+"""Vega-Lite's default line width, kept by curves that do not coincide with another."""
+GAP_GRID = 201
+"""The x positions at which :func:`curve_gaps` compares two curves (0.5% of the axis apart)."""
+COINCIDE = 0.02
+"""Curves closer than this everywhere (2% of the axis, ~6 pixels) are said to coincide."""
+DASHES: tuple[tuple[int, ...], ...] = (
+    (1, 0),
+    (8, 4),
+    (2, 3),
+    (12, 3, 2, 3),
+    (5, 5),
+    (16, 4),
+    (3, 6),
+    (10, 2, 2, 2, 2, 2),
+)
+"""Stroke patterns of the systems' curves: curves that coincide stay told apart."""
 _CURVE_COLUMNS = ("metric", "k", "value", *RESERVED)
 _PR_COLUMNS = ("recall", "precision", *RESERVED)
 
@@ -107,6 +126,38 @@ def _check_by(frame: pl.DataFrame, by: str | Sequence[str] | None) -> list[str]:
         msg = f"by column(s) {missing} not found; the frame has {frame.columns}"
         raise ValueError(msg)
     return cols
+
+
+def _has_rows(frame: pl.DataFrame, chart: str, what: str = "the frame") -> None:
+    """Refuse an empty input: a chart of nothing would be blank, not an answer."""
+    if frame.height == 0:
+        msg = f"{chart}: {what} has no rows; nothing to plot"
+        raise ValueError(msg)
+
+
+def _why_undefined(metric: str) -> str:
+    """Why a per-user metric can be null for every user, from its declaration."""
+    spec = parse_metric(metric).spec
+    if spec.defined == "truth":
+        return (
+            "it is undefined for a user without a relevant item: check the relevance "
+            "column and the rel= threshold"
+        )
+    return (
+        "it is undefined for a user without what it needs (e.g. no relevant item, an "
+        "empty list, constant scores)"
+    )
+
+
+def _inline(frame: pl.DataFrame) -> dict[str, Any]:
+    """The rows as Vega-Lite inline values, past Altair's 5,000-row display limit.
+
+    For the charts whose points are already bounded (at most :data:`MAX_POINTS` per
+    series): with several series they pass the limit, and a notebook could not display
+    them. Every field of such a chart is encoded with its type (no inference from data).
+    """
+    floats = [name for name, dtype in frame.schema.items() if dtype.is_float()]
+    return {"values": frame.with_columns(pl.col(floats).fill_nan(None)).to_dicts()}
 
 
 # --------------------------------------------------------------------------- curves
@@ -169,6 +220,20 @@ def curves(frame: Any, *, title: str | None = None, columns: int = 3) -> alt.Cha
     """
     alt = _altair()
     data, by = _tidy_curves(_frame(frame, "frame"))
+    _has_rows(data, "curves")
+    undefined = (
+        data.group_by("metric", maintain_order=True)
+        .agg(pl.col("value").is_null().all().alias("none"))
+        .filter("none")
+        .get_column("metric")
+        .to_list()
+    )
+    if undefined:
+        msg = (
+            f"curves: metric(s) {undefined} undefined (null) at every k for every system: "
+            "no user had a defined value (e.g. no relevant item)"
+        )
+        raise ValueError(msg)
     data, series = _series_column(data, by)
     metrics = list(dict.fromkeys(data.get_column("metric").to_list()))
     ks = data.get_column("k").cast(pl.Int64).to_list()
@@ -218,6 +283,10 @@ def pr_curves(frame: Any, *, title: str | None = None) -> alt.Chart:
     if not {"recall", "precision"} <= set(data.columns):
         msg = f"pr_curves needs the frame of prk.pr_curve (recall, precision); got {data.columns}"
         raise ValueError(msg)
+    _has_rows(data, "pr_curves")
+    if data.get_column("precision").is_null().all():
+        msg = "pr_curves: precision is null at every recall level (no user with a relevant item)"
+        raise ValueError(msg)
     data, series = _series_column(data, _by_of(data, _PR_COLUMNS))
     n_levels = data.get_column("recall").n_unique()
     text = title or "Interpolated precision-recall curve (trec_eval iprec_at_recall)"
@@ -239,7 +308,7 @@ def pr_curves(frame: Any, *, title: str | None = None) -> alt.Chart:
 
 
 # --------------------------------------------------------------------------- per user
-def _per_user_metric(frame: pl.DataFrame, metric: str) -> str:
+def _per_user_metric(frame: pl.DataFrame, metric: str, chart: str) -> str:
     """The canonical column of a per-user metric, with clear errors."""
     parsed = parse_metric(metric)
     if parsed.spec.scope != "user":
@@ -258,6 +327,7 @@ def _per_user_metric(frame: pl.DataFrame, metric: str) -> str:
     if parsed.name not in frame.columns:
         msg = f"metric column {parsed.name!r} not found; the frame has {frame.columns}"
         raise ValueError(msg)
+    _has_rows(frame, chart, "per_user")
     return parsed.name
 
 
@@ -281,7 +351,7 @@ def distribution_data(
     """
     frame = _frame(per_user, "per_user")
     by_cols = [c for c in _check_by(frame, by) if c in frame.columns]
-    name = _per_user_metric(frame, metric)
+    name = _per_user_metric(frame, metric, "distribution")
     counts = (
         frame.group_by(by_cols).agg(
             pl.len().alias("n_users"), pl.col(name).null_count().alias("n_undefined")
@@ -292,6 +362,12 @@ def distribution_data(
     values = frame.select(*by_cols, pl.col(name).cast(pl.Float64).alias("value")).drop_nulls(
         "value"
     )
+    if values.height == 0:
+        msg = (
+            f"distribution: metric {name!r} is undefined (null) for every user "
+            f"({frame.height} rows); nothing to plot ({_why_undefined(name)})"
+        )
+        raise ValueError(msg)
     rank = pl.col("value").rank("max")
     size = pl.len()
     ecdf = (rank.over(by_cols) / size.over(by_cols)) if by_cols else rank / size
@@ -366,6 +442,12 @@ def distribution(
         if undefined
         else f"all {total} user rows defined"
     )
+    if series:
+        shown = set(data.get_column(series).to_list())
+        labelled, _ = _series_column(_frame(per_user, "per_user").select(by_cols), by_cols)
+        absent = sorted(set(labelled.get_column(series).to_list()) - shown)
+        if absent:
+            note += f"; no defined value for {series} {', '.join(map(str, absent))}"
     heading = alt.TitleParams(title or f"Per-user {name}", subtitle=[note])
     color = _color(alt, series)
     if kind == "ecdf":
@@ -377,7 +459,7 @@ def distribution(
             MAX_POINTS,
         )
         left = (
-            alt.Chart(steps)
+            alt.Chart(_inline(steps))
             .mark_line(interpolate="step-after")
             .encode(
                 x=alt.X("value:Q", title=name),
@@ -518,7 +600,7 @@ def topic_differences_data(
     if user not in frame.columns:
         msg = f"user column {user!r} not found; the frame has {frame.columns}"
         raise ValueError(msg)
-    name = _per_user_metric(frame, metric)
+    name = _per_user_metric(frame, metric, "topic_differences")
     systems = frame.get_column(by).cast(pl.String).unique().to_list()
     if baseline not in systems:
         msg = f"baseline {baseline!r} is not a value of column {by!r}; found {sorted(systems)}"
@@ -543,6 +625,12 @@ def topic_differences_data(
     )
     defined = pl.col("value").is_not_null() & pl.col("baseline_value").is_not_null()
     left_out = pairs.group_by(by).agg((~defined).sum().cast(pl.Int64).alias("n_left_out"))
+    if not pairs.select(defined.any()).item():
+        msg = (
+            f"topic_differences: no user has {name!r} defined for both a system and the "
+            f"baseline {baseline!r}; nothing to plot ({_why_undefined(name)})"
+        )
+        raise ValueError(msg)
     out = (
         pairs.filter(defined)
         .with_columns((pl.col("value") - pl.col("baseline_value")).alias("diff"))
@@ -584,18 +672,18 @@ def _compare_line(compare: pl.DataFrame, metric: str, system: str, baseline: str
         raise ValueError(msg)
     r = row.row(0, named=True)
 
-    def num(x: Any, fmt: str = "+.4f") -> str:
-        return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+    def num(x: Any) -> str:  # a difference, signed
+        return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:+.4f}"
 
     verdict = "significant" if r["significant"] else "not significant"
     level = f"{r['confidence']:.0%} " if r.get("confidence") is not None else ""
     test = f"{r['test']} test " if r.get("test") else ""
-    adjusted = f"{r['correction']}-adjusted" if r.get("correction") else "adjusted"
+    adjusted = f"{r['correction']}-adjusted p" if r.get("correction") else "adjusted p"
     alpha = f" at alpha {r['alpha']:g}" if r.get("alpha") is not None else ""
     return (
         f"mean difference {num(r['diff'])} ({level}CI {num(r['ci_low'])} .. "
-        f"{num(r['ci_high'])}); {test}p = {num(r['p_value'], '.3g')}, {adjusted} "
-        f"{num(r['p_adjusted'], '.3g')}: {verdict}{alpha}"
+        f"{num(r['ci_high'])}); {test}{p_clause(r['p_value'])}, "
+        f"{p_clause(r['p_adjusted'], adjusted)}: {verdict}{alpha}"
     )
 
 
@@ -718,6 +806,78 @@ def topic_differences(
 
 
 # --------------------------------------------------------------------------- items
+def curve_gaps(
+    frame: pl.DataFrame, series: str, x: str, y: str, *, n_grid: int = GAP_GRID
+) -> pl.DataFrame:
+    """The largest vertical distance between each two series' curves.
+
+    Each curve is read as the lines through its points (sorted by ``x``) and read at
+    ``n_grid`` evenly spaced ``x`` from the smallest ``x`` to the largest, where both
+    curves are defined (a finer gap than the grid's step is narrower than a pixel at
+    the charts' size). The cost grows with the grid and the pairs, not the points.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``a, b, gap`` for every pair of series ``a < b``, sorted.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankeval import plot
+    >>> f = pl.DataFrame({"s": ["a", "a", "b", "b", "b"], "x": [0.0, 1.0, 0.0, 0.5, 1.0],
+    ...                   "y": [0.0, 1.0, 0.0, 0.25, 1.0]})
+    >>> plot.curve_gaps(f, "s", "x", "y").rows()  # at x = 0.5: a is at 0.5, b at 0.25
+    [('a', 'b', 0.25)]
+    """
+    points = frame.select(
+        pl.col(series).cast(pl.String), pl.col(x).cast(pl.Float64), pl.col(y).cast(pl.Float64)
+    ).unique([series, x], keep="last")
+    lo, hi = points.get_column(x).min(), points.get_column(x).max()
+    step = pl.int_range(0, n_grid, dtype=pl.Int64) / max(n_grid - 1, 1)
+    grid = pl.select((pl.lit(lo) + (pl.lit(hi) - pl.lit(lo)) * step).alias(x)).with_columns(
+        pl.lit(True).alias("__grid")
+    )
+    at_grid = (
+        points.select(series)
+        .unique()
+        .join(grid, how="cross")
+        .join(points, on=[series, x], how="full", coalesce=True)
+        .sort(series, x)
+        .with_columns(pl.col(y).interpolate_by(x).over(series))
+        .filter(pl.col("__grid").fill_null(False) & pl.col(y).is_not_null())
+        .select(series, x, y)
+    )
+    pairs = at_grid.join(at_grid, on=x, suffix="_b").filter(pl.col(series) < pl.col(f"{series}_b"))
+    return (
+        pairs.group_by(pl.col(series).alias("a"), pl.col(f"{series}_b").alias("b"))
+        .agg((pl.col(y) - pl.col(f"{y}_b")).abs().max().alias("gap"))
+        .sort("a", "b")
+    )
+
+
+def _coinciding(frame: pl.DataFrame, series: str, x: str, y: str) -> list[list[str]]:
+    """The groups of series whose curves lie within :data:`COINCIDE` of one another."""
+    close = curve_gaps(frame, series, x, y).filter(pl.col("gap") < COINCIDE)
+    groups: list[set[str]] = []
+    for a, b in close.select("a", "b").rows():  # a few systems: their pairs, not data rows
+        joined = [g for g in groups if a in g or b in g]
+        merged = {a, b}.union(*joined)
+        groups = [g for g in groups if g not in joined] + [merged]
+    return sorted((sorted(g) for g in groups), key=lambda g: g[0])
+
+
+def _coincide_note(groups: list[list[str]]) -> list[str]:
+    """A subtitle naming the curves that hide one another, or nothing."""
+    if not groups:
+        return []
+    names = "; ".join(" = ".join(g) for g in groups)
+    return [
+        f"coinciding curves (closer than {COINCIDE:g} everywhere): {names}",
+        "drawn widest first, each with its own dash, so that each stays visible",
+    ]
+
+
 def _thin(frame: pl.DataFrame, keys: list[str], max_points: int) -> pl.DataFrame:
     """Keep at most ``max_points`` evenly spaced rows per key group (first and last kept)."""
     i = pl.int_range(0, pl.len(), dtype=pl.Int64)
@@ -728,12 +888,19 @@ def _thin(frame: pl.DataFrame, keys: list[str], max_points: int) -> pl.DataFrame
 
 
 def _exposure(
-    data: Any, k: int, by: list[str], options: dict[str, Any]
+    data: Any, k: int, by: list[str], options: dict[str, Any], chart: str
 ) -> tuple[pl.DataFrame, str]:
     item = options.get("item", "item")
     out = evaluate(data, [f"item_exposure@{k}"], by=by or None, per_item=True, **options)
     frame = out.collect() if isinstance(out, pl.LazyFrame) else out
-    return frame.rename({f"item_exposure@{k}": "exposure"}), item
+    frame = frame.rename({f"item_exposure@{k}": "exposure"})
+    if not frame.select((pl.col("exposure") > 0).any()).item():
+        msg = (
+            f"{chart}: no item is in a top-{k} list (the data has no rows, or no row with "
+            "a score); nothing to plot"
+        )
+        raise ValueError(msg)
+    return frame, item
 
 
 def lorenz_data(
@@ -774,7 +941,7 @@ def lorenz_data(
     """
     by_cols = [by] if isinstance(by, str) else list(by or [])
     lf, _ = to_lazy(data)
-    exposure, item = _exposure(lf, k, by_cols, options)
+    exposure, item = _exposure(lf, k, by_cols, options, "lorenz")
     catalog = n_items
     if catalog is None:
         catalog = int(lf.select(pl.col(item).n_unique()).collect().item())
@@ -873,48 +1040,52 @@ def lorenz(
     by_cols = [c for c in data_.columns if c not in ("item_share", "exposure_share", "gini")]
     data_, series = _series_column(data_, by_cols)
     legend = "system (Gini)" if series else "Gini"
-    data_ = data_.with_columns(
-        pl.concat_str(
-            [
-                *([pl.col(series), pl.lit(" (")] if series else [pl.lit("all (")]),
-                pl.lit("Gini "),
-                pl.col("gini").round(3).cast(pl.String).fill_null("n/a"),
-                pl.lit(")"),
-            ]
-        ).alias(legend)
-    )
-    domain = data_.get_column(legend).unique(maintain_order=True).to_list()
-    line = (
-        alt.Chart(data_)
-        .mark_line()
-        .encode(
-            x=alt.X(
-                "item_share:Q",
-                title="share of catalog items (least exposed first)",
-                scale=alt.Scale(domain=[0, 1]),
-            ),
-            y=alt.Y(
-                "exposure_share:Q",
-                title=f"share of top-{k} exposure",
-                scale=alt.Scale(domain=[0, 1]),
-            ),
-            color=alt.Color(
-                f"{legend}:N", title=legend, scale=alt.Scale(scheme=PALETTE, domain=domain)
-            ),
-            tooltip=[
-                legend,
-                alt.Tooltip("item_share:Q", format=".3f"),
-                alt.Tooltip("exposure_share:Q", format=".3f"),
-            ],
-        )
-    )
+    # One label per system (a few rows): the Gini with 3 decimals, e.g. "bm25 (Gini 0.530)".
+    keys = [series] if series else []
+    labels = data_.select(*keys, "gini").unique(keys or None, maintain_order=True)
+    names = labels.get_column(series).to_list() if series else ["all"]
+    texts = [
+        f"{n} (Gini {'n/a' if g is None else format(g, '.3f')})"
+        for n, g in zip(names, labels.get_column("gini").to_list(), strict=True)
+    ]
+    if keys:
+        label_frame = labels.select(keys).with_columns(pl.Series(legend, texts, dtype=pl.String))
+        data_ = data_.join(label_frame, on=keys, how="left")
+    else:
+        data_ = data_.with_columns(pl.lit(texts[0]).alias(legend))
+    domain = texts
+    coinciding = _coinciding(data_, series, "item_share", "exposure_share") if series else []
+    label_of = {str(name): text for name, text in zip(names, texts, strict=True)}
+    groups = [[label_of[name] for name in group] for group in coinciding]
+    notes = _coincide_note(coinciding)
+    encoding = {
+        "x": alt.X(
+            "item_share:Q",
+            title="share of catalog items (least exposed first)",
+            scale=alt.Scale(domain=[0, 1]),
+        ),
+        "y": alt.Y(
+            "exposure_share:Q", title=f"share of top-{k} exposure", scale=alt.Scale(domain=[0, 1])
+        ),
+        "color": alt.Color(
+            f"{legend}:N", title=legend, scale=alt.Scale(scheme=PALETTE, domain=domain)
+        ),
+        "strokeDash": _dashes(alt, legend, domain, [list(d) for d in DASHES]),
+        "tooltip": [
+            f"{legend}:N",
+            alt.Tooltip("item_share:Q", format=".3f"),
+            alt.Tooltip("exposure_share:Q", format=".3f"),
+        ],
+    }
     diagonal = (
         alt.Chart(pl.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0]}))
         .mark_line(strokeDash=[4, 4], color="#9e9e9e")
         .encode(x="x:Q", y="y:Q")
     )
     text = title or f"Lorenz curve of item exposure in the top {k}"
-    return alt.layer(diagonal, line).properties(width=WIDTH, height=WIDTH, title=text)
+    heading = alt.TitleParams(text, subtitle=notes) if notes else text
+    lines = _lines(alt, data_, legend, domain, encoding, groups)
+    return alt.layer(diagonal, *lines).properties(width=WIDTH, height=WIDTH, title=heading)
 
 
 def long_tail_data(
@@ -946,7 +1117,7 @@ def long_tail_data(
     by_cols = [by] if isinstance(by, str) else list(by or [])
     lf, _ = to_lazy(data)
     item = options.get("item", "item")
-    exposure, _ = _exposure(lf, k, by_cols, options)
+    exposure, _ = _exposure(lf, k, by_cols, options, "long_tail")
     if popularity is None:
         user, relevance = options.get("user", "user"), options.get("relevance", "relevance")
         pop = (
@@ -1054,33 +1225,31 @@ def long_tail(
     names = frame.get_column("series").unique(maintain_order=True).to_list()
     systems = [s for s in names if s != "catalog"]
     domain = ["catalog", *systems]
-    chart = (
-        alt.Chart(frame)
-        .mark_line()
-        .encode(
-            x=alt.X(
-                "item_share:Q",
-                title="share of catalog items (most popular first)",
-                scale=alt.Scale(domain=[0, 1]),
-            ),
-            y=alt.Y("share:Q", title="cumulative share", scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color(
-                "series:N",
-                title="popularity / top-k slots",
-                scale=alt.Scale(domain=domain, range=["#9e9e9e", *_scheme_colors(len(systems))]),
-            ),
-            strokeDash=alt.condition(
-                alt.datum.series == "catalog", alt.value([4, 3]), alt.value([1, 0])
-            ),
-            tooltip=[
-                "series",
-                alt.Tooltip("item_share:Q", format=".3f"),
-                alt.Tooltip("share:Q", format=".3f"),
-            ],
-        )
-    )
+    legend = "popularity / top-k slots"
+    encoding = {
+        "x": alt.X(
+            "item_share:Q",
+            title="share of catalog items (most popular first)",
+            scale=alt.Scale(domain=[0, 1]),
+        ),
+        "y": alt.Y("share:Q", title="cumulative share", scale=alt.Scale(domain=[0, 1])),
+        "color": alt.Color(
+            "series:N",
+            title=legend,
+            scale=alt.Scale(domain=domain, range=["#9e9e9e", *_scheme_colors(len(systems))]),
+        ),
+        "strokeDash": _dashes(alt, "series", domain, [[4, 3], *(list(d) for d in DASHES)], legend),
+        "tooltip": [
+            "series:N",
+            alt.Tooltip("item_share:Q", format=".3f"),
+            alt.Tooltip("share:Q", format=".3f"),
+        ],
+    }
+    groups = _coinciding(frame, "series", "item_share", "share")
     text = title or f"Popularity of the top-{k} recommendations vs the catalog (long tail)"
-    return alt.layer(chart).properties(width=WIDTH, height=WIDTH, title=text)
+    heading = alt.TitleParams(text, subtitle=_coincide_note(groups)) if groups else text
+    lines = _lines(alt, frame, "series", domain, encoding, groups)
+    return alt.layer(*lines).properties(width=WIDTH, height=WIDTH, title=heading)
 
 
 _TABLEAU10 = (
@@ -1095,6 +1264,54 @@ _TABLEAU10 = (
     "#9d755d",
     "#bab0ac",
 )
+
+
+def _dashes(
+    alt: Any, field: str, domain: list[str], patterns: list[list[int]], title: str | None = None
+) -> Any:
+    """A stroke pattern per series (merged into the colour legend: same field, title)."""
+    cycle = [patterns[i % len(patterns)] for i in range(len(domain))]
+    return alt.StrokeDash(
+        f"{field}:N", title=title or field, scale=alt.Scale(domain=domain, range=cycle)
+    )
+
+
+def _lines(
+    alt: Any,
+    frame: pl.DataFrame,
+    field: str,
+    domain: list[str],
+    encoding: dict[str, Any],
+    groups: list[list[str]],
+) -> list[Any]:
+    """The series' curves: one line chart, or one layer per series when some coincide.
+
+    ``groups`` are values of ``field`` whose curves coincide; the layers follow the legend
+    order, and the curves of a group are each narrower than the one drawn before, so that
+    every colour shows at the edges of the curves drawn over it.
+    """
+    if not groups:
+        return [alt.Chart(_inline(frame)).mark_line().encode(**encoding)]
+    width = {label: LINE_WIDTH for label in domain}
+    for group in groups:
+        members = [label for label in domain if label in group]
+        width.update(zip(members, _widths(len(members)), strict=True))
+    return [
+        alt.Chart(_inline(frame.filter(pl.col(field) == label)))
+        .mark_line(strokeWidth=width[label])
+        .encode(**encoding)
+        for label in domain
+    ]
+
+
+def _widths(n: int) -> list[float]:
+    """Stroke widths of ``n`` coinciding curves in drawing order, widest first.
+
+    From at most 7.5 pixels down to 1.5 (2 pixels apart, less for many curves), so that
+    each curve shows at the edges of the next.
+    """
+    step = min(2.0, 6.0 / max(n - 1, 1))
+    return [1.5 + step * (n - 1 - i) for i in range(n)]
 
 
 def _scheme_colors(n: int) -> list[str]:

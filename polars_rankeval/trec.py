@@ -36,6 +36,8 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval._files import write_atomically
+
 RUN_FIELDS = ("user", "q0", "item", "rank", "score", "tag")
 QRELS_FIELDS = ("user", "iter", "item", "relevance")
 DIVERSITY_QRELS_FIELDS = ("user", "subtopic", "item", "relevance")
@@ -531,7 +533,10 @@ def _check_distinct_floats(data: pl.DataFrame, score: str) -> None:
 
 
 def _write_lines(frame: pl.DataFrame, path: str | Path) -> None:
-    frame.write_csv(path, separator=" ", include_header=False, quote_style="never")
+    """Write the lines whole or not at all (a failed write keeps the old file)."""
+    write_atomically(
+        path, lambda p: frame.write_csv(p, separator=" ", include_header=False, quote_style="never")
+    )
 
 
 # --------------------------------------------------------------------------- trec_eval's reader

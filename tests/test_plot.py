@@ -159,7 +159,7 @@ def test_topic_differences_carry_the_compare_result(tmp_path: Path) -> None:
     assert subtitle == [
         "2 users better, 0 worse, 0 equal; 1 left out (undefined)",
         "mean difference +0.2500 (95% CI +0.1000 .. +0.4000); randomization test p = 0.01, "
-        "holm-adjusted 0.02: significant at alpha 0.05",
+        "holm-adjusted p = 0.02: significant at alpha 0.05",
     ]
     assert spec["vconcat"][0]["encoding"]["y"]["title"] == "ndcg@10 − b"
 
@@ -319,3 +319,172 @@ def test_topic_differences_color_by_the_metric_direction() -> None:
     per_user = _per_user().rename({"ndcg@10": "num_ret@10"})
     chart = plot.topic_differences(per_user, "num_ret@10", baseline="b").to_dict()
     assert chart["vconcat"][0]["title"]["subtitle"][0].startswith("2 users higher, 0 lower")
+# --------------------------------------------------------------------------- nothing to plot
+def _all_null() -> pl.DataFrame:
+    return _per_user().with_columns(pl.lit(None, dtype=pl.Float64).alias("ndcg@10"))
+
+
+@pytest.mark.parametrize("kind", ["histogram", "ecdf"])
+def test_distribution_of_a_metric_undefined_for_every_user(kind: str) -> None:
+    # Was a ZeroDivisionError (histogram) or an empty chart (ecdf).
+    with pytest.raises(ValueError, match=r"'ndcg@10' is undefined \(null\) for every user") as e:
+        plot.distribution(_all_null(), "ndcg@10", kind=kind)  # type: ignore[arg-type]
+    assert "(6 rows)" in str(e.value)
+    assert "without a relevant item" in str(e.value)
+    no_system = _all_null().filter(pl.col("system") == "a").drop("system")
+    with pytest.raises(ValueError, match=r"undefined \(null\) for every user"):
+        plot.distribution(no_system, "ndcg@10", by=None)
+
+
+def test_charts_of_one_user_and_one_system(tmp_path: Path) -> None:
+    one = _per_user().filter(pl.col("user") == 1)
+    for kind in ("histogram", "ecdf"):
+        _renders(plot.distribution(one, "ndcg@10", kind=kind), tmp_path, kind)  # type: ignore[arg-type]
+    _renders(plot.topic_differences(one, "ndcg@10", baseline="b"), tmp_path, "one_diff")
+    single = plot.distribution(_per_user().filter(pl.col("system") == "b"), "ndcg@10")
+    _renders(single, tmp_path, "single")
+    constant = _per_user().with_columns(pl.lit(0.5).alias("ndcg@10"))  # low == high
+    _renders(plot.distribution(constant, "ndcg@10"), tmp_path, "constant")
+
+
+def _empty_long() -> pl.DataFrame:
+    return _long().head(0)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: plot.distribution(_per_user().head(0), "ndcg@10"), r"per_user has no rows"),
+        (
+            lambda: plot.topic_differences(_per_user().head(0), "ndcg@10", baseline="b"),
+            r"per_user has no rows",
+        ),
+        (
+            lambda: plot.topic_differences(_all_null(), "ndcg@10", baseline="b"),
+            r"no user has 'ndcg@10' defined for both a system and the baseline 'b'",
+        ),
+        (
+            lambda: plot.curves(prk.curve(_empty_long(), "ndcg", ks=[1, 2], by="system")),
+            r"curves: the frame has no rows",
+        ),
+        (
+            lambda: plot.curves(
+                pl.DataFrame(
+                    {
+                        "metric": ["ndcg", "ndcg", "recall"],
+                        "k": [1, 2, 1],
+                        "value": [None, None, 1.0],
+                    },
+                    schema_overrides={"value": pl.Float64},
+                )
+            ),
+            r"curves: metric\(s\) \['ndcg'\] undefined \(null\) at every k",
+        ),
+        (
+            lambda: plot.pr_curves(prk.pr_curve(_empty_long(), by="system")),
+            r"pr_curves: the frame has no rows",
+        ),
+        (lambda: plot.lorenz(_empty_long(), k=2), r"lorenz: no item is in a top-2 list"),
+        (lambda: plot.long_tail(_empty_long(), k=2), r"long_tail: no item is in a top-2 list"),
+        (
+            lambda: plot.lorenz(_long().with_columns(score=pl.lit(None, pl.Float64)), k=2),
+            r"lorenz: no item is in a top-2 list",
+        ),
+    ],
+)
+def test_nothing_to_plot_is_a_clear_error(call: Any, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_distribution_names_a_system_without_a_defined_value(tmp_path: Path) -> None:
+    per_user = _per_user().with_columns(
+        pl.when(pl.col("system") == "a").then(None).otherwise(pl.col("ndcg@10")).alias("ndcg@10")
+    )
+    spec = _renders(plot.distribution(per_user, "ndcg@10"), tmp_path, "absent")
+    assert spec["title"]["subtitle"] == [
+        "3 of 6 user rows left out: ndcg@10 undefined (empty='skip'); no defined value for system a"
+    ]
+
+
+def test_topic_differences_write_an_underflowed_p_value_as_a_bound(tmp_path: Path) -> None:
+    # A t test this clear underflows to p = 0.0; the subtitle says p < 1e-300, not p = 0.
+    n = 400
+    per_user = pl.DataFrame(
+        {
+            "system": ["a"] * n + ["b"] * n,
+            "user": list(range(n)) * 2,
+            "ndcg@10": [0.9 + (i % 7) / 100 for i in range(n)]
+            + [0.1 + (i % 5) / 100 for i in range(n)],
+        }
+    )
+    result = prk.compare_per_user(per_user, baseline="b", test="t")
+    assert result["p_value"].to_list() == [0.0]
+    chart = plot.topic_differences(per_user, "ndcg@10", baseline="b", compare=result)
+    line = _renders(chart, tmp_path, "p0")["vconcat"][0]["title"]["subtitle"][1]
+    assert "t test p < 1e-300, holm-adjusted p < 1e-300: significant" in line
+
+
+# --------------------------------------------------------------------------- coinciding curves
+def test_curve_gaps_hand_computed() -> None:
+    frame = pl.DataFrame(
+        {
+            "s": ["a", "a", "a", "b", "b", "c", "c"],
+            "x": [0.0, 0.5, 1.0, 0.0, 1.0, 0.0, 1.0],
+            "y": [0.0, 0.1, 1.0, 0.0, 1.0, 0.0, 0.9],
+        }
+    )
+    gaps = plot.curve_gaps(frame, "s", "x", "y")
+    # At x = 0.5: a 0.1, b 0.5, c 0.45; at x = 1: a 1, b 1, c 0.9.
+    assert gaps.rows() == [
+        ("a", "b", pytest.approx(0.5 - 0.1)),
+        ("a", "c", pytest.approx(0.45 - 0.1)),
+        ("b", "c", pytest.approx(1.0 - 0.9)),
+    ]
+
+
+def _twins() -> pl.DataFrame:
+    """Systems a and b recommend the same lists; c puts z first for user 2 (a: x)."""
+    a = _long()
+    swap = (pl.col("user") == 2) & pl.col("score").is_not_null()
+    c = a.with_columns(
+        system=pl.lit("c"), score=pl.when(swap).then(3.0 - pl.col("score")).otherwise("score")
+    )
+    return pl.concat([a, a.with_columns(system=pl.lit("b")), c])
+
+
+def test_coinciding_curves_are_named_and_drawn_so_each_shows(tmp_path: Path) -> None:
+    spec = _renders(plot.lorenz(_twins(), k=1), tmp_path, "twins")
+    assert spec["title"]["subtitle"][0] == "coinciding curves (closer than 0.02 everywhere): a = b"
+    lines = spec["layer"][1:]  # after the diagonal: one layer per system, in legend order
+    widths = [layer["mark"]["strokeWidth"] for layer in lines]
+    assert widths == [1.5 + 2.0, 1.5, plot.LINE_WIDTH]  # a under b, c as usual
+    dashes = lines[0]["encoding"]["strokeDash"]["scale"]["range"]
+    assert len({tuple(d) for d in dashes}) == 3  # each system its own pattern
+    assert spec["datasets"]  # every layer's data is in the spec
+    assert "a (Gini 0.750)" in json.dumps(spec)  # (2 * 4 - 4 - 1) * 2 / (4 * 2), 3 decimals
+    tail = _renders(plot.long_tail(_twins(), k=1), tmp_path, "twins_tail")
+    assert tail["title"]["subtitle"][0] == "coinciding curves (closer than 0.02 everywhere): a = b"
+    apart = _renders(plot.lorenz(_long(), k=2), tmp_path, "apart")
+    assert apart["title"] == "Lorenz curve of item exposure in the top 2"  # one curve: no note
+    assert apart["layer"][1]["mark"]["type"] == "line"
+
+
+def test_bounded_charts_display_past_altairs_row_limit() -> None:
+    # The bundled example's Lorenz chart has 6,305 points (4 systems): to_dict (what a
+    # notebook calls to display) raised MaxRowsError past Altair's 5,000 rows. These
+    # charts are bounded by MAX_POINTS per series already; here the limit is lowered to 3
+    # (the box statistics of 3 systems and the diagonal are tables of at most 3 rows).
+    import altair as alt
+
+    df = _twins()
+    charts = {
+        "lorenz": plot.lorenz(df, k=2),
+        "lorenz_apart": plot.lorenz(_long(), k=2),
+        "long_tail": plot.long_tail(df, k=2),
+        "ecdf": plot.distribution(_per_user(), "ndcg@10", kind="ecdf"),  # 5 points
+    }
+    with alt.data_transformers.enable("default", max_rows=3):
+        for name, chart in charts.items():
+            spec = chart.to_dict()
+            assert max(len(values) for values in spec["datasets"].values()) > 3, name
