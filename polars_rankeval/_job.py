@@ -123,6 +123,8 @@ class Job:
     names: dict[str, str] = field(default_factory=dict)
     summary: SummaryForm = "wide"
     rank_positions: _positions.RankPositions = "relative"
+    data_columns: tuple[str, ...] = ()
+    history_checks: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def create(
@@ -188,6 +190,7 @@ class Job:
         # Classify the metrics by what their kernels return (a dry run on a provider
         # with placeholder statistics: kernels only build expressions here).
         job.order_dtype = schema[cols.order]
+        job.data_columns = tuple(schema.names())
         probe = Features(
             cols,
             ties,
@@ -198,6 +201,7 @@ class Job:
             items=job.items,
             history=job.history,
             absolute=job.absolute,
+            data_columns=job.data_columns,
         )
         # The cutoffs of one list or range share their kind: one dry run for them all.
         seen: dict[tuple[Any, ...], str] = {}
@@ -207,7 +211,10 @@ class Job:
             if metric.cutoffs and key in seen:
                 job.kinds[metric.name] = seen[key]
                 continue
+            checks = len(probe.history_checks)
             out = metric.plan(probe)
+            for source in probe.history_checks[checks:]:
+                job.history_checks.setdefault(metric.name, source)
             for name in probe.extra:
                 reader.setdefault(name, metric.name)
             job.kinds[metric.name] = seen[key] = (
@@ -224,6 +231,8 @@ class Job:
             if name not in schema and name not in side:
                 where = "the data" + (" or the items= table" if job.items is not None else "")
                 msg = f"column {name!r} (read by {reader[name]}) not found in {where}"
+                if name in probe.missing_hints:
+                    msg += f"; {probe.missing_hints[name]}"
                 raise ValueError(msg)
         item_names = [m.name for m in parsed if job.kinds[m.name] == "item"]
         if per_item and len(item_names) != len(parsed):
@@ -356,6 +365,7 @@ class Job:
             history=self.history,
             absolute=self.absolute,
             empty=self.empty,
+            data_columns=self.data_columns,
         )
 
     # ------------------------------------------------------------------ statistics
@@ -403,6 +413,7 @@ class Job:
         exp_gain = [m.name for m in self.metrics if dict(m.options).get("gain") == "exp"]
         if exp_gain:
             wanted["max_rel"] = Scalar("max", self.cols.relevance, as_float=True)
+        self._check_history_items(engine)
         found = engine.scalars(wanted) if wanted else {}
         data_items = found.get("data_items")
         if data_items is not None and self.n_items is not None and data_items > self.n_items:
@@ -436,6 +447,36 @@ class Job:
                 )
                 raise ValueError(msg)
             self.rating_range = (float(low), float(high))
+
+    def _check_history_items(self, engine: Scan) -> None:
+        """Every recommended item in ``history=``, for the metrics that ask for it.
+
+        ``novelty`` counting p(i) in ``history=`` with ``unknown=error``: an item
+        without history has no finite self-information. Checked over the recommended
+        rows (a score or rank), before the plan runs, rather than over the top k after
+        it: a cold item anywhere in the lists is an error.
+        """
+        if not self.history_checks or self.history is None:
+            return
+        item = self.cols.item
+        known = self.history.select(item).unique()
+        missing = (
+            engine.distinct([item], present=self.cols.order)
+            .join(known, on=item, how="anti")
+            .sort(item)
+            .collect(engine="streaming")
+            .get_column(item)
+        )
+        if missing.len():
+            metric, source = next(iter(self.history_checks.items()))
+            name = metric.split("@")[0].split("(")[0]
+            msg = (
+                f"{metric}: {missing.len()} recommended item(s) have no interaction in "
+                f"history= (source={source!r}), e.g. {item} {missing.head(3).to_list()}; "
+                f"pass {name}(unknown=one) (as if one user or row had it, RecTools and "
+                f"RePlay) or {name}(unknown=zero) (it adds 0, MS Recommenders)"
+            )
+            raise ValueError(msg)
 
 
 def internal_names(cols: Columns, by: list[str], extra: list[str]) -> dict[str, str]:
