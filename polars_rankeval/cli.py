@@ -296,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--n-items", type=int, metavar="N", help="catalog size (default: distinct items)"
     )
+    _add_side_inputs(ev)
     ev.add_argument(
         "--strategy",
         choices=STRATEGIES,
@@ -442,6 +443,7 @@ def _add_compare(sub: Any) -> None:
         help="undefined per-user values (default: skip)",
     )
     _add_conventions(cp)
+    _add_side_inputs(cp)
     cp.add_argument(
         "--format",
         choices=COMPARE_FORMATS,
@@ -455,6 +457,42 @@ def _add_compare(sub: Any) -> None:
         help="report resampling progress on stderr (default: when it is a terminal)",
     )
     cp.set_defaults(handler=_run_compare)
+
+
+def _add_side_inputs(parser: argparse.ArgumentParser) -> None:
+    """``--history`` and ``--items`` (evaluate and compare): evaluate's side inputs."""
+    parser.add_argument(
+        "--history",
+        metavar="PATH",
+        help=(
+            "the users' past interactions, e.g. the training data (user and item "
+            "columns, one row per interaction; a file or a quoted glob): history= of "
+            "evaluate, read by novelty, arp (popularity_bias), serendipity, "
+            "unexpectedness, miscalibration, rsp and intra_list_diversity(distance="
+            "cooccurrence); novelty@10 and arp@10 take the item popularity from it"
+        ),
+    )
+    parser.add_argument(
+        "--items",
+        metavar="PATH",
+        help=(
+            "an item side table, one row per item (e.g. popularity, long_tail, "
+            "categories, features columns; a file or a quoted glob): items= of evaluate"
+        ),
+    )
+
+
+def _side_inputs(args: argparse.Namespace) -> tuple[pl.LazyFrame | None, pl.LazyFrame | None]:
+    """``items=`` and ``history=`` of evaluate from ``--items`` and ``--history``."""
+    out: dict[str, pl.LazyFrame] = {}
+    ids = [getattr(args, "user", "user"), getattr(args, "item", "item")]
+    for option, key in (("--history", "history"), ("--items", "items")):
+        pattern = getattr(args, key, None)
+        if pattern is None:
+            continue
+        files = _files_of(option, pattern)
+        out[key] = read_files(files, None, text_ids=_text_ids(args), ids=ids)
+    return out.get("items"), out.get("history")
 
 
 def _add_pool_unjudged(parser: argparse.ArgumentParser) -> None:
@@ -604,6 +642,15 @@ def _matching_files(pattern: str) -> list[Path]:
         return sorted(p for p in map(Path, glob.glob(pattern, recursive=True)) if p.is_file())
     path = Path(pattern)
     return [path] if path.is_file() else []
+
+
+def _files_of(option: str, pattern: str) -> list[Path]:
+    """The files of a path or glob argument; a ``FileNotFoundError`` when none."""
+    files = _matching_files(pattern)
+    if not files:
+        msg = f"{option} {pattern!r} matches no file" if _is_glob(pattern) else None
+        raise FileNotFoundError(msg or f"no such file: {pattern!r}")
+    return files
 
 
 def _plain_name(text: str) -> bool:
@@ -785,10 +832,7 @@ def read_recs(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
 def read_data(args: argparse.Namespace) -> pl.LazyFrame:
     """``--data PATTERN``: a joined long table, the files of a glob stacked."""
     pattern = str(args.data)
-    files = _matching_files(pattern)
-    if not files:
-        msg = f"--data {pattern!r} matches no file" if _is_glob(pattern) else None
-        raise FileNotFoundError(msg or f"no such file: {pattern!r}")
+    files = _files_of("--data", pattern)
     args.several_files = [(str(args.data), len(files))] if len(files) > 1 else []
     ids = [getattr(args, "user", "user"), getattr(args, "item", "item")]
     return read_files(files, None, text_ids=_text_ids(args), ids=ids)
@@ -966,6 +1010,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     args.summary = _summary_form(args)
     _progress("reading ...")
     data, by = load_data(args)
+    items, history = _side_inputs(args)
     data = _pooled(args, data, _column_options(args, joined=True)["relevance"])
     _progress(f"evaluating {len(metrics)} metric(s) ...")
     result = evaluate(
@@ -987,6 +1032,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         progress=sys.stderr.isatty(),
         conventions=args.conventions,
         rank_positions=args.rank_positions,
+        items=items,
+        history=history,
     ).collect()
     if args.per_user in (None, "-"):
         write_frame(result, args.format, sys.stdout)
@@ -1307,6 +1354,7 @@ def _run_compare(args: argparse.Namespace) -> int:
         metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
         rules = {"ties": args.ties, "users": args.users, "empty": args.empty}
     data = _pooled(args, _compare_data(args), "relevance")
+    items, history = _side_inputs(args)
     result = compare(
         data,
         metrics,
@@ -1321,6 +1369,8 @@ def _run_compare(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         ci=args.ci,
         progress=True if args.progress else None,
+        items=items,
+        history=history,
         **rules,
     )
     if args.format in ("table", "csv", "json"):

@@ -6,6 +6,7 @@ Each test here failed before the fix it guards (issue 24, items 9, 13, 14 and 19
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 
 import polars as pl
@@ -236,3 +237,92 @@ def test_name_equals_path_that_matches_nothing_lists_both_readings(
     code, _, err = run(capsys, "--recs", f"fast={missing}", "--truth", str(tmp_path / "truth.csv"))
     assert code == 2
     assert "for a system named 'fast'" in err
+
+
+# --------------------------------------------------------------------------- item 19: side inputs
+TRAIN = pl.DataFrame({"user": [7, 7, 8, 9, 9], "item": [10, 11, 10, 12, 13]})
+# 3 training users; holding: 10 -> 2, 11 -> 1, 12 -> 1, 13 -> 1
+
+
+def _novelty_by_hand() -> tuple[float, float]:
+    """novelty@2 and arp@2 of RECS over its 4 users, p(i) = share of TRAIN's 3 users."""
+    p = {10: 2 / 3, 11: 1 / 3, 12: 1 / 3, 13: 1 / 3}
+    tops = [[10, 11], [10, 13], [11, 12], [10]]  # top 2 of users 1..4 by score
+    novelty = sum(sum(-math.log2(p[i]) for i in t) / len(t) for t in tops) / 4
+    arp = sum(sum(p[i] for i in t) / len(t) for t in tops) / 4
+    return novelty, arp
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_cli_history_gives_novelty_and_arp(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, suffix: str
+) -> None:
+    RECS.write_parquet(tmp_path / "recs.parquet")
+    TRUTH.write_parquet(tmp_path / "truth.parquet")
+    history = tmp_path / f"train{suffix}"
+    if suffix == ".csv":
+        history.write_text(TRAIN.write_csv() + "\n")  # a blank line at the end too
+    else:
+        TRAIN.write_parquet(history)
+    argv = ["--recs", str(tmp_path / "recs.parquet"), "--truth", str(tmp_path / "truth.parquet")]
+    argv += ["-m", "novelty@2", "-m", "arp@2", "--format", "csv", "--history", str(history)]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    novelty, arp = _novelty_by_hand()
+    got = _csv(out)
+    assert got["novelty@2"].item() == pytest.approx(novelty)
+    assert got["popularity_bias@2"].item() == pytest.approx(arp)
+    # --items: the same numbers from an item_popularity() table
+    prk.item_popularity(TRAIN).write_parquet(tmp_path / "pop.parquet")
+    argv_items = [*argv[:-2], "--items", str(tmp_path / "pop.parquet")]
+    code, out, err = run(capsys, *argv_items)
+    assert code == 0, err
+    assert _csv(out)["novelty@2"].item() == pytest.approx(novelty)
+
+
+def test_cli_compare_takes_history(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    two = pl.concat(
+        [
+            RECS.with_columns(system=pl.lit("a")),
+            RECS.with_columns(system=pl.lit("b"), score=-pl.col("score")),
+        ]
+    )
+    two.write_parquet(tmp_path / "recs.parquet")
+    TRUTH.write_parquet(tmp_path / "truth.parquet")
+    TRAIN.write_parquet(tmp_path / "train.parquet")
+    argv = ["compare", "--recs", str(tmp_path / "recs.parquet"), "--by", "system"]
+    argv += ["--truth", str(tmp_path / "truth.parquet"), "-m", "novelty@2", "--test", "t"]
+    argv += ["--baseline", "a", "--format", "csv", "--users", "recs"]
+    code, out, err = run(capsys, *argv, "--history", str(tmp_path / "train.parquet"))
+    assert code == 0, err
+    want = prk.compare(
+        prk.join(two, TRUTH, by="system", check_overlap=False),
+        ["novelty@2"],
+        baseline="a",
+        test="t",
+        users="recs",
+        history=TRAIN,
+    )
+    assert _csv(out)["diff"].item() == pytest.approx(want["diff"].item())
+
+
+def test_cli_history_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    RECS.write_parquet(tmp_path / "recs.parquet")
+    TRUTH.write_parquet(tmp_path / "truth.parquet")
+    argv = ["--recs", str(tmp_path / "recs.parquet"), "--truth", str(tmp_path / "truth.parquet")]
+    code, _, err = run(capsys, *argv, "-m", "novelty@2", "--history", str(tmp_path / "no.parquet"))
+    assert code == 2
+    assert "no such file" in err
+    # items 11, 12 and 13 recommended but never in this history: an error naming the options
+    TRAIN.filter(pl.col("item") == 10).write_parquet(tmp_path / "small.parquet")
+    code, _, err = run(
+        capsys, *argv, "-m", "novelty@2", "--history", str(tmp_path / "small.parquet")
+    )
+    assert code == 2
+    assert "3 recommended item(s) have no interaction in history=" in err
+    assert "novelty(unknown=one)" in err
+    # string ids in the history, integers in the data: the --id-type hint
+    TRAIN.with_columns(pl.col("item").cast(pl.String)).write_parquet(tmp_path / "text.parquet")
+    code, _, err = run(capsys, *argv, "-m", "arp@2", "--history", str(tmp_path / "text.parquet"))
+    assert code == 2
+    assert "has dtype String in history= but Int64 in the data" in err
