@@ -120,3 +120,7 @@ class Scan(Protocol):
         ``present``: over the rows where that column is not null only.
         """
         ...
+
+    def polars_rows(self) -> pl.LazyFrame | None:
+        """The input as a Polars LazyFrame, or None when it lives elsewhere (Spark)."""
+        ...

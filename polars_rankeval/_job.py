@@ -40,6 +40,7 @@ from polars_rankeval._types import (
 )
 from polars_rankeval._validate import check_schema, to_lazy
 from polars_rankeval.metrics import _sampled
+from polars_rankeval.metrics._checks import examples
 from polars_rankeval.registry import FramePlan, GlobalPlan, Metric, expand_metric
 
 RESERVED = ("n_users", "n_skipped")
@@ -124,7 +125,7 @@ class Job:
     summary: SummaryForm = "wide"
     rank_positions: _positions.RankPositions = "relative"
     data_columns: tuple[str, ...] = ()
-    history_checks: dict[str, str] = field(default_factory=dict)
+    history_checks: dict[str, tuple[str, int | None]] = field(default_factory=dict)
 
     @classmethod
     def create(
@@ -214,7 +215,7 @@ class Job:
             checks = len(probe.history_checks)
             out = metric.plan(probe)
             for source in probe.history_checks[checks:]:
-                job.history_checks.setdefault(metric.name, source)
+                job.history_checks.setdefault(metric.name, (source, metric.k))
             for name in probe.extra:
                 reader.setdefault(name, metric.name)
             job.kinds[metric.name] = seen[key] = (
@@ -449,34 +450,65 @@ class Job:
             self.rating_range = (float(low), float(high))
 
     def _check_history_items(self, engine: Scan) -> None:
-        """Every recommended item in ``history=``, for the metrics that ask for it.
+        """Fail before the plan runs when a top k will hold an item without history.
 
-        ``novelty`` counting p(i) in ``history=`` with ``unknown=error``: an item
-        without history has no finite self-information. Checked over the recommended
-        rows (a score or rank), before the plan runs, rather than over the top k after
-        it: a cold item anywhere in the lists is an error.
+        For ``novelty`` counting p(i) in ``history=`` with ``unknown=error`` (such an
+        item has no finite self-information). The recommended items absent from the
+        history are found first (one distinct pass); only if there are some are the
+        rows of their users ranked, and the error raised when one of them is in a
+        user's top k for sure (under ``ties="expected"``: with a positive chance, as
+        the metric counts it). Cases left open (a deterministic tie policy across the
+        cutoff, Spark) are reported by the plan itself, after the evaluation.
         """
         if not self.history_checks or self.history is None:
             return
-        item = self.cols.item
+        item, order, user = self.cols.item, self.cols.order, self.cols.user
         known = self.history.select(item).unique()
-        missing = (
-            engine.distinct([item], present=self.cols.order)
+        cold = (
+            engine.distinct([item], present=order)
             .join(known, on=item, how="anti")
-            .sort(item)
             .collect(engine="streaming")
-            .get_column(item)
         )
-        if missing.len():
-            metric, source = next(iter(self.history_checks.items()))
-            name = metric.split("@")[0].split("(")[0]
-            msg = (
-                f"{metric}: {missing.len()} recommended item(s) have no interaction in "
-                f"history= (source={source!r}), e.g. {item} {missing.head(3).to_list()}; "
-                f"pass {name}(unknown=one) (as if one user or row had it, RecTools and "
-                f"RePlay) or {name}(unknown=zero) (it adds 0, MS Recommenders)"
+        rows = engine.polars_rows()
+        if cold.height == 0 or rows is None:
+            return
+        keys = self.keys
+        affected = (
+            rows.filter(pl.col(order).is_not_null())
+            .join(cold.lazy(), on=item, how="semi")
+            .select(user)
+            .unique()
+        )
+        ranked = (
+            rows.join(affected, on=user, how="semi")
+            .filter(pl.col(order).is_not_null())
+            .select(
+                *keys,
+                item,
+                first=pl.col(order).rank("min", descending=self.cols.rank is None).over(keys),
+                last=pl.col(order).rank("max", descending=self.cols.rank is None).over(keys),
+                value=pl.col(order),
             )
-            raise ValueError(msg)
+            .join(cold.lazy(), on=item, how="semi")
+        )
+        if self.absolute:  # the rank column's values are the positions
+            ranked = ranked.with_columns(first=pl.col("value"), last=pl.col("value"))
+        place = pl.col("first") if self.ties == "expected" else pl.col("last")
+        for metric, (source, k) in self.history_checks.items():
+            hit = ranked if k is None else ranked.filter(place <= k)
+            per_user = hit.group_by(keys).agg(n=pl.len(), first_item=pl.col(item).min())
+            found = per_user.collect(engine="streaming")
+            if found.height:
+                # The text of the plan's own check (metrics.exposure._history_novelty).
+                name = metric.split("@")[0].split("(")[0]
+                msg = (
+                    f"metric {name!r}: {int(found.get_column('n').sum())} item(s) in the "
+                    f"top k of {found.height} user(s) have no interaction in history= "
+                    f"(source={source!r}), e.g. {item} "
+                    f"{examples(found.get_column('first_item'))}; pass unknown=one (as if "
+                    "one user had it) or unknown=zero (it adds 0)"
+                )
+                raise ValueError(msg)
 
 
 def internal_names(cols: Columns, by: list[str], extra: list[str]) -> dict[str, str]:

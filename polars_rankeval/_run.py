@@ -95,6 +95,9 @@ class PolarsScan:
         rows = self.lf if present is None else self.lf.filter(pl.col(present).is_not_null())
         return rows.select(columns).unique()
 
+    def polars_rows(self) -> pl.LazyFrame | None:
+        return self.lf
+
 
 class MemoryEngine(PolarsScan):
     """One lazy Polars plan over all the rows (``strategy="memory"``).

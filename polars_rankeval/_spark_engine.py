@@ -126,6 +126,10 @@ class SparkEngine:
         rows = self.data if present is None else self.data.filter(col(present).isNotNull())
         return to_polars(rows.select(*[col(c) for c in columns]).distinct()).lazy()
 
+    def polars_rows(self) -> pl.LazyFrame | None:
+        """None: the rows stay in Spark (the plan's own checks report there)."""
+        return None
+
     def rows(self, where: Scalar | Mapping[str, Any], n: int = 3) -> list[dict[str, Any]]:
         """Up to ``n`` rows where a check holds, or whose columns equal the values."""
         return spark_rows(self.data, where, n)

@@ -319,8 +319,9 @@ def test_cli_history_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
         capsys, *argv, "-m", "novelty@2", "--history", str(tmp_path / "small.parquet")
     )
     assert code == 2
-    assert "3 recommended item(s) have no interaction in history=" in err
-    assert "novelty(unknown=one)" in err
+    # top 2: user 1 {10, 11}, user 2 {10, 13}, user 3 {11, 12}: 4 cold rows, 3 users
+    assert "4 item(s) in the top k of 3 user(s) have no interaction in history=" in err
+    assert "pass unknown=one" in err
     # string ids in the history, integers in the data: the --id-type hint
     TRAIN.with_columns(pl.col("item").cast(pl.String)).write_parquet(tmp_path / "text.parquet")
     code, _, err = run(capsys, *argv, "-m", "arp@2", "--history", str(tmp_path / "text.parquet"))

@@ -52,8 +52,8 @@ def test_novelty_unknown_policies_and_errors() -> None:
     df = recs([(1, "a", 2.0), (1, "z", 1.0), (2, "y", 1.0)])
     with pytest.raises(
         ValueError,
-        match=r"2 recommended item\(s\) have no interaction in history= "
-        r"\(source='history_users'\), e\.g\. item \['y', 'z'\]; pass novelty\(unknown=one\)",
+        match=r"2 item\(s\) in the top k of 2 user\(s\) have no interaction in history= "
+        r"\(source='history_users'\), e\.g\. item \['y', 'z'\]; pass unknown=one",
     ):
         prk.evaluate(df, "novelty(source=history_users)@2", history=TRAIN, users="recs")
     with pytest.raises(ValueError, match="reads the users' past interactions: pass history="):
@@ -277,17 +277,30 @@ def test_novelty_cold_items_fail_before_the_plan_runs(monkeypatch: pytest.Monkey
         return real(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(_run.MemoryEngine, "map_users", spy)
-    df = recs([(1, "a", 3.0), (1, "z", 2.0), (2, "y", 1.0), (2, "b", 0.5)])
+    # z (user 1, rank 2) and y (user 2, rank 1) are cold; x is cold but at rank 3
+    df = recs([(1, "a", 3.0), (1, "z", 2.0), (1, "x", 1.0), (2, "y", 1.0), (2, "b", 0.5)])
     with pytest.raises(
         ValueError,
-        match=r"novelty@2: 2 recommended item\(s\) have no interaction in history= "
-        r"\(source='history_users'\), e\.g\. item \['y', 'z'\]; pass novelty\(unknown=one\)",
+        match=r"metric 'novelty': 2 item\(s\) in the top k of 2 user\(s\) have no interaction "
+        r"in history= \(source='history_users'\), e\.g\. item \['y', 'z'\]; pass unknown=one",
     ):
         prk.evaluate(df, ["novelty@2"], history=TRAIN, users="recs")
     assert not built
     # lazy input too: the check runs at the call
-    with pytest.raises(ValueError, match=r"2 recommended item\(s\) have no interaction"):
-        prk.evaluate(df.lazy(), ["novelty(source=history_interactions)@2"], history=TRAIN)
+    with pytest.raises(ValueError, match=r"2 item\(s\) in the top k of 2 user\(s\) have no"):
+        prk.evaluate(
+            df.lazy(), ["novelty(source=history_interactions)@2"], history=TRAIN, users="recs"
+        )
+    assert not built
+    # a cold item outside every top k is no error (x at rank 3 for @2; only a for @1)
+    ok = recs([(1, "a", 3.0), (1, "b", 2.0), (1, "x", 1.0), (2, "a", 1.0), (2, "c", 0.6)])
+    ok = pl.concat([ok, recs([(2, "x", 0.5)])])
+    out = prk.evaluate(ok, ["novelty@2", "novelty@1"], history=TRAIN, users="recs")
+    assert out["novelty@1"].item() == pytest.approx(math.log2(3 / 2))
+    # tied with a cold item across the cutoff: under expected ties it may enter the top 1
+    tied = recs([(1, "a", 1.0), (1, "x", 1.0)])
+    with pytest.raises(ValueError, match=r"1 item\(s\) in the top k of 1 user\(s\)"):
+        prk.evaluate(tied, ["novelty@1"], history=TRAIN, users="recs")
     # unknown=one or zero: no check
     prk.evaluate(df, ["novelty(unknown=one)@2"], history=TRAIN, users="recs")
 

@@ -718,7 +718,7 @@ def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSes
     got, expected = both(spark, df, user_metrics, per_user=True, history=history, **kwargs)
     assert_frame_equal(got, expected, **TOL)
     # items without history: novelty(unknown=error) fails at the call on both engines
-    cold = r"novelty\(source=history_users\)@3: \d+ recommended item\(s\) have no interaction"
+    cold = r"metric 'novelty': \d+ item\(s\) in the top k of \d+ user\(s\) have no interaction"
     with pytest.raises(ValueError, match=cold):
         prk.evaluate(df, ["novelty(source=history_users)@3"], history=history, **kwargs)
     with pytest.raises(ValueError, match=cold):

@@ -34,9 +34,9 @@ interacted with the item (or the share of its interactions). Without such a colu
 ``history=`` alone is enough (``source=auto``, the default): the popularity is then
 the share of the distinct users of ``history=`` who interacted with the item
 (``source=history_users``), the same number as ``item_popularity(history)``. An item
-without history has popularity 0 for ``popularity_bias``; for ``novelty`` (infinite
-self-information) it is an error at the call, before the evaluation, unless
-``unknown=one`` or ``unknown=zero`` says what it adds.
+without history has popularity 0 for ``popularity_bias``; in a top k of ``novelty``
+(infinite self-information) it is an error raised at the call, before the
+evaluation, unless ``unknown=one`` or ``unknown=zero`` says what it adds.
 
 * ``popularity_bias@k`` (per user; alias ``arp``): the mean popularity of the items
   of the user's top k (average recommendation popularity).
@@ -528,7 +528,7 @@ def _popularity_bias(
         "source=history_interactions: #history rows of the item / #history rows (MS "
         "Recommenders novelty). unknown= says what an item without a popularity (not in "
         "history=, or a null or 0 popularity) adds: an error (default; with history=, "
-        "checked over every recommended item before the evaluation), as if one user "
+        "raised at the call, before the evaluation), as if one user "
         "or interaction had it (one: RePlay Surprisal) or 0 while still counting in the "
         "denominator (zero: MS Recommenders). normalize=true divides by the largest "
         "self-information, log_b of #history users (or rows), which maps it to [0, 1] "
