@@ -1605,7 +1605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _silence_stdout()
             return 0
         except (ValueError, TypeError, OSError, pl.exceptions.PolarsError) as exc:
-            hints = _pool_hint(args, exc) + _several_files_hint(args, exc)
+            hints = _pool_hint(args, exc) + _several_files_hint(args, exc) + _id_hint(args, exc)
             print(f"{PROG}: error: {_one_line(exc)}{hints}", file=sys.stderr)
             return 2
 
@@ -1626,6 +1626,15 @@ def _pool_hint(args: argparse.Namespace, exc: BaseException) -> str:
             "but not judged (and adds the pool column COL, default pooled)"
         )
     return ""
+
+
+def _id_hint(args: argparse.Namespace, exc: BaseException) -> str:
+    """Ids of a side input (--history, --items) of another dtype: --id-type string."""
+    text = str(exc)
+    side = " in history= but " in text or " in items= but " in text
+    if not side or getattr(args, "id_type", "string") != "infer":
+        return ""
+    return "; on the command line, pass --id-type string to read the ids of every file as text"
 
 
 def _several_files_hint(args: argparse.Namespace, exc: BaseException) -> str:

@@ -327,3 +327,30 @@ def test_cli_history_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     code, _, err = run(capsys, *argv, "-m", "arp@2", "--history", str(tmp_path / "text.parquet"))
     assert code == 2
     assert "has dtype String in history= but Int64 in the data" in err
+    assert "pass --id-type string" in err
+    # ... which reads the ids of every file as text, so they match
+    code, out, err = run(
+        capsys, *argv, "-m", "arp@2", "--history", str(tmp_path / "text.parquet"), "--id-type",
+        "string", "--format", "csv",
+    )  # fmt: skip
+    assert code == 0, err
+    assert _csv(out)["popularity_bias@2"].item() == pytest.approx(_novelty_by_hand()[1])
+
+
+def test_compare_run_glob_is_one_system(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    for name, recs in (("up", RECS), ("down", RECS.with_columns(score=-pl.col("score")))):
+        (tmp_path / name).mkdir()
+        for i, part in enumerate(recs.partition_by("user", maintain_order=True)):
+            _write_run(tmp_path / name / f"part{i}.run", part)
+    _qrels(tmp_path / "q.qrels")
+    up, down = str(tmp_path / "up" / "*.run"), str(tmp_path / "down" / "*.run")
+    argv = ["compare", "--qrels", str(tmp_path / "q.qrels"), "-m", "mrr", "--test", "t"]
+    code, out, err = run(
+        capsys, *argv, "--run", f"up={up}", "--run", f"down={down}", "--baseline", "up",
+        "--format", "csv",
+    )  # fmt: skip
+    assert code == 0, err
+    got = _csv(out)
+    assert got["system"].to_list() == ["down"]
+    # TREC ids are text: user 4's only item is relevant in both systems
+    assert got["n_users"].item() == 4
