@@ -838,6 +838,17 @@ def read_data(args: argparse.Namespace) -> pl.LazyFrame:
     return read_files(files, None, text_ids=_text_ids(args), ids=ids)
 
 
+def _with_system(frame: pl.LazyFrame, by: list[str]) -> list[str]:
+    """A ``system`` column of the input splits the systems: it is a ``by`` column.
+
+    Without it, the lists of several systems for one user would be merged into one
+    list (silently, when their items differ).
+    """
+    if SYSTEM_COLUMN in by or SYSTEM_COLUMN not in frame.collect_schema():
+        return by
+    return [SYSTEM_COLUMN, *by]
+
+
 def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
     """Build the long evaluation frame from ``--recs``/``--truth`` or the bundled example.
 
@@ -850,7 +861,8 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
     -------
     tuple of polars.LazyFrame and list of str
         Columns by, user, item, score (or rank) and relevance; and the ``by`` columns
-        (``system`` first when several ``--recs`` files are given).
+        (``system`` first when several ``--recs`` are given or the input has a
+        ``system`` column).
     """
     from polars_rankeval._evaluate import join
 
@@ -859,7 +871,8 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         if args.recs is not None or args.truth is not None or getattr(args, "system", None):
             msg = "--data cannot be combined with --recs/--truth/--system"
             raise UsageError(msg)
-        return read_data(args), by
+        data = read_data(args)
+        return data, _with_system(data, by)
     if args.recs is None and args.truth is None:
         from polars_rankeval.datasets import load_example
 
@@ -873,6 +886,7 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         msg = "--recs and --truth must be given together"
         raise UsageError(msg)
     recs, by = read_recs(args)
+    by = _with_system(recs, by)
     truth = read_table(args.truth, args.truth_format, text_ids=_text_ids(args))
     subtopic = args.subtopic
     diversity = (args.truth_format or _TREC_SUFFIXES.get(args.truth.suffix.lower())) == (

@@ -354,3 +354,30 @@ def test_compare_run_glob_is_one_system(capsys: pytest.CaptureFixture[str], tmp_
     assert got["system"].to_list() == ["down"]
     # TREC ids are text: user 4's only item is relevant in both systems
     assert got["n_users"].item() == 4
+
+
+def test_a_system_column_inside_the_files_splits(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # two systems recommending different items to user 1: one list each, never merged
+    recs = pl.DataFrame(
+        {
+            "system": ["a", "a", "b", "b"],
+            "user": [1, 1, 1, 1],
+            "item": [10, 11, 12, 13],
+            "score": [2.0, 1.0, 2.0, 1.0],
+        }
+    )
+    _partitions(tmp_path / "recs", recs, "part")  # one file: one user
+    pl.DataFrame({"user": [1], "item": [12]}).write_parquet(tmp_path / "truth.parquet")
+    argv = ["--recs", str(tmp_path / "recs" / "*.parquet"), "-m", "mrr", "--format", "csv"]
+    code, out, err = run(capsys, *argv, "--truth", str(tmp_path / "truth.parquet"))
+    assert code == 0, err
+    got = _csv(out)
+    assert got["system"].to_list() == ["a", "b"]
+    assert got["mrr"].to_list() == [0.0, 1.0]
+    long = prk.join(recs, pl.DataFrame({"user": [1], "item": [12]}), by="system")
+    long.write_parquet(tmp_path / "long.parquet")
+    code, out, err = run(capsys, "--data", str(tmp_path / "long.parquet"), "-m", "mrr")
+    assert code == 0, err
+    assert "system" in out
