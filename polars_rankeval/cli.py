@@ -79,6 +79,8 @@ FLOAT_PRECISION = 4
 SYSTEM_COLUMN = "system"
 """The column naming the system of each ``--recs`` file when several are given."""
 ID_TYPES: tuple[str, ...] = ("infer", "string")
+IDS: tuple[str, str] = ("user", "item")
+"""The id columns of compare's inputs (it has no --user/--item)."""
 
 _SCANNERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
     ".parquet": pl.scan_parquet,
@@ -714,18 +716,25 @@ def read_files(
     frames = [read_table(p, fmt, text_ids=text_ids) for p in files]
     if len(frames) == 1:
         return frames[0]
+    _same_id_dtypes([str(p) for p in files], frames, ids)
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def _same_id_dtypes(
+    names: Sequence[str], frames: Sequence[pl.LazyFrame], ids: Sequence[str]
+) -> None:
+    """The ``ids`` columns have one dtype in every frame (no silent cast when stacked)."""
     first = frames[0].collect_schema()
-    for path, frame in zip(files[1:], frames[1:], strict=True):
+    for name, frame in zip(names[1:], frames[1:], strict=True):
         schema = frame.collect_schema()
         for column in ids:
             if column in first and column in schema and first[column] != schema[column]:
                 msg = (
-                    f"column {column!r} has dtype {first[column]} in {str(files[0])!r} but "
-                    f"{schema[column]} in {str(path)!r}; pass --id-type string to read the "
+                    f"column {column!r} has dtype {first[column]} in {names[0]!r} but "
+                    f"{schema[column]} in {name!r}; pass --id-type string to read the "
                     "ids of every file as text"
                 )
                 raise TypeError(msg)
-    return pl.concat(frames, how="diagonal_relaxed")
 
 
 def _several_files(args: argparse.Namespace) -> list[tuple[str, int]]:
@@ -740,6 +749,7 @@ def stack_systems(
     column: str,
     read: Callable[[list[Path]], pl.LazyFrame],
     labels: Sequence[str] | None = None,
+    ids: Sequence[str] = (),
 ) -> tuple[pl.LazyFrame, bool]:
     """One system per ``[NAME=]PATTERN`` argument, the files of a glob stacked.
 
@@ -760,6 +770,7 @@ def stack_systems(
                 raise UsageError(msg)
             seen[path] = pattern
     frames = [read(files) for _, _, files in parsed]
+    _same_id_dtypes([pattern for _, pattern, _ in parsed], frames, ids)
     if len(parsed) == 1 and not labels and parsed[0][0] is None:
         return frames[0], False
     if labels:
@@ -819,7 +830,7 @@ def read_recs(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         return read_files(files, args.recs_format, text_ids=text_ids, ids=ids)
 
     frame, labelled = stack_systems(
-        args, specs, "--recs", SYSTEM_COLUMN, read, getattr(args, "system", None)
+        args, specs, "--recs", SYSTEM_COLUMN, read, getattr(args, "system", None), ids
     )
     if not labelled:
         return frame, by
@@ -1300,7 +1311,12 @@ def _compare_data(args: argparse.Namespace) -> pl.LazyFrame:
         # join's rule for the ids (as in evaluate): no silent cast of integers to text.
         diversity = _TREC_SUFFIXES.get(args.truth.suffix.lower()) == "trec-div-qrels"
         recs, _ = stack_systems(
-            args, args.recs, "--recs", args.by, lambda files: read_files(files, None)
+            args,
+            args.recs,
+            "--recs",
+            args.by,
+            lambda files: read_files(files, None, ids=IDS),
+            ids=IDS,
         )
         joined = join(
             recs,

@@ -381,3 +381,21 @@ def test_a_system_column_inside_the_files_splits(
     code, out, err = run(capsys, "--data", str(tmp_path / "long.parquet"), "-m", "mrr")
     assert code == 0, err
     assert "system" in out
+
+
+def test_ids_of_one_dtype_across_files_and_systems(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    RECS.write_parquet(tmp_path / "a.parquet")
+    RECS.with_columns(pl.col("item").cast(pl.String)).write_parquet(tmp_path / "b.parquet")
+    TRUTH.write_parquet(tmp_path / "truth.parquet")
+    truth = ["--truth", str(tmp_path / "truth.parquet")]
+    for recs in (
+        ["--recs", str(tmp_path / "[ab].parquet")],  # one system, two files
+        ["--recs", str(tmp_path / "a.parquet"), "--recs", str(tmp_path / "b.parquet")],
+        ["compare", "--recs", str(tmp_path / "a.parquet"), "--recs", str(tmp_path / "b.parquet")],
+    ):
+        code, _, err = run(capsys, *recs, *truth)
+        assert code == 2
+        assert "column 'item' has dtype Int64 in" in err
+        assert "but String in" in err
