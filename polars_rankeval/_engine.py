@@ -114,6 +114,13 @@ class Scan(Protocol):
         """Every aggregate of ``wanted`` over the whole input, in one pass."""
         ...
 
-    def distinct(self, columns: Sequence[str]) -> pl.LazyFrame:
-        """The distinct rows of ``columns`` (small: computed at most once)."""
+    def distinct(self, columns: Sequence[str], *, present: str | None = None) -> pl.LazyFrame:
+        """The distinct rows of ``columns`` (small: computed at most once).
+
+        ``present``: over the rows where that column is not null only.
+        """
+        ...
+
+    def polars_rows(self) -> pl.LazyFrame | None:
+        """The input as a Polars LazyFrame, or None when it lives elsewhere (Spark)."""
         ...

@@ -24,7 +24,7 @@ positions. Under a deterministic policy every row is its own group (``n = 1``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
@@ -153,6 +153,7 @@ class Features:
         history: pl.LazyFrame | None = None,
         absolute: bool = False,
         empty: str = "skip",
+        data_columns: Sequence[str] | None = None,
     ) -> None:
         if absolute and cols.rank is None:
             msg = "absolute positions need a rank column (rank=), not a score"
@@ -163,6 +164,13 @@ class Features:
         self.cols = cols
         self._items = items
         self._history = history
+        # The data's columns (None: unknown, e.g. the functions of metrics.functions).
+        self._data_columns = None if data_columns is None else frozenset(data_columns)
+        # The history sources of the kernels built so far whose recommended items must
+        # all be in history= (checked before the plan runs: Job.compute_statistics).
+        self.history_checks: list[str] = []
+        # What to do about a column a kernel reads when the data lacks it (by name).
+        self.missing_hints: dict[str, str] = {}
         self.absolute = absolute
         self.order_dtype = order_dtype
         self._columns = dict(columns or {})
@@ -236,6 +244,27 @@ class Features:
     def has_history(self) -> bool:
         """Whether ``history=`` was given (for metrics where it is optional)."""
         return self._history is not None
+
+    def has_column(self, name: str) -> bool:
+        """Whether the data or ``items=`` has column ``name`` (True when not known).
+
+        For options with a fallback (a popularity column, else ``history=``).
+        """
+        if self._data_columns is None or name in self._data_columns:
+            return True
+        return self._items is not None and name in self._items.collect_schema()
+
+    def hint_missing(self, name: str, hint: str) -> None:
+        """Say how to give column ``name`` if neither the data nor ``items=`` has it."""
+        self.missing_hints.setdefault(name, hint)
+
+    def require_history_items(self, source: str) -> None:
+        """Ask that every recommended item be in ``history=`` (counted by ``source``).
+
+        :class:`polars_rankeval._job.Job` checks it before the plan runs, so that a
+        missing item fails at the call rather than after the evaluation.
+        """
+        self.history_checks.append(source)
 
     def history_column(self, metric: str, name: str) -> str:
         """Check that the history has column ``name`` (e.g. a weight); its name."""

@@ -40,6 +40,7 @@ from polars_rankeval._types import (
 )
 from polars_rankeval._validate import check_schema, to_lazy
 from polars_rankeval.metrics import _sampled
+from polars_rankeval.metrics._checks import examples
 from polars_rankeval.registry import FramePlan, GlobalPlan, Metric, expand_metric
 
 RESERVED = ("n_users", "n_skipped")
@@ -123,6 +124,8 @@ class Job:
     names: dict[str, str] = field(default_factory=dict)
     summary: SummaryForm = "wide"
     rank_positions: _positions.RankPositions = "relative"
+    data_columns: tuple[str, ...] = ()
+    history_checks: dict[str, tuple[str, int | None]] = field(default_factory=dict)
 
     @classmethod
     def create(
@@ -188,6 +191,7 @@ class Job:
         # Classify the metrics by what their kernels return (a dry run on a provider
         # with placeholder statistics: kernels only build expressions here).
         job.order_dtype = schema[cols.order]
+        job.data_columns = tuple(schema.names())
         probe = Features(
             cols,
             ties,
@@ -198,6 +202,7 @@ class Job:
             items=job.items,
             history=job.history,
             absolute=job.absolute,
+            data_columns=job.data_columns,
         )
         # The cutoffs of one list or range share their kind: one dry run for them all.
         seen: dict[tuple[Any, ...], str] = {}
@@ -207,7 +212,10 @@ class Job:
             if metric.cutoffs and key in seen:
                 job.kinds[metric.name] = seen[key]
                 continue
+            checks = len(probe.history_checks)
             out = metric.plan(probe)
+            for source in probe.history_checks[checks:]:
+                job.history_checks.setdefault(metric.name, (source, metric.k))
             for name in probe.extra:
                 reader.setdefault(name, metric.name)
             job.kinds[metric.name] = seen[key] = (
@@ -224,6 +232,8 @@ class Job:
             if name not in schema and name not in side:
                 where = "the data" + (" or the items= table" if job.items is not None else "")
                 msg = f"column {name!r} (read by {reader[name]}) not found in {where}"
+                if name in probe.missing_hints:
+                    msg += f"; {probe.missing_hints[name]}"
                 raise ValueError(msg)
         item_names = [m.name for m in parsed if job.kinds[m.name] == "item"]
         if per_item and len(item_names) != len(parsed):
@@ -356,6 +366,7 @@ class Job:
             history=self.history,
             absolute=self.absolute,
             empty=self.empty,
+            data_columns=self.data_columns,
         )
 
     # ------------------------------------------------------------------ statistics
@@ -403,6 +414,7 @@ class Job:
         exp_gain = [m.name for m in self.metrics if dict(m.options).get("gain") == "exp"]
         if exp_gain:
             wanted["max_rel"] = Scalar("max", self.cols.relevance, as_float=True)
+        self._check_history_items(engine)
         found = engine.scalars(wanted) if wanted else {}
         data_items = found.get("data_items")
         if data_items is not None and self.n_items is not None and data_items > self.n_items:
@@ -436,6 +448,67 @@ class Job:
                 )
                 raise ValueError(msg)
             self.rating_range = (float(low), float(high))
+
+    def _check_history_items(self, engine: Scan) -> None:
+        """Fail before the plan runs when a top k will hold an item without history.
+
+        For ``novelty`` counting p(i) in ``history=`` with ``unknown=error`` (such an
+        item has no finite self-information). The recommended items absent from the
+        history are found first (one distinct pass); only if there are some are the
+        rows of their users ranked, and the error raised when one of them is in a
+        user's top k for sure (under ``ties="expected"``: with a positive chance, as
+        the metric counts it). Cases left open (a deterministic tie policy across the
+        cutoff, Spark) are reported by the plan itself, after the evaluation.
+        """
+        if not self.history_checks or self.history is None:
+            return
+        item, order, user = self.cols.item, self.cols.order, self.cols.user
+        known = self.history.select(item).unique()
+        cold = (
+            engine.distinct([item], present=order)
+            .join(known, on=item, how="anti")
+            .collect(engine="streaming")
+        )
+        rows = engine.polars_rows()
+        if cold.height == 0 or rows is None:
+            return
+        keys = self.keys
+        affected = (
+            rows.filter(pl.col(order).is_not_null())
+            .join(cold.lazy(), on=item, how="semi")
+            .select(user)
+            .unique()
+        )
+        ranked = (
+            rows.join(affected, on=user, how="semi")
+            .filter(pl.col(order).is_not_null())
+            .select(
+                *keys,
+                item,
+                first=pl.col(order).rank("min", descending=self.cols.rank is None).over(keys),
+                last=pl.col(order).rank("max", descending=self.cols.rank is None).over(keys),
+                value=pl.col(order),
+            )
+            .join(cold.lazy(), on=item, how="semi")
+        )
+        if self.absolute:  # the rank column's values are the positions
+            ranked = ranked.with_columns(first=pl.col("value"), last=pl.col("value"))
+        place = pl.col("first") if self.ties == "expected" else pl.col("last")
+        for metric, (source, k) in self.history_checks.items():
+            hit = ranked if k is None else ranked.filter(place <= k)
+            per_user = hit.group_by(keys).agg(n=pl.len(), first_item=pl.col(item).min())
+            found = per_user.collect(engine="streaming")
+            if found.height:
+                # The text of the plan's own check (metrics.exposure._history_novelty).
+                name = metric.split("@")[0].split("(")[0]
+                msg = (
+                    f"metric {name!r}: {int(found.get_column('n').sum())} item(s) in the "
+                    f"top k of {found.height} user(s) have no interaction in history= "
+                    f"(source={source!r}), e.g. {item} "
+                    f"{examples(found.get_column('first_item'))}; pass unknown=one (as if "
+                    "one user had it) or unknown=zero (it adds 0)"
+                )
+                raise ValueError(msg)
 
 
 def internal_names(cols: Columns, by: list[str], extra: list[str]) -> dict[str, str]:

@@ -375,8 +375,8 @@ class BucketedEngine(PolarsScan):
         self.k, self.mode, self.temp_dir, self.progress = k, mode, temp_dir, progress
         self._stack = contextlib.ExitStack()
 
-    def distinct(self, columns: Sequence[str]) -> pl.LazyFrame:
-        return super().distinct(columns).collect(engine="streaming").lazy()
+    def distinct(self, columns: Sequence[str], *, present: str | None = None) -> pl.LazyFrame:
+        return super().distinct(columns, present=present).collect(engine="streaming").lazy()
 
     def map_users(self, job: Job, fn: UserFn, *, validate: bool) -> UserOutputs:
         cols = job.cols

@@ -91,8 +91,12 @@ class PolarsScan:
         exprs = {name: scalar.polars() for name, scalar in wanted.items()}
         return self.lf.select(**exprs).collect(engine="streaming").row(0, named=True)
 
-    def distinct(self, columns: Sequence[str]) -> pl.LazyFrame:
-        return self.lf.select(columns).unique()
+    def distinct(self, columns: Sequence[str], *, present: str | None = None) -> pl.LazyFrame:
+        rows = self.lf if present is None else self.lf.filter(pl.col(present).is_not_null())
+        return rows.select(columns).unique()
+
+    def polars_rows(self) -> pl.LazyFrame | None:
+        return self.lf
 
 
 class MemoryEngine(PolarsScan):

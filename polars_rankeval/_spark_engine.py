@@ -121,9 +121,14 @@ class SparkEngine:
         """The aggregates over the data (or ``frame``) in one Spark job."""
         return spark_scalars(self.data if frame is None else frame, wanted)
 
-    def distinct(self, columns: Sequence[str]) -> pl.LazyFrame:
+    def distinct(self, columns: Sequence[str], *, present: str | None = None) -> pl.LazyFrame:
         """The distinct rows of ``columns``, collected to the driver."""
-        return to_polars(self.data.select(*[col(c) for c in columns]).distinct()).lazy()
+        rows = self.data if present is None else self.data.filter(col(present).isNotNull())
+        return to_polars(rows.select(*[col(c) for c in columns]).distinct()).lazy()
+
+    def polars_rows(self) -> pl.LazyFrame | None:
+        """None: the rows stay in Spark (the plan's own checks report there)."""
+        return None
 
     def rows(self, where: Scalar | Mapping[str, Any], n: int = 3) -> list[dict[str, Any]]:
         """Up to ``n`` rows where a check holds, or whose columns equal the values."""

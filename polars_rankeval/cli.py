@@ -84,6 +84,8 @@ FLOAT_PRECISION = 4
 SYSTEM_COLUMN = "system"
 """The column naming the system of each ``--recs`` file when several are given."""
 ID_TYPES: tuple[str, ...] = ("infer", "string")
+IDS: tuple[str, str] = ("user", "item")
+"""The id columns of compare's inputs (it has no --user/--item)."""
 
 _SCANNERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
     ".parquet": pl.scan_parquet,
@@ -210,11 +212,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--recs",
         action="append",
-        metavar="PATH",
+        metavar="[NAME=]PATH",
         help=(
             "recommendations (user, item, score): .parquet, .csv, .tsv, .ndjson or .run; "
-            "repeatable and globs ('runs/*.run', quoted) for several systems, each file one "
-            f"system named by its file stem in a {SYSTEM_COLUMN!r} column"
+            "a file or a quoted glob ('recs/part-*.parquet'), whose files are stacked as "
+            "ONE system (the partitions of one model's output); repeat --recs for several "
+            f"systems, each named NAME or by its file name without extension in a "
+            f"{SYSTEM_COLUMN!r} column"
         ),
     )
     ev.add_argument(
@@ -222,7 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="NAME",
         help=(
-            "name of the system of each --recs file, in order (default: the file stem); repeatable"
+            "name of the system of each --recs, in order (default: NAME= or the file "
+            "name without extension); repeatable"
         ),
     )
     ev.add_argument(
@@ -297,9 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--data",
-        type=Path,
         metavar="PATH",
-        help="a joined long table (user, item, score, relevance) instead of --recs/--truth",
+        help="a joined long table (user, item, score, relevance) instead of --recs/--truth; "
+        "a file or a quoted glob whose files are stacked",
     )
     ev.add_argument(
         "--aggregate",
@@ -312,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--n-items", type=int, metavar="N", help="catalog size (default: distinct items)"
     )
+    _add_side_inputs(ev)
     ev.add_argument(
         "--strategy",
         choices=STRATEGIES,
@@ -395,16 +401,22 @@ def _add_compare(sub: Any) -> None:
         metavar="METRIC",
         help="per-user metric, repeatable (default: ndcg@10)",
     )
-    cp.add_argument("--data", type=Path, metavar="PATH", help="joined long table with --by")
-    cp.add_argument("--recs", type=Path, metavar="PATH", help="recommendations with --by")
+    cp.add_argument("--data", metavar="PATH", help="joined long table with --by (a path or a glob)")
+    cp.add_argument(
+        "--recs",
+        action="append",
+        metavar="[NAME=]PATH",
+        help="recommendations: one --recs, with a --by column; or one --recs per system "
+        "(a file or a quoted glob of its partitions, named NAME or by the file name)",
+    )
     cp.add_argument("--truth", type=Path, metavar="PATH", help="ground truth for --recs")
     cp.add_argument(
         "--run",
         action="append",
         dest="runs",
         metavar="[NAME=]PATH",
-        help="TREC run file of one system (name: NAME or the file name without its "
-        "extension); repeatable, with --qrels",
+        help="TREC run file of one system, or a quoted glob of its parts (name: NAME or "
+        "the file name without its extension); repeatable, with --qrels",
     )
     cp.add_argument("--qrels", type=Path, metavar="PATH", help="TREC qrels for --run")
     cp.add_argument(
@@ -457,6 +469,7 @@ def _add_compare(sub: Any) -> None:
         help="undefined per-user values (default: skip)",
     )
     _add_conventions(cp)
+    _add_side_inputs(cp)
     cp.add_argument(
         "--format",
         choices=COMPARE_FORMATS,
@@ -472,6 +485,42 @@ def _add_compare(sub: Any) -> None:
         "(default: when stderr is a terminal)",
     )
     cp.set_defaults(handler=_run_compare)
+
+
+def _add_side_inputs(parser: argparse.ArgumentParser) -> None:
+    """``--history`` and ``--items`` (evaluate and compare): evaluate's side inputs."""
+    parser.add_argument(
+        "--history",
+        metavar="PATH",
+        help=(
+            "the users' past interactions, e.g. the training data (user and item "
+            "columns, one row per interaction; a file or a quoted glob): history= of "
+            "evaluate, read by novelty, arp (popularity_bias), serendipity, "
+            "unexpectedness, miscalibration, rsp and intra_list_diversity(distance="
+            "cooccurrence); novelty@10 and arp@10 take the item popularity from it"
+        ),
+    )
+    parser.add_argument(
+        "--items",
+        metavar="PATH",
+        help=(
+            "an item side table, one row per item (e.g. popularity, long_tail, "
+            "categories, features columns; a file or a quoted glob): items= of evaluate"
+        ),
+    )
+
+
+def _side_inputs(args: argparse.Namespace) -> tuple[pl.LazyFrame | None, pl.LazyFrame | None]:
+    """``items=`` and ``history=`` of evaluate from ``--items`` and ``--history``."""
+    out: dict[str, pl.LazyFrame] = {}
+    ids = [getattr(args, "user", "user"), getattr(args, "item", "item")]
+    for option, key in (("--history", "history"), ("--items", "items")):
+        pattern = getattr(args, key, None)
+        if pattern is None:
+            continue
+        files = _files_of(option, pattern)
+        out[key] = read_files(files, None, text_ids=_text_ids(args), ids=ids)
+    return out.get("items"), out.get("history")
 
 
 def _add_pool_unjudged(parser: argparse.ArgumentParser) -> None:
@@ -572,7 +621,8 @@ def read_table(path: Path, fmt: str | None = None, *, text_ids: Sequence[str] = 
     if text_ids and suffix in _TEXT_SUFFIXES:
         overrides = dict.fromkeys(text_ids, pl.String)
         separator = "," if suffix == ".csv" else "\t"
-        return pl.scan_csv(path, separator=separator, schema_overrides=overrides)
+        frame = pl.scan_csv(path, separator=separator, schema_overrides=overrides)
+        return _drop_blank_lines(frame)
     scan = _SCANNERS.get(suffix)
     if scan is None:
         known = ", ".join([*sorted(_SCANNERS), *_TREC_SUFFIXES])
@@ -582,6 +632,8 @@ def read_table(path: Path, fmt: str | None = None, *, text_ids: Sequence[str] = 
         )
         raise ValueError(msg)
     frame = scan(path)
+    if suffix in _TEXT_SUFFIXES:
+        frame = _drop_blank_lines(frame)
     return _as_text_ids(frame, text_ids) if text_ids else frame
 
 
@@ -595,103 +647,243 @@ def _text_ids(args: argparse.Namespace) -> list[str]:
     return [args.user, args.item] if getattr(args, "id_type", "infer") == "string" else []
 
 
-def recs_paths(patterns: Sequence[str]) -> list[Path]:
-    """Expand the ``--recs`` arguments: each a path or a glob (``*``, ``?``, ``[...]``).
+def _drop_blank_lines(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """Leave out the rows of a CSV/TSV file with no value at all (blank lines).
+
+    Polars reads a blank line (e.g. the empty line after a file's last newline) as a
+    row of nulls; a row with a value in some column keeps its nulls, which the checks
+    of ``evaluate`` report (a null id is an error).
+    """
+    return frame.filter(~pl.all_horizontal(pl.all().is_null()))
+
+
+_GLOB_CHARS = "*?["
+
+
+def _is_glob(pattern: str) -> bool:
+    return any(ch in pattern for ch in _GLOB_CHARS)
+
+
+def _matching_files(pattern: str) -> list[Path]:
+    """The files a path or glob (``*``, ``?``, ``[...]``, ``**``) names, sorted."""
+    if _is_glob(pattern):
+        return sorted(p for p in map(Path, glob.glob(pattern, recursive=True)) if p.is_file())
+    path = Path(pattern)
+    return [path] if path.is_file() else []
+
+
+def _files_of(option: str, pattern: str) -> list[Path]:
+    """The files of a path or glob argument; a ``FileNotFoundError`` when none."""
+    files = _matching_files(pattern)
+    if not files:
+        msg = f"{option} {pattern!r} matches no file" if _is_glob(pattern) else None
+        raise FileNotFoundError(msg or f"no such file: {pattern!r}")
+    return files
+
+
+def _plain_name(text: str) -> bool:
+    """A system name: not empty, no path separator, no glob character, no '='."""
+    return bool(text) and not any(ch in text for ch in ("/", os.sep, "=", *_GLOB_CHARS))
+
+
+def named_files(spec: str, option: str) -> tuple[str | None, str, list[Path]]:
+    """Read a ``[NAME=]PATTERN`` argument: the name (or None), the pattern, its files.
+
+    The whole argument is a path (or glob) when it names files, even with a ``=`` in
+    it (``runs/bm25_k1=0.9.run``). Otherwise it is split on the first ``=`` when the
+    left part is a plain name (no path separator or glob character) and the right
+    part names files.
 
     Raises
     ------
     FileNotFoundError
-        If a glob matches no file (a plain path is checked by :func:`read_table`).
+        If neither reading names a file; the message gives both readings.
     """
-    paths: list[Path] = []
-    for pattern in patterns:
-        if any(ch in pattern for ch in "*?["):
-            matches = sorted(Path(p) for p in glob.glob(pattern, recursive=True))
-            matches = [p for p in matches if p.is_file()]
-            if not matches:
-                msg = f"--recs {pattern!r} matches no file"
-                raise FileNotFoundError(msg)
-            paths.extend(matches)
-        else:
-            paths.append(Path(pattern))
-    seen: set[Path] = set()
-    for path in paths:
-        if path in seen:
-            msg = f"--recs names the file {str(path)!r} twice"
-            raise UsageError(msg)
-        seen.add(path)
-    return paths
-
-
-def system_names(paths: Sequence[Path], labels: Sequence[str] | None) -> list[str]:
-    """The system name of each run file: ``--system`` labels in order, else the file stems."""
-    if labels:
-        if len(labels) != len(paths):
-            files = ", ".join(str(p) for p in paths)
-            msg = (
-                f"--system is given {len(labels)} time(s) but --recs names {len(paths)} "
-                f"file(s) ({files}); give one --system per file, in order"
-            )
-            raise UsageError(msg)
-        names = list(labels)
-    else:
-        names = [p.stem for p in paths]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
+    files = _matching_files(spec)
+    if files:
+        return None, spec, files
+    name, eq, rest = spec.partition("=")
+    if eq and _plain_name(name):
+        files = _matching_files(rest)
+        if files:
+            return name, rest, files
         msg = (
-            f"several --recs files have the system name {', '.join(map(repr, repeated))}; "
-            "name them with --system, one per file"
+            f"{option} {spec!r}: no file {spec!r}, and no file {rest!r} for a system named {name!r}"
         )
-        raise UsageError(msg)
-    return names
+        raise FileNotFoundError(msg)
+    if _is_glob(spec):
+        msg = f"{option} {spec!r} matches no file"
+        raise FileNotFoundError(msg)
+    msg = f"no such file: {spec!r}"
+    raise FileNotFoundError(msg)
 
 
-def read_recs(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
-    """The ``--recs`` files as one frame, and the ``by`` columns to evaluate with.
+def default_name(pattern: str) -> str | None:
+    """A system's name from its pattern: the file name without its extension.
 
-    One file without ``--system``: the file as it is. Several files (or ``--system``):
-    one system each, stacked with a ``system`` column (the ``--system`` labels in order,
-    else the file stems), which becomes the first ``by`` column.
+    ``bm25_k1=0.9`` for ``runs/bm25_k1=0.9.run``; None for a glob (``runs/*.run``).
     """
-    patterns = args.recs if isinstance(args.recs, list) else [str(args.recs)]
-    paths = recs_paths(patterns)
-    by = list(args.by or [])
-    frames = [read_table(p, args.recs_format, text_ids=_text_ids(args)) for p in paths]
-    labels = getattr(args, "system", None)
-    if len(paths) == 1 and not labels:
-        return frames[0], by
-    names = system_names(paths, labels)
-    if SYSTEM_COLUMN in by:
-        msg = f"--by {SYSTEM_COLUMN} is implied by several --recs files (or --system)"
-        raise UsageError(msg)
+    stem = Path(pattern).stem
+    return None if _is_glob(stem) or not stem else stem
+
+
+def read_files(
+    files: Sequence[Path],
+    fmt: str | None,
+    *,
+    text_ids: Sequence[str] = (),
+    ids: Sequence[str] = (),
+) -> pl.LazyFrame:
+    """The files of one argument (a path or the matches of a glob) as one frame.
+
+    The files' rows are stacked (columns matched by name); the ``ids`` columns must
+    have one dtype in every file.
+    """
+    frames = [read_table(p, fmt, text_ids=text_ids) for p in files]
+    if len(frames) == 1:
+        return frames[0]
+    _same_id_dtypes([str(p) for p in files], frames, ids)
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def _same_id_dtypes(
+    names: Sequence[str], frames: Sequence[pl.LazyFrame], ids: Sequence[str]
+) -> None:
+    """The ``ids`` columns have one dtype in every frame (no silent cast when stacked)."""
     first = frames[0].collect_schema()
-    for path, frame in zip(paths[1:], frames[1:], strict=True):
+    for name, frame in zip(names[1:], frames[1:], strict=True):
         schema = frame.collect_schema()
-        if SYSTEM_COLUMN in schema:
-            msg = (
-                f"{str(path)!r} already has a {SYSTEM_COLUMN!r} column; with several "
-                f"--recs files, each file is one system"
-            )
-            raise UsageError(msg)
-        for column in (args.user, args.item):
+        for column in ids:
             if column in first and column in schema and first[column] != schema[column]:
                 msg = (
-                    f"column {column!r} has dtype {first[column]} in {str(paths[0])!r} but "
-                    f"{schema[column]} in {str(path)!r}; pass --id-type string to read the "
+                    f"column {column!r} has dtype {first[column]} in {names[0]!r} but "
+                    f"{schema[column]} in {name!r}; pass --id-type string to read the "
                     "ids of every file as text"
                 )
                 raise TypeError(msg)
-    if SYSTEM_COLUMN in first:
+
+
+def _several_files(args: argparse.Namespace) -> list[tuple[str, int]]:
+    """The ``--recs``/``--run``/``--data`` arguments that matched several files."""
+    return list(getattr(args, "several_files", []))
+
+
+def stack_systems(
+    args: argparse.Namespace,
+    specs: Sequence[str],
+    option: str,
+    column: str,
+    read: Callable[[list[Path]], pl.LazyFrame],
+    labels: Sequence[str] | None = None,
+    ids: Sequence[str] = (),
+) -> tuple[pl.LazyFrame, list[str] | None]:
+    """One system per ``[NAME=]PATTERN`` argument, the files of a glob stacked.
+
+    One argument without a name: its files as they are (a ``system`` column of the
+    files, if any, is the caller's ``--by``). Several arguments (or a name): one
+    system each, stacked with ``column`` holding its name: ``NAME=``, else the
+    ``--system`` label of that argument (in order), else the file name without its
+    extension; a glob without a name is an error then. Returns the frame and the
+    systems' names in the order given (None when no ``column`` was added).
+    """
+    parsed = [named_files(spec, option) for spec in specs]
+    args.several_files = [(pattern, len(files)) for _, pattern, files in parsed if len(files) > 1]
+    seen: dict[Path, str] = {}
+    for _, pattern, files in parsed:
+        for path in files:
+            if path in seen:
+                msg = f"{option} names the file {str(path)!r} twice ({seen[path]!r}, {pattern!r})"
+                raise UsageError(msg)
+            seen[path] = pattern
+    frames = [read(files) for _, _, files in parsed]
+    _same_id_dtypes([pattern for _, pattern, _ in parsed], frames, ids)
+    if len(parsed) == 1 and not labels and parsed[0][0] is None:
+        return frames[0], None
+    if labels:
+        if len(labels) != len(parsed):
+            msg = (
+                f"--system is given {len(labels)} time(s) but {option} names "
+                f"{len(parsed)} system(s); give one --system per {option}, in order"
+            )
+            raise UsageError(msg)
+        named = [spec for spec, (name, _, _) in zip(specs, parsed, strict=True) if name]
+        if named:
+            msg = f"{option} {named[0]!r} has a NAME= and --system names it too; use one"
+            raise UsageError(msg)
+        names = list(labels)
+    else:
+        names = []
+        for name, pattern, _ in parsed:
+            found = name or default_name(pattern)
+            if found is None:
+                msg = (
+                    f"{option} {pattern!r} is one system among several and a glob has no "
+                    f"name: name it, {option} NAME={pattern!r} (or --system NAME)"
+                )
+                raise UsageError(msg)
+            names.append(found)
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
         msg = (
-            f"{str(paths[0])!r} already has a {SYSTEM_COLUMN!r} column; with several "
-            "--recs files (or --system), each file is one system"
+            f"several {option} arguments have the system name "
+            f"{', '.join(map(repr, repeated))}; name them with {option} NAME=PATH"
         )
         raise UsageError(msg)
-    labelled = [
-        f.with_columns(pl.lit(n).alias(SYSTEM_COLUMN)) for f, n in zip(frames, names, strict=True)
-    ]
-    stacked = pl.concat(labelled, how="diagonal_relaxed")
-    return stacked, [SYSTEM_COLUMN, *by]
+    for (_, pattern, _), frame in zip(parsed, frames, strict=True):
+        if column in frame.collect_schema():
+            msg = (
+                f"{pattern!r} already has a {column!r} column; with several {option} "
+                f"arguments (or a name), each {option} is one system"
+            )
+            raise UsageError(msg)
+    labelled = [f.with_columns(pl.lit(n).alias(column)) for f, n in zip(frames, names, strict=True)]
+    return pl.concat(labelled, how="diagonal_relaxed"), names
+
+
+def read_recs(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
+    """The ``--recs`` arguments as one frame, and the ``by`` columns to evaluate with.
+
+    Each ``--recs [NAME=]PATTERN`` is one system: a file, or the files a glob
+    matches, stacked (the partitions of one model's output). One ``--recs`` without a
+    name or ``--system``: the files as they are. Several (or a name): one system
+    each, in a ``system`` column that becomes the first ``by`` column.
+    """
+    specs = args.recs if isinstance(args.recs, list) else [str(args.recs)]
+    by = list(args.by or [])
+    text_ids, ids = _text_ids(args), [args.user, args.item]
+
+    def read(files: list[Path]) -> pl.LazyFrame:
+        return read_files(files, args.recs_format, text_ids=text_ids, ids=ids)
+
+    frame, labelled = stack_systems(
+        args, specs, "--recs", SYSTEM_COLUMN, read, getattr(args, "system", None), ids
+    )
+    if not labelled:
+        return frame, by
+    if SYSTEM_COLUMN in by:
+        msg = f"--by {SYSTEM_COLUMN} is implied by several --recs (or --system or NAME=)"
+        raise UsageError(msg)
+    return frame, [SYSTEM_COLUMN, *by]
+
+
+def read_data(args: argparse.Namespace) -> pl.LazyFrame:
+    """``--data PATTERN``: a joined long table, the files of a glob stacked."""
+    pattern = str(args.data)
+    files = _files_of("--data", pattern)
+    args.several_files = [(str(args.data), len(files))] if len(files) > 1 else []
+    ids = [getattr(args, "user", "user"), getattr(args, "item", "item")]
+    return read_files(files, None, text_ids=_text_ids(args), ids=ids)
+
+
+def _with_system(frame: pl.LazyFrame, by: list[str]) -> list[str]:
+    """A ``system`` column of the input splits the systems: it is a ``by`` column.
+
+    Without it, the lists of several systems for one user would be merged into one
+    list (silently, when their items differ).
+    """
+    if SYSTEM_COLUMN in by or SYSTEM_COLUMN not in frame.collect_schema():
+        return by
+    return [SYSTEM_COLUMN, *by]
 
 
 def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
@@ -706,7 +898,8 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
     -------
     tuple of polars.LazyFrame and list of str
         Columns by, user, item, score (or rank) and relevance; and the ``by`` columns
-        (``system`` first when several ``--recs`` files are given).
+        (``system`` first when several ``--recs`` are given or the input has a
+        ``system`` column).
     """
     from polars_rankeval._evaluate import join
 
@@ -715,7 +908,8 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         if args.recs is not None or args.truth is not None or getattr(args, "system", None):
             msg = "--data cannot be combined with --recs/--truth/--system"
             raise UsageError(msg)
-        return read_table(args.data, text_ids=_text_ids(args)), by
+        data = read_data(args)
+        return data, _with_system(data, by)
     if args.recs is None and args.truth is None:
         from polars_rankeval.datasets import load_example
 
@@ -729,6 +923,7 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         msg = "--recs and --truth must be given together"
         raise UsageError(msg)
     recs, by = read_recs(args)
+    by = _with_system(recs, by)
     truth = read_table(args.truth, args.truth_format, text_ids=_text_ids(args))
     subtopic = args.subtopic
     diversity = (args.truth_format or _TREC_SUFFIXES.get(args.truth.suffix.lower())) == (
@@ -866,6 +1061,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     args.summary = _summary_form(args)
     _progress("reading ...")
     data, by = load_data(args)
+    items, history = _side_inputs(args)
     data = _pooled(args, data, _column_options(args, joined=True)["relevance"])
     _progress(f"evaluating {len(metrics)} metric(s) ...")
     result = evaluate(
@@ -887,6 +1083,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         progress=sys.stderr.isatty(),
         conventions=args.conventions,
         rank_positions=args.rank_positions,
+        items=items,
+        history=history,
     ).collect()
     if args.per_user in (None, "-"):
         write_frame(result, args.format, sys.stdout)
@@ -1129,16 +1327,23 @@ def _compare_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str] | N
         msg = f"give one input: {' or '.join(given)}, not both"
         raise UsageError(msg)
     if args.data is not None:
-        return read_table(args.data), None
+        return read_data(args), None
     if args.recs is not None or args.truth is not None:
         if args.recs is None or args.truth is None:
             msg = "--recs and --truth must be given together"
             raise UsageError(msg)
         # join's rule for the ids (as in evaluate): no silent cast of integers to text.
         diversity = _TREC_SUFFIXES.get(args.truth.suffix.lower()) == "trec-div-qrels"
-        recs = read_table(args.recs)
-        order = None
-        if args.by in recs.collect_schema():
+        recs, names = stack_systems(
+            args,
+            args.recs,
+            "--recs",
+            args.by,
+            lambda files: read_files(files, None, ids=IDS),
+            ids=IDS,
+        )
+        order = names
+        if order is None and args.by in recs.collect_schema():
             order = (
                 recs.select(
                     pl.col(args.by).cast(pl.String).drop_nulls().unique(maintain_order=True)
@@ -1162,23 +1367,15 @@ def _compare_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str] | N
             raise UsageError(msg)
         from polars_rankeval.trec import scan_qrels, scan_run
 
-        parts, names = [], []
-        for spec in args.runs:
-            name, sep, path_text = spec.partition("=")
-            path = Path(path_text) if sep else Path(spec)
-            name = name if sep else path.name.split(".")[0]
-            if not path.is_file():
-                msg = f"no such file: {str(path)!r}"
-                raise FileNotFoundError(msg)
-            if name in names:
-                msg = f"two runs are named {name!r}; name them with --run NAME=PATH"
-                raise UsageError(msg)
-            names.append(name)
-            run = scan_run(path).select(pl.lit(name).alias(args.by), "user", "item", "score")
-            parts.append(run)
-        if len(names) < 2:
-            msg = f"compare needs at least 2 runs, got {len(names)}"
+        if len(args.runs) < 2:
+            msg = f"compare needs at least 2 runs, got {len(args.runs)}"
             raise UsageError(msg)
+
+        def read_runs(files: list[Path]) -> pl.LazyFrame:
+            return pl.concat([scan_run(p).select("user", "item", "score") for p in files])
+
+        runs, names = stack_systems(args, args.runs, "--run", args.by, read_runs)
+        parts = [runs.select(args.by, "user", "item", "score")]
         if not args.qrels.is_file():
             msg = f"no such file: {str(args.qrels)!r}"
             raise FileNotFoundError(msg)
@@ -1222,6 +1419,7 @@ def _run_compare(args: argparse.Namespace) -> int:
         rules = {"ties": args.ties, "users": args.users, "empty": args.empty}
     data, order = _compare_data(args)
     data = _pooled(args, data, "relevance")
+    items, history = _side_inputs(args)
     result = compare(
         data,
         metrics,
@@ -1237,6 +1435,8 @@ def _run_compare(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         ci=args.ci,
         progress=args.progress,
+        items=items,
+        history=history,
         **rules,
     )
     if args.baseline is None:
@@ -1518,7 +1718,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (ValueError, TypeError, OSError, pl.exceptions.PolarsError) as exc:
             if isinstance(exc, OSError) and _closed_pipe(exc):
                 return _output_failed(exc)  # e.g. `polars-rankeval metrics | head`: quietly
-            print(f"{PROG}: error: {_one_line(exc)}{_pool_hint(args, exc)}", file=sys.stderr)
+            hints = _pool_hint(args, exc) + _several_files_hint(args, exc) + _id_hint(args, exc)
+            print(f"{PROG}: error: {_one_line(exc)}{hints}", file=sys.stderr)
             _flush_or_drop()  # the lines printed before the error, if stdout takes them
             return 2
         return _flushed(status)
@@ -1592,6 +1793,27 @@ def _flushed(status: int, prefix: str = _ERROR) -> int:
     if exc is None or _closed_pipe(exc):
         return status
     return _output_failed(exc, prefix)
+
+
+def _id_hint(args: argparse.Namespace, exc: BaseException) -> str:
+    """Ids of a side input (--history, --items) of another dtype: --id-type string."""
+    text = str(exc)
+    side = " in history= but " in text or " in items= but " in text
+    if not side or getattr(args, "id_type", "string") != "infer":
+        return ""
+    return "; on the command line, pass --id-type string to read the ids of every file as text"
+
+
+def _several_files_hint(args: argparse.Namespace, exc: BaseException) -> str:
+    """Rows sharing a key after a glob matched several files: they were one system."""
+    several = _several_files(args)
+    if not several or "rows share a (" not in str(exc):
+        return ""
+    pattern, count = several[0]
+    return (
+        f"; {pattern!r} matched {count} files, read as one system (their rows stacked): "
+        "for one system per file, give each its own --recs NAME=PATH (--run for compare)"
+    )
 
 
 def _silence_stdout() -> None:

@@ -22,7 +22,7 @@ def item_popularity(
     item: str = "item",
     basis: PopularityBasis = "users",
     catalog: pl.Series | pl.DataFrame | pl.LazyFrame | None = None,
-    unseen: Unseen = "zero",
+    unseen: Unseen | None = None,
     name: str = "popularity",
 ) -> pl.DataFrame | pl.LazyFrame:
     """Each item's popularity in an interactions frame: one row per item.
@@ -50,8 +50,9 @@ def item_popularity(
         it, only items with an interaction are listed, and ``evaluate`` raises for a
         recommended item missing from the table.
     unseen
-        The popularity of a catalog item without any interaction: ``"zero"``
-        (default), or ``"one"``: as if one user (``basis="users"``: ``1 / |U|``) or
+        The popularity of a catalog item without any interaction (needs ``catalog=``,
+        which lists those items): ``"zero"`` (the default with a catalog), or
+        ``"one"``: as if one user (``basis="users"``: ``1 / |U|``) or
         one interaction (``basis="interactions"``: ``1 / #rows``) had it -- RecTools'
         ``MeanInvUserFreq`` and RePlay's ``Surprisal`` count cold items as one user,
         so their self-information is finite (``novelty``).
@@ -94,7 +95,15 @@ def item_popularity(
     └──────┴────────────┘
     """
     check_choice("basis", basis, BASES)
-    check_choice("unseen", unseen, UNSEEN)
+    if unseen is not None:
+        check_choice("unseen", unseen, UNSEEN)
+        if catalog is None:
+            msg = (
+                f"unseen={unseen!r} sets the popularity of the catalog's items without "
+                "interactions, so it needs catalog= (the items to list, e.g. "
+                "catalog=recs['item'] for every recommended item)"
+            )
+            raise ValueError(msg)
     lf, eager = to_lazy(interactions, "interactions")
     schema = lf.collect_schema()
     needed = [item] if basis == "interactions" else [user, item]
@@ -129,7 +138,7 @@ def item_popularity(
             raise TypeError(msg)
         out = (
             items.join(out, on=item, how="full", coalesce=True)
-            .with_columns(pl.col(name).fill_null(0.0 if unseen == "zero" else 1.0 / max(total, 1)))
+            .with_columns(pl.col(name).fill_null(1.0 / max(total, 1) if unseen == "one" else 0.0))
             .select(item, name)
         )
     out = out.sort(item)

@@ -218,3 +218,93 @@ def test_bucketed_equals_in_memory() -> None:
     memory = prk.evaluate(df, metrics, strategy="memory", **options).row(0)[:4]
     buckets = prk.evaluate(df, metrics, strategy="buckets", n_buckets=3, **options).row(0)[:4]
     assert buckets == pytest.approx(memory, rel=1e-12)
+
+
+# --------------------------------------------------------------------------- from history alone
+def test_novelty_and_arp_from_history_alone() -> None:
+    """issue 24, item 19: novelty@k and arp@k with history= only, no popularity column."""
+    df = recs([(1, "a", 3.0), (1, "c", 2.0), (2, "b", 1.0)])
+    out = prk.evaluate(
+        df, ["novelty@2", "popularity_bias@2"], history=TRAIN, users="recs", per_user=True
+    ).sort("user")
+    # share of the 3 history users holding the item: a 2/3, b 2/3, c 1/3
+    assert out["novelty@2"].to_list() == pytest.approx(
+        [(math.log2(3 / 2) + math.log2(3)) / 2, math.log2(3 / 2)]
+    )
+    assert out["popularity_bias@2"].to_list() == pytest.approx([(2 / 3 + 1 / 3) / 2, 2 / 3])
+    # the same numbers as the explicit source and the item_popularity() recipe
+    explicit = prk.evaluate(
+        df, ["novelty(source=history_users)@2"], history=TRAIN, users="recs", per_user=True
+    )
+    assert explicit.sort("user")[:, 1].to_list() == pytest.approx(out["novelty@2"].to_list())
+    pop = prk.item_popularity(TRAIN)
+    recipe = prk.evaluate(df, ["novelty@2", "arp@2"], items=pop, users="recs", per_user=True).sort(
+        "user"
+    )
+    assert recipe["novelty@2"].to_list() == pytest.approx(out["novelty@2"].to_list())
+    assert recipe["popularity_bias@2"].to_list() == pytest.approx(
+        out["popularity_bias@2"].to_list()
+    )
+    # a popularity column, when there is one, still wins over history=
+    mine = pl.DataFrame({"item": ["a", "b", "c"], "popularity": [0.5, 0.25, 0.125]})
+    both = prk.evaluate(df, ["arp@2"], items=mine, history=TRAIN, users="recs", per_user=True)
+    assert both.sort("user")[:, 1].to_list() == pytest.approx([(0.5 + 0.125) / 2, 0.25])
+
+
+def test_arp_from_history_counts_a_cold_item_as_zero() -> None:
+    df = recs([(1, "a", 3.0), (1, "z", 2.0)])
+    rows = "popularity_bias(source=history_interactions)@2"
+    out = prk.evaluate(df, ["arp@2", rows], history=TRAIN, users="recs")
+    # z: no one interacted with it, popularity 0; a: 2/3 of the users, 3/6 of the rows
+    assert out.row(0)[:2] == pytest.approx(((2 / 3 + 0) / 2, (3 / 6 + 0) / 2))
+
+
+def test_history_metrics_without_a_popularity_say_how_to_give_one() -> None:
+    df = recs([(1, "a", 3.0)])
+    for name in ("novelty@2", "arp@2"):
+        with pytest.raises(ValueError, match=r"pass history= .*or items=item_popularity"):
+            prk.evaluate(df, [name], users="recs")
+
+
+def test_novelty_cold_items_fail_before_the_plan_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from polars_rankeval import _run
+
+    built: list[bool] = []
+    real = _run.MemoryEngine.map_users
+
+    def spy(self: object, *args: object, **kwargs: object) -> object:
+        built.append(True)
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_run.MemoryEngine, "map_users", spy)
+    # z (user 1, rank 2) and y (user 2, rank 1) are cold; x is cold but at rank 3
+    df = recs([(1, "a", 3.0), (1, "z", 2.0), (1, "x", 1.0), (2, "y", 1.0), (2, "b", 0.5)])
+    with pytest.raises(
+        ValueError,
+        match=r"metric 'novelty': 2 item\(s\) in the top k of 2 user\(s\) have no interaction "
+        r"in history= \(source='history_users'\), e\.g\. item \['y', 'z'\]; pass unknown=one",
+    ):
+        prk.evaluate(df, ["novelty@2"], history=TRAIN, users="recs")
+    assert not built
+    # lazy input too: the check runs at the call
+    with pytest.raises(ValueError, match=r"2 item\(s\) in the top k of 2 user\(s\) have no"):
+        prk.evaluate(
+            df.lazy(), ["novelty(source=history_interactions)@2"], history=TRAIN, users="recs"
+        )
+    assert not built
+    # a cold item outside every top k is no error (x at rank 3 for @2; only a for @1)
+    ok = recs([(1, "a", 3.0), (1, "b", 2.0), (1, "x", 1.0), (2, "a", 1.0), (2, "c", 0.6)])
+    ok = pl.concat([ok, recs([(2, "x", 0.5)])])
+    out = prk.evaluate(ok, ["novelty@2", "novelty@1"], history=TRAIN, users="recs")
+    assert out["novelty@1"].item() == pytest.approx(math.log2(3 / 2))
+    # tied with a cold item across the cutoff: under expected ties it may enter the top 1
+    tied = recs([(1, "a", 1.0), (1, "x", 1.0)])
+    with pytest.raises(ValueError, match=r"1 item\(s\) in the top k of 1 user\(s\)"):
+        prk.evaluate(tied, ["novelty@1"], history=TRAIN, users="recs")
+    # unknown=one or zero: no check
+    prk.evaluate(df, ["novelty(unknown=one)@2"], history=TRAIN, users="recs")
+
+
+def test_item_popularity_unseen_needs_a_catalog() -> None:
+    with pytest.raises(ValueError, match=r"unseen='one' .* needs catalog="):
+        prk.item_popularity(TRAIN, unseen="one")

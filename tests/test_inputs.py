@@ -261,8 +261,13 @@ def test_cli_several_recs_files_are_systems(
     assert got["mrr"].to_list() == pytest.approx(expected["mrr"].to_list())
     # bm25: user 1 hit at rank 2, user 2 at rank 2, user 3 none: (1/2 + 1/2 + 0) / 3
     assert got["mrr"][0] == pytest.approx((1 / 2 + 1 / 2 + 0) / 3)
-    # a glob gives the same; --system labels rename them
-    code, out_glob, _ = run(capsys, "--recs", str(Path(paths[0]).parent / "*.csv"), *common)
+    # a glob is ONE system (issue 24, item 9): these two files share (user, item) keys
+    code, _, err = run(capsys, "--recs", str(Path(paths[0]).parent / "*.csv"), *common)
+    assert code == 2
+    assert "matched 2 files, read as one system" in err
+    # one glob per system, named, gives the same
+    globs = [f"{Path(p).stem}={Path(p).parent / (Path(p).stem + '*.csv')}" for p in paths]
+    code, out_glob, _ = run(capsys, "--recs", globs[0], "--recs", globs[1], *common)
     assert code == 0
     assert out_glob == out
     code, out, _ = run(
@@ -275,7 +280,7 @@ def test_cli_several_recs_files_are_systems(
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--system", "only-one"], r"--system is given 1 time\(s\) but --recs names 2 file"),
+        (["--system", "only-one"], r"--system is given 1 time\(s\) but --recs names 2 system"),
         (["--system", "s", "--system", "s"], r"the system name 's'"),
         (["--by", "system"], r"--by system is implied"),
     ],

@@ -315,3 +315,31 @@ def test_elliot_preset() -> None:
     )
     assert out.item(0, 0) == pytest.approx((1 / 2 + 1 / 2 + 1) / 3)
     assert out.item(0, 1) == pytest.approx(0.0)  # head candidates: none (see above)
+
+
+def test_aplt_aclt_from_history_alone() -> None:
+    """issue 24, item 19: without a long_tail column, history= gives the long tail."""
+    train = pl.DataFrame({"user": [1, 2, 3, 1, 2, 3], "item": ["a", "a", "a", "b", "b", "c"]})
+    recs = pl.DataFrame(
+        {
+            "user": [1, 1, 2, 2],
+            "item": ["a", "c", "a", "z"],
+            "score": [2.0, 1.0, 2.0, 1.0],
+            "relevance": [None, 1, 1, None],
+        }
+    )
+    names = ["aplt@2", "aclt@2", "aplt(head_share=0.5)@2"]
+    got = prk.evaluate(recs, names, history=train, per_user=True).sort("user")
+    # head_share 0.8 of the 6 pairs: a (3) and b (2) before reaching 4.8, c and the
+    # cold z are the tail: user 1 {a, c} -> 1/2, user 2 {a, z} -> 1/2
+    assert got["aplt@2"].to_list() == pytest.approx([1 / 2, 1 / 2])
+    assert got["aclt@2"].to_list() == pytest.approx([1.0, 1.0])
+    # the recipe with long_tail_items gives the same (z, outside it, in the catalog)
+    tail = prk.long_tail_items(train, catalog=pl.Series(["a", "b", "c", "z"]))
+    recipe = prk.evaluate(recs, names[:2], items=tail, per_user=True).sort("user")
+    assert recipe["aplt@2"].to_list() == got["aplt@2"].to_list()
+    half = prk.long_tail_items(train, head_share=0.5, catalog=pl.Series(["a", "b", "c", "z"]))
+    recipe = prk.evaluate(recs, ["aplt@2"], items=half, per_user=True).sort("user")
+    assert recipe["aplt@2"].to_list() == got["aplt(head_share=0.5)@2"].to_list()
+    with pytest.raises(ValueError, match=r"pass history= .*or items=long_tail_items"):
+        prk.evaluate(recs, ["aplt@2"])

@@ -692,6 +692,7 @@ def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSes
         "aplt@3",
         "aclt@3",
         "novelty(source=history_users,unknown=one,normalize=true,denominator=k)@3",
+        "popularity_bias(source=history_interactions)@3",
         "intra_list_diversity(distance=cooccurrence)@3",
         "categorical_diversity(category=provider)@3",
     ]
@@ -717,6 +718,17 @@ def test_history_metrics_serendipity_calibration_popularity_bias(spark: SparkSes
     assert_frame_equal(got, expected, **TOL)
     got, expected = both(spark, df, user_metrics, per_user=True, history=history, **kwargs)
     assert_frame_equal(got, expected, **TOL)
+    # items without history: novelty(unknown=error) fails at the call on both engines
+    cold = r"metric 'novelty': \d+ item\(s\) in the top k of \d+ user\(s\) have no interaction"
+    with pytest.raises(ValueError, match=cold):
+        prk.evaluate(df, ["novelty(source=history_users)@3"], history=history, **kwargs)
+    with pytest.raises(ValueError, match=cold):
+        prk_spark.evaluate(
+            to_spark(spark, df),
+            ["novelty(source=history_users)@3"],
+            history=spark_history,
+            **kwargs,
+        )
 
 
 def test_aggregate_options(spark: SparkSession) -> None:

@@ -30,7 +30,13 @@ are null when no item is exposed.
 **Popularity** comes from a column (default ``"popularity"``) of the data or of the
 ``items=`` side table, named by ``popularity=``. :func:`polars_rankeval.item_popularity`
 builds it from an interactions (training) frame: the share of its users who
-interacted with the item (or the share of its interactions).
+interacted with the item (or the share of its interactions). Without such a column,
+``history=`` alone is enough (``source=auto``, the default): the popularity is then
+the share of the distinct users of ``history=`` who interacted with the item
+(``source=history_users``), the same number as ``item_popularity(history)``. An item
+without history has popularity 0 for ``popularity_bias``; in a top k of ``novelty``
+(infinite self-information) it is an error raised at the call, before the
+evaluation, unless ``unknown=one`` or ``unknown=zero`` says what it adds.
 
 * ``popularity_bias@k`` (per user; alias ``arp``): the mean popularity of the items
   of the user's top k (average recommendation popularity).
@@ -121,10 +127,18 @@ NoveltyDenominator = Annotated[
     "needs @k)",
 ]
 NoveltySource = Annotated[
-    Literal["column", "history_users", "history_interactions"],
-    "where p(i) comes from: the popularity column, or history=: the share of its users "
-    "who hold the item (RePlay Surprisal) or the item's share of its rows (MS "
-    "Recommenders novelty)",
+    Literal["auto", "column", "history_users", "history_interactions"],
+    "where p(i) comes from: auto (the popularity column when the data or items= has "
+    "it, else history_users when history= is given), the popularity column, or "
+    "history=: the share of its users who hold the item (RePlay Surprisal) or the "
+    "item's share of its rows (MS Recommenders novelty)",
+]
+PopularitySource = Annotated[
+    Literal["auto", "column", "history_users", "history_interactions"],
+    "where the popularity comes from: auto (the popularity column when the data or "
+    "items= has it, else history_users when history= is given), the popularity "
+    "column, or history=: the share of its users who hold the item, or the item's share "
+    "of its rows (an item without history: 0)",
 ]
 NoveltyUnknown = Annotated[
     Literal["error", "one", "zero"],
@@ -399,6 +413,64 @@ def _mean_over_top(
     return FramePlan(build)
 
 
+def _resolve_source(f: Features, source: str, popularity: str) -> str:
+    """``source=auto``: the popularity column if there is one, else ``history=``."""
+    if source != "auto":
+        return source
+    if f.has_column(popularity):
+        return "column"
+    if f.has_history:
+        return "history_users"
+    f.hint_missing(
+        popularity,
+        "pass history= (the training interactions: the popularity is the share of their "
+        "users who interacted with the item) or items=item_popularity(train)",
+    )
+    return "column"
+
+
+def _history_counts(
+    f: Features, metric: str, source: str
+) -> Callable[[], tuple[pl.LazyFrame, pl.LazyFrame]]:
+    """p(i) = ``__prk_nc / __prk_nt`` from ``history=``: per item, and the total.
+
+    ``history_users``: #distinct history users with the item / #distinct history
+    users; ``history_interactions``: #history rows of the item / #history rows.
+    """
+    item, user = f.cols.item, f.keys[-1] if f.keys else f.cols.user
+    history = f.history(metric).select(user, item)  # the error at the call if missing
+
+    def counts() -> tuple[pl.LazyFrame, pl.LazyFrame]:
+        if source == "history_users":
+            held = history.unique()
+            per_item = held.group_by(item).agg(f64(pl.col(user).n_unique()).alias("__prk_nc"))
+            total = history.select(f64(pl.col(user).n_unique()).alias("__prk_nt"))
+        else:
+            per_item = history.group_by(item).agg(f64(pl.len()).alias("__prk_nc"))
+            total = history.select(f64(pl.len()).alias("__prk_nt"))
+        return per_item, total
+
+    return counts
+
+
+def _history_popularity_bias(f: Features, k: int | None, source: str) -> FramePlan:
+    """Per user: the mean over the top k of p(i) counted in ``history=`` (0 if absent)."""
+    keys, item = f.keys, f.cols.item
+    p = f.p_in(k)
+    counts = _history_counts(f, "popularity_bias", source)
+
+    def build(rows: pl.LazyFrame) -> pl.LazyFrame:
+        per_item, total = counts()
+        top = rows.filter(p > 0).select(*keys, item, p.alias("__prk_arp_p"))
+        joined = top.join(per_item, on=item, how="left").join(total, how="cross")
+        share = (pl.col("__prk_nc") / pl.col("__prk_nt")).fill_null(0.0)
+        pw = pl.col("__prk_arp_p")
+        per_user = joined.group_by(keys).agg(num=(pw * share).sum(), den=pw.sum())
+        return per_user.select(*keys, (pl.col("num") / pl.col("den")).alias("value"))
+
+    return FramePlan(build)
+
+
 @register(
     "popularity_bias",
     higher_is_better=False,
@@ -407,15 +479,26 @@ def _mean_over_top(
     aliases=("arp",),
     summary="Mean popularity of the items of the top k (average recommendation popularity).",
     definition=(
-        "mean over the top k of the popularity column (from the data or items=, e.g. "
-        "item_popularity(): the share of the training users who interacted with the item); "
-        "an item without a finite, non-negative popularity is an error. Null for an "
-        "empty list."
+        "mean over the top k of the item popularity. source=column: the popularity "
+        "column (from the data or items=, e.g. item_popularity(): the share of the "
+        "training users who interacted with the item); an item without a finite, "
+        "non-negative popularity is an error. source=history_users: the share of the "
+        "distinct users of history= who interacted with the item; "
+        "source=history_interactions: the item's share of the history= rows; an item "
+        "without history has popularity 0. source=auto (default): the column when the "
+        "data or items= has it, else history_users. Null for an empty list."
     ),
 )
 def _popularity_bias(
-    f: Features, k: int | None, *, popularity: Popularity = "popularity"
+    f: Features,
+    k: int | None,
+    *,
+    popularity: Popularity = "popularity",
+    source: PopularitySource = "auto",
 ) -> FramePlan:
+    resolved = _resolve_source(f, source, popularity)
+    if resolved != "column":
+        return _history_popularity_bias(f, k, resolved)
     return _mean_over_top(
         f,
         k,
@@ -433,8 +516,10 @@ def _popularity_bias(
     normalized=False,
     summary="Mean self-information -log2 p(i) of the items of the top k.",
     definition=(
-        "mean over the top k of -log_b p(i) (b = log_base, default 2). source=column "
-        "(default): p(i) is the popularity column (from the data or items=, e.g. "
+        "mean over the top k of -log_b p(i) (b = log_base, default 2). source=auto "
+        "(default): the popularity column when the data or items= has it, else "
+        "history_users (with history=). source=column: p(i) is the popularity column "
+        "(from the data or items=, e.g. "
         "item_popularity(): the share of the training users who interacted with the "
         "item), which must lie in (0, 1] (else an error: an item no one interacted with "
         "has infinite self-information; item_popularity(unseen='one') counts such items "
@@ -442,7 +527,8 @@ def _popularity_bias(
         "users of history= with the item / #distinct users of history=; "
         "source=history_interactions: #history rows of the item / #history rows (MS "
         "Recommenders novelty). unknown= says what an item without a popularity (not in "
-        "history=, or a null or 0 popularity) adds: an error (default), as if one user "
+        "history=, or a null or 0 popularity) adds: an error (default; with history=, "
+        "raised at the call, before the evaluation), as if one user "
         "or interaction had it (one: RePlay Surprisal) or 0 while still counting in the "
         "denominator (zero: MS Recommenders). normalize=true divides by the largest "
         "self-information, log_b of #history users (or rows), which maps it to [0, 1] "
@@ -460,7 +546,7 @@ def _novelty(
     popularity: Popularity = "popularity",
     denominator: NoveltyDenominator = "list",
     log_base: LogBase = 2.0,
-    source: NoveltySource = "column",
+    source: NoveltySource = "auto",
     unknown: NoveltyUnknown = "error",
     normalize: NoveltyNormalize = False,
 ) -> FramePlan:
@@ -469,8 +555,11 @@ def _novelty(
         raise ValueError(msg)
     base = float(log_base)
     divisor = float(k) if denominator == "k" and k is not None else None
-    if source != "column":
-        return _history_novelty(f, k, source, unknown, normalize, base, divisor)
+    if source == "auto" and (normalize or unknown == "one") and f.has_history:
+        source = "history_users"  # options defined with history= only
+    resolved = _resolve_source(f, source, popularity)
+    if resolved != "column":
+        return _history_novelty(f, k, resolved, unknown, normalize, base, divisor)
     if normalize:
         msg = (
             "novelty(normalize=true) divides by log(#history users), which only "
@@ -521,19 +610,15 @@ def _history_novelty(
     divisor: float | None,
 ) -> FramePlan:
     """Per user: the self-information of the top k with p(i) counted in ``history=``."""
-    keys, item, user = f.keys, f.cols.item, f.keys[-1]
+    keys, item = f.keys, f.cols.item
     p = f.p_in(k)
-    history = f.history("novelty").select(user, item)  # the error at the call if missing
+    history_counts = _history_counts(f, "novelty", source)
+    if unknown == "error":
+        f.require_history_items(source)
     label = f.label(item)
 
     def build(rows: pl.LazyFrame) -> pl.LazyFrame:
-        if source == "history_users":
-            held = history.unique()
-            counts = held.group_by(item).agg(f64(pl.col(user).n_unique()).alias("__prk_nc"))
-            total = history.select(f64(pl.col(user).n_unique()).alias("__prk_nt"))
-        else:
-            counts = history.group_by(item).agg(f64(pl.len()).alias("__prk_nc"))
-            total = history.select(f64(pl.len()).alias("__prk_nt"))
+        counts, total = history_counts()
         c, t = pl.col("__prk_nc"), pl.col("__prk_nt")
         missing = c.is_null()
         info = (t / c).log(base)

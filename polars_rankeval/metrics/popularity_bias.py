@@ -82,7 +82,7 @@ from polars_rankeval._features import Features
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import Rel, defined_if, f64, partial_sums
 from polars_rankeval.metrics.exposure import Discount, _exposure
-from polars_rankeval.registry import FramePlan, GlobalPlan, register
+from polars_rankeval.registry import FramePlan, GlobalPlan, Interval, register
 
 _GRP = "__prk_grp"
 
@@ -92,7 +92,74 @@ LongTail = Annotated[
 Group = Annotated[str, "column (items= or the data) of the item's group, compared as text"]
 
 
-def _tail_count(f: Features, k: int | None, metric: str, column: str, share: bool) -> FramePlan:
+HeadShare = Annotated[
+    float,
+    Interval(0, 1, closed="right"),
+    "with history= and no long_tail column: share of the history's (user, item) pairs "
+    "the short head holds (long_tail_items(head_share=); Elliot's 0.8)",
+]
+
+
+def _history_tail(f: Features, metric: str, head_share: float) -> pl.LazyFrame:
+    """The long-tail flag of each item of ``history=`` (:func:`long_tail_items`'s rule).
+
+    Items by their number of distinct history users (descending, ties by item id) are
+    in the short head while the count of the items before them is below
+    ``head_share`` of the total; the rest is the long tail.
+    """
+    item, user = f.cols.item, f.keys[-1] if f.keys else f.cols.user
+    counts = (
+        f.history(metric)
+        .select(user, item)
+        .unique()
+        .group_by(item)
+        .agg(pl.len().cast(pl.Float64).alias("__prk_lt_n"))
+        .sort(["__prk_lt_n", item], descending=[True, False])
+    )
+    n = pl.col("__prk_lt_n")
+    before = n.cum_sum() - n
+    return counts.select(item, (~(before < n.sum() * float(head_share))).alias(_TAIL))
+
+
+_TAIL = "__prk_tail"
+
+
+def _history_tail_count(
+    f: Features, k: int | None, metric: str, head_share: float, share: bool
+) -> FramePlan:
+    """aplt/aclt with the long tail counted in ``history=`` (an item absent: tail)."""
+    keys, item = f.keys, f.cols.item
+    p = f.p_in(k)
+    tail = _history_tail(f, metric, head_share)
+
+    def build(rows: pl.LazyFrame) -> pl.LazyFrame:
+        top = rows.filter(p > 0).select(*keys, item, p.alias("__prk_lt_p"))
+        joined = top.join(tail, on=item, how="left")
+        pw = pl.col("__prk_lt_p")
+        flag = f64(pl.col(_TAIL).fill_null(True))
+        per_user = joined.group_by(keys).agg(num=(pw * flag).sum(), den=pw.sum())
+        value = pl.col("num") / pl.col("den") if share else pl.col("num")
+        return per_user.select(*keys, value.alias("value"))
+
+    return FramePlan(build)
+
+
+def _tail_count(
+    f: Features,
+    k: int | None,
+    metric: str,
+    column: str,
+    share: bool,
+    head_share: float = 0.8,
+) -> FramePlan:
+    if not f.has_column(column):
+        if f.has_history:
+            return _history_tail_count(f, k, metric, head_share, share)
+        f.hint_missing(
+            column,
+            "pass history= (the training interactions: the long tail is then counted "
+            "in them) or items=long_tail_items(train)",
+        )
     keys, item = f.keys, f.cols.item
     p = f.p_in(k)
     flag = f.column(column)
@@ -133,12 +200,19 @@ def _tail_count(f: Features, k: int | None, metric: str, column: str, share: boo
     definition=(
         "#items of the top k whose long_tail column (items= or the data; "
         "long_tail_items()) is true / #items of the top k (Abdollahpouri et al. 2019, "
-        "Elliot APLT). A null flag is an error. Expected ties: exact expectation. Null "
-        "for an empty list."
+        "Elliot APLT). A null flag is an error. Without that column, with history=: "
+        "the long tail of long_tail_items(history, head_share=) (an item without "
+        "history is long-tail). Expected ties: exact expectation. Null for an empty list."
     ),
 )
-def _aplt(f: Features, k: int | None, *, long_tail: LongTail = "long_tail") -> FramePlan:
-    return _tail_count(f, k, "aplt", long_tail, share=True)
+def _aplt(
+    f: Features,
+    k: int | None,
+    *,
+    long_tail: LongTail = "long_tail",
+    head_share: HeadShare = 0.8,
+) -> FramePlan:
+    return _tail_count(f, k, "aplt", long_tail, True, head_share)
 
 
 @register(
@@ -149,11 +223,19 @@ def _aplt(f: Features, k: int | None, *, long_tail: LongTail = "long_tail") -> F
     definition=(
         "#items of the top k whose long_tail column (items= or the data; "
         "long_tail_items()) is true (Abdollahpouri et al. 2019, Elliot ACLT). A null "
-        "flag is an error. Expected ties: exact expectation. Null for an empty list."
+        "flag is an error. Without that column, with history=: the long tail of "
+        "long_tail_items(history, head_share=) (an item without history is long-tail). "
+        "Expected ties: exact expectation. Null for an empty list."
     ),
 )
-def _aclt(f: Features, k: int | None, *, long_tail: LongTail = "long_tail") -> FramePlan:
-    return _tail_count(f, k, "aclt", long_tail, share=False)
+def _aclt(
+    f: Features,
+    k: int | None,
+    *,
+    long_tail: LongTail = "long_tail",
+    head_share: HeadShare = 0.8,
+) -> FramePlan:
+    return _tail_count(f, k, "aclt", long_tail, False, head_share)
 
 
 # --------------------------------------------------------------------------- group rates
