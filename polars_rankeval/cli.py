@@ -1457,7 +1457,9 @@ def _run_compare(args: argparse.Namespace) -> int:
                 "choose one baseline with --baseline)",
                 file=sys.stderr,
             )
-    if args.format in ("table", "csv", "json"):
+    if args.format == "table":
+        write_frame(_p_values_as_text(result), "table", sys.stdout)
+    elif args.format in ("csv", "json"):
         write_frame(result, args.format, sys.stdout)
     else:
         text = report(result, args.format)
@@ -1723,6 +1725,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             _flush_or_drop()  # the lines printed before the error, if stdout takes them
             return 2
         return _flushed(status)
+
+
+def _p_values_as_text(result: pl.DataFrame) -> pl.DataFrame:
+    """The p-value columns of a comparison as the one p-value text (``< 1e-300``, not 0).
+
+    For the table people read; csv and json keep the numbers.
+    """
+    from polars_rankeval._pvalue import format_p
+
+    columns = [c for c in ("p_value", "p_adjusted") if c in result.columns]
+    return result.with_columns(
+        pl.Series(c, [format_p(v) for v in result.get_column(c).to_list()], dtype=pl.String)
+        for c in columns
+    )
 
 
 def _pool_hint(args: argparse.Namespace, exc: BaseException) -> str:

@@ -588,3 +588,28 @@ def test_cli_progress_on_off_and_default() -> None:
     assert parser.parse_args(["compare"]).progress is None
     assert parser.parse_args(["compare", "--progress"]).progress is True
     assert parser.parse_args(["compare", "--no-progress"]).progress is False
+
+
+def test_cli_compare_table_writes_an_underflowed_p_value_as_a_bound(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # 2,000 users: b ranks the relevant item first (rr 1), a at position 2, 3 or 4 (rr 1/2,
+    # 1/3, 1/4): differences around 0.69 with a spread near 0.1, t near 300; the t test's
+    # p underflows to 0.0, which the table writes as the bound '< 1e-300', never '0.0000'.
+    n = 2000
+    rows = []
+    for u in range(n):
+        a_pos = 2 + u % 3
+        for pos in range(1, 5):
+            rows.append(("a", u, pos, 10.0 - pos, int(pos == a_pos)))
+            rows.append(("b", u, pos, 10.0 - pos, int(pos == 1)))
+    long = pl.DataFrame(rows, schema=["system", "user", "item", "score", "relevance"], orient="row")
+    path = tmp_path / "long.parquet"
+    long.write_parquet(path)
+    code, out, err = run(
+        capsys, "compare", "--data", str(path), "--by", "system", "-m", "mrr@10",
+        "--baseline", "a", "--test", "t", "--format", "table",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "< 1e-300" in out
+    assert " 0.0000 " not in out
