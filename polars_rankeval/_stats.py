@@ -323,7 +323,9 @@ def tukey_hsd(
     range (max - min) of the m permuted system means. ``p[i, j] = (1 + #{range* >=
     |mean_i - mean_j|}) / (R + 1)``: the family-wise error over all pairs is controlled
     by construction. A permutation is one of the m! (``Generator.integers``) for
-    m <= 7, else the argsort of m uniform keys. Costs O(R n m).
+    m <= 7, else the argsort of m uniform keys. Costs O(R n m). The draws depend on the
+    order of the columns: :func:`polars_rankeval.compare_per_user` passes the systems
+    sorted by name, so the p-values do not depend on the order of ``systems=``.
     """
     import itertools
 

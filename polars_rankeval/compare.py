@@ -417,7 +417,13 @@ def compare_per_user(
     )
     scipy_stats()  # a clear ImportError before any work
 
-    prepared = _pair_values(frame.with_columns(labels.alias(by)), names, by, user, chosen)
+    # The columns of the value matrices are the systems in sorted order, whatever the
+    # order of systems=: Tukey's permutations (and every sum over systems) are drawn
+    # over the columns, so the p-values do not depend on the order in the call.
+    canonical = sorted(chosen)
+    position = [canonical.index(s) for s in chosen]
+    pairs = [(position[a], position[b]) for a, b in pairs]
+    prepared = _pair_values(frame.with_columns(labels.alias(by)), names, by, user, canonical)
 
     show = progress if progress is not None else sys.stderr.isatty()
     total = sum(resamples_needed(test, ci_method, v.shape[0], n_resamples) for _, v, _ in prepared)
@@ -441,8 +447,8 @@ def compare_per_user(
                 records.append(
                     {
                         "metric": name,
-                        "system": chosen[a],
-                        "baseline": chosen[b],
+                        "system": canonical[a],
+                        "baseline": canonical[b],
                         "mean": float(means[a]),
                         "baseline_mean": float(means[b]),
                         "diff": float(means[a] - means[b]),
