@@ -22,6 +22,7 @@ from polars_rankeval._stats import (
     TESTS,
     CIMethod,
     CorrectionName,
+    PairStats,
     Progress,
     TestName,
     adjust,
@@ -64,6 +65,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "resampling",
     "seed",
     "conventions",
+    "note",
 )
 
 _NOT_FORWARDED = ("per_user", "per_item", "aggregate")
@@ -299,8 +301,12 @@ def compare_per_user(
         analytic tests), ``resampling`` (``sign_flip``, ``sign_flip_exact`` when every
         sign vector is enumerated, ``multinomial`` or ``poisson`` bootstrap,
         ``permutation`` for Tukey; null for analytic tests), ``seed``,
-        ``conventions``. A pair whose differences are all zero has ``p_value`` 1;
-        an undefined statistic (e.g. sd 0) is null.
+        ``conventions``, ``note``. A pair whose differences are all zero has
+        ``p_value`` 1; an undefined statistic (e.g. sd 0) is null. ``note`` says what
+        the test can conclude when the number of users limits it: why ``p_value`` is
+        null, that the smallest p it can reach is above ``alpha``, or that a p below
+        what it resolves was raised to that minimum (the policy, one for every test:
+        :mod:`polars_rankeval._stats`, "What a test can conclude with few users").
 
     Examples
     --------
@@ -460,6 +466,7 @@ def compare_per_user(
                         "n_dropped": dropped,
                         "n_resamples": stats.n_resamples,
                         "resampling": stats.resampling,
+                        "note": _note(stats, k, test, alpha, values.shape[0]),
                     }
                 )
     finally:
@@ -489,6 +496,7 @@ def compare_per_user(
         "n_dropped": pl.Int64,
         "n_resamples": pl.Int64,
         "resampling": pl.String,
+        "note": pl.String,
     }
     out = pl.DataFrame(records, schema=schema, orient="row")
     out = out.with_columns(
@@ -550,6 +558,28 @@ def _pair_values(
             raise ValueError(msg)
         prepared.append((name, values, dropped))
     return prepared
+
+
+def _note(stats: PairStats, k: int, test: str, alpha: float, n: int) -> str | None:
+    """What the test can conclude on these users, when it is limited by their number.
+
+    The policy is in :mod:`polars_rankeval._stats` ("What a test can conclude with few
+    users"); this is its one sentence per pair.
+    """
+    if stats.note[k] is not None:
+        return stats.note[k]
+    floor = float(stats.smallest_p[k])
+    if floor > alpha:
+        return (
+            f"cannot be significant at alpha={alpha:g}: with these {n} user(s) the "
+            f"smallest p {test!r} can reach is {floor:.4g}"
+        )
+    if stats.raised[k]:
+        return (
+            f"p raised to {floor:.4g}, the smallest p {test!r} can resolve with these "
+            f"{n} user(s)"
+        )
+    return None
 
 
 def _num(value: float) -> float | None:
