@@ -37,6 +37,7 @@ from polars_rankeval._types import (
     TiePolicy,
     UserUniverse,
     check_choice,
+    type_label,
 )
 from polars_rankeval._validate import check_schema, to_lazy
 from polars_rankeval.metrics import _sampled
@@ -468,7 +469,7 @@ def _side_table(
     if items is None:
         return None
     if not isinstance(items, pl.DataFrame | pl.LazyFrame):
-        msg = f"items must be a polars DataFrame or LazyFrame, got {type(items).__name__}"
+        msg = f"items must be a polars DataFrame or LazyFrame, got {type_label(items)}"
         raise TypeError(msg)
     side = items.lazy()
     side_schema = side.collect_schema()

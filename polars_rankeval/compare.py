@@ -30,7 +30,7 @@ from polars_rankeval._stats import (
     run_tests,
     scipy_stats,
 )
-from polars_rankeval._types import check_choice, make_columns
+from polars_rankeval._types import check_choice, is_spark_frame, make_columns
 from polars_rankeval._validate import to_lazy
 
 __all__ = ["RESULT_COLUMNS", "compare", "compare_per_user"]
@@ -100,7 +100,9 @@ def compare(
     ----------
     data
         The long frame with a ``by`` column naming the system of each row (as for
-        :func:`polars_rankeval.evaluate`); a LazyFrame is executed.
+        :func:`polars_rankeval.evaluate`); a LazyFrame is executed. A Spark DataFrame
+        is evaluated per user on Spark (:mod:`polars_rankeval.spark`); the per-user
+        values (one row per system and user) are collected and tested here.
     metrics
         Per-user metrics (global metrics such as ``global_auc`` or ``coverage`` have
         no per-user value and are refused, and so are metrics with an ``aggregate=``
@@ -209,11 +211,16 @@ def compare(
         from polars_rankeval.conventions import resolve_options
 
         metrics, shown = resolve_options(preset, metrics, evaluate_options)  # type: ignore[arg-type]
-    lf, _ = to_lazy(data)
-    schema = lf.collect_schema()
+    source: Any
+    if is_spark_frame(data):  # per-user values on Spark, the tests here on the driver
+        from polars_rankeval._spark_engine import SparkEngine
+
+        source, schema = data, SparkEngine().bind(data).schema()
+    else:
+        source, _ = to_lazy(data)
+        schema = source.collect_schema()
     _refuse_global(schema, metrics, by, evaluate_options)
-    per_user = evaluate(lf, metrics, by=by, per_user=True, **evaluate_options)
-    frame = per_user.collect() if isinstance(per_user, pl.LazyFrame) else per_user
+    frame = _local(evaluate(source, metrics, by=by, per_user=True, **evaluate_options))
     names = [m.name for m in parse_metrics(metrics)]
     if shown:
         frame = frame.rename({name: shown[name] for name in names})
@@ -270,8 +277,8 @@ def compare_per_user(
     ----------
     per_user
         One row per (system, user) with one numeric column per metric, e.g. the
-        output of ``evaluate(..., by="system", per_user=True)``. A null is an
-        undefined value; NaN and infinity are errors.
+        output of ``evaluate(..., by="system", per_user=True)`` (a Spark DataFrame is
+        collected). A null is an undefined value; NaN and infinity are errors.
     metrics
         The metric columns to compare (default: every column except ``by`` and
         ``user``).
@@ -342,8 +349,7 @@ def compare_per_user(
         confidence=confidence,
         ci=ci,
     )
-    lf, _ = to_lazy(per_user, "per_user")
-    frame = lf.collect()
+    frame = _local(per_user if is_spark_frame(per_user) else to_lazy(per_user, "per_user")[0])
     for column, role in ((by, "by"), (user, "user")):
         if column not in frame.columns:
             msg = (
@@ -580,6 +586,18 @@ def _note(stats: PairStats, k: int, test: str, alpha: float, n: int) -> str | No
             f"{n} user(s)"
         )
     return None
+
+
+def _local(frame: Any) -> pl.DataFrame:
+    """A per-user frame in memory: a LazyFrame collected, a Spark DataFrame too.
+
+    One row per (system, user): small enough for the driver, where the tests run.
+    """
+    if is_spark_frame(frame):
+        from polars_rankeval._spark_ops import to_polars
+
+        return to_polars(frame)
+    return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
 
 
 def _num(value: float) -> float | None:
