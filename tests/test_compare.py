@@ -698,3 +698,12 @@ def test_randomized_tests_never_go_below_the_exact_minimum() -> None:
     assert row["p_value"] >= 2 / 2**4
     tukey = prk.compare_per_user(frame, baseline="a", test="tukey", n_resamples=3)
     assert tukey["p_value"][0] >= 2 / 2**4
+
+
+def test_a_frame_of_another_library_is_named_with_it() -> None:
+    # "must be a polars DataFrame ..., got DataFrame" named no library (issue 24, 15).
+    pandas = pytest.importorskip("pandas")
+    with pytest.raises(TypeError, match=r"got pandas\.DataFrame$"):
+        prk.report(pandas.DataFrame({"a": [1]}))
+    with pytest.raises(TypeError, match=r"^per_user must be .*, got list$"):
+        prk.compare_per_user([1, 2])
