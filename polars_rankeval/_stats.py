@@ -75,15 +75,15 @@ POISSON_ABOVE = 50_000
 _PURPOSE = {"test": 0, "ci": 1}
 
 
-def scipy_stats() -> Any:
-    """Import :mod:`scipy.stats`, or explain which extra installs it."""
+def scipy_stats(
+    purpose: str = "comparing systems needs scipy (t, normal and binomial distributions, "
+    "the Wilcoxon test)",
+) -> Any:
+    """Import :mod:`scipy.stats`, or explain (``purpose``) which extra installs it."""
     try:
         import scipy.stats
     except ImportError as error:  # pragma: no cover - scipy is installed in the tests
-        msg = (
-            "comparing systems needs scipy (t, normal and binomial distributions, the "
-            'Wilcoxon test); install it with: pip install "polars-rankeval[compare]"'
-        )
+        msg = f'{purpose}; install it with: pip install "polars-rankeval[compare]"'
         raise ImportError(msg) from error
     return scipy.stats
 

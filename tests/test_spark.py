@@ -818,3 +818,14 @@ def test_functions_without_spark_say_so_plainly(spark: SparkSession) -> None:
         prk.evaluate(sdf, "mrr", engine="polars")
     with pytest.raises(TypeError, match=r"^data must be a pyspark DataFrame, got polars\.Data"):
         prk.evaluate(BASE, "mrr", engine="spark")
+
+
+@pytest.mark.parametrize("summary", ["wide", "long"])
+def test_intervals_of_the_means_match_polars(spark: SparkSession, summary: str) -> None:
+    """evaluate(ci=...) on Spark: the summary's Polars call per by group gives them too."""
+    df = systems(16)
+    for ci in ("t", "bootstrap"):
+        kw: dict[str, Any] = {"by": "system", "ci": ci, "confidence": 0.9, "summary": summary}
+        got, expected = both(spark, df, ["ndcg@3", "mrr", "global_auc"], **kw)
+        assert "se(mrr)" in expected.columns or "se" in expected["aggregation"].to_list()
+        assert_frame_equal(got, expected, **TOL)
