@@ -800,7 +800,10 @@ def test_compare_takes_a_spark_dataframe(spark: SparkSession) -> None:
 def test_curve_takes_a_spark_dataframe(spark: SparkSession) -> None:
     df = systems(15)
     expected = prk.curve(df, "ndcg", ks=3, by="system")
-    assert_frame_equal(prk.curve(to_spark(spark, df), "ndcg", ks=3, by="system"), expected, **TOL)
+    sdf = to_spark(spark, df)
+    assert_frame_equal(prk.curve(sdf, "ndcg", ks=3, by="system"), expected, **TOL)
+    pr = prk.pr_curve(df, by="system", levels=[0.0, 0.5, 1.0])
+    assert_frame_equal(prk.pr_curve(sdf, by="system", levels=[0.0, 0.5, 1.0]), pr, **TOL)
 
 
 def test_functions_without_spark_say_so_plainly(spark: SparkSession) -> None:
