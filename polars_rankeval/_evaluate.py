@@ -88,6 +88,8 @@ def evaluate(
     empty: EmptyPolicy = ...,
     aggregate: Aggregation | Sequence[Aggregation] = ...,
     summary: SummaryForm = ...,
+    ci: Literal["t", "bootstrap"] | None = ...,
+    confidence: float = ...,
     n_items: NItemsArg = ...,
     items: pl.DataFrame | pl.LazyFrame | None = ...,
     history: Any = ...,
@@ -120,6 +122,8 @@ def evaluate(
     empty: EmptyPolicy = ...,
     aggregate: Aggregation | Sequence[Aggregation] = ...,
     summary: SummaryForm = ...,
+    ci: Literal["t", "bootstrap"] | None = ...,
+    confidence: float = ...,
     n_items: NItemsArg = ...,
     items: pl.DataFrame | pl.LazyFrame | None = ...,
     history: Any = ...,
@@ -153,6 +157,8 @@ def evaluate(
     empty: EmptyPolicy = "skip",
     aggregate: Aggregation | Sequence[Aggregation] = "mean",
     summary: SummaryForm = "wide",
+    ci: Literal["t", "bootstrap"] | None = None,
+    confidence: float = 0.95,
     n_items: NItemsArg = None,
     items: pl.DataFrame | pl.LazyFrame | None = None,
     history: Any = None,
@@ -249,6 +255,16 @@ def evaluate(
         columns ``metric``, ``aggregation`` (``"global"`` for a global metric),
         ``value``, ``n_users`` (the users the value covers) and ``n_skipped`` (the
         users of the group it leaves out), for plotting and comparing runs.
+    ci
+        Also the uncertainty of each per-user metric's mean, over the users the mean
+        is over: ``se(<metric>)`` (standard error, sd / sqrt(n)) and the interval
+        ``ci_low(<metric>)``, ``ci_high(<metric>)`` at ``confidence`` -- ``"t"``
+        (Student t; needs scipy) or ``"bootstrap"`` (percentile interval of 10,000
+        bootstrap means, seed 0: the same whatever the row order or engine). Null
+        with fewer than 2 users. Default ``None``: no intervals. See
+        :func:`summarize`; to compare systems, :func:`polars_rankeval.compare`.
+    confidence
+        The level of the ``ci`` intervals, in (0, 1) (default 0.95).
     n_items
         Catalog size for the metrics that count true negatives over the catalog
         (``fallout``, ``mcc``, ...): an int, or a frame/series of catalog items (every
@@ -432,7 +448,13 @@ def evaluate(
         summary=summary,
         history=history,
         rank_positions=rank_positions,
+        ci=ci,
+        confidence=confidence,
     )
+    if ci == "t":  # a clear ImportError at the call, not when the plan is collected
+        from polars_rankeval._stats import scipy_stats
+
+        scipy_stats("evaluate(ci='t') needs scipy for the t quantile")
     if job.absolute:  # the ranks are the positions: they must define them
         names = [m.spec.name for m in job.metrics]
         _positions.check_ranks(data if spark is not None else lf, cols, job.by, names)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._aggregate import GMEAN_FLOOR
@@ -28,6 +29,14 @@ from polars_rankeval.registry import GlobalPlan, Metric
 
 GLOBAL_AGGREGATION = "global"
 """The ``aggregation`` of a global metric's row in the long summary (its one value)."""
+CI_PARTS: tuple[str, ...] = ("se", "ci_low", "ci_high")
+"""The columns ``evaluate(ci=...)`` adds per per-user metric: ``se(<metric>)``, ..."""
+CI_METHODS: tuple[str, ...] = ("bootstrap", "t")
+"""The intervals of a mean ``evaluate(ci=...)`` gives."""
+CI_RESAMPLES = 10_000
+"""Resamples of ``evaluate(ci="bootstrap")`` (compare's default ``n_resamples``)."""
+CI_SEED = 0
+"""Seed of ``evaluate(ci="bootstrap")`` (compare's default ``seed``)."""
 
 
 def finish(
@@ -131,20 +140,29 @@ def summary_of(job: Job, per_user: pl.LazyFrame, values: pl.LazyFrame | None) ->
     """
     names, by = job.user_names, job.iby
     empty: Literal["skip", "skip_row"] = "skip_row" if job.empty == "skip_row" else "skip"
-    summary = summarize(per_user, names, by, aggregate=job.aggregate, empty=empty)
+    summary = summarize(
+        per_user,
+        names,
+        by,
+        aggregate=job.aggregate,
+        empty=empty,
+        ci=job.ci,
+        confidence=job.confidence,
+    )
+    shown = with_intervals(job.aggregate, job.ci)
     if values is not None:
         if by:
             summary = summary.join(values, on=by, how="full", coalesce=True)
             summary = summary.sort(by)
         else:
             summary = pl.concat([summary, values], how="horizontal")
-    out = summary.select(summary_columns(job.metrics, job.kinds, by, job.aggregate))
+    out = summary.select(summary_columns(job.metrics, job.kinds, by, shown))
     if job.global_names:
         counts = [count_name(n) for n in names]
         out = out.with_columns(pl.col([*counts, *RESERVED]).fill_null(0))
     if job.summary == "long":
         own = {m.name: m.aggregate for m in job.metrics if m.aggregate != "mean"}
-        out = long_summary(out, by, names, job.aggregate, job.global_names, own)
+        out = long_summary(out, by, names, shown, job.global_names, own)
     return out
 
 
@@ -219,6 +237,8 @@ def summarize(
     *,
     aggregate: Aggregation | Sequence[Aggregation] = "mean",
     empty: Literal["skip", "skip_row", "zero"] = "skip",
+    ci: Literal["t", "bootstrap"] | None = None,
+    confidence: float = 0.95,
 ) -> pl.LazyFrame:
     """Aggregate per-user values per by-group, with the user counts.
 
@@ -248,12 +268,25 @@ def summarize(
         is undefined. ``"skip_row"``: a user undefined for any metric of ``names`` is
         left out of every aggregate, so all of them cover ``n_users - n_skipped``
         users (the former default). ``"zero"``: an undefined value counts as 0.
+    ci
+        Also the uncertainty of each metric's mean, over the same users as the mean
+        (``n_users(<metric>)`` of them): ``se(<metric>)``, the standard error
+        ``sd / sqrt(n)`` (sample sd, ddof=1), and the interval ``ci_low(<metric>)``,
+        ``ci_high(<metric>)`` at ``confidence``. ``"t"``: the Student t interval,
+        ``mean -+ t_{(1+c)/2, n-1} se`` (needs scipy for the quantile). ``"bootstrap"``:
+        the percentile interval of 10,000 bootstrap means (the users' values sorted,
+        then resampled with the generators of :mod:`polars_rankeval._stats`, seed 0:
+        the same interval whatever the row order or the engine; it costs
+        O(10,000 x users) per group and metric). Null with fewer than 2 users.
+    confidence
+        The level of the intervals, in (0, 1).
 
     Returns
     -------
     polars.LazyFrame
-        The by-columns, one column per metric and aggregation, ``n_users(<metric>)``
-        per metric, ``n_users`` and ``n_skipped`` (Int64).
+        The by-columns, one column per metric and aggregation (then the ``ci``
+        columns), ``n_users(<metric>)`` per metric, ``n_users`` and ``n_skipped``
+        (Int64).
 
     Examples
     --------
@@ -307,13 +340,107 @@ def summarize(
         pl.len().cast(pl.Int64).alias("n_users"),
         (~every).sum().cast(pl.Int64).alias("n_skipped"),
     ]
-    if by:
-        return per_user.group_by(by).agg(aggs).sort(by)
-    return per_user.select(aggs)
+    if ci is not None:
+        aggs += _interval_parts(names, defined, ci, grouped=bool(by))
+    out = per_user.group_by(by).agg(aggs).sort(by) if by else per_user.select(aggs)
+    if ci is None:
+        return out
+    columns = [
+        *by,
+        *(summary_name(a, n) for n in names for a in with_intervals(aggs_wanted, ci)),
+        *(count_name(n) for n in names),
+        "n_users",
+        "n_skipped",
+    ]
+    return _intervals(out, names, ci, confidence).select(columns)
+
+
+def with_intervals(aggregate: Sequence[str], ci: str | None) -> list[str]:
+    """The aggregations of the summary's columns: ``aggregate``, then the ``ci`` parts."""
+    return [*aggregate, *(CI_PARTS if ci is not None else ())]
+
+
+def _hidden(part: str, name: str) -> str:
+    return f"__prk_{part}({name})"
+
+
+def _interval_parts(
+    names: list[str], defined: Callable[[str], pl.Expr], ci: str, *, grouped: bool
+) -> list[pl.Expr]:
+    """The aggregations behind the intervals: mean, standard error, (sorted values)."""
+    parts = []
+    for n in names:
+        x = pl.col(n).filter(defined(n))
+        parts += [
+            x.mean().alias(_hidden("mean", n)),
+            (x.std(ddof=1) / x.count().sqrt()).alias(summary_name("se", n)),
+        ]
+        if ci == "bootstrap":  # the values as one list per group (sorted: row order out)
+            values = x.sort()
+            parts.append((values if grouped else values.implode()).alias(_hidden("values", n)))
+    return parts
+
+
+def _intervals(out: pl.LazyFrame, names: list[str], ci: str, confidence: float) -> pl.LazyFrame:
+    """``ci_low(<metric>)``, ``ci_high(<metric>)`` from the aggregated parts."""
+    level = (1.0 + confidence) / 2.0
+    if ci == "t":
+        from polars_rankeval._stats import scipy_stats
+
+        st = scipy_stats("evaluate(ci='t') needs scipy for the t quantile")
+
+        def quantile(counts: pl.Series) -> pl.Series:
+            with np.errstate(invalid="ignore"):
+                q = st.t.ppf(level, counts.cast(pl.Float64).to_numpy() - 1.0)
+            return pl.Series(q, dtype=pl.Float64).fill_nan(None)
+
+        exprs = []
+        for n in names:
+            t = pl.col(count_name(n)).map_batches(quantile, return_dtype=pl.Float64)
+            half = t * pl.col(summary_name("se", n))
+            mean = pl.col(_hidden("mean", n))
+            exprs += [
+                (mean - half).alias(summary_name("ci_low", n)),
+                (mean + half).alias(summary_name("ci_high", n)),
+            ]
+        return out.with_columns(exprs)
+    bounds = pl.Struct({"low": pl.Float64, "high": pl.Float64})
+    for n in names:
+        out = out.with_columns(
+            pl.col(_hidden("values", n))
+            .map_batches(_bootstrap_bounds(n, confidence), return_dtype=bounds)
+            .alias(_hidden("bounds", n))
+        ).with_columns(
+            pl.col(_hidden("bounds", n)).struct.field("low").alias(summary_name("ci_low", n)),
+            pl.col(_hidden("bounds", n)).struct.field("high").alias(summary_name("ci_high", n)),
+        )
+    return out
+
+
+def _bootstrap_bounds(name: str, confidence: float) -> Callable[[pl.Series], pl.Series]:
+    """Per group (a list of sorted values): the percentile interval of bootstrap means."""
+    from polars_rankeval._stats import bootstrap_means
+
+    alpha = (1.0 - confidence) / 2.0
+
+    def bounds(lists: pl.Series) -> pl.Series:
+        rows: list[dict[str, float | None]] = []
+        for i in range(lists.len()):
+            values = lists[i]
+            x = values.to_numpy().astype(np.float64) if values is not None else np.empty(0)
+            if x.size < 2:
+                rows.append({"low": None, "high": None})
+                continue
+            means = bootstrap_means(x[:, None], CI_RESAMPLES, CI_SEED, name, "ci")[:, 0]
+            low, high = np.quantile(means, [alpha, 1.0 - alpha])
+            rows.append({"low": float(low), "high": float(high)})
+        return pl.Series(rows, dtype=pl.Struct({"low": pl.Float64, "high": pl.Float64}))
+
+    return bounds
 
 
 def summary_columns(
-    metrics: Sequence[Metric], kinds: dict[str, str], by: list[str], aggregate: list[Aggregation]
+    metrics: Sequence[Metric], kinds: dict[str, str], by: list[str], aggregate: Sequence[str]
 ) -> list[str]:
     """The columns of the wide summary: by, metrics x aggregations, counts."""
     values = [
@@ -329,7 +456,7 @@ def long_summary(
     wide: pl.LazyFrame,
     by: list[str],
     names: list[str],
-    aggregate: Sequence[Aggregation],
+    aggregate: Sequence[str],
     global_names: Sequence[str] = (),
     own: dict[str, str] | None = None,
 ) -> pl.LazyFrame:

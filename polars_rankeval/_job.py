@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -37,6 +37,7 @@ from polars_rankeval._types import (
     TiePolicy,
     UserUniverse,
     check_choice,
+    type_label,
 )
 from polars_rankeval._validate import check_schema, to_lazy
 from polars_rankeval.metrics import _sampled
@@ -91,6 +92,19 @@ def aggregations(aggregate: Aggregation | Sequence[Aggregation]) -> list[Aggrega
     return aggs
 
 
+def check_interval(ci: Any, confidence: Any) -> None:
+    """``evaluate(ci=, confidence=)``: ``None``, ``"t"`` or ``"bootstrap"``; (0, 1)."""
+    if ci is not None and ci not in ("bootstrap", "t"):
+        msg = f"ci must be one of ['bootstrap', 't'] or None, got {ci!r}"
+        raise ValueError(msg)
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        msg = f"confidence must be a number in (0, 1), got {confidence!r}"
+        raise TypeError(msg)
+    if not 0.0 < float(confidence) < 1.0:
+        msg = f"confidence must be in (0, 1), got {confidence!r}"
+        raise ValueError(msg)
+
+
 def summary_name(aggregation: str, metric: str) -> str:
     """Column name of one aggregation of one metric: the plain name for the mean."""
     return metric if aggregation == "mean" else f"{aggregation}({metric})"
@@ -122,6 +136,8 @@ class Job:
     extra: list[str] = field(default_factory=list)
     order_dtype: pl.DataType | None = None
     names: dict[str, str] = field(default_factory=dict)
+    ci: Literal["t", "bootstrap"] | None = None
+    confidence: float = 0.95
     summary: SummaryForm = "wide"
     rank_positions: _positions.RankPositions = "relative"
     data_columns: tuple[str, ...] = ()
@@ -145,9 +161,19 @@ class Job:
         summary: SummaryForm = "wide",
         history: Any = None,
         rank_positions: _positions.RankPositions = "relative",
+        ci: Literal["t", "bootstrap"] | None = None,
+        confidence: float = 0.95,
     ) -> Job:
         """Check the options against the schema and classify the metrics."""
         parsed = parse_metrics(metrics)
+        check_interval(ci, confidence)
+        if ci is not None and (per_user or per_item):
+            msg = (
+                f"ci= gives intervals of the summary's means; per_user=True and "
+                f"per_item=True return no mean, got ci={ci!r} with "
+                f"{'per_user' if per_user else 'per_item'}=True"
+            )
+            raise ValueError(msg)
         resolve_ties(ties)
         check_choice("empty", empty, EMPTY_POLICIES)
         check_choice("summary", summary, SUMMARY_FORMS)
@@ -164,6 +190,7 @@ class Job:
         job.per_item = per_item
         job.summary = summary
         job.rank_positions = rank_positions
+        job.ci, job.confidence = ci, float(confidence)
         if rank_positions == "absolute":
             _positions.check_dtype(schema, cols)
             _positions.check_metrics([(m.spec.name, m.name) for m in parsed])
@@ -172,7 +199,8 @@ class Job:
         if per_user and per_item:
             msg = "per_user and per_item cannot both be True"
             raise ValueError(msg)
-        names = {summary_name(a, m.name) for a in job.aggregate for m in parsed}
+        parts = [*job.aggregate, *(("se", "ci_low", "ci_high") if ci is not None else ())]
+        names = {summary_name(a, m.name) for a in parts for m in parsed}
         names |= {count_name(m.name) for m in parsed}
         taken = [*job.keys, cols.item] if per_item else job.keys
         for name in sorted(names | {m.name for m in parsed}):
@@ -541,7 +569,7 @@ def _side_table(
     if items is None:
         return None
     if not isinstance(items, pl.DataFrame | pl.LazyFrame):
-        msg = f"items must be a polars DataFrame or LazyFrame, got {type(items).__name__}"
+        msg = f"items must be a polars DataFrame or LazyFrame, got {type_label(items)}"
         raise TypeError(msg)
     side = items.lazy()
     side_schema = side.collect_schema()

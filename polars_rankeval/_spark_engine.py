@@ -45,6 +45,7 @@ from polars_rankeval._spark_ops import (
     to_polars,
     worker_errors,
 )
+from polars_rankeval._types import type_label
 from polars_rankeval._validate import (
     duplicate_details,
     raise_first_problem,
@@ -96,7 +97,7 @@ class SparkEngine:
         from pyspark.sql import DataFrame
 
         if not isinstance(data, DataFrame):
-            msg = f"data must be a pyspark DataFrame, got {type(data).__name__}"
+            msg = f"data must be a pyspark DataFrame, got {type_label(data)}"
             raise TypeError(msg)
         bound = SparkEngine(n_partitions=self.n_partitions)
         bound.data = data

@@ -18,6 +18,30 @@ other pairs compared, or on where the per-user values were computed (in memory,
 bucketed or on Spark: they are sorted by user first). All the pairs of one metric
 share the resamples, as in a matched design. Memory is bounded by the block: about
 ``S x n_users`` values (128 MB of float64) at a time.
+
+What a test can conclude with few users
+---------------------------------------
+One policy for every test (:func:`smallest_p`, applied in :func:`run_tests`), with n
+the paired users and n' those whose difference for the pair is not zero:
+
+- every difference zero: ``p = 1`` (no evidence of a difference), whatever the test;
+- ``t``: needs n >= 2 and differences that vary (sd > 0), else ``p`` is null; any
+  p > 0 can be reached;
+- ``randomization``, ``sign``, ``wilcoxon``: sign-flip tests; the smallest p is
+  ``2 / 2**n'`` (exact), so one user gives ``p = 1``. A p estimated from random sign
+  flips, or Wilcoxon's normal approximation, is raised to that minimum;
+- ``bootstrap``: needs differences that vary (else its resampling distribution is one
+  point and ``p`` is null); n users give at most ``C(2n - 1, n)`` distinct resamples,
+  so a p below ``1 / C(2n - 1, n)`` is not resolved and is raised to it (1/3 with 2
+  users, 1/10 with 3);
+- ``tukey``: a permutation test over the m systems; permuting every user's row alike
+  keeps the range, so the exact p is at least ``(m!)**(1 - n'')`` (n'' users whose
+  values differ between systems; ``2 / 2**n`` for 2 systems), and the estimate is
+  raised to it;
+- a resampling test also never reports less than ``1 / (R + 1)``.
+
+:func:`run_tests` returns, per pair, the smallest p the test can reach and the reason
+of a null p; ``compare`` writes them into its ``note`` column.
 """
 
 from __future__ import annotations
@@ -51,15 +75,15 @@ POISSON_ABOVE = 50_000
 _PURPOSE = {"test": 0, "ci": 1}
 
 
-def scipy_stats() -> Any:
-    """Import :mod:`scipy.stats`, or explain which extra installs it."""
+def scipy_stats(
+    purpose: str = "comparing systems needs scipy (t, normal and binomial distributions, "
+    "the Wilcoxon test)",
+) -> Any:
+    """Import :mod:`scipy.stats`, or explain (``purpose``) which extra installs it."""
     try:
         import scipy.stats
     except ImportError as error:  # pragma: no cover - scipy is installed in the tests
-        msg = (
-            "comparing systems needs scipy (t, normal and binomial distributions, the "
-            'Wilcoxon test); install it with: pip install "polars-rankeval[compare]"'
-        )
+        msg = f'{purpose}; install it with: pip install "polars-rankeval[compare]"'
         raise ImportError(msg) from error
     return scipy.stats
 
@@ -323,7 +347,9 @@ def tukey_hsd(
     range (max - min) of the m permuted system means. ``p[i, j] = (1 + #{range* >=
     |mean_i - mean_j|}) / (R + 1)``: the family-wise error over all pairs is controlled
     by construction. A permutation is one of the m! (``Generator.integers``) for
-    m <= 7, else the argsort of m uniform keys. Costs O(R n m).
+    m <= 7, else the argsort of m uniform keys. Costs O(R n m). The draws depend on the
+    order of the columns: :func:`polars_rankeval.compare_per_user` passes the systems
+    sorted by name, so the p-values do not depend on the order of ``systems=``.
     """
     import itertools
 
@@ -350,8 +376,12 @@ def tukey_hsd(
 # ------------------------------------------------------------------ analytic tests
 def t_test(diffs: np.ndarray) -> np.ndarray:
     """Two-sided paired Student t (``scipy.stats.ttest_rel``) for each column."""
+    import warnings
+
     st = scipy_stats()
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        # Nearly equal differences: scipy warns of precision loss; run_tests nulls the p.
+        warnings.simplefilter("ignore", RuntimeWarning)
         result = st.ttest_1samp(diffs, 0.0, axis=0)
     return np.asarray(result.pvalue, dtype=np.float64)
 
@@ -404,12 +434,17 @@ def sign_test(diffs: np.ndarray) -> np.ndarray:
 
 
 def cohen_d(diffs: np.ndarray) -> np.ndarray:
-    """Paired Cohen's d (d_z): mean difference / sample std (ddof=1) of the differences."""
+    """Paired Cohen's d (d_z): mean difference / sample std (ddof=1) of the differences.
+
+    Undefined (NaN) when the differences do not vary (:func:`differences_vary`): an sd
+    of rounding errors would give an arbitrary, huge d.
+    """
     if diffs.shape[0] < 2:
         return np.full(diffs.shape[1], np.nan)
     sd = diffs.std(axis=0, ddof=1)
+    ok = differences_vary(diffs) & (sd > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(sd > 0, diffs.mean(axis=0) / np.where(sd > 0, sd, 1.0), np.nan)
+        return np.where(ok, diffs.mean(axis=0) / np.where(ok, sd, 1.0), np.nan)
 
 
 # ------------------------------------------------------------------ corrections
@@ -454,7 +489,12 @@ def adjust(p: np.ndarray, method: str) -> np.ndarray:
 
 @dataclass
 class PairStats:
-    """The statistics of the pairs of one metric (arrays over pairs)."""
+    """The statistics of the pairs of one metric (arrays over pairs).
+
+    ``smallest_p``: the smallest p-value the test can reach on these users (see the
+    module docstring); ``raised``: the p-value was below it and was raised to it;
+    ``note``: why ``p_value`` is null or 1 whatever the data (``None`` otherwise).
+    """
 
     p_value: np.ndarray
     ci_low: np.ndarray
@@ -462,6 +502,69 @@ class PairStats:
     effect_size: np.ndarray
     n_resamples: int | None
     resampling: str | None
+    smallest_p: np.ndarray
+    raised: np.ndarray
+    note: list[str | None]
+
+
+#: The reasons of a null p-value (see the module docstring).
+NEEDS_VARIATION = {
+    "t": "t needs at least 2 users whose differences vary (sd > 0)",
+    "bootstrap": (
+        "the bootstrap needs users whose differences vary: with {n} user(s) and one "
+        "difference its resamples are all the same"
+    ),
+}
+
+
+def differences_vary(diffs: np.ndarray) -> np.ndarray:
+    """Per column: the differences are not all equal.
+
+    Differences equal up to rounding (``x + 0.1 - x``) do not vary: the tolerance is
+    the resampling tests' one for ties.
+    """
+    if diffs.shape[0] == 0:
+        return np.zeros(diffs.shape[1], dtype=bool)
+    return np.asarray(np.ptp(diffs, axis=0) > _tolerance(diffs))
+
+
+def distinct_resamples(n: int) -> float:
+    """``C(2n - 1, n)``: the distinct bootstrap resamples (multisets) of n users."""
+    if n >= 40:  # C(79, 40) > 1e22: beyond any number of resamples
+        return math.inf
+    return float(math.comb(2 * n - 1, n)) if n > 0 else 1.0
+
+
+def smallest_p(
+    test: str,
+    values: np.ndarray,
+    diffs: np.ndarray,
+    n_resamples: int,
+) -> tuple[np.ndarray, list[str | None]]:
+    """Per pair: the smallest p ``test`` can reach, and why it has no p (or ``None``).
+
+    See the module docstring for the policy. ``values`` (users x systems) is read by
+    Tukey only.
+    """
+    n, n_pairs = diffs.shape
+    nonzero = (diffs != 0).sum(axis=0)
+    varies = differences_vary(diffs)
+    floor = np.zeros(n_pairs)
+    reason: list[str | None] = [None] * n_pairs
+    if test in ("t", "bootstrap"):
+        for j in np.flatnonzero(~varies & (nonzero > 0)):
+            reason[j] = NEEDS_VARIATION[test].format(n=n)
+        if test == "bootstrap":
+            floor[:] = 1.0 / distinct_resamples(n)
+    elif test == "tukey":
+        moving = int((values.max(axis=1) > values.min(axis=1)).sum())
+        log_perms = math.lgamma(values.shape[1] + 1)
+        floor[:] = math.exp(max(-700.0, (1 - moving) * log_perms))
+    else:  # the sign-flip tests
+        floor = np.ldexp(2.0, -nonzero.astype(np.int64))
+    if test in ("randomization", "bootstrap", "tukey"):
+        floor = np.maximum(floor, 1.0 / (n_resamples + 1))
+    return np.minimum(floor, 1.0), reason
 
 
 def run_tests(
@@ -502,8 +605,16 @@ def run_tests(
         table = tukey_hsd(values, n_resamples, seed, metric, progress)
         p = np.array([table[a, b] for a, b in pairs])
         used, scheme = n_resamples, "permutation"
-    zero = np.all(diffs == 0, axis=0)
-    p = np.where(zero & (diffs.shape[0] > 0), 1.0, p)
+    floor, note = smallest_p(test, values, diffs, n_resamples)
+    raised = p < floor
+    p = np.maximum(p, floor)  # NaN (undefined) stays NaN
+    p[[r is not None for r in note]] = np.nan
+    zero = np.all(diffs == 0, axis=0) & (diffs.shape[0] > 0)
+    p = np.where(zero, 1.0, p)
+    floor = np.where(zero, 1.0, floor)
+    raised &= ~zero
+    for j in np.flatnonzero(zero):
+        note[j] = "every difference is zero: p = 1"
     if ci == "t":
         low, high = t_interval(diffs, confidence)
     elif ci in ("bca", "percentile"):
@@ -512,7 +623,7 @@ def run_tests(
         low, high = bootstrap_ci(diffs, boot, confidence, ci)  # type: ignore[arg-type]
     else:
         low, high = np.full(n_pairs, np.nan), np.full(n_pairs, np.nan)
-    return PairStats(p, low, high, effect, used, scheme)
+    return PairStats(p, low, high, effect, used, scheme, floor, raised, note)
 
 
 def resamples_needed(test: str, ci: str, n_users: int, n_resamples: int) -> int:

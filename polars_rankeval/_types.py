@@ -9,6 +9,30 @@ import polars as pl
 
 from polars_rankeval._ties import TIE_POLICIES as TIE_POLICIES
 
+
+def is_spark_frame(value: object) -> bool:
+    """``value`` is a Spark DataFrame (classic or Spark Connect); pyspark is not imported."""
+    return type(value).__module__.startswith("pyspark.") and hasattr(value, "toArrow")
+
+
+def type_label(value: object) -> str:
+    """The type of ``value`` for an error message, unambiguous among frame libraries.
+
+    ``polars.DataFrame``, ``pandas.DataFrame``, ``pyspark.sql.DataFrame`` (several are
+    named ``DataFrame``); builtins bare (``list``). A Spark DataFrame adds where it is
+    accepted and how to convert it.
+    """
+    kind = type(value)
+    top = kind.__module__.split(".")[0]
+    if is_spark_frame(value):
+        return (
+            f"pyspark.sql.{kind.__name__} (a Spark DataFrame: evaluate, compare and "
+            "compare_per_user accept it; for this function convert it with "
+            "polars.from_arrow(df.toArrow()))"
+        )
+    return kind.__name__ if top == "builtins" else f"{top}.{kind.__name__}"
+
+
 TiePolicy = Literal["expected", "item_desc", "item_asc", "optimistic", "pessimistic"]
 """How tied scores are ordered.
 

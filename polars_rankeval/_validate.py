@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval._engine import Scalar
-from polars_rankeval._types import Columns
+from polars_rankeval._types import Columns, type_label
 
 _ORDER_DTYPES = "a numeric dtype"
 
@@ -27,7 +27,7 @@ def to_lazy(data: Any, what: str = "data") -> tuple[pl.LazyFrame, bool]:
         return frame.lazy(), True
     msg = (
         f"{what} must be a polars DataFrame or LazyFrame, a pyarrow Table or a pandas "
-        f"DataFrame, got {type(data).__name__}"
+        f"DataFrame, got {type_label(data)}"
     )
     raise TypeError(msg)
 

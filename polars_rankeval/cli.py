@@ -315,6 +315,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--aggregate gmean",
     )
     ev.add_argument(
+        "--ci",
+        choices=("bootstrap", "t"),
+        default=None,
+        help="also each mean's standard error and confidence interval: se(M), ci_low(M), "
+        "ci_high(M) (t: Student t; bootstrap: percentile, 10,000 resamples, seed 0)",
+    )
+    ev.add_argument(
+        "--confidence",
+        type=float,
+        default=0.95,
+        metavar="LEVEL",
+        help="level of the --ci intervals, in (0, 1) (default: 0.95)",
+    )
+    ev.add_argument(
         "--n-items", type=int, metavar="N", help="catalog size (default: distinct items)"
     )
     _add_side_inputs(ev)
@@ -1045,7 +1059,7 @@ def _summary_form(args: argparse.Namespace) -> str:
 
 def _run_evaluate(args: argparse.Namespace) -> int:
     from polars_rankeval._evaluate import evaluate, parse_metrics, summarize
-    from polars_rankeval._finish import long_summary
+    from polars_rankeval._finish import long_summary, with_intervals
 
     if args.conventions is not None:  # library names: resolved before reading data
         from polars_rankeval.conventions import explicit_rules, shown_names
@@ -1059,6 +1073,12 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
         names = [m.name for m in metrics]
     args.summary = _summary_form(args)
+    if args.ci is not None and args.per_user == "-":
+        msg = (
+            f"--ci {args.ci} gives intervals of the means; --per-user without FILE prints "
+            "the per-user values instead of the means (give --per-user FILE)"
+        )
+        raise UsageError(msg)
     _progress("reading ...")
     data, by = load_data(args)
     items, history = _side_inputs(args)
@@ -1075,6 +1095,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         empty=args.empty,
         aggregate=args.aggregate or "mean",
         summary=args.summary,
+        ci=args.ci if args.per_user is None else None,
+        confidence=args.confidence,
         n_items=args.n_items,
         strategy=args.strategy,
         memory_limit=args.memory_limit,
@@ -1093,9 +1115,17 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     aggregate = args.aggregate or ["mean"]
     # zero and error were applied to the per-user values already.
     empty: Literal["skip", "skip_row"] = "skip_row" if args.empty == "skip_row" else "skip"
-    summary = summarize(result.lazy(), names, by, aggregate=aggregate, empty=empty)
+    summary = summarize(
+        result.lazy(),
+        names,
+        by,
+        aggregate=aggregate,
+        empty=empty,
+        ci=args.ci,
+        confidence=args.confidence,
+    )
     if args.summary == "long":
-        summary = long_summary(summary, by, names, aggregate)
+        summary = long_summary(summary, by, names, with_intervals(aggregate, args.ci))
     write_frame(summary.collect(), args.format, sys.stdout)
     return 0
 

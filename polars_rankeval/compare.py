@@ -23,6 +23,7 @@ from polars_rankeval._stats import (
     TESTS,
     CIMethod,
     CorrectionName,
+    PairStats,
     Progress,
     TestName,
     adjust,
@@ -30,7 +31,7 @@ from polars_rankeval._stats import (
     run_tests,
     scipy_stats,
 )
-from polars_rankeval._types import check_choice, make_columns
+from polars_rankeval._types import check_choice, is_spark_frame, make_columns
 from polars_rankeval._validate import to_lazy
 
 __all__ = ["RESULT_COLUMNS", "compare", "compare_per_user", "metric_direction"]
@@ -66,6 +67,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "resampling",
     "seed",
     "conventions",
+    "note",
 )
 
 _NOT_FORWARDED = ("per_user", "per_item", "aggregate")
@@ -100,7 +102,9 @@ def compare(
     ----------
     data
         The long frame with a ``by`` column naming the system of each row (as for
-        :func:`polars_rankeval.evaluate`); a LazyFrame is executed.
+        :func:`polars_rankeval.evaluate`); a LazyFrame is executed. A Spark DataFrame
+        is evaluated per user on Spark (:mod:`polars_rankeval.spark`); the per-user
+        values (one row per system and user) are collected and tested here.
     metrics
         Per-user metrics (global metrics such as ``global_auc`` or ``coverage`` have
         no per-user value and are refused, and so are metrics with an ``aggregate=``
@@ -212,20 +216,25 @@ def compare(
         from polars_rankeval.conventions import resolve_options
 
         metrics, shown = resolve_options(preset, metrics, evaluate_options)  # type: ignore[arg-type]
-    lf, _ = to_lazy(data)
-    schema = lf.collect_schema()
+    source: Any
+    if is_spark_frame(data):  # per-user values on Spark, the tests here on the driver
+        from polars_rankeval._spark_engine import SparkEngine
+
+        source, schema = data, SparkEngine().bind(data).schema()
+    else:
+        source, _ = to_lazy(data)
+        schema = source.collect_schema()
     _refuse_global(schema, metrics, by, evaluate_options)
     order = None
-    if systems is None and by in schema:
+    if systems is None and by in schema and not is_spark_frame(source):
         # The order the systems come in (evaluate's output is grouped, not in this order).
         order = (
-            lf.select(pl.col(by).cast(pl.String).drop_nulls().unique(maintain_order=True))
+            source.select(pl.col(by).cast(pl.String).drop_nulls().unique(maintain_order=True))
             .collect()
             .get_column(by)
             .to_list()
         )
-    per_user = evaluate(lf, metrics, by=by, per_user=True, **evaluate_options)
-    frame = per_user.collect() if isinstance(per_user, pl.LazyFrame) else per_user
+    frame = _local(evaluate(source, metrics, by=by, per_user=True, **evaluate_options))
     if order is not None:  # the systems with per-user values (users= may leave some out)
         present = set(frame.get_column(by).cast(pl.String).to_list())
         systems = [s for s in order if s in present]
@@ -290,8 +299,8 @@ def compare_per_user(
     ----------
     per_user
         One row per (system, user) with one numeric column per metric, e.g. the
-        output of ``evaluate(..., by="system", per_user=True)``. A null is an
-        undefined value; NaN and infinity are errors.
+        output of ``evaluate(..., by="system", per_user=True)`` (a Spark DataFrame is
+        collected). A null is an undefined value; NaN and infinity are errors.
     metrics
         The metric columns to compare (default: every column except ``by`` and
         ``user``).
@@ -329,8 +338,12 @@ def compare_per_user(
         analytic tests), ``resampling`` (``sign_flip``, ``sign_flip_exact`` when every
         sign vector is enumerated, ``multinomial`` or ``poisson`` bootstrap,
         ``permutation`` for Tukey; null for analytic tests), ``seed``,
-        ``conventions``. A pair whose differences are all zero has ``p_value`` 1;
-        an undefined statistic (e.g. sd 0) is null.
+        ``conventions``, ``note``. A pair whose differences are all zero has
+        ``p_value`` 1; an undefined statistic (e.g. sd 0) is null. ``note`` says what
+        the test can conclude when the number of users limits it: why ``p_value`` is
+        null, that the smallest p it can reach is above ``alpha``, or that a p below
+        what it resolves was raised to that minimum (the policy, one for every test:
+        :mod:`polars_rankeval._stats`, "What a test can conclude with few users").
 
     Examples
     --------
@@ -366,8 +379,7 @@ def compare_per_user(
         confidence=confidence,
         ci=ci,
     )
-    lf, _ = to_lazy(per_user, "per_user")
-    frame = lf.collect()
+    frame = _local(per_user if is_spark_frame(per_user) else to_lazy(per_user, "per_user")[0])
     for column, role in ((by, "by"), (user, "user")):
         if column not in frame.columns:
             msg = (
@@ -448,7 +460,13 @@ def compare_per_user(
     )
     scipy_stats()  # a clear ImportError before any work
 
-    prepared = _pair_values(frame.with_columns(labels.alias(by)), names, by, user, chosen)
+    # The columns of the value matrices are the systems in sorted order, whatever the
+    # order of systems=: Tukey's permutations (and every sum over systems) are drawn
+    # over the columns, so the p-values do not depend on the order in the call.
+    canonical = sorted(chosen)
+    position = [canonical.index(s) for s in chosen]
+    pairs = [(position[a], position[b]) for a, b in pairs]
+    prepared = _pair_values(frame.with_columns(labels.alias(by)), names, by, user, canonical)
 
     show = progress if progress is not None else sys.stderr.isatty()
     total = sum(resamples_needed(test, ci_method, v.shape[0], n_resamples) for _, v, _ in prepared)
@@ -473,8 +491,8 @@ def compare_per_user(
                     {
                         "metric": name,
                         "higher_is_better": directions[name],
-                        "system": chosen[a],
-                        "baseline": chosen[b],
+                        "system": canonical[a],
+                        "baseline": canonical[b],
                         "mean": float(means[a]),
                         "baseline_mean": float(means[b]),
                         "diff": float(means[a] - means[b]),
@@ -486,6 +504,7 @@ def compare_per_user(
                         "n_dropped": dropped,
                         "n_resamples": stats.n_resamples,
                         "resampling": stats.resampling,
+                        "note": _note(stats, k, test, alpha, values.shape[0]),
                     }
                 )
     finally:
@@ -516,6 +535,7 @@ def compare_per_user(
         "n_dropped": pl.Int64,
         "n_resamples": pl.Int64,
         "resampling": pl.String,
+        "note": pl.String,
     }
     out = pl.DataFrame(records, schema=schema, orient="row")
     out = out.with_columns(
@@ -640,6 +660,40 @@ def _pair_values(
             raise ValueError(msg)
         prepared.append((name, values, dropped))
     return prepared
+
+
+def _note(stats: PairStats, k: int, test: str, alpha: float, n: int) -> str | None:
+    """What the test can conclude on these users, when it is limited by their number.
+
+    The policy is in :mod:`polars_rankeval._stats` ("What a test can conclude with few
+    users"); this is its one sentence per pair.
+    """
+    if stats.note[k] is not None:
+        return stats.note[k]
+    floor = float(stats.smallest_p[k])
+    if floor > alpha:
+        return (
+            f"cannot be significant at alpha={alpha:g}: with these {n} user(s) the "
+            f"smallest p {test!r} can reach is {floor:.4g}"
+        )
+    if stats.raised[k]:
+        return (
+            f"p raised to {floor:.4g}, the smallest p {test!r} can resolve with these "
+            f"{n} user(s)"
+        )
+    return None
+
+
+def _local(frame: Any) -> pl.DataFrame:
+    """A per-user frame in memory: a LazyFrame collected, a Spark DataFrame too.
+
+    One row per (system, user): small enough for the driver, where the tests run.
+    """
+    if is_spark_frame(frame):
+        from polars_rankeval._spark_ops import to_polars
+
+        return to_polars(frame)
+    return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
 
 
 def _num(value: float) -> float | None:

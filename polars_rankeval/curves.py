@@ -16,7 +16,7 @@ import polars as pl
 
 from polars_rankeval._evaluate import evaluate
 from polars_rankeval._job import count_name, parse_metrics, summary_name
-from polars_rankeval._types import Aggregation, TiePolicy
+from polars_rankeval._types import Aggregation, TiePolicy, is_spark_frame
 from polars_rankeval.registry import Metric, bind, parse_cutoffs
 
 __all__ = ["curve", "pr_curve"]
@@ -102,7 +102,12 @@ def _check_options(options: dict[str, Any], what: str) -> None:
         raise ValueError(msg)
 
 
-def _collect(result: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+def _collect(result: Any) -> pl.DataFrame:
+    """The summary in memory: a LazyFrame collected; from Spark, a Spark DataFrame too."""
+    if is_spark_frame(result):
+        from polars_rankeval._spark_ops import to_polars
+
+        return to_polars(result)
     return result.collect() if isinstance(result, pl.LazyFrame) else result
 
 
@@ -125,7 +130,8 @@ def curve(
     Parameters
     ----------
     data
-        The long frame (see :func:`polars_rankeval.evaluate`); a LazyFrame is collected.
+        The long frame (see :func:`polars_rankeval.evaluate`); a LazyFrame is collected,
+        a Spark DataFrame is evaluated on Spark and its summary collected.
     metrics
         A metric name without cutoff (``"recall"``, ``"ndcg(gain=exp)"``) or a list of
         them, evaluated at ``ks``; or names with their own cutoffs (``"ndcg@1..100"``,
@@ -242,7 +248,8 @@ def pr_curve(
     Parameters
     ----------
     data
-        The long frame (see :func:`polars_rankeval.evaluate`); a LazyFrame is collected.
+        The long frame (see :func:`polars_rankeval.evaluate`); a LazyFrame is collected,
+        a Spark DataFrame is evaluated on Spark and its summary collected.
     levels
         An int n (n evenly spaced levels from 0 to 1) or a list of levels.
     rel

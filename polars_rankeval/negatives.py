@@ -24,7 +24,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import polars as pl
 
-from polars_rankeval._types import check_choice
+from polars_rankeval._types import check_choice, type_label
 from polars_rankeval._validate import to_lazy
 
 Insufficient = Literal["error", "all"]
@@ -103,7 +103,7 @@ def _as_catalog(catalog: Any, item: str, dtype: pl.DataType) -> pl.DataFrame:
     else:
         msg = (
             "catalog must be a polars Series, DataFrame or LazyFrame (with the item "
-            f"column) or a sequence of items, got {type(catalog).__name__}"
+            f"column) or a sequence of items, got {type_label(catalog)}"
         )
         raise TypeError(msg)
     if series.len() == 0:

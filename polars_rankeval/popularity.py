@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polars_rankeval._types import check_choice
+from polars_rankeval._types import check_choice, type_label
 from polars_rankeval._validate import to_lazy
 
 PopularityBasis = Literal["users", "interactions"]
@@ -154,7 +154,7 @@ def _catalog(catalog: Any, item: str) -> pl.LazyFrame:
             msg = f"the catalog frame needs an {item!r} column"
             raise ValueError(msg)
         return frame.select(item).unique()
-    msg = f"catalog must be a polars Series or frame of items, got {type(catalog).__name__}"
+    msg = f"catalog must be a polars Series or frame of items, got {type_label(catalog)}"
     raise TypeError(msg)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._features import share_within
+from polars_rankeval._types import type_label
 from polars_rankeval.metrics.similarity import rbo_frame
 from polars_rankeval.registry import Metric, parse_metric
 
@@ -54,7 +55,7 @@ def _ranked(
     caller, both runs at once (:func:`_check`).
     """
     if not isinstance(run, pl.DataFrame | pl.LazyFrame):
-        msg = f"{name} must be a polars DataFrame or LazyFrame, got {type(run).__name__}"
+        msg = f"{name} must be a polars DataFrame or LazyFrame, got {type_label(run)}"
         raise TypeError(msg)
     lf = run.lazy()
     schema = lf.collect_schema()
@@ -480,7 +481,7 @@ def rank_correlation(
     frames = [("a", a)] + ([] if b is None else [("b", b)])
     for name, frame in frames:
         if not isinstance(frame, pl.DataFrame):
-            msg = f"{name} must be a polars DataFrame, got {type(frame).__name__}"
+            msg = f"{name} must be a polars DataFrame, got {type_label(frame)}"
             raise TypeError(msg)
         if on not in frame.columns:
             msg = f"{name} has no key column {on!r} (on=); its columns: {', '.join(frame.columns)}"

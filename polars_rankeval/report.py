@@ -18,7 +18,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polars_rankeval._markup import latex_escape, markdown_escape
-from polars_rankeval._types import check_choice
+from polars_rankeval._types import check_choice, type_label
 
 __all__ = ["ReportText", "report"]
 
@@ -145,7 +145,7 @@ def report(
     check_choice("format", format, ("markdown", "latex", "html"))
     check_choice("marks", marks, ("auto", "baseline", "letters", "none"))
     if not isinstance(result, pl.DataFrame):
-        msg = f"result must be the DataFrame returned by compare(), got {type(result).__name__}"
+        msg = f"result must be the DataFrame returned by compare(), got {type_label(result)}"
         raise TypeError(msg)
     missing = [c for c in _NEEDED if c not in result.columns]
     if missing:

@@ -436,3 +436,31 @@ def test_markdown_output_escapes_names() -> None:
         r"| a\*b\_c | 0.5000 |",
         r"| x y\|z | 0.2500 |",
     ]
+
+
+def test_evaluate_ci_prints_each_means_interval(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data = tmp_path / "long.parquet"
+    load_example().write_parquet(data)
+    args = ["-m", "map", "--format", "csv", "--data", str(data)]
+    code, out, _ = run(capsys, *args, "--ci", "t", "--confidence", "0.9")
+    assert code == 0
+    row = read_csv(out)[0]
+    assert list(row) == [
+        "map", "se(map)", "ci_low(map)", "ci_high(map)", "n_users(map)", "n_users", "n_skipped"
+    ]  # fmt: skip
+    expected = prk.evaluate(load_example(), "map", ci="t", confidence=0.9).row(0, named=True)
+    for column, value in row.items():
+        assert float(value) == pytest.approx(expected[column], rel=1e-9)
+    # With --per-user FILE the means (and their intervals) come from the per-user values.
+    code, again, _ = run(
+        capsys, *args, "--ci", "t", "--confidence", "0.9", "--per-user", str(tmp_path / "u.csv")
+    )
+    assert code == 0
+    assert read_csv(again) == read_csv(out)
+    code, _, err = run(capsys, *args, "--ci", "t", "--per-user")
+    assert code == 2
+    assert_one_line_error(err, "--ci t gives intervals of the means")
+    code, _, err = run(capsys, *args, "--ci", "normal")
+    assert code == 2

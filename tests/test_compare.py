@@ -629,3 +629,124 @@ def test_progress_by_default_only_on_a_terminal(
     assert "compare" in capsys.readouterr().err
     prk.compare_per_user(frame, baseline="a", n_resamples=200, progress=False)
     assert capsys.readouterr().err == ""
+
+
+def canonical_pairs(frame: pl.DataFrame) -> pl.DataFrame:
+    """(metric, unordered pair) -> p_value, ci of |diff|: comparable across system orders."""
+    low = pl.min_horizontal("system", "baseline")
+    return frame.select(
+        "metric",
+        pl.concat_list(low, pl.max_horizontal("system", "baseline")).list.join("-").alias("pair"),
+        "p_value",
+        pl.col("diff").abs(),
+    ).sort("metric", "pair")
+
+
+@pytest.mark.parametrize("test", ["tukey", "randomization", "bootstrap"])
+def test_p_values_do_not_depend_on_the_order_of_the_systems(
+    systems: pl.DataFrame, test: str
+) -> None:
+    # Issue 24 item 7: Tukey's p-values moved with systems= (mrr bm25-dense 0.0230 ->
+    # 0.0200): its permutations were drawn over the columns in the caller's order.
+    kw = {"test": test, "n_resamples": 500, "seed": 1, "correction": "none"}
+    metrics = ["mrr", "ndcg@10"]
+    default = canonical_pairs(prk.compare(systems, metrics, **kw))
+    for order in itertools.permutations(["random", "hybrid", "bm25", "dense"]):
+        if order[0] not in ("random", "dense"):  # 12 of the 24 orders keep the test short
+            continue
+        got = canonical_pairs(prk.compare(systems, metrics, systems=list(order), **kw))
+        assert got["p_value"].to_list() == default["p_value"].to_list(), order
+
+
+# ----------------------------------------------------------------- few users (issue 24, 6)
+# (differences b - a, test) -> (p_value, words of the note); None: no p, the note says why.
+# The sign-flip tests (randomization, sign, wilcoxon) reach at least 2 / 2**n; Tukey with
+# 2 systems is the same permutation test (p estimated, at least 2 / 2**n); the bootstrap
+# resolves no p below 1 / C(2n - 1, n) (n users give that many distinct resamples) and
+# is undefined, as t is, when the differences do not vary.
+FEW_USERS = {
+    1: ([0.1], [0.6]),  # the issue's case: d = 0.5
+    2: ([0.1, 0.2], [0.6, 0.5]),  # d = 0.5, 0.3
+    3: ([0.1, 0.2, 0.3], [0.6, 0.5, 0.7]),  # d = 0.5, 0.3, 0.4
+}
+FEW_EXPECTED: dict[tuple[int, str], float | None] = {
+    (1, "t"): None,
+    (1, "bootstrap"): None,
+    (1, "randomization"): 1.0,
+    (1, "sign"): 1.0,
+    (1, "wilcoxon"): 1.0,
+    (1, "tukey"): 1.0,
+    (2, "bootstrap"): 1 / math.comb(3, 2),  # no resample reaches |T|: raised to 1 / 3
+    (2, "randomization"): 2 / 2**2,
+    (2, "sign"): 2 / 2**2,
+    (2, "wilcoxon"): 2 / 2**2,
+    (3, "bootstrap"): 1 / math.comb(5, 3),
+    (3, "randomization"): 2 / 2**3,
+    (3, "sign"): 2 / 2**3,
+    (3, "wilcoxon"): 2 / 2**3,
+}
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("test", ["t", "bootstrap", "randomization", "sign", "wilcoxon", "tukey"])
+def test_what_each_test_concludes_with_few_users(n: int, test: str) -> None:
+    a, b = FEW_USERS[n]
+    frame = per_user_frame({"a": np.array(a), "b": np.array(b)})
+    row = prk.compare_per_user(frame, baseline="a", test=test, n_resamples=999).row(
+        0, named=True
+    )
+    if test == "t" and n > 1:
+        d = np.array(b) - np.array(a)
+        assert row["p_value"] == pytest.approx(stats.ttest_1samp(d, 0.0).pvalue)
+        assert row["note"] is None  # continuous: any p can be reached
+        return
+    if test == "tukey" and n > 1:
+        assert row["p_value"] >= 2 / 2**n  # an estimate, never below the exact minimum
+        assert "cannot be significant" in row["note"]
+        return
+    expected = FEW_EXPECTED[(n, test)]
+    if expected is None:
+        assert row["p_value"] is None
+        assert row["significant"] is None
+        assert "differences vary" in row["note"]
+    else:
+        assert row["p_value"] == pytest.approx(expected)
+        assert row["significant"] is False
+        assert "cannot be significant" in row["note"], row["note"]
+        assert f"{n} user" in row["note"]
+
+
+def test_bootstrap_and_t_need_differences_that_vary() -> None:
+    # 10 users, every difference 0.1: randomization and sign conclude (p = 2 / 2**10);
+    # the bootstrap distribution is one point (it gave p = 1 / (B + 1)) and t has sd 0.
+    x = np.linspace(0.0, 0.5, 10)
+    frame = per_user_frame({"a": x, "b": x + 0.1})
+    for test in ("randomization", "sign"):
+        row = prk.compare_per_user(frame, baseline="a", test=test).row(0, named=True)
+        assert row["p_value"] == pytest.approx(2 / 2**10), test
+        assert row["note"] is None
+    for test in ("bootstrap", "t"):
+        row = prk.compare_per_user(frame, baseline="a", test=test, n_resamples=99)
+        assert row["p_value"][0] is None, test
+        assert "differences vary" in row["note"][0]
+        assert row["effect_size"][0] is None  # d over an sd of rounding errors: undefined
+
+
+def test_randomized_tests_never_go_below_the_exact_minimum() -> None:
+    # 4 users, n_resamples=3 < 2**4: random sign flips; p = (1 + 0) / 4 would be below
+    # the exact test's smallest p, 2 / 2**4 = 1 / 8 -- it is raised to it.
+    frame = per_user_frame({"a": np.zeros(4), "b": np.array([0.5, 0.3, 0.4, 0.6])})
+    row = prk.compare_per_user(frame, baseline="a", n_resamples=3).row(0, named=True)
+    assert row["resampling"] == "sign_flip"
+    assert row["p_value"] >= 2 / 2**4
+    tukey = prk.compare_per_user(frame, baseline="a", test="tukey", n_resamples=3)
+    assert tukey["p_value"][0] >= 2 / 2**4
+
+
+def test_a_frame_of_another_library_is_named_with_it() -> None:
+    # "must be a polars DataFrame ..., got DataFrame" named no library (issue 24, 15).
+    pandas = pytest.importorskip("pandas")
+    with pytest.raises(TypeError, match=r"got pandas\.DataFrame$"):
+        prk.report(pandas.DataFrame({"a": [1]}))
+    with pytest.raises(TypeError, match=r"^per_user must be .*, got list$"):
+        prk.compare_per_user([1, 2])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import polars as pl
 import pyarrow as pa
@@ -538,3 +539,132 @@ def test_skip_row_uses_one_user_set_for_every_mean_of_a_row() -> None:
         "n_skipped": 1,
     }
     assert prk.evaluate(df, ["ndcg@1"])["ndcg@1"].item() == (0.0 + 1.0) / 2
+
+
+# ---------------------------------------------------- intervals of the means (issue 24, 26)
+def ci_frame() -> pl.DataFrame:
+    """Two systems, users with and without relevant items (undefined mrr under skip)."""
+    rows = []
+    for system, shift in (("a", 0), ("b", 1)):
+        for user in range(12):
+            for item in range(4):
+                score = float((user * 7 + item * 3 + shift) % 5)
+                relevance = int((user + item + shift) % 3 == 0) if user % 5 else 0
+                rows.append((system, user, item, score, relevance))
+    return pl.DataFrame(rows, schema=["system", "user", "item", "score", "relevance"], orient="row")
+
+
+def test_t_interval_and_standard_error_of_each_mean() -> None:
+    from scipy import stats
+
+    df = ci_frame()
+    out = prk.evaluate(df, ["mrr", "ndcg@3"], by="system", ci="t", confidence=0.9)
+    assert out.columns == [
+        "system",
+        "mrr",
+        "se(mrr)",
+        "ci_low(mrr)",
+        "ci_high(mrr)",
+        "ndcg@3",
+        "se(ndcg@3)",
+        "ci_low(ndcg@3)",
+        "ci_high(ndcg@3)",
+        "n_users(mrr)",
+        "n_users(ndcg@3)",
+        "n_users",
+        "n_skipped",
+    ]
+    per = prk.evaluate(df, ["mrr", "ndcg@3"], by="system", per_user=True)
+    for row in out.iter_rows(named=True):
+        for name in ("mrr", "ndcg@3"):
+            x = per.filter(pl.col("system") == row["system"])[name].drop_nulls().to_numpy()
+            assert row[f"n_users({name})"] == x.size  # the users the mean is over
+            se = x.std(ddof=1) / math.sqrt(x.size)
+            assert row[f"se({name})"] == pytest.approx(se, rel=1e-12)
+            low, high = stats.t.interval(0.9, x.size - 1, loc=x.mean(), scale=se)
+            assert row[f"ci_low({name})"] == pytest.approx(low, rel=1e-12)
+            assert row[f"ci_high({name})"] == pytest.approx(high, rel=1e-12)
+    # The mean itself is unchanged by ci=.
+    plain = prk.evaluate(df, ["mrr", "ndcg@3"], by="system")
+    assert_frame_equal(out.select(plain.columns), plain)
+
+
+def test_bootstrap_interval_of_each_mean_near_scipy() -> None:
+    from scipy import stats
+
+    df = ci_frame()
+    out = prk.evaluate(df, "ndcg@3", by="system", ci="bootstrap", aggregate=["median"])
+    assert out.columns[1:5] == ["median(ndcg@3)", "se(ndcg@3)", "ci_low(ndcg@3)", "ci_high(ndcg@3)"]
+    per = prk.evaluate(df, "ndcg@3", by="system", per_user=True)
+    for row in out.iter_rows(named=True):
+        x = per.filter(pl.col("system") == row["system"])["ndcg@3"].drop_nulls().to_numpy()
+        assert row["n_users(ndcg@3)"] == x.size  # the users the mean is over
+        ref = stats.bootstrap(
+            (x,), np.mean, method="percentile", n_resamples=10_000, random_state=1
+        ).confidence_interval
+        width = ref.high - ref.low
+        assert row["ci_low(ndcg@3)"] == pytest.approx(ref.low, abs=0.1 * width)
+        assert row["ci_high(ndcg@3)"] == pytest.approx(ref.high, abs=0.1 * width)
+        assert row["ci_low(ndcg@3)"] <= x.mean() <= row["ci_high(ndcg@3)"]
+    # Seeded: the same interval whatever the row order, in memory or bucketed.
+    shuffled = df.sample(fraction=1.0, shuffle=True, seed=3)
+    again = prk.evaluate(shuffled, "ndcg@3", by="system", ci="bootstrap", aggregate=["median"])
+    assert_frame_equal(again, out)
+    buckets = prk.evaluate(df, "ndcg@3", by="system", ci="bootstrap", aggregate=["median"],
+                           n_buckets=3)  # fmt: skip
+    assert_frame_equal(buckets, out, check_exact=False, rel_tol=1e-12)
+
+
+def test_interval_with_one_user_is_null_and_long_summary() -> None:
+    one = DATA.filter(pl.col("user") == 1)
+    for ci in ("t", "bootstrap"):
+        row = prk.evaluate(one, "mrr", ci=ci).row(0, named=True)
+        assert row["mrr"] == 1.0
+        assert (row["se(mrr)"], row["ci_low(mrr)"], row["ci_high(mrr)"]) == (None, None, None)
+    long = prk.evaluate(ci_frame(), "mrr", by="system", ci="t", summary="long")
+    assert long.filter(pl.col("system") == "a")["aggregation"].to_list() == [
+        "mean",
+        "se",
+        "ci_low",
+        "ci_high",
+    ]
+    wide = prk.evaluate(ci_frame(), "mrr", by="system", ci="t")
+    assert long.filter(aggregation="ci_low")["value"].to_list() == wide["ci_low(mrr)"].to_list()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"ci": "normal"}, ValueError, r"^ci must be one of \['bootstrap', 't'\] or None, got 'no"),
+        ({"ci": "t", "confidence": 1.0}, ValueError, r"^confidence must be in \(0, 1\), got 1\.0"),
+        ({"ci": "t", "confidence": "95%"}, TypeError, r"^confidence must be a number in \(0, 1\)"),
+        ({"ci": "t", "per_user": True}, ValueError, r"^ci= gives intervals of the summary's means"),
+    ],
+)
+def test_interval_options_are_checked(kwargs: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        prk.evaluate(DATA, "mrr", **kwargs)
+
+
+def test_t_interval_without_scipy_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)
+    with pytest.raises(ImportError, match=r"ci='t'.*pip install \"polars-rankeval\[compare\]\""):
+        prk.evaluate(DATA, "mrr", ci="t")
+
+
+@pytest.mark.parametrize("empty", ["zero", "skip_row"])
+def test_interval_covers_the_users_of_the_mean(empty: str) -> None:
+    df = ci_frame()
+    # ndcg@2 is undefined for users without relevant items; under skip_row they leave
+    # mrr's mean (and its interval) too, under zero they count as 0.
+    out = prk.evaluate(df, ["mrr", "ndcg@2"], by="system", ci="t", empty=empty)
+    per = prk.evaluate(df, ["mrr", "ndcg@2"], by="system", per_user=True, empty=empty)
+    per = per.drop_nulls(["mrr", "ndcg@2"])
+    for row in out.iter_rows(named=True):
+        x = per.filter(pl.col("system") == row["system"])["mrr"].to_numpy()
+        assert row["n_users(mrr)"] == x.size
+        assert row["mrr"] == pytest.approx(x.mean())
+        assert row["se(mrr)"] == pytest.approx(x.std(ddof=1) / math.sqrt(x.size))
+        assert row["se(mrr)"] > 0

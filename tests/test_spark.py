@@ -515,7 +515,7 @@ def test_spark_only_errors(
 
 
 def test_data_must_be_spark() -> None:
-    with pytest.raises(TypeError, match="data must be a pyspark DataFrame, got DataFrame"):
+    with pytest.raises(TypeError, match=r"data must be a pyspark DataFrame, got polars\.DataFrame"):
         prk_spark.evaluate(BASE, "mrr")  # type: ignore[arg-type]
 
 
@@ -609,7 +609,7 @@ def test_evaluate_engine_argument_runs_spark(spark: SparkSession) -> None:
     for engine in ("auto", "spark", prk_spark.SparkEngine(n_partitions=3)):
         got = collect(prk.evaluate(sdf, ["ndcg@3", "global_auc"], by="system", engine=engine))
         assert_frame_equal(got, expected, **TOL)
-    with pytest.raises(TypeError, match="data must be a pyspark DataFrame, got DataFrame"):
+    with pytest.raises(TypeError, match=r"data must be a pyspark DataFrame, got polars\.DataFrame"):
         prk.evaluate(df, "mrr", engine="spark")
 
 
@@ -792,3 +792,57 @@ def test_insufficient_raise_on_spark(spark: SparkSession) -> None:
     assert got[f"n_users({metric})"].item() == 2
     per = collect(prk.evaluate(kept, [metric], engine="spark", per_user=True), ["user"])
     assert per[metric].to_list() == [1.0, 0.0]
+
+
+# --------------------------------------------------- compare and the analysis functions
+def test_compare_takes_a_spark_dataframe(spark: SparkSession) -> None:
+    """Issue 24 item 15: compare evaluates per user on Spark, then tests in Polars."""
+    df = systems(14)
+    sdf = to_spark(spark, df)
+    metrics = ["ndcg@5", "mrr"]
+    kw: dict[str, Any] = {"baseline": "a", "n_resamples": 300, "seed": 2}
+    expected = prk.compare(df, metrics, **kw)
+    assert_frame_equal(prk.compare(sdf, metrics, **kw), expected, **TOL)
+    engine = prk_spark.SparkEngine(n_partitions=3)
+    assert_frame_equal(prk.compare(sdf, metrics, engine=engine, **kw), expected, **TOL)
+    # A per-user frame on Spark is collected (one row per system and user: small).
+    per_user = prk_spark.evaluate(sdf, metrics, by="system", per_user=True)
+    got = prk.compare_per_user(per_user, metrics, **kw)
+    assert_frame_equal(got.drop("conventions"), expected.drop("conventions"), **TOL)
+
+
+def test_curve_takes_a_spark_dataframe(spark: SparkSession) -> None:
+    df = systems(15)
+    expected = prk.curve(df, "ndcg", ks=3, by="system")
+    sdf = to_spark(spark, df)
+    assert_frame_equal(prk.curve(sdf, "ndcg", ks=3, by="system"), expected, **TOL)
+    pr = prk.pr_curve(df, by="system", levels=[0.0, 0.5, 1.0])
+    assert_frame_equal(prk.pr_curve(sdf, by="system", levels=[0.0, 0.5, 1.0]), pr, **TOL)
+
+
+def test_functions_without_spark_say_so_plainly(spark: SparkSession) -> None:
+    """A Spark DataFrame where only Polars is taken: the message names both kinds."""
+    sdf = to_spark(spark, BASE)
+    plain = r"got pyspark\.sql\.DataFrame \(a Spark DataFrame: evaluate, compare"
+    frame = r"must be a polars DataFrame or LazyFrame, "
+    with pytest.raises(TypeError, match=r"^run_a " + frame + plain):
+        prk.rank_similarity(sdf, BASE)
+    with pytest.raises(TypeError, match=r"^data must be a polars DataFrame .*" + plain):
+        prk.inter_list_diversity_sampled(sdf, 2)
+    with pytest.raises(TypeError, match=r"^a must be a polars DataFrame, " + plain):
+        prk.rank_correlation(sdf)
+    with pytest.raises(TypeError, match=r"convert it with polars\.from_arrow\(df\.toArrow\(\)\)"):
+        prk.evaluate(sdf, "mrr", engine="polars")
+    with pytest.raises(TypeError, match=r"^data must be a pyspark DataFrame, got polars\.Data"):
+        prk.evaluate(BASE, "mrr", engine="spark")
+
+
+@pytest.mark.parametrize("summary", ["wide", "long"])
+def test_intervals_of_the_means_match_polars(spark: SparkSession, summary: str) -> None:
+    """evaluate(ci=...) on Spark: the summary's Polars call per by group gives them too."""
+    df = systems(16)
+    for ci in ("t", "bootstrap"):
+        kw: dict[str, Any] = {"by": "system", "ci": ci, "confidence": 0.9, "summary": summary}
+        got, expected = both(spark, df, ["ndcg@3", "mrr", "global_auc"], **kw)
+        assert "se(mrr)" in expected.columns or "se" in expected["aggregation"].to_list()
+        assert_frame_equal(got, expected, **TOL)
