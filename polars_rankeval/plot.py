@@ -223,8 +223,8 @@ def curves(frame: Any, *, title: str | None = None, columns: int = 3) -> alt.Cha
     _has_rows(data, "curves")
     undefined = (
         data.group_by("metric", maintain_order=True)
-        .agg(pl.col("value").is_null().all().alias("none"))
-        .filter("none")
+        .agg(pl.col("value").is_null().all().alias("all_null"))
+        .filter("all_null")
         .get_column("metric")
         .to_list()
     )
