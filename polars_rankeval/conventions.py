@@ -1132,8 +1132,11 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("ndcg", "ndcg(gain=exp)", "required", "gain 2^rel - 1 (1 for binary)"),
         ),
         (
-            "A user without relevant items scores 0 (empty='zero'); Hivemall gives "
-            "precision, recall and AP 1.0 when the list is empty too.",
+            "The UDAFs average the rows whose truth array is not null (a null "
+            "recommendation array is an empty list, scoring 0): users='truth'. A user "
+            "without relevant items (an empty truth array) scores 0 (empty='zero'); "
+            "Hivemall gives precision, recall and AP 1.0 when the list is empty too, and "
+            "auc 1/2 (no pair).",
             "Contradiction: docs/gitbook/eval/rank.md divides MAP by #relevant (0.5556 at "
             "top 4 in its table); the code divides by the hits in the head (0.8333, "
             "BinaryResponsesMeasuresTest.testAP).",
