@@ -2262,3 +2262,24 @@ def test_lenskit_measures_every_output_list_and_fills_nan_with_zero() -> None:
     assert got["Precision@2[lenskit]"].item() == pytest.approx((1 / 2 + 0 + 0) / 3)
     assert got["RecipRank[lenskit]"].item() == pytest.approx((1 + 0 + 0) / 3)
     assert got["n_users(NDCG[lenskit])"].item() == 3
+
+
+def test_user_sets_read_from_code_of_the_other_presets() -> None:
+    # The presets whose user set already matched their library's code, on UNIVERSE
+    # (user 1 recommended and judged, 2 recommended only, 3 judged only).
+    def one(preset: str, name: str) -> tuple[float, int]:
+        got = prk.evaluate(UNIVERSE, name, conventions=preset)
+        return got.item(0, 0), got[f"n_users({name}[{preset}])"].item()
+
+    # recommenders python_evaluation.py merge_ranking_true_pred: common users of
+    # rating_true and rating_pred (user 1): hits / k summed / n_users.
+    assert one("recommenders", "precision_at_k@2") == (1 / 2, 1)
+    # ndcg_at_k outer-merges rating_true: every truth user, 3 with dcg 0.
+    assert one("recommenders", "ndcg_at_k@2") == (pytest.approx((1 + 0) / 2), 2)
+    # RecBole FullSortEvalDataLoader: the users of the test interactions (uid_list).
+    assert one("recbole", "recall@2") == ((1 + 0) / 2, 2)
+    # Hivemall RecallUDAF.iterate: rows with a truth array; a null recommendation array
+    # is empty (recall 0).
+    assert one("hivemall", "recall@2") == ((1 + 0) / 2, 2)
+    # Elliot Precision.eval_user_metric: users of the recommendations with a relevant item.
+    assert one("elliot", "Precision@2") == (1 / 2, 1)
