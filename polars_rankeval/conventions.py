@@ -832,8 +832,8 @@ _PRESETS: tuple[Convention, ...] = (
         "2025.8.1",
         "expected",
         _UNDEFINED.format(how="np.argsort quicksort in argtopn"),
-        "skip",
-        "truth",
+        "zero",
+        "all",
         (
             Mapped(
                 "Precision",
@@ -885,7 +885,13 @@ _PRESETS: tuple[Convention, ...] = (
             ),
         ),
         (
-            "A user with an empty test list is NaN and skipped (empty='skip').",
+            "RunAnalysis.measure measures every output list: one without test data against "
+            "an empty test list (NaN for most metrics, with a warning), and list_summary "
+            "fills each NaN with the metric's default 0 (users='all', empty='zero'). "
+            "lenskit.batch.recommend gives every requested test user a list, an empty one "
+            "counting 0; a test user without an output list is not measured at all (outputs "
+            "built from a recommendation table): evaluate without conventions= with "
+            "users='recs', empty='zero' for that.",
             "Contradiction: the NDCG docstring writes the base-2 log discount; the default "
             "LogRankWeight clips the rank at 2 (1 / max(1, log2 rank)).",
         ),
@@ -898,7 +904,7 @@ _PRESETS: tuple[Convention, ...] = (
         "RetrievalNormalizedDCG averages tie groups (= expected); the others sort with "
         "torch.topk/argsort (no defined order): expectation on tied scores",
         "zero",
-        "truth",
+        "all",
         (
             Mapped(
                 "RetrievalMAP",
@@ -935,6 +941,8 @@ _PRESETS: tuple[Convention, ...] = (
         (
             "Every row of a query is a candidate (give every row a score); a query without "
             "a positive target scores 0 (empty_target_action='neg').",
+            "The mean is over every distinct value of indexes (users='all'): a user whose "
+            "rows are all unjudged (null relevance) is a query with target 0 everywhere.",
             "torchmetrics 1.9.0 counts relevant items scored <= 0 as not retrieved in AP, "
             "precision, recall and MRR (PR #3160), which a newer upstream test reverts: "
             "the preset follows the score-shift-invariant rule (give positive scores to "
@@ -1124,8 +1132,11 @@ _PRESETS: tuple[Convention, ...] = (
             Mapped("ndcg", "ndcg(gain=exp)", "required", "gain 2^rel - 1 (1 for binary)"),
         ),
         (
-            "A user without relevant items scores 0 (empty='zero'); Hivemall gives "
-            "precision, recall and AP 1.0 when the list is empty too.",
+            "The UDAFs average the rows whose truth array is not null (a null "
+            "recommendation array is an empty list, scoring 0): users='truth'. A user "
+            "without relevant items (an empty truth array) scores 0 (empty='zero'); "
+            "Hivemall gives precision, recall and AP 1.0 when the list is empty too, and "
+            "auc 1/2 (no pair).",
             "Contradiction: docs/gitbook/eval/rank.md divides MAP by #relevant (0.5556 at "
             "top 4 in its table); the code divides by the hits in the head (0.8333, "
             "BinaryResponsesMeasuresTest.testAP).",
@@ -1140,7 +1151,7 @@ _PRESETS: tuple[Convention, ...] = (
         "expected",
         "dcg_score/ndcg_score average tie groups (ignore_ties=False): = expected",
         "zero",
-        "truth",
+        "all",
         (
             Mapped("ndcg_score", "ndcg", "optional", "linear gain; all-zero row scores 0"),
             Mapped("dcg_score", "dcg", "optional"),
@@ -1153,7 +1164,13 @@ _PRESETS: tuple[Convention, ...] = (
                 "ties=; a row without a positive scores 0 (sklearn warns)",
             ),
         ),
-        ("Every column of a row is a candidate: give every (user, item) a score.",),
+        (
+            "Every column of a row is a candidate: give every (user, item) a score.",
+            "The mean is over every row of y_true (users='all'): a user without a relevant "
+            "item, or with null relevance only, is an all-zero row scoring 0 (empty='zero').",
+            "average_precision_score is reproduced as average='samples' (the mean over the "
+            "rows); its default average='macro' averages over the columns (items).",
+        ),
     ),
     Convention(
         "cornac",

@@ -2194,3 +2194,92 @@ def test_rectools_serendipity_over_the_users_of_reco() -> None:
     assert got["Serendipity@2[rectools]"].to_list() == [0, 0.5, 0, 0.125, 0]
     out = prk.evaluate(data, ["Serendipity@2"], conventions="rectools", **run)
     assert out.item(0, 0) == pytest.approx((0.5 + 0.125) / 5)
+
+
+# ------------------------------------------- user sets read from the libraries' code (2)
+# Three users: 1 recommended and judged, 2 recommended but never judged (null relevance),
+# 3 judged but never recommended. Items 1 and 2 are candidates of user 1 and 2.
+UNIVERSE = frame({1: [(1, 0.9), (2, 0.5)], 2: [(1, 0.9), (2, 0.5)]}, {1: {1: 1.0}, 3: {5: 1.0}})
+
+
+@pytest.mark.filterwarnings("ignore:No positive class found")
+def test_sklearn_averages_every_row_given() -> None:
+    # scikit-learn _ranking.py: ndcg_score / dcg_score return np.average of the per-sample
+    # scores over every row of y_true (an all-zero row scores 0: _ndcg_sample_scores sets
+    # it to 0); y_true has no "unjudged" cell, so user 2's null relevance is a zero row.
+    metrics = pytest.importorskip("sklearn.metrics")
+    recommended = UNIVERSE.filter(pl.col("score").is_not_null())
+    got = prk.evaluate(
+        recommended, ["ndcg_score", "dcg_score", "average_precision_score"], conventions="sklearn"
+    )
+    y_true, y_score = [[1, 0], [0, 0]], [[0.9, 0.5], [0.9, 0.5]]
+    assert got["ndcg_score[sklearn]"].item() == pytest.approx(metrics.ndcg_score(y_true, y_score))
+    assert got["ndcg_score[sklearn]"].item() == pytest.approx((1 + 0) / 2)
+    assert got["dcg_score[sklearn]"].item() == pytest.approx(metrics.dcg_score(y_true, y_score))
+    # average='samples' is the per-row mean (the default 'macro' averages the columns).
+    assert got["average_precision_score[sklearn]"].item() == pytest.approx(
+        metrics.average_precision_score(y_true, y_score, average="samples")
+    )
+    assert got["n_users(ndcg_score[sklearn])"].item() == 2
+
+
+def test_torchmetrics_averages_every_query_of_indexes() -> None:
+    # torchmetrics retrieval/base.py RetrievalMetric.compute: one group per distinct value
+    # of indexes (_flexible_bincount over torch.unique), a group without a positive target
+    # appends 0.0 (empty_target_action='neg', the default), then the mean. Every row has a
+    # target, so user 2's unjudged rows are target 0: a query scoring 0. As torchmetrics
+    # is called: preds [.9, .5, .9, .5], target [1, 0, 0, 0], indexes [1, 1, 2, 2].
+    recommended = UNIVERSE.filter(pl.col("score").is_not_null())
+    got = prk.evaluate(
+        recommended,
+        ["RetrievalPrecision@1", "RetrievalMRR", "RetrievalNormalizedDCG", "RetrievalRecall@1"],
+        conventions="torchmetrics",
+    )
+    assert got["RetrievalPrecision@1[torchmetrics]"].item() == pytest.approx((1 + 0) / 2)
+    assert got["RetrievalMRR[torchmetrics]"].item() == pytest.approx((1 + 0) / 2)
+    assert got["RetrievalNormalizedDCG[torchmetrics]"].item() == pytest.approx((1 + 0) / 2)
+    assert got["RetrievalRecall@1[torchmetrics]"].item() == pytest.approx((1 + 0) / 2)
+    # FallOut: user 2's query has two negatives, one in the top 1 (1/2); user 1's has one
+    # negative, outside the top 1 (0): (0 + 1/2) / 2.
+    fallout = prk.evaluate(recommended, "RetrievalFallOut@1", conventions="torchmetrics")
+    assert fallout["RetrievalFallOut@1[torchmetrics]"].item() == pytest.approx((0 + 0.5) / 2)
+
+
+def test_lenskit_measures_every_output_list_and_fills_nan_with_zero() -> None:
+    # lenskit/metrics/bulk.py RunAnalysis.measure iterates over the output lists: a list
+    # without test data is measured against an empty ItemList (a warning: "could not find
+    # test data"), where Recall is 0 / 0, NDCG, RecipRank and Hit return NaN; Precision
+    # of an empty list is NaN. RunAnalysisResult.list_summary fills the NaNs with each
+    # ListMetric's default 0.0, then takes the mean. lenskit.batch.recommend gives every
+    # requested test user a list (user 3: an empty one). Per user:
+    # Recall@2 [1/1, 0, 0], NDCG [1, 0, 0], Hit [1, 0, 0], Precision@2 [1/2, 0, 0].
+    got = prk.evaluate(
+        UNIVERSE, ["Recall@2", "NDCG", "Hit", "Precision@2", "RecipRank"], conventions="lenskit"
+    )
+    assert got["Recall@2[lenskit]"].item() == pytest.approx((1 + 0 + 0) / 3)
+    assert got["NDCG[lenskit]"].item() == pytest.approx((1 + 0 + 0) / 3)
+    assert got["Hit[lenskit]"].item() == pytest.approx((1 + 0 + 0) / 3)
+    assert got["Precision@2[lenskit]"].item() == pytest.approx((1 / 2 + 0 + 0) / 3)
+    assert got["RecipRank[lenskit]"].item() == pytest.approx((1 + 0 + 0) / 3)
+    assert got["n_users(NDCG[lenskit])"].item() == 3
+
+
+def test_user_sets_read_from_code_of_the_other_presets() -> None:
+    # The presets whose user set already matched their library's code, on UNIVERSE
+    # (user 1 recommended and judged, 2 recommended only, 3 judged only).
+    def one(preset: str, name: str) -> tuple[float, int]:
+        got = prk.evaluate(UNIVERSE, name, conventions=preset)
+        return got.item(0, 0), got[f"n_users({name}[{preset}])"].item()
+
+    # recommenders python_evaluation.py merge_ranking_true_pred: common users of
+    # rating_true and rating_pred (user 1): hits / k summed / n_users.
+    assert one("recommenders", "precision_at_k@2") == (1 / 2, 1)
+    # ndcg_at_k outer-merges rating_true: every truth user, 3 with dcg 0.
+    assert one("recommenders", "ndcg_at_k@2") == (pytest.approx((1 + 0) / 2), 2)
+    # RecBole FullSortEvalDataLoader: the users of the test interactions (uid_list).
+    assert one("recbole", "recall@2") == ((1 + 0) / 2, 2)
+    # Hivemall RecallUDAF.iterate: rows with a truth array; a null recommendation array
+    # is empty (recall 0).
+    assert one("hivemall", "recall@2") == ((1 + 0) / 2, 2)
+    # Elliot Precision.eval_user_metric: users of the recommendations with a relevant item.
+    assert one("elliot", "Precision@2") == (1 / 2, 1)
