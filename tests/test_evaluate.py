@@ -538,3 +538,32 @@ def test_skip_row_uses_one_user_set_for_every_mean_of_a_row() -> None:
         "n_skipped": 1,
     }
     assert prk.evaluate(df, ["ndcg@1"])["ndcg@1"].item() == (0.0 + 1.0) / 2
+
+
+@pytest.mark.parametrize("empty", ["skip", "skip_row"])
+def test_summary_aggregates_without_a_filter_per_metric(empty: str) -> None:
+    # Each aggregate covers the users its metric is defined for as a null-skipping
+    # aggregate of when(defined).then(value): a filter per metric is lowered by the
+    # streaming engine (collect's default) to a branch of its own per aggregate, and
+    # the summary of ndcg@1..2000 took seconds growing with the square of the metrics.
+    from polars_rankeval.evaluate import summarize
+
+    per_user = pl.LazyFrame({"a": [0.5, None, 0.25, 2.0], "b": [1.0, 0.0, None, 4.0]})
+    aggregate = ["mean", "gmean", "hmean", "qmean", "median", "std"]
+    summary = summarize(per_user, ["a", "b"], [], aggregate=aggregate, empty=empty)  # type: ignore[arg-type]
+    assert ".filter(" not in summary.explain()
+    got = summary.collect(engine="streaming").row(0, named=True)
+    # skip: a over 0.5, 0.25, 2 and b over 1, 0, 4; skip_row: users 1 and 4 only.
+    a, b = ([0.5, 0.25, 2.0], [1.0, 0.0, 4.0]) if empty == "skip" else ([0.5, 2.0], [1.0, 4.0])
+    assert got["a"] == pytest.approx(sum(a) / len(a))
+    assert got["gmean(a)"] == pytest.approx(math.prod(a) ** (1 / len(a)))
+    assert got["hmean(a)"] == pytest.approx(len(a) / sum(1 / x for x in a))
+    assert got["hmean(b)"] == (0.0 if empty == "skip" else pytest.approx(2 / (1 + 1 / 4)))
+    assert got["qmean(b)"] == pytest.approx(math.sqrt(sum(x * x for x in b) / len(b)))
+    assert got["median(a)"] == pytest.approx(sorted(a)[len(a) // 2] if len(a) % 2 else 1.25)
+    mean_b = sum(b) / len(b)
+    assert got["std(b)"] == pytest.approx(
+        math.sqrt(sum((x - mean_b) ** 2 for x in b) / (len(b) - 1))
+    )
+    assert (got["n_users(a)"], got["n_users(b)"]) == (len(a), len(b))
+    assert (got["n_users"], got["n_skipped"]) == (4, 2)
