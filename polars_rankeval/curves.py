@@ -172,30 +172,51 @@ def curve(
     by_cols = _by_columns(by)
     result = _collect(evaluate(data, parsed, by=by, aggregate=aggregate, **options))
     order = {base: i for i, base in enumerate(dict.fromkeys(m.base_name for m in parsed))}
-    parts = [
-        result.select(
-            *by_cols,
-            pl.lit(m.base_name, dtype=pl.String).alias("metric"),
-            pl.lit(m.k, dtype=pl.Int64).alias("k"),
-            pl.col(_value_column(result, aggregate, m.name)).cast(pl.Float64).alias("value"),
-            pl.col(_count_column(result, m.name)).cast(pl.Int64).alias("n_users"),
-            pl.lit(order[m.base_name], dtype=pl.Int64).alias("__order"),
-        )
-        for m in parsed
-    ]
-    return pl.concat(parts).sort([*by_cols, "__order", "k"]).drop("__order")
+    present = set(result.columns)
+    labels = {
+        "metric": pl.Series([m.base_name for m in parsed], dtype=pl.String),
+        "k": pl.Series([m.k for m in parsed], dtype=pl.Int64),
+        "__order": pl.Series([order[m.base_name] for m in parsed], dtype=pl.Int64),
+    }
+    values = [_value_column(present, aggregate, m.name) for m in parsed]
+    counts = [_count_column(present, m.name) for m in parsed]
+    long = _long_form(result, by_cols, labels, values, counts, "value")
+    return long.sort([*by_cols, "__order", "k"]).drop("__order")
 
 
-def _value_column(result: pl.DataFrame, aggregate: str, name: str) -> str:
+def _long_form(
+    result: pl.DataFrame,
+    by: list[str],
+    labels: dict[str, pl.Series],
+    values: list[str],
+    counts: list[str],
+    value_name: str,
+) -> pl.DataFrame:
+    """The summary ``result`` in long form: one row per (summary row, position i).
+
+    Row i of a summary row holds its ``by`` columns, ``labels``' i-th values, the
+    column ``values[i]`` (Float64, named ``value_name``) and ``counts[i]`` (Int64,
+    ``n_users``). One ``select`` of lists exploded: a select per position would cost
+    the square of their number (each reads the schema of the whole summary).
+    """
+    return result.select(
+        *by,
+        *(pl.lit(series).implode().alias(name) for name, series in labels.items()),
+        pl.concat_list([pl.col(c).cast(pl.Float64) for c in values]).alias(value_name),
+        pl.concat_list([pl.col(c).cast(pl.Int64) for c in counts]).alias("n_users"),
+    ).explode([*labels, value_name, "n_users"])
+
+
+def _value_column(present: set[str], aggregate: str, name: str) -> str:
     """The summary column of a metric (global metrics are not aggregated)."""
     column = summary_name(aggregate, name)
-    return column if column in result.columns else name
+    return column if column in present else name
 
 
-def _count_column(result: pl.DataFrame, name: str) -> str:
+def _count_column(present: set[str], name: str) -> str:
     """The users a metric's value covers: ``n_users(<metric>)``, else the group's users."""
     column = count_name(name)
-    return column if column in result.columns else "n_users"
+    return column if column in present else "n_users"
 
 
 def recall_levels(levels: int | Sequence[float]) -> tuple[float, ...]:
@@ -279,16 +300,11 @@ def pr_curve(
     metrics = [bind("iprec_at_recall", None, level=x, rel=rel) for x in points]
     by_cols = _by_columns(by)
     result = _collect(evaluate(data, metrics, by=by, ties=ties, **options))
-    parts = [
-        result.select(
-            *by_cols,
-            pl.lit(x, dtype=pl.Float64).alias("recall"),
-            pl.col(m.name).cast(pl.Float64).alias("precision"),
-            pl.col(_count_column(result, m.name)).cast(pl.Int64).alias("n_users"),
-        )
-        for x, m in zip(points, metrics, strict=True)
-    ]
-    return pl.concat(parts).sort([*by_cols, "recall"])
+    present = set(result.columns)
+    labels = {"recall": pl.Series(points, dtype=pl.Float64)}
+    counts = [_count_column(present, m.name) for m in metrics]
+    long = _long_form(result, by_cols, labels, [m.name for m in metrics], counts, "precision")
+    return long.sort([*by_cols, "recall"])
 
 
 def cutoffs_of(text: str) -> tuple[int, ...]:
