@@ -14,7 +14,7 @@ reads the positions 1..k. This path instead runs
 2. a small frame of the head rows (users x K rows, K the largest cutoff) on which each
    position's contribution is computed with the formulas of the curve kernels
    (:mod:`polars_rankeval.metrics.curves`), collected per user and summed up to every
-   cutoff (running sums over the segments between cutoffs: 100 cutoffs cost 100
+   cutoff (one cumulative list per user, read once per cutoff: 100 cutoffs cost 100
    vectorised reads of the users' lists, not 100 passes over the rows).
 
 Ties. Under a deterministic policy the sort itself breaks ties (:data:`TIE_ORDER`) and
