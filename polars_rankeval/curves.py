@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval._evaluate import evaluate
+from polars_rankeval._finish import long_rows
 from polars_rankeval._job import count_name, parse_metrics, summary_name
 from polars_rankeval._types import Aggregation, TiePolicy
 from polars_rankeval.registry import Metric, bind, parse_cutoffs
@@ -178,33 +179,14 @@ def curve(
         "k": pl.Series([m.k for m in parsed], dtype=pl.Int64),
         "__order": pl.Series([order[m.base_name] for m in parsed], dtype=pl.Int64),
     }
-    values = [_value_column(present, aggregate, m.name) for m in parsed]
-    counts = [_count_column(present, m.name) for m in parsed]
-    long = _long_form(result, by_cols, labels, values, counts, "value")
+    columns = {
+        "value": [
+            pl.col(_value_column(present, aggregate, m.name)).cast(pl.Float64) for m in parsed
+        ],
+        "n_users": [pl.col(_count_column(present, m.name)).cast(pl.Int64) for m in parsed],
+    }
+    long = long_rows(result, by_cols, labels, columns)
     return long.sort([*by_cols, "__order", "k"]).drop("__order")
-
-
-def _long_form(
-    result: pl.DataFrame,
-    by: list[str],
-    labels: dict[str, pl.Series],
-    values: list[str],
-    counts: list[str],
-    value_name: str,
-) -> pl.DataFrame:
-    """The summary ``result`` in long form: one row per (summary row, position i).
-
-    Row i of a summary row holds its ``by`` columns, ``labels``' i-th values, the
-    column ``values[i]`` (Float64, named ``value_name``) and ``counts[i]`` (Int64,
-    ``n_users``). One ``select`` of lists exploded: a select per position would cost
-    the square of their number (each reads the schema of the whole summary).
-    """
-    return result.select(
-        *by,
-        *(pl.lit(series).implode().alias(name) for name, series in labels.items()),
-        pl.concat_list([pl.col(c).cast(pl.Float64) for c in values]).alias(value_name),
-        pl.concat_list([pl.col(c).cast(pl.Int64) for c in counts]).alias("n_users"),
-    ).explode([*labels, value_name, "n_users"])
 
 
 def _value_column(present: set[str], aggregate: str, name: str) -> str:
@@ -302,9 +284,11 @@ def pr_curve(
     result = _collect(evaluate(data, metrics, by=by, ties=ties, **options))
     present = set(result.columns)
     labels = {"recall": pl.Series(points, dtype=pl.Float64)}
-    counts = [_count_column(present, m.name) for m in metrics]
-    long = _long_form(result, by_cols, labels, [m.name for m in metrics], counts, "precision")
-    return long.sort([*by_cols, "recall"])
+    columns = {
+        "precision": [pl.col(m.name).cast(pl.Float64) for m in metrics],
+        "n_users": [pl.col(_count_column(present, m.name)).cast(pl.Int64) for m in metrics],
+    }
+    return long_rows(result, by_cols, labels, columns).sort([*by_cols, "recall"])
 
 
 def cutoffs_of(text: str) -> tuple[int, ...]:
