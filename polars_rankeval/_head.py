@@ -14,7 +14,7 @@ reads the positions 1..k. This path instead runs
 2. a small frame of the head rows (users x K rows, K the largest cutoff) on which each
    position's contribution is computed with the formulas of the curve kernels
    (:mod:`polars_rankeval.metrics.curves`), collected per user and summed up to every
-   cutoff (running sums over the segments between cutoffs: 100 cutoffs cost 100
+   cutoff (one cumulative list per user, read once per cutoff: 100 cutoffs cost 100
    vectorised reads of the users' lists, not 100 passes over the rows).
 
 Ties. Under a deterministic policy the sort itself breaks ties (:data:`TIE_ORDER`) and
@@ -439,56 +439,87 @@ def _prefix(name: str, k: int) -> str:
 def _prefix_sums(users: pl.LazyFrame, need: _Request, expected: bool) -> pl.LazyFrame:
     """Every list of contributions summed up to each of its cutoffs.
 
-    The sums are running sums over the segments between consecutive cutoffs, added
-    left to right per user (``sum(k) = sum(previous cutoff) + segment``, one column
-    per step, all lists in step): a segment of one position is one ``list.get``, a
-    longer one a ``list.slice`` summed; past the end of a list a segment adds nothing,
-    so a cutoff beyond it reads the list's total. Every cutoff costs one vectorised
-    read of the users' lists, with no per-user cumulative list (a ``list.eval`` of
-    ``cum_sum`` runs per list), no per-row cumulative sum in the head rows'
-    aggregation and no Python callback (``pl.cum_sum_horizontal`` folds with a Python
-    function). (Under a deterministic policy mrr and hit_rate read the first relevant
+    Per list, the sums over the segments between consecutive cutoffs are put in one
+    list and summed cumulatively, once (``cum_sum`` in a ``list.eval``); each cutoff
+    then reads that list at its own index, all cutoffs in one ``with_columns``. So
+    the plan holds a constant number of nodes and one read per cutoff: its size, and
+    the memory Polars takes to optimise it, grow linearly with the number of cutoffs
+    (a running sum chained over one plan node per cutoff, each node carrying every
+    earlier cutoff's column, grew with their square: ~1.9 GB to plan ``ndcg@1..1000``).
+
+    The segments: a cutoff list's leading segments are sums of ``list.slice`` (one
+    ``list.get`` for a single position), one value each, so that the i-th cutoff is the
+    i-th cumulative sum; a trailing run of consecutive cutoffs (``@1..100``, the
+    ``..100`` of ``@[1,5..100]``) is the list's positions themselves (a slice, which
+    ends with the list). A cutoff past the end of a list reads the list's total (the
+    last cumulative sum; 0.0 for an empty list). The sums are those of a fold from 0.0
+    over the segments (``+ 0.0``: an empty sum, or a sum of zeros, reads 0.0, not
+    -0.0). (Under a deterministic policy mrr and hit_rate read the first relevant
     position instead.)
     """
-    segments: dict[str, pl.Expr] = {}
-    chains: list[list[tuple[str, str]]] = []  # per list: (segment column, sum column)
+    cumulative: dict[str, pl.Expr] = {}
+    reads: dict[str, tuple[str, list[int]]] = {}
     for name, cutoffs in need.cutoffs.items():
         cut = need.ideals[name][4] if name in need.ideals else 0
         if _summed(need, name, cut):
             continue
         if not expected and need.quantities.get(name, ("",))[0] in ("rr", "logmiss"):
             continue
-        values = pl.col(name)
-        chain: list[tuple[str, str]] = []
-        previous = 0
-        for k in sorted(cutoffs):
-            if k - previous == 1:
-                segment = values.list.get(previous, null_on_oob=True).fill_null(0.0)
-            else:  # + 0.0: the sum of an empty slice is -0.0
-                segment = values.list.slice(previous, k - previous).list.sum() + 0.0
-            segments[_segment(name, k)] = segment
-            chain.append((_segment(name, k), _prefix(name, k)))
-            previous = k
-        chains.append(chain)
-    if not segments:
-        return users
-    users = users.with_columns(**segments)
-    for step in range(max(len(chain) for chain in chains)):
-        # the first sum is 0.0 + segment (-0.0 reads as 0.0), as a fold from 0.0 adds
-        users = users.with_columns(
-            (
-                pl.col(chain[step][0]) + 0.0
-                if step == 0
-                else pl.col(chain[step - 1][1]) + pl.col(chain[step][0])
-            ).alias(chain[step][1])
-            for chain in chains
-            if step < len(chain)
+        ks = sorted(cutoffs)
+        cumulative[_cumulative(name)] = _segments(pl.col(name), ks).list.eval(
+            pl.element().cum_sum() + 0.0
         )
-    return users.drop(list(segments))
+        reads[name] = (_cumulative(name), ks)
+    if not cumulative:
+        return users
+    users = users.with_columns(**cumulative)
+    users = users.with_columns(
+        pl.col(cum).list.last().fill_null(0.0).alias(_total(name))
+        for name, (cum, _) in reads.items()
+    )
+    return users.with_columns(
+        pl.col(cum)
+        .list.get(i, null_on_oob=True)
+        .fill_null(pl.col(_total(name)))
+        .alias(_prefix(name, k))
+        for name, (cum, ks) in reads.items()
+        for i, k in enumerate(ks)
+    ).drop([*cumulative, *(_total(name) for name in reads)])
 
 
-def _segment(name: str, k: int) -> str:
-    return f"{MARKER}:segment[{name}@{k}]"
+def _segments(values: pl.Expr, ks: list[int]) -> pl.Expr:
+    """Per user, the sums of the list ``values`` between consecutive cutoffs ``ks``.
+
+    ``ks`` sorted: the i-th cumulative sum of the result is the sum of ``values`` over
+    the positions 1..ks[i] (when ``values`` ends before ks[i], its last one is the
+    total). A segment of one position is one ``list.get`` (0.0 past the list's end), a
+    longer one a ``list.slice`` summed; the trailing run of segments of one position
+    each is a slice of ``values`` (it ends with the list, after every other segment).
+    """
+    run = len(ks)  # the first cutoff of the trailing run of one-position segments
+    while run > 0 and ks[run - 1] - (ks[run - 2] if run > 1 else 0) == 1:
+        run -= 1
+    start = ks[run - 1] if run else 0
+    tail = values.list.slice(start, len(ks) - run)
+    if run == 0:
+        return tail
+    segments: list[pl.Expr] = []
+    previous = 0
+    for k in ks[:run]:
+        if k - previous == 1:
+            segments.append(values.list.get(previous, null_on_oob=True).fill_null(0.0))
+        else:
+            segments.append(values.list.slice(previous, k - previous).list.sum())
+        previous = k
+    return pl.concat_list(segments if run == len(ks) else [*segments, tail])
+
+
+def _cumulative(name: str) -> str:
+    return f"{MARKER}:cumulative[{name}]"
+
+
+def _total(name: str) -> str:
+    return f"{MARKER}:total[{name}]"
 
 
 def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:

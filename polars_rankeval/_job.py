@@ -236,7 +236,7 @@ class Job:
         seen: dict[tuple[Any, ...], str] = {}
         reader: dict[str, str] = {}  # each extra column: the first metric that reads it
         for metric in parsed:
-            key = (metric.spec.name, metric.options, metric.cutoffs)
+            key = _request(metric)
             if metric.cutoffs and key in seen:
                 job.kinds[metric.name] = seen[key]
                 continue
@@ -376,8 +376,7 @@ class Job:
         for metric in self.metrics:
             has_kernel = metric.spec.curve is not None and self.kinds[metric.name] == "expr"
             if metric.cutoffs and has_kernel:
-                key = (metric.spec.name, metric.options, metric.cutoffs)
-                groups.setdefault(key, []).append(metric)
+                groups.setdefault(_request(metric), []).append(metric)
         return list(groups.values())
 
     def features(self) -> Features:
@@ -680,3 +679,13 @@ def check_long_names(by: Sequence[str]) -> None:
             f"({', '.join(LONG_COLUMNS)}); rename it or use summary='wide'"
         )
         raise ValueError(msg)
+
+
+def _request(metric: Metric) -> tuple[Any, ...]:
+    """The request a metric was expanded from: its metric, options and cutoff list.
+
+    The list is known by its tuple's identity (the metrics of one request share that
+    tuple, and hold it while the key is in use): hashing the cutoffs for each of the
+    metrics of ``ndcg@1..5000`` would cost the square of their number.
+    """
+    return (metric.spec.name, metric.options, id(metric.cutoffs))

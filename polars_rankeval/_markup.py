@@ -24,7 +24,9 @@ _LATEX_SPECIAL = {
 
 # CommonMark's backslash escapes for the characters that would start emphasis, code,
 # links, HTML, strikethrough or math, or end a table cell (``|``), in GitHub's renderer.
-_MARKDOWN_SPECIAL = frozenset("\\`*_[]<>|~$&")
+# An ``_`` between two letters or digits (``n_users``, ``hit_rate``) cannot open or
+# close emphasis, so it stays as it is; elsewhere it is escaped.
+_MARKDOWN_SPECIAL = frozenset("\\`*[]<>|~$&")
 
 
 def latex_escape(text: str) -> str:
@@ -43,10 +45,21 @@ def markdown_escape(text: str) -> str:
 
     Examples
     --------
-    >>> print(markdown_escape("a|b *c* <d>"))
-    a\|b \*c\* \<d\>
+    >>> print(markdown_escape("a|b *c* <d> n_users _x_"))
+    a\|b \*c\* \<d\> n_users \_x\_
     """
-    return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in _one_line(text))
+    line = _one_line(text)
+    out = []
+    for i, ch in enumerate(line):
+        if ch in _MARKDOWN_SPECIAL or (ch == "_" and not _intraword(line, i)):
+            out.append("\\")
+        out.append(ch)
+    return "".join(out)
+
+
+def _intraword(text: str, i: int) -> bool:
+    """Whether position ``i`` has a letter or digit on both sides."""
+    return 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
 
 
 def _one_line(text: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval._evaluate import evaluate
+from polars_rankeval._finish import long_rows
 from polars_rankeval._job import count_name, parse_metrics, summary_name
 from polars_rankeval._types import Aggregation, TiePolicy, is_spark_frame
 from polars_rankeval.registry import Metric, bind, parse_cutoffs
@@ -178,30 +179,32 @@ def curve(
     by_cols = _by_columns(by)
     result = _collect(evaluate(data, parsed, by=by, aggregate=aggregate, **options))
     order = {base: i for i, base in enumerate(dict.fromkeys(m.base_name for m in parsed))}
-    parts = [
-        result.select(
-            *by_cols,
-            pl.lit(m.base_name, dtype=pl.String).alias("metric"),
-            pl.lit(m.k, dtype=pl.Int64).alias("k"),
-            pl.col(_value_column(result, aggregate, m.name)).cast(pl.Float64).alias("value"),
-            pl.col(_count_column(result, m.name)).cast(pl.Int64).alias("n_users"),
-            pl.lit(order[m.base_name], dtype=pl.Int64).alias("__order"),
-        )
-        for m in parsed
-    ]
-    return pl.concat(parts).sort([*by_cols, "__order", "k"]).drop("__order")
+    present = set(result.columns)
+    labels = {
+        "metric": pl.Series([m.base_name for m in parsed], dtype=pl.String),
+        "k": pl.Series([m.k for m in parsed], dtype=pl.Int64),
+        "__order": pl.Series([order[m.base_name] for m in parsed], dtype=pl.Int64),
+    }
+    columns = {
+        "value": [
+            pl.col(_value_column(present, aggregate, m.name)).cast(pl.Float64) for m in parsed
+        ],
+        "n_users": [pl.col(_count_column(present, m.name)).cast(pl.Int64) for m in parsed],
+    }
+    long = long_rows(result, by_cols, labels, columns)
+    return long.sort([*by_cols, "__order", "k"]).drop("__order")
 
 
-def _value_column(result: pl.DataFrame, aggregate: str, name: str) -> str:
+def _value_column(present: set[str], aggregate: str, name: str) -> str:
     """The summary column of a metric (global metrics are not aggregated)."""
     column = summary_name(aggregate, name)
-    return column if column in result.columns else name
+    return column if column in present else name
 
 
-def _count_column(result: pl.DataFrame, name: str) -> str:
+def _count_column(present: set[str], name: str) -> str:
     """The users a metric's value covers: ``n_users(<metric>)``, else the group's users."""
     column = count_name(name)
-    return column if column in result.columns else "n_users"
+    return column if column in present else "n_users"
 
 
 def recall_levels(levels: int | Sequence[float]) -> tuple[float, ...]:
@@ -286,16 +289,13 @@ def pr_curve(
     metrics = [bind("iprec_at_recall", None, level=x, rel=rel) for x in points]
     by_cols = _by_columns(by)
     result = _collect(evaluate(data, metrics, by=by, ties=ties, **options))
-    parts = [
-        result.select(
-            *by_cols,
-            pl.lit(x, dtype=pl.Float64).alias("recall"),
-            pl.col(m.name).cast(pl.Float64).alias("precision"),
-            pl.col(_count_column(result, m.name)).cast(pl.Int64).alias("n_users"),
-        )
-        for x, m in zip(points, metrics, strict=True)
-    ]
-    return pl.concat(parts).sort([*by_cols, "recall"])
+    present = set(result.columns)
+    labels = {"recall": pl.Series(points, dtype=pl.Float64)}
+    columns = {
+        "precision": [pl.col(m.name).cast(pl.Float64) for m in metrics],
+        "n_users": [pl.col(_count_column(present, m.name)).cast(pl.Int64) for m in metrics],
+    }
+    return long_rows(result, by_cols, labels, columns).sort([*by_cols, "recall"])
 
 
 def cutoffs_of(text: str) -> tuple[int, ...]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
+import functools
 import inspect
 import math
 import re
@@ -368,9 +369,13 @@ class Metric:
         """The canonical name without the cutoff, e.g. ``ndcg(gain=exp)``."""
         return self.name.split("@", 1)[0]
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
-        """Canonical name: sorted non-default options, then ``@k``."""
+        """Canonical name: sorted non-default options, then ``@k``.
+
+        Computed once per metric (it is read many times while a plan is built: for each
+        of the 5,000 metrics of ``ndcg@1..5000`` too).
+        """
         shown = [
             f"{key}={_fmt(value)}"
             for key, value in self.options

@@ -429,11 +429,12 @@ def test_bad_memory_limit_is_one_line(capsys: pytest.CaptureFixture[str]) -> Non
 def test_markdown_output_escapes_names() -> None:
     from polars_rankeval.cli import to_markdown
 
-    frame = pl.DataFrame({"sys|tem": ["a*b_c", "x\ny|z"], "ndcg@10": [0.5, 0.25]})
+    # An _ between letters (b_c, n_users) cannot start emphasis and stays; _d_ is escaped.
+    frame = pl.DataFrame({"sys|tem": ["a*b_c _d_", "x\ny|z"], "ndcg@10": [0.5, 0.25]})
     assert to_markdown(frame).splitlines() == [
         r"| sys\|tem | ndcg@10 |",
         "| --- | ---: |",
-        r"| a\*b\_c | 0.5000 |",
+        r"| a\*b_c \_d\_ | 0.5000 |",
         r"| x y\|z | 0.2500 |",
     ]
 

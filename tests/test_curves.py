@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import polars as pl
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
+from polars_rankeval import _head
 from polars_rankeval._plan import Job
 from polars_rankeval._types import TIE_POLICIES, make_columns
 from polars_rankeval.metrics.curves import CURVE_METRICS
@@ -203,6 +206,56 @@ def test_curve_is_evaluate_at_each_k_in_long_form() -> None:
         want = wide.filter(pl.col("system") == row["system"])
         assert row["value"] == pytest.approx(want[f"{row['metric']}@{row['k']}"].item(), abs=1e-12)
         assert row["n_users"] == want[f"n_users({row['metric']}@{row['k']})"].item()
+
+
+def test_curve_reshapes_the_summary_in_a_constant_number_of_selects(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One select of lists, exploded: a select per cutoff (each reading the schema of
+    # the whole summary) made curve(ks=range(1, 5001)) take a minute on 10 rows.
+    df = _tied_data(seed=5)
+    calls: list[int] = []
+    select = pl.DataFrame.select
+
+    def counted(self: pl.DataFrame, *args: object, **kwargs: object) -> pl.DataFrame:
+        calls.append(1)
+        return select(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pl.DataFrame, "select", counted)
+    few = prk.curve(df, ["recall", "map"], ks=range(1, 11), by="system")
+    n_few = len(calls)
+    many = prk.curve(df, ["recall", "map"], ks=range(1, 61), by="system")
+    assert len(calls) - n_few == n_few
+    assert_frame_equal(many.filter(pl.col("k") <= 10), few)
+    levels = prk.pr_curve(df, levels=101, by="system")
+    assert levels.height == 2 * 101
+
+
+class _CountedCutoffs(tuple):  # type: ignore[type-arg]
+    """A cutoff list that counts how often it is hashed."""
+
+    hashed = 0
+
+    def __hash__(self) -> int:
+        type(self).hashed += 1
+        return super().__hash__()
+
+
+def test_a_cutoff_list_is_not_hashed_for_each_of_its_metrics() -> None:
+    # The metrics of one list are grouped by the identity of their shared tuple of
+    # cutoffs: hashing it for each metric costs the square of the number of cutoffs.
+    cutoffs = _CountedCutoffs(range(1, 201))
+    first = parse_metric("ndcg@1")
+    metrics = [dataclasses.replace(first, k=k, cutoffs=cutoffs) for k in cutoffs]
+    df = _tied_data(seed=6)
+    for enabled in (True, False):  # the sorted-head path and the curve kernels
+        _head.ENABLED = enabled
+        try:
+            out = prk.evaluate(df, metrics, by="system")
+        finally:
+            _head.ENABLED = True
+        assert out.select("ndcg@200").to_series().is_not_null().all()
+    assert _CountedCutoffs.hashed < len(cutoffs)
 
 
 def test_curve_hand_computed() -> None:

@@ -668,3 +668,57 @@ def test_interval_covers_the_users_of_the_mean(empty: str) -> None:
         assert row["mrr"] == pytest.approx(x.mean())
         assert row["se(mrr)"] == pytest.approx(x.std(ddof=1) / math.sqrt(x.size))
         assert row["se(mrr)"] > 0
+@pytest.mark.parametrize("empty", ["skip", "skip_row"])
+def test_summary_aggregates_without_a_filter_per_metric(empty: str) -> None:
+    # Each aggregate covers the users its metric is defined for as a null-skipping
+    # aggregate of when(defined).then(value): a filter per metric is lowered by the
+    # streaming engine (collect's default) to a branch of its own per aggregate, and
+    # the summary of ndcg@1..2000 took seconds growing with the square of the metrics.
+    from polars_rankeval.evaluate import summarize
+
+    per_user = pl.LazyFrame({"a": [0.5, None, 0.25, 2.0], "b": [1.0, 0.0, None, 4.0]})
+    aggregate = ["mean", "gmean", "hmean", "qmean", "median", "std"]
+    summary = summarize(per_user, ["a", "b"], [], aggregate=aggregate, empty=empty)  # type: ignore[arg-type]
+    assert ".filter(" not in summary.explain()
+    got = summary.collect(engine="streaming").row(0, named=True)
+    # skip: a over 0.5, 0.25, 2 and b over 1, 0, 4; skip_row: users 1 and 4 only.
+    a, b = ([0.5, 0.25, 2.0], [1.0, 0.0, 4.0]) if empty == "skip" else ([0.5, 2.0], [1.0, 4.0])
+    assert got["a"] == pytest.approx(sum(a) / len(a))
+    assert got["gmean(a)"] == pytest.approx(math.prod(a) ** (1 / len(a)))
+    assert got["hmean(a)"] == pytest.approx(len(a) / sum(1 / x for x in a))
+    assert got["hmean(b)"] == (0.0 if empty == "skip" else pytest.approx(2 / (1 + 1 / 4)))
+    assert got["qmean(b)"] == pytest.approx(math.sqrt(sum(x * x for x in b) / len(b)))
+    assert got["median(a)"] == pytest.approx(sorted(a)[len(a) // 2] if len(a) % 2 else 1.25)
+    mean_b = sum(b) / len(b)
+    assert got["std(b)"] == pytest.approx(
+        math.sqrt(sum((x - mean_b) ** 2 for x in b) / (len(b) - 1))
+    )
+    assert (got["n_users(a)"], got["n_users(b)"]) == (len(a), len(b))
+    assert (got["n_users"], got["n_skipped"]) == (4, 2)
+
+
+def _long_plan_length(n: int) -> int:
+    """Characters of the unoptimized plan of ``ndcg@1..n`` in the long summary."""
+    lf = prk.evaluate(
+        DATA.lazy(), [f"ndcg@1..{n}", "auc"], summary="long", aggregate=["mean", "std"]
+    )
+    return len(lf.explain(optimized=False))
+
+
+def test_long_summary_plan_grows_linearly_with_the_metrics() -> None:
+    # The long summary is one select of lists, exploded: a select of the wide summary
+    # per (metric, aggregation), concatenated, held a copy of the whole plan each
+    # (ndcg@1..400: 68 s to explain and 2.2 GB).
+    assert _long_plan_length(100) / _long_plan_length(50) < 2.5
+    got = prk.evaluate(DATA, ["ndcg@1..3", "auc"], summary="long", aggregate=["mean", "std"])
+    wide = prk.evaluate(DATA, ["ndcg@1..3", "auc"], aggregate=["mean", "std"])
+    assert got.columns == ["metric", "aggregation", "value", "n_users", "n_skipped"]
+    names = [f"ndcg@{k}" for k in (1, 2, 3)] + ["auc"]
+    assert got.select("metric", "aggregation").rows() == [
+        (m, a) for m in names for a in ("mean", "std")
+    ]
+    for metric, aggregation, value, n_users, n_skipped in got.rows():
+        column = metric if aggregation == "mean" else f"{aggregation}({metric})"
+        assert value == wide.get_column(column).item()
+        assert n_users == wide.get_column(f"n_users({metric})").item()
+        assert n_skipped == wide.get_column("n_users").item() - n_users

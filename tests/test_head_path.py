@@ -571,3 +571,36 @@ def test_cutoff_lists_run_without_python_callbacks(ties: str) -> None:
         user1 = (1 / np.log2(3) + 1 / np.log2(4)) / (1 + 1 / np.log2(3))
         user2 = (1 / np.log2(3)) / 1.0  # items 1, 2: gains 0, 1
         assert got["ndcg@3"][0] == pytest.approx((user1 + user2) / 2, rel=1e-12)
+
+
+def _plan_length(n: int, ties: str) -> int:
+    """Characters of the plan of five metrics at the cutoffs 1..n (a LazyFrame)."""
+    df = frame(5, users=4)
+    metrics = [f"{m}@1..{n}" for m in ("ndcg", "map", "precision", "mrr", "hit_rate")]
+    lf = prk.evaluate(df.lazy(), metrics, ties=ties, validate=False)
+    plan = lf.explain()
+    assert _head.MARKER in plan
+    return len(plan)
+
+
+@pytest.mark.parametrize("ties", ["expected", "item_desc"])
+def test_plan_grows_linearly_with_the_number_of_cutoffs(ties: str) -> None:
+    # Every cutoff reads the per-user cumulative lists once: doubling the cutoffs
+    # doubles the plan (a running sum chained over one plan node per cutoff made it
+    # grow with their square: 2.7M characters and ~1.9 GB for ndcg@1..1000).
+    assert _plan_length(800, ties) / _plan_length(400, ties) < 2.5
+
+
+def test_thousands_of_cutoffs_equal_the_single_cutoffs() -> None:
+    # The example's 3 queries hold 1197 to 1949 rows: 5000 cutoffs run past every
+    # list (tie groups straddle cutoffs under the default ties="expected"). curve()
+    # evaluates ndcg at the 5000 cutoffs (evaluate(example, ["ndcg@1..5000"]) was
+    # killed at 23 GB); each equals the metric evaluated alone (one sum over the head).
+    example = prk.load_example()
+    curve = prk.curve(example, "ndcg", ks=range(1, 5001))
+    assert curve.get_column("k").to_list() == list(range(1, 5001))
+    for k in [1, 2, 3, 10, 100, 1196, 1197, 1949, 5000]:
+        alone = prk.evaluate(example, [f"ndcg@{k}"]).row(0, named=True)
+        row = curve.row(k - 1, named=True)
+        assert row["value"] == pytest.approx(alone[f"ndcg@{k}"], abs=1e-12)
+        assert row["n_users"] == alone[f"n_users(ndcg@{k})"] == 3

@@ -442,7 +442,7 @@ def test_beyond_26_systems_the_labels_are_numbers() -> None:
 
 def test_markdown_escapes_names() -> None:
     rows = [
-        ("m|1", "b|c*d_e", "a<x>[y]", 0.5, 0.4, True),
+        ("m|1", "b|c*d_e _f", "a<x>[y]", 0.5, 0.4, True),
         ("m|1", "plain", "a<x>[y]", 0.3, 0.4, False),
     ]
     text = prk.report(result_frame(rows), caption="Runs *1* | 2")
@@ -450,7 +450,7 @@ def test_markdown_escapes_names() -> None:
     assert lines[0] == r"**Runs \*1\* \| 2**"
     assert lines[2] == r"| System | m\|1 |"
     assert lines[4] == r"| a\<x\>\[y\] | 0.4000 |"
-    assert lines[5] == r"| b\|c\*d\_e | **0.5000**▲ |"
+    assert lines[5] == r"| b\|c\*d_e \_f | **0.5000**▲ |"  # d_e: intraword, no emphasis
     # Every row has its two cells: an unescaped | would make three.
     assert all(line.replace(r"\|", "").count("|") == 3 for line in lines[2:7])
     assert r"Baseline: a\<x\>\[y\]. ▲/▼" in lines[-1]
