@@ -26,7 +26,9 @@ TiePolicy = Literal["expected", "item_desc", "item_asc", "optimistic", "pessimis
 
 Every deterministic policy is a total order, so row order never matters: within equal
 score and equal relevance, ``optimistic`` and ``pessimistic`` put judged rows before
-unjudged ones, then order by item id ascending. Each policy is one
+unjudged ones, then order by item id ascending. Item ids order by their value:
+integers numerically, String, Categorical and Enum ids alike by their text (never by
+an Enum's category order). Each policy is one
 :class:`polars_rankeval._ties.Ties` object with its capabilities and tie-break keys
 (:data:`polars_rankeval._ties.POLICIES`); this alias names them for type checkers.
 """

@@ -24,6 +24,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import polars as pl
 
+from polars_rankeval._ties import id_order
 from polars_rankeval._types import check_choice
 from polars_rankeval._validate import to_lazy
 
@@ -121,8 +122,8 @@ def _as_catalog(catalog: Any, item: str, dtype: pl.DataType) -> pl.DataFrame:
                 f"{dtype}; give the catalog in the same id type"
             )
             raise TypeError(msg)
-    items = series.alias(item).unique().sort()
-    return items.to_frame().with_row_index("_idx").with_columns(pl.col("_idx").cast(_U64))
+    items = series.alias(item).unique().to_frame().sort(id_order(item))  # by text (Enum too)
+    return items.with_row_index("_idx").with_columns(pl.col("_idx").cast(_U64))
 
 
 def _frame_columns(lf: pl.LazyFrame, what: str, names: Sequence[str]) -> pl.Schema:
@@ -343,13 +344,13 @@ def sample_negatives(
     parts = [chosen]
     if small.height:
         parts.append(_draw_pool(small, cat, excluded, user, item))
-    negatives = pl.concat(parts).sort(user, "_j")
+    negatives = pl.concat(parts).sort(id_order(user), "_j")
     result = pl.concat(
         [
-            positives.sort(user, item),
+            positives.sort(id_order(user), id_order(item)),
             negatives.select(user, item, pl.lit(0).cast(rel_dtype).alias(relevance)),
         ]
-    ).sort(user, maintain_order=True)
+    ).sort(id_order(user), maintain_order=True)
     return result if eager else result.lazy()
 
 
