@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._ties import id_order
-from polars_rankeval._types import check_choice
+from polars_rankeval._types import check_choice, integer
 from polars_rankeval._validate import to_lazy
 
 Insufficient = Literal["error", "all"]
@@ -255,15 +255,11 @@ def sample_negatives(
     >>> cands.equals(again)  # the same negatives, whatever the row order
     True
     """
-    if isinstance(n_negatives, bool) or not isinstance(n_negatives, int):
-        msg = f"n_negatives must be an int, got {type(n_negatives).__name__}"
-        raise TypeError(msg)
+    n_negatives = integer("n_negatives", n_negatives, what="an int")
     if n_negatives < 1:
         msg = f"n_negatives must be at least 1, got {n_negatives!r}"
         raise ValueError(msg)
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        msg = f"seed must be an int, got {type(seed).__name__}"
-        raise TypeError(msg)
+    seed = integer("seed", seed, what="an int")
     check_choice("insufficient", insufficient, INSUFFICIENT)
     if isinstance(catalog, range):
         catalog = list(catalog)

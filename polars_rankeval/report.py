@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polars_rankeval._types import check_choice
+from polars_rankeval._types import check_choice, integer
 
 __all__ = ["LOWER_IS_BETTER", "report"]
 
@@ -130,7 +130,8 @@ def report(
     if result.height == 0:
         msg = "result has no rows; nothing to report"
         raise ValueError(msg)
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
+    digits = integer("digits", digits, what="an int >= 0")
+    if digits < 0:
         msg = f"digits must be an int >= 0, got {digits!r}"
         raise ValueError(msg)
     table = _Table.build(result, marks, digits, set(lower_is_better))

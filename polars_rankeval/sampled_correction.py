@@ -53,7 +53,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._ties import id_order
-from polars_rankeval._types import TIE_POLICIES, TiePolicy, check_choice
+from polars_rankeval._types import TIE_POLICIES, TiePolicy, check_choice, integer
 from polars_rankeval._validate import to_lazy
 from polars_rankeval.metrics._sampled import (
     ESTIMATORS,
@@ -367,9 +367,7 @@ def evaluate_sampled(
     └────────┴───────────┴──────────┘
     """
     targets = _targets(metrics)
-    if not isinstance(n_items, int | np.integer) or isinstance(n_items, bool):
-        msg = f"n_items must be an int, got {type(n_items).__name__}"
-        raise TypeError(msg)
+    n_items = integer("n_items", n_items, what="an int")
     g = _check_gamma(gamma)
     check_choice("sampling", sampling, SAMPLINGS)
     check_choice("ties", ties, TIE_POLICIES)
