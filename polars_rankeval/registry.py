@@ -641,10 +641,73 @@ def get_spec(name: str) -> MetricSpec:
     if key in _REGISTRY:
         return _REGISTRY[key]
     known = sorted([*_REGISTRY, *_ALIASES])
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    msg = f"unknown metric {name!r}{hint} valid metrics: {', '.join(sorted(_REGISTRY))}"
-    raise ValueError(msg)
+    close = [name.lower()] if name.lower() in known else []
+    close = close or difflib.get_close_matches(name, known, n=1)
+    raise ValueError(_unknown(name, close[0] if close else None))
+
+
+def _unknown(name: str, suggestion: str | None) -> str:
+    """The one message for an unknown metric: the suggestion if any, and the listing."""
+    if suggestion is None:
+        return f"unknown metric {name!r}; see {_LISTING}"
+    return f"unknown metric {name!r}; did you mean {suggestion!r}? (see {_LISTING})"
+
+
+_LISTING = "polars_rankeval.list_metrics() for every metric"
+_PEERS = {
+    "hr": "hit_rate",
+    "hit": "hit_rate",
+    "hits": "hit_rate",
+    "hitrate": "hit_rate",
+    "prec": "precision",
+    "rec": "recall",
+    "rr": "mrr",
+    "reciprocal_rank": "mrr",
+    "mean_reciprocal_rank": "mrr",
+    "mean_average_precision": "map",
+    "ndcg_cut": "ndcg",
+    "map_cut": "map",
+}
+"""Other tools' metric names (lowercase) for the suggestion of :func:`_suggest`."""
+
+_SPELLED_CUTOFF = re.compile(
+    r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*?)(?:_at_|_cut_|_cut\.|\.|_)(?P<k>\d+)$"
+)
+"""``ndcg_at_10``, ``ndcg_cut_10``, ``ndcg_cut.10``, ``P.5``, ``P_10``: a cutoff spelled
+as other tools do."""
+
+
+def _suggest(text: str) -> str | None:
+    """The canonical name of an unknown metric ``text`` in another spelling, if any.
+
+    Tries ``text`` in lowercase, its cutoff written as ``_at_k``, ``_cut_k``,
+    ``_cut.k``, ``.k`` or ``_k`` (trec_eval, ranx, TorchMetrics-like names) moved to
+    ``@k``, and peers' names (``HR`` for ``hit_rate``); then the closest registered
+    name. The grammar itself stays strict: this only words the error.
+    """
+    stripped = text.strip()
+    match = _GRAMMAR.match(stripped)
+    if match is not None:
+        name, params, k = match["name"], match["params"], match["k"]
+    else:
+        spelled = _SPELLED_CUTOFF.match(stripped)
+        if spelled is None:
+            return None
+        name, params, k = spelled["name"], None, spelled["k"]
+    spelled = _SPELLED_CUTOFF.match(name) if k is None else None
+    if spelled is not None:
+        name, k = spelled["name"], spelled["k"]
+    candidates = [name, name.lower(), _PEERS.get(name.lower(), name)]
+    candidates += difflib.get_close_matches(name, sorted([*_REGISTRY, *_ALIASES]), n=1)
+    tail = (f"({params})" if params is not None else "") + (f"@{k}" if k is not None else "")
+    for candidate in candidates:
+        try:
+            metrics = _expand(candidate + tail)
+        except (TypeError, ValueError):
+            continue
+        if len(metrics) == 1:
+            return metrics[0].name
+    return None
 
 
 def bind(name: str, k: int | None = None, **options: Any) -> Metric:
@@ -846,7 +909,20 @@ def expand_metric(text: str | Metric) -> list[Metric]:
     """
     if isinstance(text, Metric):
         return [text]
-    spec, k, options = _parse(_check_text(text))
+    try:
+        return _expand(_check_text(text))
+    except ValueError as error:
+        if not str(error).startswith(("unknown metric", "cannot parse metric")):
+            raise
+        better = _suggest(text)
+        if better is None:
+            raise
+        raise ValueError(_unknown(text, better)) from None
+
+
+def _expand(text: str) -> list[Metric]:
+    """:func:`expand_metric` of a string, without the suggestion of its error."""
+    spec, k, options = _parse(text)
     if isinstance(k, tuple):
         if not spec.takes_k:
             msg = f"metric {spec.name!r} takes no cutoff @k, got cutoffs in {text!r}"
