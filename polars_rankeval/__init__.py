@@ -3,18 +3,22 @@
 Every metric is a function returning a ``pl.Expr`` that aggregates one user's rows
 (``lf.group_by("user").agg(prk.ndcg(k=10))``); :func:`evaluate` compiles many metrics
 into one lazy plan; ``df.rankeval`` / ``lf.rankeval`` are the dataframe namespaces.
+
+``dir(polars_rankeval)`` lists the public names only. ``polars_rankeval.map`` (mean
+average precision) is one of them, but ``__all__`` leaves it out (:data:`_SHADOWING`):
+``from polars_rankeval import *`` must not replace the builtin ``map``.
 """
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import sys as _sys
+import types as _types
+import typing as _typing
 
 from polars_rankeval import namespace as _namespace  # registers df.rankeval / lf.rankeval
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from polars_rankeval import datasets, plot, trec
     from polars_rankeval._evaluate import evaluate, join
     from polars_rankeval._overlap import OverlapWarning, overlap
@@ -157,34 +161,38 @@ class _Lazy:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.value: Any = None
+        self.value: _typing.Any = None
         self.loaded = False
 
-    def __get__(self, obj: object, owner: type | None = None) -> Any:
+    def __get__(self, obj: object, owner: type | None = None) -> _typing.Any:
         if not self.loaded:
             module, attribute = _LAZY[self.name]
-            loaded = importlib.import_module(module)
+            loaded = _importlib.import_module(module)
             self.value = loaded if attribute is None else getattr(loaded, attribute)
             self.loaded = True
         return self.value
 
-    def __set__(self, obj: object, value: Any) -> None:
-        if _LAZY[self.name][1] is not None and isinstance(value, types.ModuleType):
+    def __set__(self, obj: object, value: _typing.Any) -> None:
+        if _LAZY[self.name][1] is not None and isinstance(value, _types.ModuleType):
             return  # the import system recording a submodule: the function stays
         self.value, self.loaded = value, True
 
 
-class _Package(types.ModuleType):
+class _Package(_types.ModuleType):
     def __dir__(self) -> list[str]:
-        return sorted({*super().__dir__(), *_LAZY})
+        """The public face: the public names (``map`` too) and ``__version__``."""
+        return sorted({*_LAZY, "__all__", "__doc__", "__name__", "__version__"})
 
 
 for _name in _LAZY:
     setattr(_Package, _name, _Lazy(_name))
-sys.modules[__name__].__class__ = _Package
+_sys.modules[__name__].__class__ = _Package
 del _name
 
 __version__ = "0.1.0"
+
+_SHADOWING = ("map",)
+"""Public names that shadow a builtin: attributes (``prk.map``), not in ``__all__``."""
 
 __all__ = [
     "EMPTY_POLICIES",
@@ -224,7 +232,7 @@ __all__ = [
     "report",
     "sample_negatives",
     "trec",
-    *_METRIC_FUNCTIONS,
+    *(name for name in _METRIC_FUNCTIONS if name not in _SHADOWING),
 ]
 
 del _namespace

@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval._types import integer
 from polars_rankeval.registry import Metric
 
 
@@ -131,13 +132,15 @@ def rating_range(value: Any) -> None:
             raise TypeError(msg)
 
 
-def count(argument: str, value: Any) -> None:
-    """An optional count (``n_buckets``): ``None`` or an ``int`` (its range is checked later)."""
+def count(argument: str, value: Any) -> int | None:
+    """An optional count (``n_buckets``): ``None`` or an integer (its range is checked later).
+
+    The integer as a Python ``int`` (a NumPy integer is accepted, see
+    :func:`polars_rankeval._types.integer`).
+    """
     if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        msg = f"{argument} must be a positive integer or None, got {_got(value)}"
-        raise TypeError(msg)
+        return None
+    return integer(argument, value, what="a positive integer or None")
 
 
 def path(argument: str, value: Any) -> None:

@@ -423,7 +423,7 @@ def evaluate(
     _args.aggregate(aggregate)
     _args.rating_range(rating_range)
     _args.flag("validate", validate)
-    _args.count("n_buckets", n_buckets)
+    n_buckets = _args.count("n_buckets", n_buckets)
     _args.path("temp_dir", temp_dir)
     _args.flag("progress", progress, optional=True)
     cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)

@@ -29,7 +29,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval._ties import POLICIES, Ties, resolve_ties
+from polars_rankeval._ties import POLICIES, Ties, id_order, resolve_ties
 from polars_rankeval._types import Columns, TiePolicy
 
 KEY = "__prk_key"
@@ -441,7 +441,7 @@ class Features:
         """
         key = self.key
         # Struct fields named apart (inline, several would be named after one column).
-        item = pl.col(self.cols.item).alias("i")
+        item = id_order(self.cols.item).alias("i")
         breaks = self.tie.breaks
         if self.expected:
             if self.window:

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import polars as pl
 
 from polars_rankeval._features import Features, order_kind
-from polars_rankeval._ties import resolve_ties
+from polars_rankeval._ties import id_order, resolve_ties
 from polars_rankeval.metrics._sampled import SAMPLED_DEFAULTS
 
 if TYPE_CHECKING:
@@ -379,7 +379,7 @@ def _tie_order(job: Job) -> tuple[list[pl.Expr], list[bool]]:
     """
     cols = job.icols
     f = Features(cols, job.ties, None, order_dtype=job.order_dtype)
-    item = pl.col(cols.item)
+    item = id_order(cols.item)
     keys: dict[str, tuple[pl.Expr, bool]] = {
         "item_desc": (item, True),
         "item_asc": (item, False),

@@ -37,6 +37,7 @@ from polars_rankeval._types import (
     TiePolicy,
     UserUniverse,
     check_choice,
+    integer,
     type_label,
 )
 from polars_rankeval._validate import check_schema, to_lazy
@@ -415,6 +416,10 @@ class Job:
         item = self.cols.item
         wanted: dict[str, Scalar] = {}
         if n_items is not None:
+            if not isinstance(n_items, pl.DataFrame | pl.LazyFrame | pl.Series):
+                n_items = integer(
+                    "n_items", n_items, what="an int or a frame (or series) of catalog items"
+                )
             # coverage(outside_catalog=ignore|count) is defined with recommended items
             # outside the catalog (RePlay, RecTools): when it is the only metric that
             # reads n_items, the data may hold items outside n_items.
@@ -626,20 +631,18 @@ def history_table(history: Any, schema: pl.Schema, cols: Columns) -> pl.LazyFram
     return lf
 
 
-def _catalog_size(n_items: NItemsArg, engine: Scan, item: str, *, strict: bool = True) -> int:
+def _catalog_size(
+    n_items: int | pl.DataFrame | pl.LazyFrame | pl.Series,
+    engine: Scan,
+    item: str,
+    *,
+    strict: bool = True,
+) -> int:
     """The catalog size; ``strict``: every item of the data must be in a catalog frame.
 
     An int catalog is checked against the data's distinct items by the caller
     (:meth:`Job.compute_statistics`, in the pass of the other statistics).
     """
-    if isinstance(n_items, bool) or not isinstance(
-        n_items, int | pl.DataFrame | pl.LazyFrame | pl.Series
-    ):
-        msg = (
-            "n_items must be an int or a frame (or series) of catalog items, "
-            f"got {type(n_items).__name__}"
-        )
-        raise TypeError(msg)
     if isinstance(n_items, int):
         if n_items <= 0:
             msg = f"n_items must be a positive integer, got {n_items}"

@@ -49,7 +49,7 @@ from polars_rankeval._engine import Scalar, UserOutputs
 from polars_rankeval._finish import finish
 from polars_rankeval._job import Job, UsersArg
 from polars_rankeval._run import PolarsScan, UserFn
-from polars_rankeval._types import STRATEGIES, Strategy, check_choice
+from polars_rankeval._types import STRATEGIES, Strategy, check_choice, integer
 from polars_rankeval._validate import raise_on_counts, raise_on_problems, value_checks
 
 _BUCKET = "__prk_bucket"
@@ -88,12 +88,7 @@ _UNITS = {
 
 def parse_memory(value: int | str) -> int:
     """Bytes from an int or a string such as ``"4GB"``, ``"512 MiB"`` or ``"2.5gb"``."""
-    if isinstance(value, bool):
-        msg = f"memory_limit must be a number of bytes or a string such as '4GB', got {value!r}"
-        raise TypeError(msg)
-    if isinstance(value, int):
-        out = value
-    elif isinstance(value, str):
+    if isinstance(value, str):
         match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", value)
         unit = match[2].lower() if match else ""
         if match is None or unit not in _UNITS:
@@ -101,8 +96,8 @@ def parse_memory(value: int | str) -> int:
             raise ValueError(msg)
         out = int(float(match[1]) * _UNITS[unit])
     else:
-        msg = f"memory_limit must be a number of bytes or a string such as '4GB', got {value!r}"
-        raise TypeError(msg)
+        what = "a number of bytes (an integer) or a string such as '4GB'"
+        out = integer("memory_limit", value, what=what)
     if out <= 0:
         msg = f"memory_limit must be positive, got {value!r}"
         raise ValueError(msg)

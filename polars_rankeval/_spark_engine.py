@@ -80,7 +80,7 @@ class SparkEngine:
     """
 
     def __init__(self, *, n_partitions: int | None = None) -> None:
-        _args.count("n_partitions", n_partitions)
+        n_partitions = _args.count("n_partitions", n_partitions)
         if n_partitions is not None and n_partitions < 1:
             msg = f"n_partitions must be a positive integer, got {n_partitions!r}"
             raise ValueError(msg)

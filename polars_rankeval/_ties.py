@@ -19,6 +19,9 @@ of :func:`polars_rankeval.registry.register`), and :func:`resolve_ties` and
 public API keeps accepting the names (``ties="expected"``); a new policy is one more
 object here (and its name in :data:`polars_rankeval._types.TiePolicy` for type
 checkers; a test checks that the two agree).
+
+Ids order by their text whatever their dtype (:func:`id_order`): String and
+Categorical ids already do in Polars, an Enum would follow its category list.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
+
+import polars as pl
+import polars.selectors as cs
 
 TieKey = Literal["item_desc", "item_asc", "relevance_desc", "relevance_asc", "judged_first"]
 """A tie-break key after the score: the item id, the relevance, or judged rows first."""
@@ -144,3 +150,17 @@ def check_supported(metric: str, require: Iterable[Capability], ties: str | Ties
         )
         raise ValueError(msg)
     return policy
+
+
+def id_order(name: str) -> pl.Expr:
+    """Column ``name`` as a sort key that orders ids by their text, whatever their dtype.
+
+    Polars orders String and Categorical values by their text but an Enum by its
+    category list, so the same ids would break ties differently when read from Parquet
+    (an Enum) and from CSV (a String), or after a join that keeps or drops the Enum. An
+    Enum is read as Categorical here (no string copy); every other dtype (integers
+    numerically, strings by their bytes) is the column itself. Needs no schema, so
+    it also serves the metric functions' expressions. Keyed by the name ``name``.
+    """
+    enum = cs.by_name(name) & cs.enum()
+    return pl.coalesce(enum.cast(pl.Categorical), cs.by_name(name) - cs.enum()).alias(name)

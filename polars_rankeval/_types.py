@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 from typing import Literal, get_args
 
 import polars as pl
@@ -50,7 +51,9 @@ TiePolicy = Literal["expected", "item_desc", "item_asc", "optimistic", "pessimis
 
 Every deterministic policy is a total order, so row order never matters: within equal
 score and equal relevance, ``optimistic`` and ``pessimistic`` put judged rows before
-unjudged ones, then order by item id ascending. Each policy is one
+unjudged ones, then order by item id ascending. Item ids order by their value:
+integers numerically, String, Categorical and Enum ids alike by their text (never by
+an Enum's category order). Each policy is one
 :class:`polars_rankeval._ties.Ties` object with its capabilities and tie-break keys
 (:data:`polars_rankeval._ties.POLICIES`); this alias names them for type checkers.
 """
@@ -142,3 +145,19 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
         msg = f"{name} must be one of {set(choices)!r}, got {value!r}"
         raise ValueError(msg)
+
+
+def integer(argument: str, value: object, *, what: str = "an integer") -> int:
+    """The one type rule of every public integer argument; ``value`` as a Python ``int``.
+
+    A Python or NumPy integer (:class:`numbers.Integral`: ``5``, ``np.int32(5)``) is
+    accepted; a bool, a float (even ``5.0``), a string (even ``"5"``) or anything else
+    is a ``TypeError`` naming ``argument``: ``"{argument} must be {what}, got
+    {type} {value!r}"``. Its range (positive, at least 2, ...) is the caller's check.
+    """
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        text = repr(value)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        msg = f"{argument} must be {what}, got {type(value).__name__} {text}"
+        raise TypeError(msg)
+    return int(value)

@@ -31,7 +31,7 @@ from polars_rankeval._stats import (
     run_tests,
     scipy_stats,
 )
-from polars_rankeval._types import check_choice, is_spark_frame, make_columns
+from polars_rankeval._types import check_choice, integer, is_spark_frame, make_columns
 from polars_rankeval._validate import to_lazy
 
 __all__ = ["RESULT_COLUMNS", "compare", "compare_per_user", "metric_direction"]
@@ -729,10 +729,8 @@ def _check_options(
         if not 0.0 < float(value) < 1.0:
             msg = f"{name} must be in (0, 1), got {value!r}"
             raise ValueError(msg)
-    for name, value in (("n_resamples", n_resamples), ("seed", seed)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            msg = f"{name} must be an int, got {value!r}"
-            raise TypeError(msg)
+    n_resamples = integer("n_resamples", n_resamples, what="an int")
+    seed = integer("seed", seed, what="an int")
     if n_resamples < 1:
         msg = f"n_resamples must be >= 1, got {n_resamples!r}"
         raise ValueError(msg)

@@ -9,7 +9,7 @@ Both take every option of :func:`polars_rankeval.evaluate`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -17,33 +17,28 @@ import polars as pl
 from polars_rankeval._evaluate import evaluate
 from polars_rankeval._finish import long_rows
 from polars_rankeval._job import count_name, parse_metrics, summary_name
-from polars_rankeval._types import Aggregation, TiePolicy, is_spark_frame
+from polars_rankeval._types import Aggregation, TiePolicy, integer, is_spark_frame
 from polars_rankeval.registry import Metric, bind, parse_cutoffs
 
 __all__ = ["curve", "pr_curve"]
 
-KsArg = int | Sequence[int] | range | None
+KsArg = int | Iterable[int] | None
 _NOT_HERE = ("per_user", "per_item")
 
 
 def _cutoffs(ks: KsArg) -> tuple[int, ...]:
     """``ks=`` as a tuple of distinct positive cutoffs; an int n means 1..n."""
-    if isinstance(ks, bool | str) or not isinstance(ks, int | Sequence | range):
-        msg = f"ks must be an int n (cutoffs 1..n) or a list or range of cutoffs, got {ks!r}"
-        raise TypeError(msg)
-    if isinstance(ks, int):
-        if ks <= 0:
-            msg = f"ks must be a positive integer (cutoffs 1..ks), got {ks}"
+    if not isinstance(ks, Iterable) or isinstance(ks, str | bytes | Mapping):
+        n = integer("ks", ks, what="an int n (cutoffs 1..n) or a list, range or array of cutoffs")
+        if n <= 0:
+            msg = f"ks must be a positive integer (cutoffs 1..ks), got {n}"
             raise ValueError(msg)
-        return tuple(range(1, ks + 1))
+        return tuple(range(1, n + 1))
     values = list(ks)
     if not values:
         msg = "ks must name at least one cutoff, got an empty list"
         raise ValueError(msg)
-    for k in values:
-        if isinstance(k, bool) or not isinstance(k, int):
-            msg = f"ks must hold integers, got {k!r} in {values!r}"
-            raise TypeError(msg)
+    values = [integer("ks", k, what="a list of integers") for k in values]
     bad = [k for k in values if k <= 0]
     if bad:
         msg = f"ks must be positive integers, got {bad} in {values!r}"
@@ -209,14 +204,12 @@ def _count_column(present: set[str], name: str) -> str:
 
 def recall_levels(levels: int | Sequence[float]) -> tuple[float, ...]:
     """Recall levels: n evenly spaced levels from 0 to 1, or the given ones (in [0, 1])."""
-    if isinstance(levels, bool | str) or not isinstance(levels, int | Sequence):
-        msg = f"levels must be an int (>= 2) or a list of recall levels, got {levels!r}"
-        raise TypeError(msg)
-    if isinstance(levels, int):
-        if levels < 2:
-            msg = f"levels must be at least 2 (0 and 1), got {levels}"
+    if not isinstance(levels, Iterable) or isinstance(levels, str | bytes | Mapping):
+        n = integer("levels", levels, what="an int (>= 2) or a list of recall levels")
+        if n < 2:
+            msg = f"levels must be at least 2 (0 and 1), got {n}"
             raise ValueError(msg)
-        return tuple(i / (levels - 1) for i in range(levels))
+        return tuple(i / (n - 1) for i in range(n))
     values = [float(x) for x in levels]
     if not values:
         msg = "levels must name at least one recall level, got an empty list"

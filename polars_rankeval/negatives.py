@@ -24,7 +24,8 @@ from typing import Any, Literal, overload
 import numpy as np
 import polars as pl
 
-from polars_rankeval._types import check_choice, type_label
+from polars_rankeval._ties import id_order
+from polars_rankeval._types import check_choice, integer, type_label
 from polars_rankeval._validate import to_lazy
 
 Insufficient = Literal["error", "all"]
@@ -121,8 +122,8 @@ def _as_catalog(catalog: Any, item: str, dtype: pl.DataType) -> pl.DataFrame:
                 f"{dtype}; give the catalog in the same id type"
             )
             raise TypeError(msg)
-    items = series.alias(item).unique().sort()
-    return items.to_frame().with_row_index("_idx").with_columns(pl.col("_idx").cast(_U64))
+    items = series.alias(item).unique().to_frame().sort(id_order(item))  # by text (Enum too)
+    return items.with_row_index("_idx").with_columns(pl.col("_idx").cast(_U64))
 
 
 def _frame_columns(lf: pl.LazyFrame, what: str, names: Sequence[str]) -> pl.Schema:
@@ -254,15 +255,11 @@ def sample_negatives(
     >>> cands.equals(again)  # the same negatives, whatever the row order
     True
     """
-    if isinstance(n_negatives, bool) or not isinstance(n_negatives, int):
-        msg = f"n_negatives must be an int, got {type(n_negatives).__name__}"
-        raise TypeError(msg)
+    n_negatives = integer("n_negatives", n_negatives, what="an int")
     if n_negatives < 1:
         msg = f"n_negatives must be at least 1, got {n_negatives!r}"
         raise ValueError(msg)
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        msg = f"seed must be an int, got {type(seed).__name__}"
-        raise TypeError(msg)
+    seed = integer("seed", seed, what="an int")
     check_choice("insufficient", insufficient, INSUFFICIENT)
     if isinstance(catalog, range):
         catalog = list(catalog)
@@ -343,13 +340,13 @@ def sample_negatives(
     parts = [chosen]
     if small.height:
         parts.append(_draw_pool(small, cat, excluded, user, item))
-    negatives = pl.concat(parts).sort(user, "_j")
+    negatives = pl.concat(parts).sort(id_order(user), "_j")
     result = pl.concat(
         [
-            positives.sort(user, item),
+            positives.sort(id_order(user), id_order(item)),
             negatives.select(user, item, pl.lit(0).cast(rel_dtype).alias(relevance)),
         ]
-    ).sort(user, maintain_order=True)
+    ).sort(id_order(user), maintain_order=True)
     return result if eager else result.lazy()
 
 

@@ -28,6 +28,8 @@ import polars as pl
 from polars_rankeval._evaluate import evaluate
 from polars_rankeval._job import RESERVED, count_name
 from polars_rankeval._pvalue import p_clause
+from polars_rankeval._ties import id_order
+from polars_rankeval._types import integer
 from polars_rankeval._validate import to_lazy
 from polars_rankeval.registry import expand_metric, parse_metric
 
@@ -903,6 +905,12 @@ def _exposure(
     return frame, item
 
 
+def _counts(k: Any, max_points: Any) -> tuple[int, int | None]:
+    """``k`` and ``max_points`` (or ``None``) by the integer rule of ``_types.integer``."""
+    points = None if max_points is None else integer("max_points", max_points, what="an int")
+    return integer("k", k, what="a positive integer"), points
+
+
 def lorenz_data(
     data: Any,
     *,
@@ -939,10 +947,11 @@ def lorenz_data(
     [(0.0, 0.0, 0.6666666666666666), (0.6666666666666666, 0.0, 0.6666666666666666),
      (1.0, 1.0, 0.6666666666666666)]
     """
+    k, max_points = _counts(k, max_points)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     lf, _ = to_lazy(data)
     exposure, item = _exposure(lf, k, by_cols, options, "lorenz")
-    catalog = n_items
+    catalog = None if n_items is None else integer("n_items", n_items, what="an int or None")
     if catalog is None:
         catalog = int(lf.select(pl.col(item).n_unique()).collect().item())
     gini = evaluate(lf, [f"gini@{k}"], by=by_cols or None, n_items=catalog, **options)
@@ -959,7 +968,7 @@ def lorenz_data(
     total = pl.col("exposure").sum().over(by_cols) if by_cols else pl.col("exposure").sum()
     cum = pl.col("exposure").cum_sum().over(by_cols) if by_cols else pl.col("exposure").cum_sum()
     points = (
-        positive.sort([*by_cols, "exposure", item])
+        positive.sort([*by_cols, "exposure", id_order(item)])
         .with_columns(
             (rank.cast(pl.Float64) / catalog).alias("item_share"),
             (cum / total).alias("exposure_share"),
@@ -1114,6 +1123,7 @@ def long_tail_data(
         ``series, item_share, share`` (series: "catalog" or the system name), at most
         ``max_points`` points per series.
     """
+    k, max_points = _counts(k, max_points)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     lf, _ = to_lazy(data)
     item = options.get("item", "item")
@@ -1139,7 +1149,7 @@ def long_tail_data(
     order = (
         items.join(pop, on=item, how="left")
         .with_columns(pl.col("popularity").fill_null(0.0))
-        .sort(["popularity", item], descending=[True, False])
+        .sort(["popularity", id_order(item)], descending=[True, False])
         .with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("__rank"))
     )
     n = order.height

@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._features import share_within
+from polars_rankeval._ties import id_order
 from polars_rankeval._types import type_label
 from polars_rankeval.metrics.similarity import rbo_frame
 from polars_rankeval.registry import Metric, parse_metric
@@ -74,7 +75,7 @@ def _ranked(
         )
         raise TypeError(msg)
     key = -pl.col(order) if rank is None else pl.col(order)  # ascending: best first
-    item_key = pl.col("item").rank("dense", descending=ties == "item_desc")
+    item_key = id_order("item").rank("dense", descending=ties == "item_desc")
     rows = lf.select(pl.col(user).alias(_KEY), pl.col(item).alias("item"), key.alias("k"))
     # A null score (rank) marks a judged item that was not recommended (a long frame).
     ranked = rows.filter(pl.col("k").is_not_null())

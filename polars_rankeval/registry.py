@@ -35,7 +35,7 @@ import polars as pl
 from polars_rankeval import _aggregate
 from polars_rankeval._features import Features
 from polars_rankeval._ties import POLICIES, Capability, Ties, check_supported, supported
-from polars_rankeval._types import make_columns
+from polars_rankeval._types import integer, make_columns
 
 ParamKind = Literal["int", "float", "str", "bool"]
 MAX_INT_OPTION = 2**32
@@ -197,8 +197,13 @@ class Param:
                 text += f" {self.interval.text}"
         return text + (" (or none)" if self.optional and not self.choices else "")
 
-    def coerce(self, metric: str, value: Any) -> Any:
-        """Check and convert a value (a Python value or grammar text) for this option."""
+    def coerce(self, metric: str, value: Any, *, text: bool = False) -> Any:
+        """Check and convert a value for this option: a Python value, or grammar text.
+
+        ``text``: ``value`` is the text of a metric name (``"3"`` in ``inst(depth=3)``);
+        otherwise an integer option takes a Python or NumPy integer only
+        (:func:`polars_rankeval._types.integer`), never ``"3"`` nor ``3.0``.
+        """
         where = f"parameter {self.name!r} of metric {metric!r}"
         if value is None or (isinstance(value, str) and value.lower() == "none"):
             if self.optional:
@@ -218,7 +223,8 @@ class Param:
             msg = f"{where} must be true or false, got {value!r}"
             raise TypeError(msg)
         if self.kind == "int":
-            return self._within(where, _to_int(where, value))
+            number = _text_int(where, value) if text else integer(where, value)
+            return self._within(where, _int_range(where, number))
         if self.kind == "float":
             try:
                 out = float(value)
@@ -241,24 +247,19 @@ class Param:
         return value
 
 
-def _to_int(where: str, value: Any) -> int:
-    if isinstance(value, bool):
-        msg = f"{where} must be an integer, got {value!r}"
-        raise TypeError(msg)
-    integral = (isinstance(value, float) and value.is_integer()) or (
-        isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip())
-    )
-    if isinstance(value, int):
-        out = value
-    elif integral:
-        out = int(value)
-    else:
-        msg = f"{where} must be an integer, got {value!r}"
-        raise TypeError(msg)
-    if abs(out) > MAX_INT_OPTION:
+def _text_int(where: str, value: Any) -> int:
+    """An integer option written in a metric name (``"3"``, ``"-2"``)."""
+    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
+        return int(value)
+    msg = f"{where} must be an integer, got {value!r}"
+    raise TypeError(msg)
+
+
+def _int_range(where: str, value: int) -> int:
+    if abs(value) > MAX_INT_OPTION:
         msg = f"{where} must lie within +-2^32 = {MAX_INT_OPTION}, got {value!r}"
         raise ValueError(msg)
-    return out
+    return value
 
 
 @dataclass(frozen=True)
@@ -645,20 +646,95 @@ def get_spec(name: str) -> MetricSpec:
     if key in _REGISTRY:
         return _REGISTRY[key]
     known = sorted([*_REGISTRY, *_ALIASES])
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    msg = f"unknown metric {name!r}{hint} valid metrics: {', '.join(sorted(_REGISTRY))}"
-    raise ValueError(msg)
+    close = [name.lower()] if name.lower() in known else []
+    close = close or difflib.get_close_matches(name, known, n=1)
+    raise ValueError(_unknown(name, close[0] if close else None))
+
+
+def _unknown(name: str, suggestion: str | None) -> str:
+    """The one message for an unknown metric: the suggestion if any, and the listing."""
+    if suggestion is None:
+        return f"unknown metric {name!r}; see {_LISTING}"
+    return f"unknown metric {name!r}; did you mean {suggestion!r}? (see {_LISTING})"
+
+
+_LISTING = "polars_rankeval.list_metrics() for every metric"
+_PEERS = {
+    "hr": "hit_rate",
+    "hit": "hit_rate",
+    "hits": "hit_rate",
+    "hitrate": "hit_rate",
+    "prec": "precision",
+    "rec": "recall",
+    "rr": "mrr",
+    "reciprocal_rank": "mrr",
+    "mean_reciprocal_rank": "mrr",
+    "mean_average_precision": "map",
+    "ndcg_cut": "ndcg",
+    "map_cut": "map",
+}
+"""Other tools' metric names (lowercase) for the suggestion of :func:`_suggest`."""
+
+_SPELLED_CUTOFF = re.compile(
+    r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*?)(?:_at_|_cut_|_cut\.|\.|_)(?P<k>\d+)$"
+)
+"""``ndcg_at_10``, ``ndcg_cut_10``, ``ndcg_cut.10``, ``P.5``, ``P_10``: a cutoff spelled
+as other tools do."""
+
+
+def _suggest(text: str) -> str | None:
+    """The canonical name of an unknown metric ``text`` in another spelling, if any.
+
+    Tries ``text`` in lowercase, its cutoff written as ``_at_k``, ``_cut_k``,
+    ``_cut.k``, ``.k`` or ``_k`` (trec_eval, ranx, TorchMetrics-like names) moved to
+    ``@k``, and peers' names (``HR`` for ``hit_rate``); then the closest registered
+    name. The grammar itself stays strict: this only words the error.
+    """
+    stripped = text.strip()
+    match = _GRAMMAR.match(stripped)
+    if match is not None:
+        name, params, k = match["name"], match["params"], match["k"]
+    else:
+        spelled = _SPELLED_CUTOFF.match(stripped)
+        if spelled is None:
+            return None
+        name, params, k = spelled["name"], None, spelled["k"]
+    spelled = _SPELLED_CUTOFF.match(name) if k is None else None
+    if spelled is not None:
+        name, k = spelled["name"], spelled["k"]
+    candidates = [name, name.lower(), _PEERS.get(name.lower(), name)]
+    candidates += difflib.get_close_matches(name, sorted([*_REGISTRY, *_ALIASES]), n=1)
+    tail = (f"({params})" if params is not None else "") + (f"@{k}" if k is not None else "")
+    for candidate in candidates:
+        try:
+            metrics = _expand(candidate + tail)
+        except (TypeError, ValueError):
+            continue
+        if len(metrics) == 1:
+            return metrics[0].name
+    return None
 
 
 def bind(name: str, k: int | None = None, **options: Any) -> Metric:
-    """Bind a metric name to a cutoff and options, checking them against its signature."""
+    """Bind a metric name to a cutoff and options, checking them against its signature.
+
+    The cutoff and integer options are Python or NumPy integers (not ``"10"``, nor
+    ``10.0``: a ``TypeError``); :func:`parse_metric` reads them from text.
+    """
+    return _bind(name, k, options, text=False)
+
+
+def _bind(name: str, k: int | None, options: dict[str, Any], *, text: bool) -> Metric:
+    """:func:`bind`; ``text``: the options are the text of a metric name."""
     spec = get_spec(name)
     if k is not None:
         if not spec.takes_k:
             msg = f"metric {spec.name!r} takes no cutoff @k, got k={k!r}"
             raise ValueError(msg)
-        k = _to_int(f"cutoff k of metric {spec.name!r}", k)
+        k = _int_range(
+            f"cutoff k of metric {spec.name!r}",
+            integer(f"cutoff k of metric {spec.name!r}", k, what="a positive integer"),
+        )
         if k <= 0:
             msg = f"cutoff k of metric {spec.name!r} must be a positive integer, got {k}"
             raise ValueError(msg)
@@ -675,7 +751,7 @@ def bind(name: str, k: int | None = None, **options: Any) -> Metric:
             msg = f"unknown parameter {key!r} for metric {spec.name!r}; valid parameters: {valid}"
             raise ValueError(msg)
     values = {
-        key: param.coerce(spec.name, options[key]) if key in options else param.default
+        key: param.coerce(spec.name, options[key], text=text) if key in options else param.default
         for key, param in spec.params.items()
     }
     if spec.check is not None:
@@ -838,15 +914,28 @@ def expand_metric(text: str | Metric) -> list[Metric]:
     """
     if isinstance(text, Metric):
         return [text]
-    spec, k, options = _parse(_check_text(text))
+    try:
+        return _expand(_check_text(text))
+    except ValueError as error:
+        if not str(error).startswith(("unknown metric", "cannot parse metric")):
+            raise
+        better = _suggest(text)
+        if better is None:
+            raise
+        raise ValueError(_unknown(text, better)) from None
+
+
+def _expand(text: str) -> list[Metric]:
+    """:func:`expand_metric` of a string, without the suggestion of its error."""
+    spec, k, options = _parse(text)
     if isinstance(k, tuple):
         if not spec.takes_k:
             msg = f"metric {spec.name!r} takes no cutoff @k, got cutoffs in {text!r}"
             raise ValueError(msg)
-        first = bind(spec.name, k[0], **options)
-        bind(spec.name, max(k), **options)  # the same checks for the largest cutoff
+        first = _bind(spec.name, k[0], options, text=True)
+        _bind(spec.name, max(k), options, text=True)  # the same checks for the largest cutoff
         return [dataclasses.replace(first, k=cut, cutoffs=k) for cut in k]
-    return [bind(spec.name, k, **options)]
+    return [_bind(spec.name, k, options, text=True)]
 
 
 def list_metrics() -> pl.DataFrame:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polars_rankeval._markup import latex_escape, markdown_escape
-from polars_rankeval._types import check_choice, type_label
+from polars_rankeval._types import check_choice, integer, type_label
 
 __all__ = ["ReportText", "report"]
 
@@ -157,7 +157,8 @@ def report(
     if result.height == 0:
         msg = "result has no rows; nothing to report"
         raise ValueError(msg)
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
+    digits = integer("digits", digits, what="an int >= 0")
+    if digits < 0:
         msg = f"digits must be an int >= 0, got {digits!r}"
         raise ValueError(msg)
     table = _Table.build(result, marks, digits)

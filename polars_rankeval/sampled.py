@@ -15,7 +15,7 @@ import polars as pl
 
 from polars_rankeval._evaluate import evaluate
 from polars_rankeval._ties import resolve_ties
-from polars_rankeval._types import TiePolicy, make_columns
+from polars_rankeval._types import TiePolicy, integer, make_columns
 from polars_rankeval._validate import to_lazy
 
 
@@ -80,14 +80,17 @@ def inter_list_diversity_sampled(
     >>> round(prk.inter_list_diversity_sampled(recs, 2, sample_size=2, runs=4, seed=0), 6)
     0.75
     """
-    if sample_size is not None and (
-        isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 1
-    ):
-        msg = f"sample_size must be a positive integer or None, got {sample_size!r}"
-        raise ValueError(msg)
-    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+    if sample_size is not None:
+        sample_size = integer("sample_size", sample_size, what="a positive integer or None")
+        if sample_size < 1:
+            msg = f"sample_size must be a positive integer or None, got {sample_size!r}"
+            raise ValueError(msg)
+    runs = integer("runs", runs, what="a positive integer")
+    if runs < 1:
         msg = f"runs must be a positive integer, got {runs!r}"
         raise ValueError(msg)
+    seed = integer("seed", seed)
+    k = None if k is None else integer("k", k, what="a positive integer or None")
     resolve_ties(ties)
     cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
     lf, _ = to_lazy(data)

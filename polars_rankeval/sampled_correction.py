@@ -52,7 +52,8 @@ from typing import Any, Literal, overload
 import numpy as np
 import polars as pl
 
-from polars_rankeval._types import TIE_POLICIES, TiePolicy, check_choice
+from polars_rankeval._ties import id_order
+from polars_rankeval._types import TIE_POLICIES, TiePolicy, check_choice, integer
 from polars_rankeval._validate import to_lazy
 from polars_rankeval.metrics._sampled import (
     ESTIMATORS,
@@ -366,9 +367,7 @@ def evaluate_sampled(
     └────────┴───────────┴──────────┘
     """
     targets = _targets(metrics)
-    if not isinstance(n_items, int | np.integer) or isinstance(n_items, bool):
-        msg = f"n_items must be an int, got {type(n_items).__name__}"
-        raise TypeError(msg)
+    n_items = integer("n_items", n_items, what="an int")
     g = _check_gamma(gamma)
     check_choice("sampling", sampling, SAMPLINGS)
     check_choice("ties", ties, TIE_POLICIES)
@@ -471,9 +470,9 @@ def _one_positive(base: pl.LazyFrame, keys: list[str], item: str, ties: str) -> 
     neg = ~pl.col("_pos")
     tied = neg & (pl.col("_o") == pl.col("_po"))
     if ties == "item_asc":
-        off = (tied & (pl.col(item) < pl.col("_pitem"))).sum()
+        off = (tied & (id_order(item) < id_order("_pitem"))).sum()
     elif ties == "item_desc":
-        off = (tied & (pl.col(item) > pl.col("_pitem"))).sum()
+        off = (tied & (id_order(item) > id_order("_pitem"))).sum()
     elif ties == "pessimistic":
         off = tied.sum()
     else:
@@ -562,7 +561,7 @@ def _item_offsets(
     """Per positive in a tie with negatives: the tied negatives placed before it."""
     tied = groups.filter((pl.col("_npos") > 0) & (pl.col("_neg") > 0)).select(*keys, "_o", "_neg")
     neg = (~pl.col("_pos")).cast(pl.Int64)
-    before_asc = (neg.cum_sum() - neg).over([*keys, "_o"], order_by=item)
+    before_asc = (neg.cum_sum() - neg).over([*keys, "_o"], order_by=id_order(item))
     return (
         base.join(tied, on=[*keys, "_o"], how="inner")
         .with_columns(_asc=before_asc)

@@ -131,7 +131,7 @@ def test_unknown_metric_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) 
     code, out, err = run(capsys, "-m", "ndcgg@10")
     assert code == 2
     assert out == ""
-    assert_one_line_error(err, "unknown metric 'ndcgg'", "did you mean 'ndcg'?")
+    assert_one_line_error(err, "unknown metric 'ndcgg@10'", "did you mean 'ndcg@10'?")
 
 
 def test_bad_option_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:

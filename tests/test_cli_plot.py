@@ -54,7 +54,7 @@ def test_plot_writes_the_chart(argv: list[str], suffix: str, data: Path, tmp_pat
         (["curves", "-m", "ndcg@10"], "metric 'ndcg@10' names its cutoffs already"),
         (["curves", "--ks", "0..3"], "must be positive integers"),
         (["distribution", "-m", "gini@10"], "one value per by group, not per user"),
-        (["distribution", "-m", "ndgc@10"], "unknown metric 'ndgc'"),
+        (["distribution", "-m", "ndgc@10"], "unknown metric 'ndgc@10'; did you mean 'ndcg@10'?"),
     ],
 )
 def test_plot_errors(

@@ -502,7 +502,7 @@ def test_progress_without_tqdm(
         ({"confidence": 1.0}, ValueError, r"confidence must be in \(0, 1\), got 1.0"),
         ({"confidence": "x"}, TypeError, r"confidence must be a number in \(0, 1\)"),
         ({"n_resamples": 0}, ValueError, r"n_resamples must be >= 1, got 0"),
-        ({"n_resamples": 2.5}, TypeError, r"n_resamples must be an int, got 2.5"),
+        ({"n_resamples": 2.5}, TypeError, r"n_resamples must be an int, got float 2.5"),
         ({"seed": -1}, ValueError, r"seed must be >= 0, got -1"),
         ({"test": "z"}, ValueError, r"test must be one of"),
         ({"correction": "fdr"}, ValueError, r"correction must be one of"),

@@ -290,7 +290,11 @@ def test_curve_hand_computed() -> None:
         ),
         ({"metrics": "recall", "ks": 0}, ValueError, r"ks must be a positive integer"),
         ({"metrics": "recall", "ks": [1, 1]}, ValueError, r"ks names a cutoff more than once"),
-        ({"metrics": "recall", "ks": [1.5]}, TypeError, r"ks must hold integers, got 1.5"),
+        (
+            {"metrics": "recall", "ks": [1.5]},
+            TypeError,
+            r"ks must be a list of integers, got float 1.5",
+        ),
         ({"metrics": "recall", "ks": "5"}, TypeError, r"ks must be an int n"),
         ({"metrics": "recall"}, ValueError, r"metric 'recall' has no cutoffs: pass ks="),
         ({"metrics": "recall@5", "ks": 3}, ValueError, r"names its cutoffs already"),

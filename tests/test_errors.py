@@ -236,7 +236,7 @@ ERROR_CASES = [
     pytest.param(
         metric("ndgc@10"),
         ValueError,
-        r"unknown metric 'ndgc'; did you mean 'ndcg'\? valid metrics: .*ndcg",
+        r"unknown metric 'ndgc@10'; did you mean 'ndcg@10'\? \(see polars_rankeval\.list_metrics",
         id="unknown-metric",
     ),
     pytest.param(

@@ -370,12 +370,16 @@ def test_sampled_estimate_options() -> None:
     assert math.isfinite(by_score)
     for kwargs, match in [
         ({"sample_size": 0}, "sample_size must be a positive integer"),
-        ({"sample_size": 0.5}, "sample_size must be a positive integer"),
         ({"runs": 0}, "runs must be a positive integer"),
         ({"ties": "random"}, "ties must be one of"),
     ]:
         with pytest.raises(ValueError, match=match):
             prk.inter_list_diversity_sampled(df, 2, **kwargs)  # type: ignore[arg-type]
+    # A wrong type is a TypeError (the integer rule of tests/test_integer_arguments.py).
+    with pytest.raises(
+        TypeError, match=r"sample_size must be a positive integer or None, got float"
+    ):
+        prk.inter_list_diversity_sampled(df, 2, sample_size=0.5)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------- Jurity

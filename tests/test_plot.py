@@ -228,7 +228,7 @@ def test_long_tail_data_hand_computed(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: plot.distribution(_per_user(), "ndgc@10"), r"unknown metric 'ndgc'"),
+        (lambda: plot.distribution(_per_user(), "ndgc@10"), r"'ndgc@10'; did you mean 'ndcg@10'"),
         (lambda: plot.distribution(_per_user(), "gini@10"), r"one value per by group, not per"),
         (lambda: plot.distribution(_per_user(), "recall@10"), r"column 'recall@10' not found"),
         (

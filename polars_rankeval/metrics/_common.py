@@ -24,7 +24,7 @@ import polars as pl
 
 from polars_rankeval._features import Features, f64
 from polars_rankeval._ties import Ties
-from polars_rankeval._types import TiePolicy, make_columns
+from polars_rankeval._types import TiePolicy, integer, make_columns
 from polars_rankeval.registry import Interval, bind, get_spec
 
 # --------------------------------------------------------------------------- options
@@ -193,9 +193,7 @@ def inline(
     spec = get_spec(name)
     policy = spec.check_ties(ties)
     if "n_items" in spec.needs:
-        if isinstance(n_items, bool) or not isinstance(n_items, int):
-            msg = f"n_items must be a positive integer (the catalog size), got {n_items!r}"
-            raise TypeError(msg)
+        n_items = integer("n_items", n_items, what="a positive integer (the catalog size)")
         if n_items <= 0:
             msg = f"n_items must be a positive integer (the catalog size), got {n_items!r}"
             raise ValueError(msg)

@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._features import Features
-from polars_rankeval._types import check_choice
+from polars_rankeval._types import check_choice, integer
 from polars_rankeval.registry import FramePlan, Interval, Kernel, bind, get_spec
 
 Estimator = Literal["sampled", "rank", "mb", "bv"]
@@ -85,11 +85,8 @@ class Target:
 
 
 def _check_sizes(n_items: Any, n_negatives: Any) -> tuple[int, int]:
-    for label, value in (("n_items", n_items), ("n_negatives", n_negatives)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
-            msg = f"{label} must be an int, got {type(value).__name__}"
-            raise TypeError(msg)
-    n, m = int(n_items), int(n_negatives)
+    n = integer("n_items", n_items, what="an int")
+    m = integer("n_negatives", n_negatives, what="an int")
     if n < 2:
         msg = f"n_items must be at least 2, got {n}"
         raise ValueError(msg)

@@ -93,6 +93,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._features import Features
+from polars_rankeval._ties import id_order
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import Rel, f64
 from polars_rankeval.registry import FramePlan, Interval, register
@@ -245,7 +246,7 @@ def _greedy_ideal(
     user = pl.struct(keys).rank("dense").cast(pl.Int64) - 1
     frame = pairs.select(*keys, item, _S).with_columns(user.alias("__u"))
     frame = frame.with_columns(
-        (pl.col(item).rank("dense", descending=True).over("__u").cast(pl.Int64) - 1).alias("__m"),
+        (id_order(item).rank("dense", descending=True).over("__u").cast(pl.Int64) - 1).alias("__m"),
         (pl.col(_S).rank("dense").over("__u").cast(pl.Int64) - 1).alias("__s"),
     )
     sizes = frame.group_by("__u").agg(

@@ -32,6 +32,7 @@ from typing import Annotated, Literal
 import polars as pl
 
 from polars_rankeval._features import Features, f64
+from polars_rankeval._ties import id_order
 from polars_rankeval.registry import Interval, register
 
 Denominator = Literal["run", "reference"]
@@ -66,7 +67,7 @@ def reference_position(f: Features, reference: str | None) -> tuple[pl.Expr, pl.
     else:
         ref = f.column(reference).cast(pl.Float64)
         in_ref = ref.is_not_null() & ~ref.is_nan()
-    item = pl.col(f.cols.item).alias("i")
+    item = id_order(f.cols.item).alias("i")
     value = ref.fill_null(0.0).fill_nan(0.0)
     if f.tie.breaks[:1] == ("item_desc",):
         order = pl.struct(in_ref.alias("r"), value.alias("v"), item).rank(

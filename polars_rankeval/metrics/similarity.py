@@ -31,6 +31,7 @@ from typing import Annotated, Literal
 import polars as pl
 
 from polars_rankeval._features import Features
+from polars_rankeval._ties import id_order
 from polars_rankeval.registry import FramePlan, Interval, register
 
 Estimate = Literal["ext", "min", "max", "res"]
@@ -161,7 +162,7 @@ def _rbo(
     else:
         ref = f.column(reference).cast(pl.Float64)
         in_ref = ref.is_not_null()
-    item = pl.col(f.cols.item)
+    item = id_order(f.cols.item)
     descending = f.tie.breaks[:1] == ("item_desc",)
     tie_key = item.rank("dense", descending=True) if descending else item.rank("dense")
 
