@@ -98,7 +98,7 @@ def test_metrics_name_shows_one_metric(capsys: pytest.CaptureFixture[str]) -> No
     assert out.startswith("precision: ")
     assert "aliases: P" in out
     assert re.search(r"\n  denominator +k +k \| retrieved\n", out)  # columns aligned
-    assert re.search(r"\n  aggregate +mean +mean \| sum \| relevant_weighted\n", out)
+    assert re.search(r"\n  aggregate +mean +mean \| sum \| gmean \| relevant_weighted\n", out)
     assert "-m 'precision@10' -m 'precision(denominator=retrieved)@10'" in out
     code, out2, _ = run(capsys, "metrics", "precision(rel=2)@5", "--width", "100")
     assert code == 0
