@@ -50,7 +50,8 @@ NOTES = """
 
 - How: per user, each position's (expected, under ties="expected") contribution is
   summed cumulatively once, as a list, in the same `group_by` as the other metrics; the
-  metric at k reads that list at position min(k, #rows) (`polars_rankeval/metrics/curves.py`).
+  metric at k reads that list at position min(k, #rows)
+  (`polars_rankeval/metrics/cutoff_kernels.py`).
   The separate metrics instead each add their own masked sums (and, under ties, their
   own tie-group windows) over every row.
 - The machine was shared with other jobs (see the load average): the wall times vary

@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 
 import polars_rankeval as prk
-from polars_rankeval.evaluate import summarize
+from polars_rankeval.api.evaluate import summarize
 
 METRICS = ["ndcg@10", "map@10", "mrr@10", "precision@10", "recall@10", "auc", "kendall_tau"]
 HERE = Path(__file__).resolve().parent

@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import METRICS, _proc_status_kib, _reset_peak_rss, make_data
 
 import polars_rankeval as prk
-from polars_rankeval import _head
+import polars_rankeval.plan.head as _head
 
 RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS_HEAD.md"
 NOTES_MARKER = "<!-- hand-written notes: kept by --record -->"

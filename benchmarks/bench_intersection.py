@@ -54,7 +54,7 @@ NOTES = """
   between runs of the same round move by 20-30 % from one run of the script to another.
 - The values agree exactly (max abs diff 0 over every user); also checked ad hoc on 200
   random pairs of tables with gaps, repeated ranks and users missing from either run
-  (3599 user values, all equal; see tests/test_intersection.py).
+  (3599 user values, all equal; see tests/metrics/test_intersection.py).
 """
 
 

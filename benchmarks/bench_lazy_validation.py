@@ -31,8 +31,8 @@ import numpy as np
 import polars as pl
 
 import polars_rankeval as prk
-from polars_rankeval._types import make_columns
-from polars_rankeval._validate import check_values
+from polars_rankeval._utils.types import make_columns
+from polars_rankeval.plan.validate import check_values
 
 METRICS = ["ndcg@10", "recall@10", "mrr@10"]
 CANDIDATES = 50

@@ -2,7 +2,7 @@
 
 Floats and integers of at most 32 bits are ranked as Float64 (exact for them);
 Int64 / UInt64 as Int128; Decimal by a dense rank within the user (see
-``polars_rankeval._features.order_kind``). This measures ``prk.evaluate`` of the core
+``polars_rankeval.metrics.features.order_kind``). This measures ``prk.evaluate`` of the core
 metrics on the same order given in each dtype, as the median of ``--repeats`` runs
 interleaved in one process, relative to Float64 scores.
 

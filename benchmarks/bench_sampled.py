@@ -46,8 +46,8 @@ import numpy as np
 import polars as pl
 
 import polars_rankeval as prk
-from polars_rankeval import sampled_correction
-from polars_rankeval.negatives import mix64
+import polars_rankeval.analysis.sampled_correction as sampled_correction
+from polars_rankeval.analysis.negatives import mix64
 
 METRICS = ["ndcg@10", "map@10", "mrr@10", "precision@10", "recall@10"]
 ESTIMATORS: list[Any] = ["sampled", "rank", "bv"]

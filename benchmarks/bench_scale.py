@@ -163,7 +163,7 @@ def main() -> None:
         return
 
     import polars_rankeval as prk
-    from polars_rankeval._outofcore import default_memory_limit
+    from polars_rankeval.engines.buckets import default_memory_limit
 
     budget = args.memory_limit or f"{default_memory_limit() / 1e9:.1f}GB (default)"
     lines: list[dict[str, Any]] = []

@@ -1,4 +1,4 @@
-"""Spark benchmark: ``polars_rankeval.spark.evaluate`` on a local Spark vs the Polars evaluate.
+"""Spark benchmark: ``polars_rankeval.api.spark.evaluate`` on a local Spark vs the Polars evaluate.
 
 The data is the core benchmark's (``bench_core.make_data``: by default 100,000 users x
 100 candidates = 10M rows, graded relevance, ties, 5% judged-but-not-recommended rows),
@@ -58,8 +58,8 @@ from bench_core import (  # noqa: E402
 )
 
 import polars_rankeval as prk  # noqa: E402
-from polars_rankeval import _spark_ops  # noqa: E402
-from polars_rankeval import spark as prk_spark  # noqa: E402
+import polars_rankeval.api.spark as prk_spark  # noqa: E402
+import polars_rankeval.engines.spark_ops as _spark_ops  # noqa: E402
 
 METRICS: list[str] = ["ndcg@10", "map@10", "mrr@10", "precision@10", "recall@10"]
 RESULTS_PATH = HERE / "RESULTS_SPARK.md"

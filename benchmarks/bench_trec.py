@@ -160,7 +160,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from tests.trec_diff import reference_binary
+    from tests.trec_eval.trec_diff import reference_binary
 
     binary, reason = reference_binary()
     load_before = os.getloadavg()[0]

@@ -7,7 +7,7 @@ per query, each ranking 5 of 8 docs in one or two sub-groups). Times end to end 
 both files, evaluating, summarising), each tool in its own process, interleaved:
 
 * the reference trec_eval 10.0-rc3 (built from ``../shared/tools``), ``-R <fmt> -m <group>``;
-* ``polars_rankeval.trec_prefs`` (``read_relations`` + ``trec.read_run`` +
+* ``polars_rankeval.trec_eval.prefs`` (``read_relations`` + ``trec.read_run`` +
   ``relation_measures`` + ``summarize``);
 
 checks that the summary lines agree to the printed 4 decimals, and prints a table; with
@@ -42,7 +42,8 @@ CASES = (  # (relation format, file, -m group)
 )
 OURS = """
 import sys
-from polars_rankeval import trec, trec_prefs as tp
+import polars_rankeval.io.trec as trec
+import polars_rankeval.trec_eval.prefs as tp
 fmt, rel, run, group = sys.argv[1:5]
 relations = tp.read_relations(rel, fmt)
 frame = trec.read_run(run).select("user", "item", "score")

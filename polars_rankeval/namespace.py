@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import polars as pl
 
 if TYPE_CHECKING:
-    from polars_rankeval._evaluate import MetricsArg
+    from polars_rankeval.api.evaluate import MetricsArg
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
@@ -18,19 +18,19 @@ class _RankEval(Generic[FrameT]):
 
     def evaluate(self, metrics: MetricsArg, **options: Any) -> FrameT:
         """Summary of ``metrics`` over users; see :func:`polars_rankeval.evaluate`."""
-        from polars_rankeval._evaluate import evaluate
+        from polars_rankeval.api.evaluate import evaluate
 
         return evaluate(self._frame, metrics, **options)  # type: ignore[return-value]
 
     def per_user(self, metrics: MetricsArg, **options: Any) -> FrameT:
         """One row per user with one column per metric (``evaluate(per_user=True)``)."""
-        from polars_rankeval._evaluate import evaluate
+        from polars_rankeval.api.evaluate import evaluate
 
         return evaluate(self._frame, metrics, per_user=True, **options)  # type: ignore[return-value]
 
     def per_item(self, metrics: MetricsArg, **options: Any) -> FrameT:
         """One row per item for item metrics (``evaluate(per_item=True)``)."""
-        from polars_rankeval._evaluate import evaluate
+        from polars_rankeval.api.evaluate import evaluate
 
         return evaluate(self._frame, metrics, per_item=True, **options)  # type: ignore[return-value]
 
@@ -39,19 +39,19 @@ class _RankEval(Generic[FrameT]):
 
         Always a DataFrame (a LazyFrame is executed): the tests need the numbers.
         """
-        from polars_rankeval.compare import compare
+        from polars_rankeval.analysis.compare import compare
 
         return compare(self._frame, metrics, **options)
 
     def curve(self, metrics: str | list[str], ks: Any = None, **options: Any) -> pl.DataFrame:
         """Metric@k as a long frame; see :func:`polars_rankeval.curve` (a DataFrame)."""
-        from polars_rankeval.curves import curve
+        from polars_rankeval.analysis.curves import curve
 
         return curve(self._frame, metrics, ks, **options)
 
     def pr_curve(self, **options: Any) -> pl.DataFrame:
         """Interpolated precision-recall curve; see :func:`polars_rankeval.pr_curve`."""
-        from polars_rankeval.curves import pr_curve
+        from polars_rankeval.analysis.curves import pr_curve
 
         return pr_curve(self._frame, **options)
 

@@ -5,7 +5,7 @@
 
 The text between the markers ``<!-- conventions: start -->`` and
 ``<!-- conventions: end -->`` is generated from
-:data:`polars_rankeval.conventions.PRESETS`; ``tests/test_readme.py`` checks it is
+:data:`polars_rankeval.conventions.presets.PRESETS`; ``tests/test_readme.py`` checks it is
 current.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from polars_rankeval.conventions import PRESETS
+from polars_rankeval.conventions.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 START = "<!-- conventions: start -->"

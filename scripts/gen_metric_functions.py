@@ -13,7 +13,7 @@ explicit thin function into ``polars_rankeval/metrics/functions.py`` (typed
 keyword-only options, numpydoc Parameters / Returns / Notes sections built from the
 declaration), and the list of their names into ``polars_rankeval/__init__.py``
 (between the ``# metric functions:`` markers; the package imports them lazily).
-``tests/test_declarations.py`` fails when either differs from what this script writes.
+``tests/metrics/test_declarations.py`` fails when either differs from what this script writes.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ HEADER = '''"""The public ``pl.Expr`` function of every metric, generated from i
 
 Do not edit: ``python scripts/gen_metric_functions.py --write`` writes this module from
 the metric registry (each metric's ``register(...)`` in its family file under
-``polars_rankeval/metrics/``); ``tests/test_declarations.py`` fails when it is out of
+``polars_rankeval/metrics/``); ``tests/metrics/test_declarations.py`` fails when it is out of
 date. Each function is a thin call of :func:`polars_rankeval.metrics._common.inline`.
 """
 
@@ -45,7 +45,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._types import TiePolicy
+from polars_rankeval._utils.types import TiePolicy
 from polars_rankeval.metrics._common import inline
 '''
 
@@ -115,7 +115,7 @@ def _param_doc(param: Any, required: bool) -> str:
 
 def function_source(spec: Any) -> str:
     """The source of the public function of one metric."""
-    from polars_rankeval._ties import POLICIES
+    from polars_rankeval._utils.ties import POLICIES
 
     public = spec.public
     options = [p for name, p in spec.params.items() if name not in public.omit]
@@ -188,7 +188,7 @@ def function_source(spec: Any) -> str:
 
 def public_specs() -> list[Any]:
     """The declarations with a public function, in registry order."""
-    from polars_rankeval.registry import registered
+    from polars_rankeval.metrics.registry import registered
 
     return [spec for spec in registered().values() if spec.public is not None]
 

@@ -17,8 +17,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval._plan import INTERNAL
-from polars_rankeval.registry import registered
+from polars_rankeval.metrics.registry import registered
+from polars_rankeval.plan.job import INTERNAL
 from tests._reference import random_frame
 
 SPECS = registered()
@@ -44,7 +44,7 @@ def metrics_for(ties: str, *, per_user: bool) -> list[str]:
         if name in ("intra_list_diversity", "novelty", "popularity_bias", "unseen_share"):
             continue  # read an items= side table or a data column
         if spec.family == "intent":
-            continue  # read a subtopics column (tests/test_intent.py)
+            continue  # read a subtopics column (tests/metrics/test_intent.py)
         if spec.family in BEYOND:
             continue
         if name in ("mae", "mse", "rmse", "nmae"):

@@ -7,9 +7,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval._types import TIE_POLICIES
-
-from ._reference import inline_per_user, random_frame, reference_frame
+from polars_rankeval._utils.types import TIE_POLICIES
+from tests._reference import inline_per_user, random_frame, reference_frame
 
 METRICS = [
     "precision@1",

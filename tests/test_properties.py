@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval._types import TIE_POLICIES
-from polars_rankeval.registry import registered
+from polars_rankeval._utils.types import TIE_POLICIES
+from polars_rankeval.metrics.registry import registered
 
 SPECS = registered()
 
@@ -23,15 +23,16 @@ def metric_names(k: int | None) -> list[str]:
 
 
 # Per-user metrics that read an items= side table (popularity, feature vectors): their
-# own tests cover them (tests/test_metrics_exposure.py, tests/test_metrics_diversity.py).
+# own tests cover them (tests/metrics/test_metrics_exposure.py,
+# tests/metrics/test_metrics_diversity.py).
 NEEDS_SIDE_TABLE = (
     "intra_list_diversity", "novelty", "popularity_bias", "unseen_share",
-    # a subtopics column (tests/test_intent.py has their properties)
+    # a subtopics column (tests/metrics/test_intent.py has their properties)
     "alpha_ndcg", "err_ia", "nrbp", "s_recall", "precision_ia", "map_ia",
-    # history= and items= (tests/test_serendipity.py, test_calibration.py,
+    # history= and items= (tests/metrics/test_serendipity.py, test_calibration.py,
     # test_popularity_bias.py)
     "serendipity", "unexpectedness", "miscalibration", "aplt", "aclt",
-    # a category column (tests/test_categorical.py)
+    # a category column (tests/metrics/test_categorical.py)
     "categorical_diversity",
 )  # fmt: skip
 # Per-user metrics only: a global metric (one value per by group) has no per-user value.

@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from polars_rankeval.cli import main
+from polars_rankeval.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -1,4 +1,9 @@
-"""Metric families. Importing this package registers every metric.
+"""Metric declarations. Importing this package registers every metric.
+
+The registry and the metric-name grammar (:mod:`~polars_rankeval.metrics.registry`),
+the per-row ranking features (:mod:`~polars_rankeval.metrics.features`), the
+``aggregate=`` option (:mod:`~polars_rankeval.metrics.aggregate`) and the family
+modules. May import: ``_utils``.
 
 Each metric is declared once, by ``register(...)`` on its kernel in its family module;
 :mod:`polars_rankeval.metrics.functions` holds the public ``pl.Expr`` functions
@@ -8,10 +13,6 @@ generated from those declarations (``scripts/gen_metric_functions.py``).
 from __future__ import annotations
 
 import importlib
-import sys
-from typing import Any
-
-from polars_rankeval.registry import get_spec
 
 FAMILIES = (
     "ctr",
@@ -38,11 +39,11 @@ FAMILIES = (
     "cascade",
     "similarity",
     "intersection",
-    "curves",
+    "cutoff_kernels",
 )
 """The family modules. Importing one registers its metrics, and the registry (so
 ``list_metrics``, the README table and the generated functions) keeps this order;
-``curves`` (the one-pass kernels of cutoff lists) comes after the metrics it speeds up.
+``cutoff_kernels`` (the one-pass kernels of cutoff lists) comes after the metrics it speeds up.
 """
 for _family in FAMILIES:
     importlib.import_module(f"{__name__}.{_family}")
@@ -50,23 +51,4 @@ for _family in FAMILIES:
 from polars_rankeval.metrics.functions import *  # noqa: E402, F403
 from polars_rankeval.metrics.functions import __all__ as _functions  # noqa: E402
 
-__all__ = [*_functions, "inter_list_diversity_sampled"]  # noqa: F405 - see __getattr__
-
-# The functions' former home, the family module of their kernel, keeps working:
-# ``from polars_rankeval.metrics.binary import precision``.
-for _name in _functions:
-    setattr(sys.modules[get_spec(_name).kernel.__module__], _name, globals()[_name])
-
-
-def __getattr__(name: str) -> Any:
-    """``inter_list_diversity_sampled``, which now lives in :mod:`polars_rankeval.sampled`.
-
-    Imported on use: it runs ``evaluate``, a layer above ``metrics`` (which must not
-    import it at module level; tests/test_layers.py checks the import graph).
-    """
-    if name == "inter_list_diversity_sampled":
-        from polars_rankeval.sampled import inter_list_diversity_sampled
-
-        return inter_list_diversity_sampled
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)
+__all__ = list(_functions)

@@ -5,7 +5,7 @@
 * gains and discounts of the DCG family (``graded``, ``trec_gain``, ``curves``);
 * small reductions (:func:`list_size`, :func:`hits`, :func:`defined_if`,
   :func:`safe_div`), the one Float64 cast (:func:`f64`) and the one "sum the
-  partials per group" step of a :class:`~polars_rankeval.registry.GlobalPlan`
+  partials per group" step of a :class:`~polars_rankeval.metrics.registry.GlobalPlan`
   (:func:`partial_sums`);
 * :func:`inline`, the body of every generated public ``pl.Expr`` function.
 
@@ -22,10 +22,10 @@ from typing import Annotated, Any, Literal
 import numpy as np
 import polars as pl
 
-from polars_rankeval._features import Features, f64
-from polars_rankeval._ties import Ties
-from polars_rankeval._types import TiePolicy, integer, make_columns
-from polars_rankeval.registry import Interval, bind, get_spec
+from polars_rankeval._utils.ties import Ties
+from polars_rankeval._utils.types import TiePolicy, integer, make_columns
+from polars_rankeval.metrics.features import Features, f64
+from polars_rankeval.metrics.registry import Interval, bind, get_spec
 
 # --------------------------------------------------------------------------- options
 Rel = Annotated[

@@ -13,7 +13,6 @@ from typing import Annotated, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features, comb_ratio
 from polars_rankeval.metrics._common import (
     Rel,
     defined_if,
@@ -23,8 +22,9 @@ from polars_rankeval.metrics._common import (
     num_relevant,
     safe_div,
 )
-from polars_rankeval.metrics._sampled import correctable
-from polars_rankeval.registry import Interval, register
+from polars_rankeval.metrics.features import Features, comb_ratio
+from polars_rankeval.metrics.registry import Interval, register
+from polars_rankeval.metrics.sampled_estimators import correctable
 
 PrecisionDenominator = Annotated[
     Literal["k", "retrieved"],

@@ -51,10 +51,10 @@ from typing import Annotated, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import f64
-from polars_rankeval.registry import FramePlan, Interval, register
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import FramePlan, Interval, register
 
 _G, _S = "__prk_cal_g", "__prk_cal_s"
 

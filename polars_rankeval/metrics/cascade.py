@@ -35,10 +35,10 @@ from typing import Annotated
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._common import defined_if, f64
+from polars_rankeval.metrics.features import Features
 from polars_rankeval.metrics.graded import MaxGrade
-from polars_rankeval.registry import Interval, Public, register
+from polars_rankeval.metrics.registry import Interval, Public, register
 
 FAMILY = "cascade"
 Target = Annotated[

@@ -30,7 +30,6 @@ from typing import Annotated, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features, exact_score
 from polars_rankeval.metrics._common import (
     Rel,
     defined_if,
@@ -39,7 +38,8 @@ from polars_rankeval.metrics._common import (
     list_size,
     num_relevant,
 )
-from polars_rankeval.registry import GlobalPlan, Interval, register
+from polars_rankeval.metrics.features import Features, exact_score
+from polars_rankeval.metrics.registry import GlobalPlan, Interval, register
 
 FAMILY = "classification"
 Beta = Annotated[

@@ -80,10 +80,10 @@ from typing import Annotated, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import defined_if, f64, partial_sums
-from polars_rankeval.registry import Combine, GlobalPlan, register
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import Combine, GlobalPlan, register
 
 Estimation = Annotated[
     Literal["matching", "ips", "dr"],

@@ -8,7 +8,7 @@
   pairs of users is ``sum over items of ((sum_u w_u)² - sum_u w_u²) / 2`` over the
   users u whose top k holds the item. Its partials are those per-item sums, which
   merge across buckets exactly. Jurity's sampled estimate, for comparison, is
-  :func:`polars_rankeval.sampled.inter_list_diversity_sampled`.
+  :func:`polars_rankeval.analysis.sampled_diversity.inter_list_diversity_sampled`.
 * ``intra_list_diversity(features=<column>)@k`` (per user): the mean cosine distance
   between the feature vectors of every pair of items in the user's top k (Jurity's
   Intra-List Diversity), in O(k·d) per user from the sum of the unit vectors:
@@ -80,10 +80,10 @@ from typing import Annotated, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import defined_if, f64, partial_sums
-from polars_rankeval.registry import FramePlan, GlobalPlan, register
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import FramePlan, GlobalPlan, register
 
 _P, _G, _LAM, _V = "__prk_div_p", "__prk_div_g", "__prk_div_lam", "__prk_div_v"
 

@@ -104,10 +104,10 @@ from typing import Annotated, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import defined_if, f64, partial_sums
-from polars_rankeval.registry import FramePlan, GlobalPlan, Interval, register
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import FramePlan, GlobalPlan, Interval, register
 
 Discount = Annotated[Literal["none", "log"], "exposure of rank p: 1, or 1 / log2(p + 1)"]
 Normalize = Annotated[bool, "divide by log(n_items), the entropy of a uniform exposure"]

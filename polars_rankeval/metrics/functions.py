@@ -2,7 +2,7 @@
 
 Do not edit: ``python scripts/gen_metric_functions.py --write`` writes this module from
 the metric registry (each metric's ``register(...)`` in its family file under
-``polars_rankeval/metrics/``); ``tests/test_declarations.py`` fails when it is out of
+``polars_rankeval/metrics/``); ``tests/metrics/test_declarations.py`` fails when it is out of
 date. Each function is a thin call of :func:`polars_rankeval.metrics._common.inline`.
 """
 
@@ -12,7 +12,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._types import TiePolicy
+from polars_rankeval._utils.types import TiePolicy
 from polars_rankeval.metrics._common import inline
 
 __all__ = [

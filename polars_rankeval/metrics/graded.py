@@ -15,7 +15,6 @@ from typing import Annotated
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._common import (
     Base,
     Discount,
@@ -30,8 +29,9 @@ from polars_rankeval.metrics._common import (
     gain_of,
     ideal_k,
 )
-from polars_rankeval.metrics._sampled import correctable
-from polars_rankeval.registry import Interval, Public, register
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import Interval, Public, register
+from polars_rankeval.metrics.sampled_estimators import correctable
 
 MaxGrade = Annotated[
     float | None,

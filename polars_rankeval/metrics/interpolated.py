@@ -18,9 +18,9 @@ from typing import Annotated
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._common import Rel, defined_if, hits, num_relevant, safe_div
-from polars_rankeval.registry import Interval, register
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import Interval, register
 
 Level = Annotated[
     float,

@@ -31,9 +31,9 @@ from typing import Annotated, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features, f64
-from polars_rankeval._ties import id_order
-from polars_rankeval.registry import Interval, register
+from polars_rankeval._utils.ties import id_order
+from polars_rankeval.metrics.features import Features, f64
+from polars_rankeval.metrics.registry import Interval, register
 
 Denominator = Literal["run", "reference"]
 INTERSECTION_DENOMINATORS: tuple[str, ...] = ("run", "reference")

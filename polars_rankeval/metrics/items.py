@@ -51,9 +51,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._common import Rel, defined_if, partial_sums
-from polars_rankeval.registry import GlobalPlan, register
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import GlobalPlan, register
 
 FAMILY = "item"
 

@@ -6,7 +6,7 @@ default unjudged rows behave like trec_eval's documents outside the pool. trec_e
 infAP also reads qrels relevance < 0 as "in the pool but not judged": ``inf_ap(pool=c)``
 takes that distinction from a boolean column ``c`` (true for every item of the pool,
 e.g. every qrels row), with a null relevance for the pooled-but-unjudged items
-(:func:`polars_rankeval.trec.pool_unjudged` converts qrels that way).
+(:func:`polars_rankeval.io.trec.pool_unjudged` converts qrels that way).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Annotated, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._common import (
     Rel,
     defined_if,
@@ -24,7 +23,8 @@ from polars_rankeval.metrics._common import (
     num_relevant,
     safe_div,
 )
-from polars_rankeval.registry import register
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import register
 
 Weight = Annotated[float, "weight of one item of this kind (see the definition)"]
 PoolColumn = Annotated[

@@ -20,9 +20,9 @@ import math
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._common import Rel, f64
-from polars_rankeval.registry import register
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import register
 
 _TABLE = 64
 _HARMONIC = [math.fsum(1.0 / i for i in range(1, n + 1)) for n in range(_TABLE)]

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._common import Rel, defined_if, f64, list_size, num_relevant
-from polars_rankeval.registry import register
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import register
 
 
 @register(

@@ -78,11 +78,11 @@ from typing import Annotated
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import Rel, defined_if, f64, partial_sums
 from polars_rankeval.metrics.exposure import Discount, _exposure
-from polars_rankeval.registry import FramePlan, GlobalPlan, Interval, register
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import FramePlan, GlobalPlan, Interval, register
 
 _GRP = "__prk_grp"
 

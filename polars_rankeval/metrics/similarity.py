@@ -30,9 +30,9 @@ from typing import Annotated, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features
-from polars_rankeval._ties import id_order
-from polars_rankeval.registry import FramePlan, Interval, register
+from polars_rankeval._utils.ties import id_order
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import FramePlan, Interval, register
 
 Estimate = Literal["ext", "min", "max", "res"]
 RBO_ESTIMATES: tuple[str, ...] = ("ext", "min", "max", "res")

@@ -10,7 +10,7 @@ the position, so their expectation over the orderings of a tie group is not a su
 per-position terms; they require a deterministic tie policy. ``rbp_resid`` looks at
 the ranks of unjudged items, which the optimistic / pessimistic policies order after
 the judged items of equal score and relevance (a total order, see
-:mod:`polars_rankeval._ties`).
+:mod:`polars_rankeval._utils.ties`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from typing import Annotated, Any, Literal
 
 import polars as pl
 
-from polars_rankeval._features import Features
 from polars_rankeval.metrics._common import (
     Rel,
     dcg_sum,
@@ -30,7 +29,8 @@ from polars_rankeval.metrics._common import (
     list_size,
     num_relevant,
 )
-from polars_rankeval.registry import Interval, register
+from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.registry import Interval, register
 
 Persistence = Annotated[
     float,

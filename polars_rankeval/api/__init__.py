@@ -1,0 +1,6 @@
+"""``evaluate`` and ``join``: a request run on an engine.
+
+With the helpers of their inputs (overlap, subtopics) and the Spark entry point.
+
+May import: ``engines``, ``conventions``, ``plan``, ``metrics``, ``_utils``.
+"""

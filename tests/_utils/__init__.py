@@ -1,0 +1,1 @@
+"""Tests of polars_rankeval._utils (mirrors the package)."""

@@ -1,0 +1,1 @@
+"""Tests of polars_rankeval.analysis (mirrors the package)."""

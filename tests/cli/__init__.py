@@ -1,0 +1,1 @@
+"""Tests of polars_rankeval.cli (mirrors the package)."""

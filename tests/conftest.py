@@ -1,0 +1,7 @@
+"""Shared pytest configuration.
+
+tests/ mirrors the package: tests/<layer>/test_*.py tests polars_rankeval/<layer>/;
+tests of the whole package (properties, the README, the layers) are at the top. Every
+folder is a package (``tests.<layer>.test_x``), so file names need not be unique;
+helpers (``tests._reference`` ...) and ``tests/data`` are shared.
+"""

@@ -1,0 +1,1 @@
+"""Tests of polars_rankeval.io (mirrors the package)."""

@@ -1,0 +1,1 @@
+"""Tests of polars_rankeval.plan (mirrors the package)."""

@@ -1,0 +1,1 @@
+"""Tests of polars_rankeval.trec_eval (mirrors the package)."""
