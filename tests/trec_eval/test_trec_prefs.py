@@ -584,3 +584,19 @@ def main(argv: list[str]) -> int:  # pragma: no cover - development helper
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main(sys.argv))
+
+
+def test_program_raises_the_prefs_failure_itself(tmp_path: Path) -> None:
+    """trec_eval() and relation_measures() raise one class: status and query kept."""
+    from polars_rankeval.trec_eval.command import command_line
+    from polars_rankeval.trec_eval.program import trec_eval
+
+    rel = tmp_path / "prefs"
+    rel.write_text("q a s1 d1 2\nq a s1 d2 1\nq a s2 d2 2\nq a s2 d1 1\n")
+    run = tmp_path / "run"
+    run.write_text("q Q0 d1 1 1.0 r\n")
+    with pytest.raises(TrecEvalError, match="Pref inconsistency") as info:
+        trec_eval(rel, run, ["prefs_simp"], rel_format="prefs")
+    assert (info.value.status, info.value.query) == (134, "q")
+    assert info.value.stderr == f"trec_eval: {info.value.message}"  # as before the merge
+    assert command_line(["-R", "prefs", "-m", "prefs_simp", str(rel), str(run)]) == 134
