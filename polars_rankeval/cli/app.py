@@ -1335,7 +1335,7 @@ def _progress(message: str) -> None:
 
 def _run_trec_eval(args: argparse.Namespace) -> int:
     """Reached only through argparse (``trec-eval`` is normally parsed by trec_eval's rules)."""
-    from polars_rankeval.trec_eval.program import command_line
+    from polars_rankeval.trec_eval.command import command_line
 
     return command_line([str(args.qrels), str(args.run)])
 
@@ -1717,7 +1717,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     raw = list(sys.argv[1:] if argv is None else argv)
     if raw[:1] == ["trec-eval"] and not set(raw[1:2]) & {"-h", "--help"}:
-        from polars_rankeval.trec_eval.program import command_line
+        from polars_rankeval.trec_eval.command import command_line
 
         try:
             status = command_line(raw[1:])

@@ -150,7 +150,7 @@ def _trec_eval_spelling(text: str) -> list[Spelled] | None:
     ``-m`` arguments (``P.5,10``, ``iprec_at_recall.0.1``, a bare ``P`` for its default
     cutoffs) and the printed labels (``P_10``, ``iprec_at_recall_0.10``).
     """
-    import polars_rankeval.trec_eval.program as te
+    import polars_rankeval.trec_eval.measures as te
 
     known = {m.name: m for m in te.MEASURES}
     spec = text.strip()

@@ -30,13 +30,13 @@ shape: (2, 6)
 from __future__ import annotations
 
 import mmap
-import re
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from polars_rankeval._utils.files import write_atomically
+from polars_rankeval.io.cnumbers import C_SPACE, c_atof, c_atol
 
 RUN_FIELDS = ("user", "q0", "item", "rank", "score", "tag")
 QRELS_FIELDS = ("user", "iter", "item", "relevance")
@@ -542,48 +542,9 @@ def _write_lines(frame: pl.DataFrame, path: str | Path) -> None:
 # --------------------------------------------------------------------------- trec_eval's reader
 # trec_eval (10.0-rc3, get_trec_results.c / get_qrels.c) reads its files byte by byte with
 # C's isspace() (space, \t, \n, \v, \f, \r) as the only separators, atof() for scores and
-# atol() for relevance. The functions below reproduce that reading with Polars string
-# expressions (no Python loop over lines).
-_C_SPACE = " \t\n\x0b\x0c\r"
+# atol() for relevance (both in polars_rankeval.io.cnumbers). The functions below reproduce
+# that reading with Polars string expressions (no Python loop over lines).
 _FIELD = r"[^ \t\n\x0b\x0c\r]+"
-# The longest prefix C's strtod reads (decimal and inf/nan; hexadecimal floats are not read).
-_ATOF = (
-    r"^([+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-    r"|(?i:inf(?:inity)?)|(?i:nan)))"
-)
-_ATOL = r"^([+-]?[0-9]+)"
-
-
-_HEX = r"^([+-]?)0[xX]([0-9a-fA-F]+)(?:[^0-9a-fA-F.pP]|$)"
-
-
-def c_atof(expr: pl.Expr) -> pl.Expr:
-    """C's ``atof`` on a String expression: the number its prefix spells, else 0.0.
-
-    Decimal numbers, ``inf``/``infinity``/``nan`` (any case) and hexadecimal integers
-    (``0x1F``) are read; hexadecimal fractions and binary exponents (``0x1.8p3``) are not.
-    """
-    hexa = expr.str.extract(_HEX, 2).str.to_integer(base=16, strict=False).cast(pl.Float64)
-    sign = pl.when(expr.str.extract(_HEX, 1) == "-").then(-1.0).otherwise(1.0)
-    decimal = expr.str.extract(_ATOF, 1).cast(pl.Float64, strict=False).fill_null(0.0)
-    return pl.when(hexa.is_not_null()).then(sign * hexa).otherwise(decimal)
-
-
-def c_atol(expr: pl.Expr) -> pl.Expr:
-    """C's ``atol`` on a String expression: the integer its prefix spells, else 0."""
-    return expr.str.extract(_ATOL, 1).cast(pl.Int64, strict=False).fill_null(0)
-
-
-def atol(text: str) -> int:
-    """C's ``atol`` on one string (option values such as ``-l 2.5`` or ``-M +3``)."""
-    match = re.match(r"[ \t\n\x0b\x0c\r]*([+-]?[0-9]+)", text)
-    return int(match.group(1)) if match else 0
-
-
-def atof(text: str) -> float:
-    """C's ``atof`` on one string (measure parameters such as ``set_F.0.5``)."""
-    match = re.match(r"[ \t\n\x0b\x0c\r]*" + _ATOF[1:], text)
-    return float(match.group(1)) if match else 0.0
 
 
 _OTHER_SPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
@@ -782,7 +743,7 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
         return frame, fast["column_6"][-1]
     data = _read_bytes(fast_source, "run")  # the general reader reads bytes
     lines = _lines(data)
-    body = pl.col("line").str.strip_chars_start(_C_SPACE)
+    body = pl.col("line").str.strip_chars_start(C_SPACE)
     lines = lines.filter((body != "") & ~body.str.starts_with("#"))
     fields = lines.with_columns(pl.col("line").str.extract_all(_FIELD).alias("f"))
     _malformed(

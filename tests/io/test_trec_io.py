@@ -368,7 +368,7 @@ def test_trec_eval_readers_keep_a_byte_order_mark_in_the_first_query_id(
 def test_trec_eval_command_prints_the_byte_order_mark_of_the_first_query(
     tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    from polars_rankeval.trec_eval.program import command_line
+    from polars_rankeval.trec_eval.command import command_line
 
     (tmp_path / "run").write_bytes(_BOM + b"q1 Q0 d1 1 2.5 t\nq2 Q0 d1 1 1.5 t\n")
     (tmp_path / "qrels").write_bytes(b"q1 0 d1 1\nq2 0 d1 1\n")

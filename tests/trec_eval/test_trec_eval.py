@@ -9,7 +9,8 @@ import polars as pl
 import pytest
 
 from polars_rankeval.cli.app import main
-from polars_rankeval.trec_eval.program import Request, parse_measures, trec_eval
+from polars_rankeval.trec_eval.measures import Request, parse_measures
+from polars_rankeval.trec_eval.program import trec_eval
 
 DATA = Path(__file__).parents[1] / "data"
 QRELS, RUN = DATA / "qrels.test", DATA / "results.test"

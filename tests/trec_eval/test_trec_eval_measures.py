@@ -17,7 +17,8 @@ import pytest
 
 from polars_rankeval.cli.app import main
 from polars_rankeval.io.trec import read_trec_eval_qrels, read_trec_eval_run
-from polars_rankeval.trec_eval.program import format_trec, trec_eval
+from polars_rankeval.trec_eval.output import format_trec
+from polars_rankeval.trec_eval.program import trec_eval
 
 # One query: ranking by score desc, then docno desc (byte order: "d3" > "d2" > "D9").
 QRELS = b"q 0 d1 2\nq 0 d2 0\nq 0 d3 1\nq 0 d4 3\n"

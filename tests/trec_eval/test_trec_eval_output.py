@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from polars_rankeval.cli.app import main
-from polars_rankeval.trec_eval.program import format_trec, trec_eval
+from polars_rankeval.trec_eval.output import format_trec
+from polars_rankeval.trec_eval.program import trec_eval
 from tests.trec_eval.test_trec_eval import _random_files
 
 DATA = Path(__file__).parents[1] / "data"

@@ -16,8 +16,21 @@ import numpy as np
 import polars as pl
 import pytest
 
-import polars_rankeval.trec_eval.program as te
 from polars_rankeval.io.trec import _fast_fields, read_trec_eval_qrels, read_trec_eval_run
+from polars_rankeval.trec_eval.errors import TrecEvalError
+from polars_rankeval.trec_eval.output import format_doubles, format_trec
+from polars_rankeval.trec_eval.program import trec_eval
+from polars_rankeval.trec_eval.ranking import (
+    _docno_codes,
+    _in_trec_order,
+    _judged_codes,
+    _order,
+    _rank_keys,
+    _score_ranks,
+    _string_codes,
+    _value_after,
+    _values_after,
+)
 
 DOCNOS = pl.Series(["d3", "d1", "d2", "d1", "a", "d3"])
 
@@ -39,12 +52,12 @@ def _collide(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_docno_codes_are_byte_order_ranks(monkeypatch: pytest.MonkeyPatch, collide: bool) -> None:
     if collide:
         _collide(monkeypatch)
-    docnos, codes = te._docno_codes(DOCNOS)
+    docnos, codes = _docno_codes(DOCNOS)
     # distinct in byte order: a, d1, d2, d3 -> codes 0, 1, 2, 3
     assert docnos["docno"].to_list() == ["a", "d1", "d2", "d3"]
     assert codes.to_list() == [3, 1, 2, 1, 0, 3]
     qrels = pl.DataFrame({"qid": [0, 0, 1], "docno": ["d2", "zz", "a"], "rel": [1, 2, 0]})
-    judged = te._judged_codes(qrels, docnos)
+    judged = _judged_codes(qrels, docnos)
     # "zz" is not in the run: dropped even when its hash equals a run docno's
     assert sorted(judged.select("docno", "__dc").rows()) == [("a", 0), ("d2", 2)]
 
@@ -56,7 +69,7 @@ def test_string_codes(monkeypatch: pytest.MonkeyPatch, collide: bool) -> None:
     keys = pl.Series(["q1", "q2", "q3"])
     values = pl.Series(["q3", "q9", "q1", "q3"])
     # q3 is key 2, q9 is no key (null), q1 is key 0
-    assert te._string_codes(values, keys).to_list() == [2, None, 0, 2]
+    assert _string_codes(values, keys).to_list() == [2, None, 0, 2]
 
 
 @pytest.mark.parametrize(
@@ -102,10 +115,10 @@ def test_value_after_reads_the_last_row_before_each_cutoff() -> None:
         {"qid": [0, 0, 2], "i": [1, 4, 0], "x": [10.0, 30.0, 7.0]},
         schema={"qid": pl.UInt32, "i": pl.Int64, "x": pl.Float64},
     )
-    keys = te._rank_keys(frame)
+    keys = _rank_keys(frame)
     qid = pl.Series([0, 0, 0, 0, 1, 2, 2], dtype=pl.UInt32)
     k = pl.Series([0, 1, 2, 5, 3, 1, 9])
-    got = te._value_after(frame, keys, "x", qid, k).to_list()
+    got = _value_after(frame, keys, "x", qid, k).to_list()
     # k=0: no rank read (null); after 1 rank (rank 0): no row yet -> 0; after 2 ranks
     # (ranks 0-1): the row at rank 1 -> 10; after 5: rank 4's row -> 30; query 1: 0;
     # query 2 after 1 rank: 7, after 9: still 7
@@ -116,7 +129,7 @@ G_QRELS = b"q1 0 d1 1\nq1 0 d2 2\n"
 
 
 def _g(run: bytes, measure: str) -> float:
-    out = te.trec_eval(G_QRELS, run, [measure], summary=False, per_query=True)
+    out = trec_eval(G_QRELS, run, [measure], summary=False, per_query=True)
     return out.filter(pl.col("query") == "q1")["value"].item()
 
 
@@ -141,7 +154,7 @@ def test_g_fractional_gains_sum_over_every_rank() -> None:
 
 # --------------------------------------------------------------------------- runs in trec order
 # A run whose queries' lines are contiguous and by score descending skips the sort
-# (te._order / te._in_trec_order); anything else falls back to sorting every row.
+# (_order / _in_trec_order); anything else falls back to sorting every row.
 ORDER_QRELS = b"q1 0 d1 1\nq1 0 d2 2\nq1 0 d4 0\nq2 0 d3 1\nq2 0 d1 1\n"
 # q1: d4 and d2 tie at 2.0 (trec_eval: docno descending, d4 before d2), then d1, d3;
 # q2: d3, d1 tie at 1.0 -> d3, d1
@@ -156,8 +169,8 @@ def _lines(lines: list[str]) -> bytes:
 
 
 def _output(run: bytes) -> str:
-    result = te.trec_eval(ORDER_QRELS, run, ["all_trec"], per_query=True)
-    return te.format_trec(result)
+    result = trec_eval(ORDER_QRELS, run, ["all_trec"], per_query=True)
+    return format_trec(result)
 
 
 def _frame(lines: list[str]) -> pl.DataFrame:
@@ -167,13 +180,13 @@ def _frame(lines: list[str]) -> pl.DataFrame:
 
 
 def test_order_of_a_run_in_trec_order() -> None:
-    order = te._order(_frame(TREC_ORDER))
+    order = _order(_frame(TREC_ORDER))
     # contiguous, scores not increasing: no score ranks, blocks already in code order
     assert order.blocks is not None
     assert order.blocks.len() == 0
     assert order.score_rank is None
     # queries listed q2 first: the blocks are gathered back, rows 4-6 then 0-3
-    order = te._order(_frame(TREC_ORDER[4:] + TREC_ORDER[:4]))
+    order = _order(_frame(TREC_ORDER[4:] + TREC_ORDER[:4]))
     assert order.blocks is not None
     assert order.blocks.to_list() == [3, 4, 5, 6, 0, 1, 2]
 
@@ -187,7 +200,7 @@ def test_order_of_a_run_in_trec_order() -> None:
     ],
 )
 def test_order_falls_back_to_the_sort(lines: list[str]) -> None:
-    order = te._order(_frame(lines))
+    order = _order(_frame(lines))
     assert order.blocks is None
     # score ranks for the sort: 2.0 -> 0, 1.5 -> 1, 1.0 -> 2, 0.0 -> 3, nan last (4)
     assert order.score_rank is not None
@@ -199,10 +212,10 @@ def test_ties_out_of_docno_order_are_sorted_among_themselves() -> None:
     # q1's tie d2/d4 listed d2 first, q2's d1/d3 too: only those rows are reordered
     lines = [TREC_ORDER[i] for i in (1, 0, 2, 3, 5, 4, 6)]
     frame = _frame(lines)
-    docnos, codes = te._docno_codes(frame["docno"])
-    order = te._order(frame)
+    docnos, codes = _docno_codes(frame["docno"])
+    order = _order(frame)
     assert order.blocks is not None
-    ranked = te._in_trec_order(frame["qid"], order.sim, order.blocks, codes, docnos.height)
+    ranked = _in_trec_order(frame["qid"], order.sim, order.blocks, codes, docnos.height)
     assert ranked is not None
     names = docnos["docno"].gather(ranked["__dc"]).to_list()
     assert names == ["d4", "d2", "d1", "d3", "d3", "d1", "d5"]
@@ -228,7 +241,7 @@ def test_a_duplicate_in_a_run_in_trec_order_is_refused() -> None:
         ("d2", [*TREC_ORDER[:2], TREC_ORDER[1], *TREC_ORDER[2:]]),  # adjacent, tied
         ("d4", [*TREC_ORDER[:3], "q1 Q0 d4 4 0.5 t", *TREC_ORDER[3:]]),  # lower score
     ):
-        with pytest.raises(te.TrecEvalError, match=f"duplicate docno '{docno}'"):
+        with pytest.raises(TrecEvalError, match=f"duplicate docno '{docno}'"):
             _output(_lines(lines))
 
 
@@ -237,11 +250,11 @@ def test_values_after_several_cutoffs_at_once_equal_one_at_a_time() -> None:
         {"qid": [0, 0, 2], "i": [1, 4, 0], "x": [10.0, 30.0, 7.0]},
         schema={"qid": pl.UInt32, "i": pl.Int64, "x": pl.Float64},
     )
-    keys = te._rank_keys(frame)
+    keys = _rank_keys(frame)
     qid = pl.Series([0, 1, 2], dtype=pl.UInt32)
     ks = [pl.Series([0, 3, 1]), pl.Series([2, 2, 2]), pl.Series([5, 0, 9])]
-    batched = te._values_after(frame, keys, "x", qid, ks)
-    single = [te._value_after(frame, keys, "x", qid, k) for k in ks]
+    batched = _values_after(frame, keys, "x", qid, ks)
+    single = [_value_after(frame, keys, "x", qid, k) for k in ks]
     assert [s.to_list() for s in batched] == [s.to_list() for s in single]
     # by hand: query 0 after 0/2/5 ranks: null, 10, 30; query 1: 0, 0, null; query 2: 7
     assert [s.to_list() for s in batched] == [[None, 0.0, 7.0], [10.0, 0.0, 7.0], [30.0, None, 7.0]]
@@ -259,7 +272,7 @@ def _long_ranking(n: int, swap_at: int | None) -> pl.DataFrame:
 def test_order_reads_past_a_sorted_head(swap_at: int | None, in_order: bool) -> None:
     # the first 4,096 rows decide alone only when they are out of order; a run sorted
     # there and out of order further down is still sorted in full
-    order = te._order(_long_ranking(10_000, swap_at))
+    order = _order(_long_ranking(10_000, swap_at))
     assert (order.blocks is not None) is in_order
     assert (order.score_rank is None) is in_order
 
@@ -282,12 +295,12 @@ def test_a_bad_qrels_file_is_the_error_reported(tmp_path: Path, as_path: bool, r
         qrels_arg.write_bytes(BAD_QRELS)
         run_arg.write_bytes(run)
     with pytest.raises(ValueError, match="malformed qrels line"):
-        te.trec_eval(qrels_arg, run_arg, ["map"])
+        trec_eval(qrels_arg, run_arg, ["map"])
 
 
 def test_a_bad_run_file_is_reported() -> None:
     with pytest.raises(ValueError, match="malformed run line"):
-        te.trec_eval(GOOD_QRELS, BAD_RUN, ["map"])
+        trec_eval(GOOD_QRELS, BAD_RUN, ["map"])
 
 
 @pytest.mark.parametrize(
@@ -323,9 +336,9 @@ def test_a_duplicate_in_a_shuffled_run_is_refused_unless_cut_off_by_max_docs() -
     # 1.0000, without -M it exits 4)
     qrels = b"q1 0 d1 1\nq1 0 d2 1\n"
     run = b"q1 Q0 d3 3 1.0 t\nq1 Q0 d1 4 0.5 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d1 1 3.0 t\n"
-    with pytest.raises(te.TrecEvalError, match="duplicate docno 'd1' in the results of query"):
-        te.trec_eval(qrels, run, ["map"])
-    result = te.trec_eval(qrels, run, ["map"], max_docs=2)
+    with pytest.raises(TrecEvalError, match="duplicate docno 'd1' in the results of query"):
+        trec_eval(qrels, run, ["map"])
+    result = trec_eval(qrels, run, ["map"], max_docs=2)
     assert result.filter(pl.col("measure") == "map")["value"].to_list() == [1.0]  # (1/1 + 2/2) / 2
 
 
@@ -352,7 +365,7 @@ def test_score_ranks_of_mostly_distinct_scores(
     if with_nan:
         values[3] = np.nan
     sim = pl.Series(values) + 0.0  # -0.0 read as 0.0, as _order does
-    got = te._score_ranks(sim)
+    got = _score_ranks(sim)
     distinct = sim.filter(sim.is_not_nan()).unique().sort(descending=True)
     expected = sim.replace_strict(
         distinct,
@@ -380,10 +393,10 @@ def test_format_doubles_is_printf_6_4f() -> None:
         0.0, 1.0, 0.99995, 0.99994999, 1.00005, 0.00005, 0.00015, 0.12345, 10000.00005,
         0.000049999999999999996, 5e-324, 1e300,
     ]  # fmt: skip
-    got = te.format_doubles(pl.Series("v", values)).to_list()
+    got = format_doubles(pl.Series("v", values)).to_list()
     assert got == [f"{x:6.4f}" for x in values]
     specials = pl.Series("v", [-0.0, -5e-324, -1e300, math.inf, -math.inf, math.nan, None])
-    assert te.format_doubles(specials).to_list() == [
+    assert format_doubles(specials).to_list() == [
         "-0.0000", "-0.0000", f"{-1e300:6.4f}", "   inf", "  -inf", "  -nan", None,
     ]  # fmt: skip
 
@@ -391,10 +404,10 @@ def test_format_doubles_is_printf_6_4f() -> None:
 def test_values_beyond_64_bit_integers_are_printed() -> None:
     # utility with a gain of 1e300 per relevant retrieved document: trec_eval prints the
     # whole number (its line used to be dropped: the digits went through an Int64).
-    result = te.trec_eval(b"q 0 d1 1\n", b"q Q0 d1 1 0.5 t\n", ["utility.1e300,0,0,0"])
+    result = trec_eval(b"q 0 d1 1\n", b"q Q0 d1 1 0.5 t\n", ["utility.1e300,0,0,0"])
     text = f"{1e300:6.4f}"  # C's printf("%6.4f"), correctly rounded like Python's
-    assert te.format_trec(result) == f"{'utility_1e300,0,0,0':<22}\tall\t{text}\n"
-    per_query = te.trec_eval(
+    assert format_trec(result) == f"{'utility_1e300,0,0,0':<22}\tall\t{text}\n"
+    per_query = trec_eval(
         b"q 0 d1 1\n", b"q Q0 d1 1 0.5 t\n", ["utility.1e300,0,0,0"], per_query=True
     )
     assert per_query["text"].to_list() == [text, text]

@@ -18,7 +18,16 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import polars_rankeval.trec_eval.prefs as tp
+from polars_rankeval.io.cnumbers import atof
+from polars_rankeval.trec_eval.errors import TrecEvalError
+from polars_rankeval.trec_eval.prefs import relation_measures, summarize
+from polars_rankeval.trec_eval.prefs_labels import (
+    MEASURE_GROUPS,
+    PREFS_MEASURES,
+    format_value,
+    measure_labels,
+)
+from polars_rankeval.trec_eval.prefs_read import read_relations
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -65,7 +74,7 @@ def read_run_file(path: Path) -> pl.DataFrame:
     rows = []
     for line in path.read_text().splitlines():
         f = line.split()
-        rows.append((f[0], f[2], tp._c_atof(f[4])))
+        rows.append((f[0], f[2], atof(f[4])))
     return pl.DataFrame(
         rows, schema={"user": pl.String, "item": pl.String, "score": pl.Float64}, orient="row"
     )
@@ -82,13 +91,13 @@ def ours(
     judged: bool = False,
     level: int = 1,
 ) -> list[tuple[str, str, str]]:
-    relations = tp.read_relations(rel_path, fmt)  # type: ignore[arg-type]
+    relations = read_relations(rel_path, fmt)  # type: ignore[arg-type]
     run = read_run_file(run_path)
     requests = []
     for m in measures:
         name, _, par = m.partition(".")
         requests.append((name, tuple(par.split(",")) if par else ()))
-    per_q = tp.relation_measures(
+    per_q = relation_measures(
         relations,
         None,
         run,
@@ -99,8 +108,8 @@ def ours(
         judged_docs_only=judged,
         complete=complete,
     )
-    lines = [(m, q, tp.format_value(m, v)) for q, m, v, _ in per_q.rows()]
-    lines += [(m, "all", tp.format_value(m, v)) for m, v in tp.summarize(per_q).rows()]
+    lines = [(m, q, format_value(m, v)) for q, m, v, _ in per_q.rows()]
+    lines += [(m, "all", format_value(m, v)) for m, v in summarize(per_q).rows()]
     return lines
 
 
@@ -256,7 +265,7 @@ def measures_for(rng: random.Random, fmt: str) -> list[str]:
     if rng.random() < 0.3:
         return ["prefs"]
     if rng.random() < 0.2:
-        return rng.sample(list(tp.PREFS_MEASURES[:14]), 3)
+        return rng.sample(list(PREFS_MEASURES[:14]), 3)
     return ["all_prefs"]
 
 
@@ -269,12 +278,12 @@ def compare_case(seed: int, fmt: str, folder: Path) -> str | None:
     code, expected, err = theirs(rel_path, run_path, fmt, measures, **opts)  # type: ignore[arg-type]
     try:
         got = ours(rel_path, run_path, fmt, measures, **opts)  # type: ignore[arg-type]
-    except tp.TrecEvalError as failure:
+    except TrecEvalError as failure:
         if code == 0:
             return f"seed {seed} {fmt}: we failed ({failure}), trec_eval exit 0"
         status = 128 + 6 if code == -6 else code  # SIGABRT
         first = err.splitlines()[0] if err else ""
-        if failure.exit_code != status or failure.message.splitlines()[0] != first:
+        if failure.status != status or failure.message.splitlines()[0] != first:
             return f"seed {seed} {fmt}: failures differ: {failure.message!r} vs {err!r} ({code})"
         return None
     if code != 0:
@@ -323,9 +332,7 @@ def test_prefs_hand_computed_single_jsg() -> None:
     )
     # retrieved order: d3, d1, d9 (unjudged), d4 -> internal ranks d3=0, d1=1, d4=2
     run = _run([("q", "d3", 4.0), ("q", "d1", 3.0), ("q", "d9", 2.0), ("q", "d4", 1.0)])
-    v = _values(
-        tp.relation_measures(prefs, None, run, [("all_prefs", ())], relation_format="prefs")
-    )
+    v = _values(relation_measures(prefs, None, run, [("all_prefs", ())], relation_format="prefs"))
     # both retrieved: d1>d3 (no: d3 ranked first), d4>d3 (no), d4>d1 (no) -> 0 of 3
     # one retrieved: d1>d2,d6,d5 (3 fulfilled), d4>d1.. d4>d2,d6,d5 (3 fulfilled),
     #   d2>d3, d6>d3 (2 failed), d1... d3 vs d5 same level -> 6 of 8
@@ -360,9 +367,7 @@ def test_prefs_two_judgment_groups_and_transitivity() -> None:
         ]
     )
     run = _run([("q", "d1", 3.0), ("q", "d3", 2.0), ("q", "d2", 1.0)])  # ranks d1, d3, d2
-    v = _values(
-        tp.relation_measures(prefs, None, run, [("all_prefs", ())], relation_format="prefs")
-    )
+    v = _values(relation_measures(prefs, None, run, [("all_prefs", ())], relation_format="prefs"))
     # JG a: d1>d2 ok, d2>d3 failed, d1>d3 ok -> 2/3; JG b: d3>d1 failed -> 0/1
     assert v["prefs_num_prefs_poss"] == 3 + 1
     assert v["prefs_simp"] == pytest.approx(2 / 4)
@@ -383,7 +388,7 @@ def test_qrels_jg_hand_computed() -> None:
     # scores tie on d2/d3: the qrels_jg order breaks ties by docno descending -> d3, d2
     run = _run([("q", "d1", 3.0), ("q", "d2", 1.0), ("q", "d3", 1.0), ("q", "d9", 0.5)])
     got = _values(
-        tp.relation_measures(
+        relation_measures(
             rels,
             None,
             run,
@@ -411,7 +416,7 @@ def test_complete_ties_cut_and_judged_only() -> None:
     run = _run([("q1", "d2", 1.0), ("q1", "d1", 1.0)])  # tied: prefs ranks d1 (docno asc) first
 
     def prefs_values(**kw: object) -> pl.DataFrame:
-        return tp.relation_measures(
+        return relation_measures(
             prefs,
             None,
             run,
@@ -430,7 +435,7 @@ def test_complete_ties_cut_and_judged_only() -> None:
         ("q2", "prefs_simp", 0.0, "mean"),
         ("q2", "prefs_simp_imp", 0.0, "mean"),
     ]
-    assert dict(tp.summarize(out).rows())["prefs_num_prefs_poss"] == 1 + 1  # summed
+    assert dict(summarize(out).rows())["prefs_num_prefs_poss"] == 1 + 1  # summed
     # -M 1 keeps d1 (the tie goes to the smaller docno): d2 > d1 fails as implied pref
     assert _values(prefs_values(max_docs_per_query=1))["prefs_simp_imp"] == 0 / 1
     rels = pl.DataFrame(
@@ -440,7 +445,7 @@ def test_complete_ties_cut_and_judged_only() -> None:
 
     def jg_values(frame: pl.DataFrame, **kw: object) -> dict[str, float]:
         return _values(
-            tp.relation_measures(
+            relation_measures(
                 rels,
                 None,
                 frame,
@@ -463,34 +468,34 @@ def test_read_relations_from_frames() -> None:
     qrels = pl.DataFrame(
         {"user": ["q", "q"], "iter": ["0", "0"], "item": ["a", "b"], "relevance": [2, 0]}
     )
-    got = tp.read_relations(qrels, "qrels_prefs")
+    got = read_relations(qrels, "qrels_prefs")
     assert got.columns == ["user", "jg", "jsg", "item", "rel_level"]
     assert got.rows() == [("q", "0", "0", "a", 2.0), ("q", "0", "0", "b", 0.0)]
-    assert tp.read_relations(qrels, "qrels_jg").rows() == [("q", "0", "a", 2), ("q", "0", "b", 0)]
+    assert read_relations(qrels, "qrels_jg").rows() == [("q", "0", "a", 2), ("q", "0", "b", 0)]
     with pytest.raises(ValueError, match="missing column"):
-        tp.read_relations(qrels.drop("relevance"), "qrels_jg")
+        read_relations(qrels.drop("relevance"), "qrels_jg")
     with pytest.raises(TypeError, match="source must be a path"):
-        tp.read_relations(3, "prefs")  # type: ignore[arg-type]
+        read_relations(3, "prefs")  # type: ignore[arg-type]
 
 
 def test_labels_defaults_and_groups() -> None:
-    assert tp.measure_labels([("qrels_jg", ())])[:3] == ["map_avgjg", "P_avgjg_5", "P_avgjg_10"]
-    assert tp.measure_labels([("Rprec_mult_avgjg", ())])[-1] == "Rprec_mult_avgjg_2.00"
-    assert tp.measure_labels([("prefs", ())]) == list(tp.MEASURE_GROUPS["prefs"][2:])
-    assert tp.format_value("prefs_num_prefs_ful", 7.0) == "7"
-    assert tp.format_value("prefs_simp", 0.123456) == "0.1235"
+    assert measure_labels([("qrels_jg", ())])[:3] == ["map_avgjg", "P_avgjg_5", "P_avgjg_10"]
+    assert measure_labels([("Rprec_mult_avgjg", ())])[-1] == "Rprec_mult_avgjg_2.00"
+    assert measure_labels([("prefs", ())]) == list(MEASURE_GROUPS["prefs"][2:])
+    assert format_value("prefs_num_prefs_ful", 7.0) == "7"
+    assert format_value("prefs_simp", 0.123456) == "0.1235"
 
 
 def test_format_mismatch_is_trec_eval_failure() -> None:
     run = _run([("q", "d", 1.0)])
-    with pytest.raises(tp.TrecEvalError, match="Can't calculate measure 'map_avgjg'") as info:
-        tp.relation_measures(None, None, run, [("map_avgjg", ())], relation_format="qrels")
-    assert info.value.exit_code == 4
+    with pytest.raises(TrecEvalError, match="Can't calculate measure 'map_avgjg'") as info:
+        relation_measures(None, None, run, [("map_avgjg", ())], relation_format="qrels")
+    assert info.value.status == 4
     prefs = _prefs([("q", "a", "s", "d", 1.0)])
-    with pytest.raises(tp.TrecEvalError, match="not qrels_jg"):
-        tp.relation_measures(prefs, None, run, [("P_avgjg", ())], relation_format="prefs")
+    with pytest.raises(TrecEvalError, match="not qrels_jg"):
+        relation_measures(prefs, None, run, [("P_avgjg", ())], relation_format="prefs")
     with pytest.raises(ValueError, match="relation_format must be one of"):
-        tp.read_relations(prefs, "qrels_xx")  # type: ignore[arg-type]
+        read_relations(prefs, "qrels_xx")  # type: ignore[arg-type]
 
 
 def test_inconsistent_prefs_fail(tmp_path: Path) -> None:
@@ -503,18 +508,18 @@ def test_inconsistent_prefs_fail(tmp_path: Path) -> None:
         ]
     )
     run = _run([("q", "d1", 1.0)])
-    with pytest.raises(tp.TrecEvalError, match="Pref inconsistency") as info:
-        tp.relation_measures(cyc, None, run, [("prefs_simp", ())], relation_format="prefs")
-    assert info.value.exit_code == 134
+    with pytest.raises(TrecEvalError, match="Pref inconsistency") as info:
+        relation_measures(cyc, None, run, [("prefs_simp", ())], relation_format="prefs")
+    assert info.value.status == 134
     zero = _prefs(
         [("q", "a", "s1", "d1", 0.0), ("q", "a", "s1", "d2", 1.0), ("q", "a", "s2", "d1", 3.0)]
     )
-    with pytest.raises(tp.TrecEvalError, match="both 0 and non-0"):
-        tp.relation_measures(zero, None, run, [("prefs_simp", ())], relation_format="prefs")
+    with pytest.raises(TrecEvalError, match="both 0 and non-0"):
+        relation_measures(zero, None, run, [("prefs_simp", ())], relation_format="prefs")
     path = tmp_path / "bad"
     path.write_text("q a s d1 1\nq a d2 1\n")
-    with pytest.raises(tp.TrecEvalError, match="Malformed line 2"):
-        tp.read_relations(path, "prefs")
+    with pytest.raises(TrecEvalError, match="Malformed line 2"):
+        read_relations(path, "prefs")
 
 
 def test_read_relations_comments_and_numbers(tmp_path: Path) -> None:
@@ -523,22 +528,22 @@ def test_read_relations_comments_and_numbers(tmp_path: Path) -> None:
     # reader does): '#q0 0 x 1' is a judgment of query '#q0'. Numbers are C atof:
     # '+2.5e0' is 2.5, 'abc' is 0. CR before the newline is white space.
     path.write_text("# c1\n#q0 0 x 1\nq1 0 d1 +2.5e0\r\nq1\t7  d2 abc\n")
-    assert tp.read_relations(path, "qrels_prefs").rows() == [
+    assert read_relations(path, "qrels_prefs").rows() == [
         ("#q0", "0", "0", "x", 1.0),
         ("q1", "0", "0", "d1", 2.5),
         ("q1", "7", "0", "d2", 0.0),
     ]
     # here the second comment line is parsed and has 5 fields: trec_eval's "Malformed line 1"
     path.write_text("# c1\n# c2 has five fields\nq1 0 d1 1\n")
-    with pytest.raises(tp.TrecEvalError, match="Malformed line 1") as info:
-        tp.read_relations(path, "qrels_prefs")
-    assert info.value.exit_code == 2
+    with pytest.raises(TrecEvalError, match="Malformed line 1") as info:
+        read_relations(path, "qrels_prefs")
+    assert info.value.status == 2
     jg = tmp_path / "jg"
     jg.write_text("q 0 d1 1.9\nq 0 d2 -1\nq 1 d1 x\n")
-    assert tp.read_relations(jg, "qrels_jg")["relevance"].to_list() == [1, -1, 0]  # atol
+    assert read_relations(jg, "qrels_jg")["relevance"].to_list() == [1, -1, 0]  # atol
     jg.write_text("q 0 d1 1\nq 0 d1 2\n")
-    with pytest.raises(tp.TrecEvalError, match="duplicate docs d1"):
-        tp.read_relations(jg, "qrels_jg")
+    with pytest.raises(TrecEvalError, match="duplicate docs d1"):
+        read_relations(jg, "qrels_jg")
 
 
 # ----------------------------------------------------------------------------------
@@ -579,3 +584,19 @@ def main(argv: list[str]) -> int:  # pragma: no cover - development helper
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main(sys.argv))
+
+
+def test_program_raises_the_prefs_failure_itself(tmp_path: Path) -> None:
+    """trec_eval() and relation_measures() raise one class: status and query kept."""
+    from polars_rankeval.trec_eval.command import command_line
+    from polars_rankeval.trec_eval.program import trec_eval
+
+    rel = tmp_path / "prefs"
+    rel.write_text("q a s1 d1 2\nq a s1 d2 1\nq a s2 d2 2\nq a s2 d1 1\n")
+    run = tmp_path / "run"
+    run.write_text("q Q0 d1 1 1.0 r\n")
+    with pytest.raises(TrecEvalError, match="Pref inconsistency") as info:
+        trec_eval(rel, run, ["prefs_simp"], rel_format="prefs")
+    assert (info.value.status, info.value.query) == (134, "q")
+    assert info.value.stderr == f"trec_eval: {info.value.message}"  # as before the merge
+    assert command_line(["-R", "prefs", "-m", "prefs_simp", str(rel), str(run)]) == 134
