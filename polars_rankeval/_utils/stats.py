@@ -48,13 +48,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO
 
 import numpy as np
+
+from polars_rankeval._utils.progress import Progress
 
 TestName = Literal["t", "wilcoxon", "sign", "randomization", "bootstrap", "tukey"]
 CorrectionName = Literal["none", "bonferroni", "holm", "hochberg", "bh", "by"]
@@ -110,55 +110,30 @@ def blocks(
 
 
 # ----------------------------------------------------------------------------- progress
-class Progress:
-    """Resamples done on stderr (``tqdm`` when installed), for long resampling runs."""
+def resampling_progress(total: int, enabled: bool, stream: TextIO | None = None) -> Progress:
+    """Resamples done on stderr (``tqdm`` when installed), for long resampling runs.
 
-    def __init__(self, total: int, enabled: bool, stream: TextIO | None = None) -> None:
-        self.enabled = enabled and total > 0
-        self.total, self.done, self.start = total, 0, time.perf_counter()
-        self.stream = stream or sys.stderr
-        self._bar: Any = None
-        self._last = 0.0
-        if self.enabled:
-            try:
-                from tqdm.auto import tqdm  # type: ignore[import-untyped]
-            except ImportError:
-                tqdm = None
-            if tqdm is not None:
-                self._bar = tqdm(total=total, unit="resample", file=self.stream, desc="compare")
+    Shown only when ``enabled`` and there is something to resample; the line is rewritten
+    in place (at most twice a second) wherever it goes.
+    """
+    return Progress(
+        total,
+        enabled and total > 0,
+        stream,
+        line=_resampling_line,
+        unit="resample",
+        desc="compare",
+        interactive=True,
+        every=0.5,
+    )
 
-    def step(self, n: int, label: str = "") -> None:
-        """Record ``n`` more resamples."""
-        if not self.enabled:
-            return
-        self.done += n
-        if self._bar is not None:
-            if label:
-                self._bar.set_postfix_str(label, refresh=False)
-            self._bar.update(n)
-            return
-        now = time.perf_counter()
-        if now - self._last < 0.5 and self.done < self.total:
-            return
-        self._last = now
-        elapsed = now - self.start
-        rate = self.done / elapsed if elapsed > 0 else 0.0
-        left = (self.total - self.done) / rate if rate > 0 else 0.0
-        self.stream.write(
-            f"\rcompare {label}: {self.done:,}/{self.total:,} resamples, "
-            f"{elapsed:.0f}s elapsed, ~{left:.0f}s left"
-        )
-        self.stream.flush()
 
-    def close(self) -> None:
-        """End the line or the bar."""
-        if not self.enabled:
-            return
-        if self._bar is not None:
-            self._bar.close()
-        else:
-            self.stream.write("\n")
-            self.stream.flush()
+def _resampling_line(report: Progress, label: str) -> str:
+    elapsed = report.elapsed
+    return (
+        f"compare {label}: {report.done:,}/{report.total:,} resamples, "
+        f"{elapsed:.0f}s elapsed, ~{report.left(elapsed):.0f}s left"
+    )
 
 
 def _tolerance(diffs: np.ndarray) -> np.ndarray:
@@ -205,7 +180,7 @@ def randomization(
         flipped = (total - 2.0 * (signs @ diffs)) / n_users
         count = (np.abs(flipped) >= observed - tol).sum(axis=0)
         if progress is not None:
-            progress.step(n_resamples, metric)
+            progress.step(label=metric, n=n_resamples)
         return count / 2**n, 2**n, "sign_flip_exact"
     words = (n + 63) // 64
     count = np.zeros(n_pairs, dtype=np.int64)
@@ -217,7 +192,7 @@ def randomization(
         flipped = (total - 2.0 * (bits.astype(np.float64) @ diffs)) / n_users
         count += (np.abs(flipped) >= observed - tol).sum(axis=0)
         if progress is not None:
-            progress.step(size, metric)
+            progress.step(label=metric, n=size)
     return (count + 1) / (n_resamples + 1), n_resamples, "sign_flip"
 
 
@@ -279,7 +254,7 @@ def bootstrap_means(
             for j in range(n_pairs):
                 out[start : start + size, j] = np.take(diffs[:, j], index).mean(axis=1)
         if progress is not None:
-            progress.step(size, label)
+            progress.step(label=label, n=size)
     return out
 
 
@@ -368,7 +343,7 @@ def tukey_hsd(
         permuted = values[rows, columns].mean(axis=1)  # (size, m)
         ranges[start : start + size] = permuted.max(axis=1) - permuted.min(axis=1)
         if progress is not None:
-            progress.step(size, metric)
+            progress.step(label=metric, n=size)
     count = (ranges[:, None, None] >= observed[None] - tol).sum(axis=0)
     return (count + 1) / (n_resamples + 1)
 

@@ -23,10 +23,10 @@ from polars_rankeval._utils.stats import (
     CIMethod,
     CorrectionName,
     PairStats,
-    Progress,
     TestName,
     adjust,
     resamples_needed,
+    resampling_progress,
     run_tests,
     scipy_stats,
 )
@@ -470,7 +470,7 @@ def compare_per_user(
 
     show = progress if progress is not None else sys.stderr.isatty()
     total = sum(resamples_needed(test, ci_method, v.shape[0], n_resamples) for _, v, _ in prepared)
-    bar = Progress(total, show)
+    bar = resampling_progress(total, show)
     records: list[dict[str, Any]] = []
     try:
         for name, values, dropped in prepared:
@@ -678,8 +678,7 @@ def _note(stats: PairStats, k: int, test: str, alpha: float, n: int) -> str | No
         )
     if stats.raised[k]:
         return (
-            f"p raised to {floor:.4g}, the smallest p {test!r} can resolve with these "
-            f"{n} user(s)"
+            f"p raised to {floor:.4g}, the smallest p {test!r} can resolve with these {n} user(s)"
         )
     return None
 

@@ -32,18 +32,15 @@ import math
 import os
 import re
 import shutil
-import signal
-import sys
 import tempfile
-import threading
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import FrameType
 from typing import Any, TextIO
 
 import polars as pl
 
+from polars_rankeval._utils.progress import Progress
+from polars_rankeval._utils.signals import deferred_signals, sigterm_exits
 from polars_rankeval._utils.types import STRATEGIES, Strategy, check_choice, integer
 from polars_rankeval.engines.memory import PolarsScan, UserFn
 from polars_rankeval.plan.build import wanted_users
@@ -175,78 +172,28 @@ def choose(
     return strategy, n_buckets
 
 
-class Progress:
-    """Buckets done, rows, elapsed time and an estimate, on stderr.
+class BucketProgress(Progress):
+    """Buckets done, rows, elapsed time and an estimate, on stderr (see :class:`Progress`).
 
     On a terminal: a ``tqdm`` bar when it is installed, otherwise one line rewritten
-    in place (a carriage return). Elsewhere (a log file, a pipe, a CI log) one plain line per
-    bucket, no carriage return and no bar, so the log stays readable.
+    in place. Elsewhere (a log file, a pipe, a CI log) one plain line per bucket.
     """
 
     def __init__(self, total: int, enabled: bool, stream: TextIO | None = None) -> None:
-        self.total = total
-        self.enabled = enabled
-        self.stream = stream or sys.stderr
-        self.start = time.perf_counter()
-        self.rows = 0
-        self.done = 0
-        self._bar: Any = None
-        isatty = getattr(self.stream, "isatty", None)
-        self.interactive = bool(isatty is not None and isatty())
-        if enabled and self.interactive:
-            try:
-                from tqdm.auto import tqdm  # type: ignore[import-untyped]
-            except ImportError:
-                tqdm = None
-            if tqdm is not None:
-                self._bar = tqdm(total=total, unit="bucket", file=self.stream, desc="evaluate")
+        super().__init__(total, enabled, stream, line=_bucket_line, unit="bucket", desc="evaluate")
 
-    def message(self, text: str) -> None:
-        if self.enabled:
-            print(f"[polars-rankeval] {text}", file=self.stream, flush=True)
 
-    def set_total(self, total: int) -> None:
-        """The number of buckets to evaluate, once known (after partitioning)."""
-        self.total = total
-        if self._bar is not None:
-            self._bar.total = total
-            self._bar.refresh()
-
-    def step(self, rows: int) -> None:
-        self.done += 1
-        self.rows += rows
-        if not self.enabled:
-            return
-        if self._bar is not None:
-            self._bar.set_postfix(rows=f"{self.rows:,}")
-            self._bar.update(1)
-            return
-        elapsed = time.perf_counter() - self.start
-        left = elapsed / self.done * (self.total - self.done)
-        line = (
-            f"[polars-rankeval] bucket {self.done}/{self.total}, {self.rows:,} rows, "
-            f"{_clock(elapsed)} elapsed, ~{_clock(left)} left"
-        )
-        if not self.interactive:  # a log file: one plain line per bucket
-            print(line, file=self.stream, flush=True)
-            return
-        print(
-            "\r" + line,
-            end="\n" if self.done == self.total else "",
-            file=self.stream,
-            flush=True,
-        )
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
+def _bucket_line(report: Progress, label: str) -> str:
+    elapsed = report.elapsed
+    return (
+        f"[polars-rankeval] bucket {report.done}/{report.total}, {report.rows:,} rows, "
+        f"{_clock(elapsed)} elapsed, ~{_clock(report.left(elapsed))} left"
+    )
 
 
 # ---------------------------------------------------------------------- temporary files
 _PENDING: set[Path] = set()
 """Work directories not removed yet: the last resort removes them at exit."""
-SIGTERM_EXIT = 128 + signal.SIGTERM
-"""The exit status after SIGTERM (143), as a shell reports a process killed by it."""
 
 
 def _remove_pending() -> None:
@@ -256,44 +203,6 @@ def _remove_pending() -> None:
 
 
 atexit.register(_remove_pending)
-
-
-def _in_main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread()
-
-
-@contextlib.contextmanager
-def _deferred_signals() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back while the block runs, then deliver them once.
-
-    Only the main thread can set signal handlers; elsewhere the block runs as is
-    (Python runs signal handlers in the main thread anyway).
-    """
-    if not _in_main_thread():
-        yield
-        return
-    received: list[int] = []
-
-    def hold(signum: int, frame: FrameType | None) -> None:
-        received.append(signum)
-
-    previous: dict[int, Any] = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            # None: a handler set outside Python, which could not be restored.
-            if signal.getsignal(sig) is not None:
-                previous[sig] = signal.signal(sig, hold)
-        yield
-    finally:
-        for held, handler in previous.items():
-            signal.signal(held, handler)
-        if received:
-            # Through the restored handler: KeyboardInterrupt for SIGINT by default.
-            signal.raise_signal(received[0])
-
-
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(SIGTERM_EXIT)
 
 
 @contextlib.contextmanager
@@ -311,21 +220,19 @@ def temporary_directory(temp_dir: str | os.PathLike[str] | None) -> Iterator[Pat
     """
     work = Path(tempfile.mkdtemp(prefix="polars-rankeval-", dir=temp_dir))
     _PENDING.add(work)
-    own_sigterm = _in_main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
-    if own_sigterm:
-        signal.signal(signal.SIGTERM, _terminate)
-    try:
-        yield work
-    finally:
-        _clean_up(work, restore_sigterm=own_sigterm)
+    with sigterm_exits():
+        try:
+            yield work
+        finally:
+            _clean_up(work)
 
 
-def _clean_up(work: Path, *, restore_sigterm: bool) -> None:
+def _clean_up(work: Path) -> None:
     """Remove ``work``; an interrupt is re-raised only once the directory is gone."""
     interrupted: BaseException | None = None
     for _ in range(100):
         try:
-            with _deferred_signals():
+            with deferred_signals():
                 shutil.rmtree(work, ignore_errors=True)
                 _PENDING.discard(work)
         except (KeyboardInterrupt, SystemExit) as exc:
@@ -335,8 +242,6 @@ def _clean_up(work: Path, *, restore_sigterm: bool) -> None:
             if work in _PENDING:
                 continue
         break
-    if restore_sigterm and signal.getsignal(signal.SIGTERM) is _terminate:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if interrupted is not None:
         raise interrupted
 
@@ -393,7 +298,7 @@ class BucketedEngine(PolarsScan):
                 groups = self.distinct(job.by)
         with contextlib.ExitStack() as stack:
             work = stack.enter_context(temporary_directory(self.temp_dir))
-            report = Progress(k, self.progress)
+            report = BucketProgress(k, self.progress)
             stack.callback(report.close)
             outputs = _run_buckets(
                 job, fn, source, work, report, k, self.mode, wanted, groups, validate

@@ -15,7 +15,7 @@ import pytest
 
 import polars_rankeval as prk
 from polars_rankeval.cli.app import main
-from polars_rankeval.engines.buckets import Progress
+from polars_rankeval.engines.buckets import BucketProgress
 
 RECS = pl.DataFrame(
     {
@@ -365,7 +365,7 @@ class _Tty(io.StringIO):
 
 def test_progress_is_plain_lines_in_a_log_file() -> None:
     log = io.StringIO()
-    report = Progress(3, True, log)
+    report = BucketProgress(3, True, log)
     for rows in (10, 20, 30):
         report.step(rows)
     text = log.getvalue()
@@ -387,7 +387,7 @@ def test_progress_rewrites_one_line_on_a_terminal(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(builtins, "__import__", no_tqdm)
     tty = _Tty()
-    report = Progress(2, True, tty)
+    report = BucketProgress(2, True, tty)
     report.step(1)
     report.step(2)
     assert tty.getvalue().count("\r") == 2

@@ -13,7 +13,8 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.cli.app import DEFAULT_METRICS, main
+from polars_rankeval.cli.app import main
+from polars_rankeval.cli.evaluate import DEFAULT_METRICS
 from polars_rankeval.io.datasets import load_example
 
 
@@ -427,7 +428,7 @@ def test_bad_memory_limit_is_one_line(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_markdown_output_escapes_names() -> None:
-    from polars_rankeval.cli.app import to_markdown
+    from polars_rankeval.cli.output import to_markdown
 
     # An _ between letters (b_c, n_users) cannot start emphasis and stays; _d_ is escaped.
     frame = pl.DataFrame({"sys|tem": ["a*b_c _d_", "x\ny|z"], "ndcg@10": [0.5, 0.25]})

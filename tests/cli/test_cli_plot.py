@@ -8,7 +8,8 @@ from typing import Any
 import polars as pl
 import pytest
 
-from polars_rankeval.cli.app import PLOT_KINDS, main
+from polars_rankeval.cli.app import main
+from polars_rankeval.cli.plot import PLOT_KINDS
 from polars_rankeval.io.datasets import load_systems
 from polars_rankeval.plot import charts as plot
 

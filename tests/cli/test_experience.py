@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.cli.app import describe_metric, fit_table, main, metric_examples
+from polars_rankeval.cli.app import main
+from polars_rankeval.cli.metrics import describe_metric, fit_table, metric_examples
 from polars_rankeval.metrics.registry import registered
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,12 +132,12 @@ def test_broken_pipe_exits_quietly(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`polars-rankeval metrics | head`: the reader went away; no error line."""
-    import polars_rankeval.cli.app as cli
+    import polars_rankeval.cli.metrics as cli
 
     def closed(_: object) -> int:
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(cli, "_run_metrics", closed)
+    monkeypatch.setattr(cli, "run", closed)
     code, _, err = run(capsys, "metrics")
     assert code == 0
     assert err == ""

@@ -22,7 +22,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.cli.app import CONVENTION_PRESETS
+from polars_rankeval.cli.inputs import CONVENTION_PRESETS
 from polars_rankeval.conventions.presets import PRESETS, conventions
 from tests._rectools import rectools_frame
 
