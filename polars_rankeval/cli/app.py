@@ -36,6 +36,7 @@ from polars_rankeval._utils.types import (
     TIE_POLICIES,
     USER_UNIVERSES,
 )
+from polars_rankeval.conventions.presets import PRESETS
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -50,24 +51,6 @@ INTERRUPTED_EXIT = 128 + signal.SIGINT
 """Exit status after Ctrl-C (130)."""
 TERMINATED_EXIT = 128 + signal.SIGTERM
 """Exit status after SIGTERM (143)."""
-CONVENTION_PRESETS: tuple[str, ...] = (
-    "trec_eval",
-    "ranx",
-    "ir_measures",
-    "rectools",
-    "replay",
-    "recommenders",
-    "lenskit",
-    "torchmetrics",
-    "recbole",
-    "jurity",
-    "hivemall",
-    "sklearn",
-    "cornac",
-    "elliot",
-)
-"""The presets of ``--conventions`` (``polars_rankeval.conventions.presets.PRESETS``, kept here
-so that the command line starts without importing the metrics)."""
 DEFAULT_METRICS: tuple[str, ...] = (
     "ndcg@10",
     "map@10",
@@ -569,13 +552,13 @@ def _add_conventions(parser: argparse.ArgumentParser) -> None:
     """``--conventions LIBRARY`` (evaluate and compare)."""
     parser.add_argument(
         "--conventions",
-        choices=CONVENTION_PRESETS,
+        choices=tuple(PRESETS),
         default=None,
         metavar="LIBRARY",
         help=(
             "reproduce a library's numbers: -m takes that library's metric names (e.g. "
             "MAP@10 for rectools), ties/empty/users default to its rules and the columns "
-            "read NAME@k[LIBRARY]; one of " + ", ".join(CONVENTION_PRESETS)
+            "read NAME@k[LIBRARY]; one of " + ", ".join(PRESETS)
         ),
     )
 
@@ -1062,13 +1045,13 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     from polars_rankeval.plan.finish import long_summary, with_intervals
 
     if args.conventions is not None:  # library names: resolved before reading data
-        from polars_rankeval.conventions.presets import explicit_rules, shown_names
+        from polars_rankeval.conventions.resolve import explicit_rules, shown_names
 
         if not args.metrics:
             msg = f"--conventions {args.conventions} needs -m with that library's metric names"
             raise UsageError(msg)
         metrics: Any = list(args.metrics)
-        names = shown_names(args.conventions, metrics, **explicit_rules(vars(args)))
+        names = shown_names(args.conventions, metrics, **explicit_rules(vars(args), evaluate))
     else:
         metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
         names = [m.name for m in metrics]
@@ -1437,13 +1420,17 @@ def _run_compare(args: argparse.Namespace) -> int:
     from polars_rankeval.api.evaluate import parse_metrics
 
     if args.conventions is not None:  # library names, resolved by compare
-        from polars_rankeval.conventions.presets import explicit_rules
+        from polars_rankeval.api.evaluate import evaluate
+        from polars_rankeval.conventions.resolve import explicit_rules
 
         metrics = list(args.metrics or [])
         if not metrics:
             msg = f"--conventions {args.conventions} needs -m with that library's metric names"
             raise UsageError(msg)
-        rules: dict[str, Any] = {"conventions": args.conventions, **explicit_rules(vars(args))}
+        rules: dict[str, Any] = {
+            "conventions": args.conventions,
+            **explicit_rules(vars(args), evaluate),
+        }
     else:
         metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
         rules = {"ties": args.ties, "users": args.users, "empty": args.empty}
