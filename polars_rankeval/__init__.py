@@ -42,7 +42,8 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.api.evaluate import evaluate, join
     from polars_rankeval.api.overlap import OverlapWarning, overlap
     from polars_rankeval.api.subtopics import group_subtopics
-    from polars_rankeval.conventions.presets import Convention, conventions
+    from polars_rankeval.conventions.convention import Convention
+    from polars_rankeval.conventions.resolve import conventions
     from polars_rankeval.io.datasets import load_example, load_systems
     from polars_rankeval.metrics.functions import *  # noqa: F403 - every metric function
     from polars_rankeval.metrics.registry import (
@@ -133,8 +134,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "UserUniverse": ("polars_rankeval._utils.types", "UserUniverse"),
     "compare": ("polars_rankeval.analysis.compare", "compare"),
     "compare_per_user": ("polars_rankeval.analysis.compare", "compare_per_user"),
-    "Convention": ("polars_rankeval.conventions.presets", "Convention"),
-    "conventions": ("polars_rankeval.conventions.presets", "conventions"),
+    "Convention": ("polars_rankeval.conventions.convention", "Convention"),
+    "conventions": ("polars_rankeval.conventions.resolve", "conventions"),
     "curve": ("polars_rankeval.analysis.curves", "curve"),
     "pr_curve": ("polars_rankeval.analysis.curves", "pr_curve"),
     "load_example": ("polars_rankeval.io.datasets", "load_example"),

@@ -5,8 +5,8 @@
 
 The text between the markers ``<!-- conventions: start -->`` and
 ``<!-- conventions: end -->`` is generated from
-:data:`polars_rankeval.conventions.presets.PRESETS`; ``tests/test_readme.py`` checks it is
-current.
+:data:`polars_rankeval.conventions.PRESETS` (one module per library);
+``tests/test_readme.py`` checks it is current.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from polars_rankeval.conventions.presets import PRESETS
+from polars_rankeval.conventions import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 START = "<!-- conventions: start -->"

@@ -213,9 +213,14 @@ def compare(
     preset = evaluate_options.pop("conventions", None)
     shown: dict[str, str] = {}
     if preset is not None:  # a library's conventions (polars_rankeval.conventions)
-        from polars_rankeval.conventions.presets import resolve_options
+        from polars_rankeval.conventions.resolve import resolve_options
 
-        metrics, shown = resolve_options(preset, metrics, evaluate_options)  # type: ignore[arg-type]
+        metrics, shown = resolve_options(
+            preset,
+            metrics,  # type: ignore[arg-type]
+            evaluate_options,
+            evaluate,
+        )
     source: Any
     if is_spark_frame(data):  # per-user values on Spark, the tests here on the driver
         from polars_rankeval.engines.spark_engine import SparkEngine
@@ -582,7 +587,7 @@ def metric_direction(column: str) -> bool | None:
     match = _PRESET_NAME.fullmatch(column)
     if match is None:
         return None
-    from polars_rankeval.conventions.presets import get_convention
+    from polars_rankeval.conventions.resolve import get_convention
 
     try:
         mapped = get_convention(match["preset"]).lookup(match["name"])

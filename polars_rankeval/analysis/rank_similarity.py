@@ -253,7 +253,7 @@ def rank_similarity(
     if rank is not None and score == "score":
         score = None  # rank= given: the default score column is not read
     if conventions is not None:
-        from polars_rankeval.conventions.presets import resolve_pairs
+        from polars_rankeval.conventions.resolve import resolve_pairs
 
         resolved = resolve_pairs(
             conventions, measures, ties=ties, users=users, rank=rank is not None

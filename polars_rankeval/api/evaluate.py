@@ -403,7 +403,7 @@ def evaluate(
     """
     if conventions is not None:  # a library's conventions: rewrite, evaluate, rename
         call = dict(locals())
-        from polars_rankeval.conventions.presets import evaluate_under
+        from polars_rankeval.conventions.resolve import evaluate_under
 
         return evaluate_under(evaluate, call)  # type: ignore[no-any-return]
     spark = _spark_engine(data, engine)

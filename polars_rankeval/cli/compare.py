@@ -241,13 +241,17 @@ def run(args: argparse.Namespace) -> int:
     from polars_rankeval.api.evaluate import parse_metrics
 
     if args.conventions is not None:  # library names, resolved by compare
-        from polars_rankeval.conventions.presets import explicit_rules
+        from polars_rankeval.api.evaluate import evaluate
+        from polars_rankeval.conventions.resolve import explicit_rules
 
         metrics = list(args.metrics or [])
         if not metrics:
             msg = f"--conventions {args.conventions} needs -m with that library's metric names"
             raise UsageError(msg)
-        rules: dict[str, Any] = {"conventions": args.conventions, **explicit_rules(vars(args))}
+        rules: dict[str, Any] = {
+            "conventions": args.conventions,
+            **explicit_rules(vars(args), evaluate),
+        }
     else:
         metrics = [m.name for m in parse_metrics(args.metrics or ["ndcg@10"])]
         rules = {"ties": args.ties, "users": args.users, "empty": args.empty}

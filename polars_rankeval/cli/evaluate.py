@@ -266,13 +266,13 @@ def run(args: argparse.Namespace) -> int:
     from polars_rankeval.plan.finish import long_summary, with_intervals
 
     if args.conventions is not None:  # library names: resolved before reading data
-        from polars_rankeval.conventions.presets import explicit_rules, shown_names
+        from polars_rankeval.conventions.resolve import explicit_rules, shown_names
 
         if not args.metrics:
             msg = f"--conventions {args.conventions} needs -m with that library's metric names"
             raise UsageError(msg)
         metrics: Any = list(args.metrics)
-        names = shown_names(args.conventions, metrics, **explicit_rules(vars(args)))
+        names = shown_names(args.conventions, metrics, **explicit_rules(vars(args), evaluate))
     else:
         metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail before reading data
         names = [m.name for m in metrics]

@@ -19,25 +19,8 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval.cli.output import PROG
+from polars_rankeval.conventions.presets import PRESETS
 
-CONVENTION_PRESETS: tuple[str, ...] = (
-    "trec_eval",
-    "ranx",
-    "ir_measures",
-    "rectools",
-    "replay",
-    "recommenders",
-    "lenskit",
-    "torchmetrics",
-    "recbole",
-    "jurity",
-    "hivemall",
-    "sklearn",
-    "cornac",
-    "elliot",
-)
-"""The presets of ``--conventions`` (``polars_rankeval.conventions.presets.PRESETS``, kept here
-so that the command line starts without importing the metrics)."""
 SYSTEM_COLUMN = "system"
 """The column naming the system of each ``--recs`` file when several are given."""
 ID_TYPES: tuple[str, ...] = ("infer", "string")
@@ -136,13 +119,13 @@ def add_conventions(parser: argparse.ArgumentParser) -> None:
     """``--conventions LIBRARY`` (evaluate and compare)."""
     parser.add_argument(
         "--conventions",
-        choices=CONVENTION_PRESETS,
+        choices=tuple(PRESETS),
         default=None,
         metavar="LIBRARY",
         help=(
             "reproduce a library's numbers: -m takes that library's metric names (e.g. "
             "MAP@10 for rectools), ties/empty/users default to its rules and the columns "
-            "read NAME@k[LIBRARY]; one of " + ", ".join(CONVENTION_PRESETS)
+            "read NAME@k[LIBRARY]; one of " + ", ".join(PRESETS)
         ),
     )
 

@@ -376,7 +376,7 @@ def test_preset_names_take_the_direction_of_their_metric() -> None:
 
 def test_every_preset_name_resolves_to_its_metric_direction() -> None:
     from polars_rankeval.analysis.compare import metric_direction
-    from polars_rankeval.conventions.presets import get_convention
+    from polars_rankeval.conventions.resolve import get_convention
     from polars_rankeval.metrics.registry import parse_metric
 
     checked = 0

@@ -22,8 +22,9 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.cli.inputs import CONVENTION_PRESETS
-from polars_rankeval.conventions.presets import PRESETS, conventions
+from polars_rankeval.cli import main
+from polars_rankeval.conventions import PRESETS
+from polars_rankeval.conventions.resolve import conventions, explicit_rules
 from tests._rectools import rectools_frame
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -294,8 +295,17 @@ def test_auc_degenerate_heads() -> None:
 
 
 # --------------------------------------------------------------------------- presets
-def test_every_preset_is_on_the_cli_and_maps_to_valid_metrics() -> None:
-    assert sorted(CONVENTION_PRESETS) == sorted(PRESETS)
+@pytest.mark.parametrize("command", [[], ["compare"]])
+def test_the_cli_offers_every_preset(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--conventions`` of evaluate and compare: its choices are the presets, in order."""
+    assert main([*command, "--conventions", "nope", "-m", "map@10"]) == 2
+    choices = capsys.readouterr().err.rpartition("(choose from ")[2].rstrip().rstrip(")")
+    assert [c.strip(" '") for c in choices.split(",")] == list(PRESETS)
+
+
+def test_every_preset_maps_to_valid_metrics() -> None:
     for convention in PRESETS.values():
         for mapped in convention.metrics:
             if mapped.metric is None:
@@ -303,6 +313,21 @@ def test_every_preset_is_on_the_cli_and_maps_to_valid_metrics() -> None:
                 continue
             text = mapped.metric + ("@10" if mapped.cutoff != "none" else "")
             prk.parse_metric(text)  # valid grammar and options
+
+
+def test_the_rules_left_to_a_preset_are_those_at_evaluates_defaults() -> None:
+    """``ties``/``empty``/``users`` at ``evaluate``'s defaults (read from its signature,
+    not a copy) are left to the preset; any other value is the caller's."""
+    at_defaults = {"ties": "expected", "empty": "skip", "users": "truth"}
+    assert explicit_rules(at_defaults, prk.evaluate) == {}
+    given = {"ties": "item_asc", "empty": "zero", "users": ["u1"]}
+    assert explicit_rules(given, prk.evaluate) == given
+
+    def other(*, ties: str = "item_asc", empty: str = "zero", users: str = "both") -> None:
+        """A function with other defaults: they are the ones read."""
+
+    assert explicit_rules(at_defaults, other) == at_defaults
+    assert explicit_rules({"ties": "item_asc", "empty": "zero", "users": "both"}, other) == {}
 
 
 def test_conventions_table() -> None:
