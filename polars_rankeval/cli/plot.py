@@ -113,8 +113,8 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Evaluate what the chart needs and save it to ``--output``."""
     import polars_rankeval.analysis.curves as curves
+    from polars_rankeval import plot
     from polars_rankeval.api.evaluate import evaluate
-    from polars_rankeval.plot import charts as plot
 
     out: Path = args.out
     suffix = out.suffix.lower().lstrip(".")

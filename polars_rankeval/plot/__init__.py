@@ -1,5 +1,45 @@
-"""Charts of evaluation results.
+"""Charts of evaluation results (Altair; install with ``pip install "polars-rankeval[plot]"``).
 
-:mod:`~polars_rankeval.plot.charts`, also ``prk.plot``. May import: ``trec_eval`` and
-the layers below it.
+Every function takes a frame (the long frame, or the result of ``evaluate``,
+``compare``, :func:`~polars_rankeval.curve` or :func:`~polars_rankeval.pr_curve`) and
+returns an Altair chart: it displays in a notebook and saves with ``chart.save("x.png")``
+(or ``.svg``, ``.html``, ``.json``; PNG and SVG through vl-convert-python, no browser).
+The data behind each chart is a tidy Polars frame computed here (the ``*_data``
+functions), so it can be checked or plotted with another library.
+
+* :func:`curves`: metric@k over k per system, one panel per metric;
+* :func:`pr_curves`: interpolated precision-recall curves per system;
+* :func:`distribution`: the per-user values per system (histogram or ECDF, and a box
+  summary), stating how many users have an undefined value (left out by empty="skip");
+* :func:`topic_differences`: the per-user differences against a baseline, sorted, with
+  the result of ``compare``;
+* :func:`lorenz`: the Lorenz curve of item exposure, the Gini in the legend;
+* :func:`long_tail`: the popularity of the recommended items against the catalog.
+
+This package is ``prk.plot``; one module per kind of chart
+(:mod:`~polars_rankeval.plot.metric_curves`, :mod:`~polars_rankeval.plot.per_user`,
+:mod:`~polars_rankeval.plot.differences`, :mod:`~polars_rankeval.plot.exposure`). May
+import: ``trec_eval`` and the layers below it.
 """
+
+from __future__ import annotations
+
+from polars_rankeval.plot._lines import curve_gaps
+from polars_rankeval.plot.differences import topic_differences, topic_differences_data
+from polars_rankeval.plot.exposure import long_tail, long_tail_data, lorenz, lorenz_data
+from polars_rankeval.plot.metric_curves import curves, pr_curves
+from polars_rankeval.plot.per_user import distribution, distribution_data
+
+__all__ = [
+    "curve_gaps",
+    "curves",
+    "distribution",
+    "distribution_data",
+    "long_tail",
+    "long_tail_data",
+    "lorenz",
+    "lorenz_data",
+    "pr_curves",
+    "topic_differences",
+    "topic_differences_data",
+]

@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
+from polars_rankeval import plot
 from polars_rankeval.api.spark import SparkEngine
-from polars_rankeval.plot import charts as plot
 
 DF = pl.DataFrame(
     {

@@ -8,10 +8,10 @@ from typing import Any
 import polars as pl
 import pytest
 
+from polars_rankeval import plot
 from polars_rankeval.cli.app import main
 from polars_rankeval.cli.plot import PLOT_KINDS
 from polars_rankeval.io.datasets import load_systems
-from polars_rankeval.plot import charts as plot
 
 pytest.importorskip("altair")
 pytest.importorskip("vl_convert")

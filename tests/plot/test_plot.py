@@ -12,7 +12,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval.plot import charts as plot
+from polars_rankeval import plot
+from polars_rankeval.plot import differences, metric_curves, per_user
+from polars_rankeval.plot._lines import LINE_WIDTH
 
 pytest.importorskip("altair")
 pytest.importorskip("vl_convert")
@@ -55,7 +57,7 @@ def test_curves_data_and_render(tmp_path: Path) -> None:
     df = prk.load_systems().filter(pl.col("user") <= 40)
     long = prk.curve(df, ["ndcg", "recall"], ks=range(1, 6), by="system")
     wide = prk.evaluate(df, ["ndcg@1..5", "recall@1..5"], by="system")
-    tidy, by = plot._tidy_curves(wide)
+    tidy, by = metric_curves._tidy_curves(wide)
     assert by == ["system"]
     assert_frame_equal(
         tidy.sort("system", "metric", "k"),
@@ -94,11 +96,11 @@ def test_distribution_data_hand_computed() -> None:
         }
     )
     assert_frame_equal(out, expected)
-    hist = plot.histogram_data(out, "system", bins=2, low=0.0, high=1.0)
+    hist = per_user.histogram_data(out, "system", bins=2, low=0.0, high=1.0)
     assert hist["count"].to_list() == [0, 2, 1, 2]  # a: 0.5 and 1.0 in [0.5, 1]
     assert hist["share"].to_list() == [0 / 2, 2 / 2, 1 / 3, 2 / 3]
     assert hist["bin_start"].to_list() == [0.0, 0.5, 0.0, 0.5]
-    box = plot.box_data(out, "system")  # linear quantiles: q at position q * (n - 1)
+    box = per_user.box_data(out, "system")  # linear quantiles: q at position q * (n - 1)
     assert box.row(0) == ("a", 2, 0.5, 0.5 + 0.25 * 0.5, 0.75, 0.5 + 0.75 * 0.5, 1.0)
     assert box.row(1) == ("b", 3, 0.25, 0.25 + 0.5 * 0.5, 0.75, 0.75, 0.75)
 
@@ -283,7 +285,7 @@ def test_charts_without_a_system_column(tmp_path: Path) -> None:
 def test_topic_differences_of_many_users_is_an_area(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(plot, "MAX_POINTS", 4)
+    monkeypatch.setattr(differences, "MAX_POINTS", 4)
     n = 9
     per_user = pl.DataFrame(
         {
@@ -458,7 +460,7 @@ def test_coinciding_curves_are_named_and_drawn_so_each_shows(tmp_path: Path) -> 
     assert spec["title"]["subtitle"][0] == "coinciding curves (closer than 0.02 everywhere): a = b"
     lines = spec["layer"][1:]  # after the diagonal: one layer per system, in legend order
     widths = [layer["mark"]["strokeWidth"] for layer in lines]
-    assert widths == [1.5 + 2.0, 1.5, plot.LINE_WIDTH]  # a under b, c as usual
+    assert widths == [1.5 + 2.0, 1.5, LINE_WIDTH]  # a under b, c as usual
     dashes = lines[0]["encoding"]["strokeDash"]["scale"]["range"]
     assert len({tuple(d) for d in dashes}) == 3  # each system its own pattern
     assert spec["datasets"]  # every layer's data is in the spec
