@@ -66,8 +66,8 @@ EmptyPolicy = Literal["skip", "skip_row", "zero", "error"]
     covers the users for which it is defined (``n_users(<metric>)`` in the summary).
 ``"skip_row"``
     The user is left out of every aggregate of the summary row when any requested
-    per-user metric is undefined for it (the former default; all the means of a
-    row then cover the same ``n_users - n_skipped`` users).
+    per-user metric is undefined for it, so that all the means of a row cover the
+    same ``n_users - n_skipped`` users.
 ``"zero"``
     The value counts as 0.
 ``"error"``

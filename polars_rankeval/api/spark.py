@@ -53,7 +53,8 @@ def evaluate(
         Metric names in the grammar ``name[(key=value,...)][@k]``.
     n_partitions
         Hash buckets of users: Polars calls and Spark tasks. Each call holds about 1/n
-        of the rows at once and costs about 15 ms besides them. Default: the session's
+        of the rows at once and has a fixed cost besides them, so more buckets hold
+        less memory but cost more calls. Default: the session's
         ``spark.sql.shuffle.partitions`` (200 if that is not a number).
     **options
         The keywords of :func:`polars_rankeval.evaluate`. ``users=``, ``items=``,
@@ -93,7 +94,7 @@ def evaluate(
     return result
 
 
-# --------------------------------------------------------------------------- benchmarks
+# --------------------------------------------------------------------------- plans
 class Plan:
     """A job bound to a :class:`SparkEngine` (``benchmarks/bench_spark.py``, tests)."""
 

@@ -267,7 +267,7 @@ def summarize(
         ``"skip"`` (default): a metric's aggregates leave out the users for which it
         is undefined. ``"skip_row"``: a user undefined for any metric of ``names`` is
         left out of every aggregate, so all of them cover ``n_users - n_skipped``
-        users (the former default). ``"zero"``: an undefined value counts as 0.
+        users. ``"zero"``: an undefined value counts as 0.
     ci
         Also the uncertainty of each metric's mean, over the same users as the mean
         (``n_users(<metric>)`` of them): ``se(<metric>)``, the standard error
@@ -334,8 +334,8 @@ def summarize(
         """The values the aggregates cover; null for the users they leave out.
 
         (The aggregates skip nulls. Not a filter: the streaming engine lowers each
-        filtered aggregate to a branch of its own, and the summary of a cutoff range
-        of 2,000 metrics took seconds growing with the square of their number.)
+        filtered aggregate to a branch of its own, so that the summary of a cutoff
+        range of many metrics would cost in the square of their number.)
         """
         return pl.when(every).then(pl.col(name)) if empty == "skip_row" else pl.col(name)
 
