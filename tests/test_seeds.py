@@ -8,21 +8,12 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
+from tests.frames import HIVEMALL_RECS, HIVEMALL_TRUTH, LECTURE_AP
 
 LOG2_3 = math.log2(3)
 
 # --------------------------------------------------------------------------- Hivemall
 # dummy_truth: items 1, 2, 4 for users 1..3; dummy_rec: 1 (10.0), 3 (8.0), 2 (6.0), 6 (2.0).
-HIVEMALL_RECS = pl.DataFrame(
-    {
-        "user": [u for u in (1, 2, 3) for _ in range(4)],
-        "item": [1, 3, 2, 6] * 3,
-        "score": [10.0, 8.0, 6.0, 2.0] * 3,
-    }
-)
-HIVEMALL_TRUTH = pl.DataFrame(
-    {"user": [u for u in (1, 2, 3) for _ in range(3)], "item": [1, 2, 4] * 3}
-)
 
 
 def hivemall() -> pl.DataFrame:
@@ -113,15 +104,7 @@ def test_lecture_dcg_and_ndcg_with_clipped_discount() -> None:
 
 def test_lecture_average_precision_and_reciprocal_rank() -> None:
     # AP: relevant A, C, D among A..E -> (1 + 2/3 + 3/4) / 3. RR: first relevant B at 2.
-    ap_df = pl.DataFrame(
-        {
-            "user": [1] * 5,
-            "item": list("ABCDE"),
-            "score": [5.0, 4.0, 3.0, 2.0, 1.0],
-            "relevance": [1, 0, 1, 1, 0],
-        }
-    )
-    assert ap_df.select(prk.map()).item() == pytest.approx((1 + 2 / 3 + 3 / 4) / 3, abs=1e-15)
+    assert LECTURE_AP.select(prk.map()).item() == pytest.approx((1 + 2 / 3 + 3 / 4) / 3, abs=1e-15)
     rr_df = pl.DataFrame(
         {
             "user": [1] * 4,

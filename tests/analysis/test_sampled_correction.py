@@ -15,6 +15,7 @@ import polars_rankeval as prk
 import polars_rankeval.analysis.sampled_correction as sampled_correction
 from polars_rankeval.analysis.negatives import NegativeSamplingWarning, mix64_int
 from polars_rankeval.analysis.sampled_correction import rank_distribution, target
+from tests.frames import ONE_ROW, TWO_POSITIVES
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -286,14 +287,7 @@ def test_ties_by_hand() -> None:
 def test_several_positives_each_ranked_against_the_negatives() -> None:
     # positives at scores 0.9 and 0.5, negatives 0.8, 0.4, 0.1 (m = 3): ranks among
     # the negatives only: 1 and 2 (the other positive left out) -> mrr (1 + 1/2)/2.
-    df = pl.DataFrame(
-        {
-            "user": [1] * 5,
-            "item": [1, 2, 3, 4, 5],
-            "score": [0.9, 0.8, 0.5, 0.4, 0.1],
-            "relevance": [1, 0, 1, 0, 0],
-        }
-    )
+    df = TWO_POSITIVES
     out = prk.evaluate_sampled(df, "mrr", n_items=10, estimators=["sampled", "rank"], per_user=True)
     assert out["mrr[sampled]"].item() == pytest.approx(0.75)
     # rank: r_hat = 1 and 1 + 1 * 9 / 3 = 4 -> (1 + 1/4) / 2
@@ -382,7 +376,7 @@ def test_evaluate_sampled_errors(
 
 
 def test_evaluate_sampled_data_errors() -> None:
-    no_neg = pl.DataFrame({"user": [1], "item": [1], "score": [1.0], "relevance": [1]})
+    no_neg = ONE_ROW
     with pytest.raises(ValueError, match="no negative candidate"):
         prk.evaluate_sampled(no_neg, "mrr", n_items=10)
     null_score = pl.DataFrame(

@@ -25,7 +25,16 @@ import polars_rankeval as prk
 from polars_rankeval.cli import main
 from polars_rankeval.conventions import PRESETS
 from polars_rankeval.conventions.resolve import conventions, explicit_rules
-from tests._rectools import rectools_frame
+from tests.frames import (
+    HIVEMALL_LIST,
+    HIVEMALL_RELEVANT,
+    MS_TRAIN,
+    RECTOOLS_PREV,
+    RECTOOLS_RECO,
+    RECTOOLS_TEST,
+    TWO_TIED,
+    rectools_frame,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG2_3 = math.log2(3)
@@ -59,7 +68,10 @@ def per_user(df: pl.DataFrame, metrics: list[str], preset: str, **kw: Any) -> pl
 
 
 # --------------------------------------------------------------------------- options
-HIVEMALL = frame({1: [(1, 4.0), (3, 3.0), (2, 2.0), (6, 1.0)]}, {1: {1: 1, 2: 1, 4: 1}})
+HIVEMALL = frame(
+    {1: list(zip(HIVEMALL_LIST, [4.0, 3.0, 2.0, 1.0], strict=True))},
+    {1: dict.fromkeys(HIVEMALL_RELEVANT, 1)},
+)
 
 
 def test_map_denominators_hand_computed() -> None:
@@ -1296,7 +1308,7 @@ def test_ir_measures_preset_matches_ir_measures() -> None:
         expected = [theirs[(measure, str(u))] for u in ours["user"].to_list()]
         assert ours[f"{name}[ir_measures]"].fill_null(0.0).to_list() == pytest.approx(expected)
     # RR@k comes from the msmarco provider: ties by doc id ascending.
-    tie = pl.DataFrame({"user": [1, 1], "item": [1, 2], "score": [1.0, 1.0], "relevance": [1, 0]})
+    tie = TWO_TIED
     assert prk.evaluate(tie, ["RR"], conventions="ir_measures").item(0, 0) == 0.5
     with pytest.raises(ValueError, match="needs ties='item_asc'"):
         prk.evaluate(tie, ["RR@10"], conventions="ir_measures")
@@ -1536,7 +1548,6 @@ def test_recommenders_diversity_with_item_features() -> None:
     assert ild[:, 0].item() == pytest.approx(direct[:, 0].item())
 
 
-MS_TRAIN = pl.DataFrame({"user": [1, 1, 1, 2, 2, 3, 3, 3], "item": [1, 2, 4, 3, 4, 3, 4, 5]})
 MS_RECO = {1: [(3, 2.0), (5, 1.0)], 2: [(2, 2.0), (5, 1.0)], 3: [(1, 2.0), (2, 1.0)]}
 
 
@@ -2198,19 +2209,10 @@ def test_rectools_serendipity_over_the_users_of_reco() -> None:
     # [0, 0.25, 0, 0.25], @2 [0, 0.5, 0, 0.125]. Serendipity.fit takes its users from
     # reco (rank <= k): u5, recommended i3 without any test interaction, is_relevant 0,
     # scores 0 and is averaged.
-    reco = pl.DataFrame(
-        {
-            "user": ["u1", "u1", "u2", "u2", "u3", "u4", "u4", "u5"],
-            "item": ["i1", "i2", "i2", "i3", "i3", "i2", "i3", "i3"],
-            "rank": [1, 2, 1, 2, 1, 1, 2, 1],
-        }
-    )
-    inter = pl.DataFrame(
-        {"user": ["u1", "u1", "u2", "u2", "u3", "u4"], "item": ["i1", "i2", "i2", "i3", "i2", "i2"]}
-    ).with_columns(relevance=pl.lit(1.0))
-    prev = pl.DataFrame(
-        {"user": ["u1", "u1", "u2", "u2", "u3"], "item": ["i1", "i2", "i1", "i2", "i1"]}
-    )
+    u5 = pl.DataFrame({"user": ["u5"], "item": ["i3"], "rank": [1]})
+    reco = pl.concat([RECTOOLS_RECO, u5])
+    inter = RECTOOLS_TEST.with_columns(relevance=pl.lit(1.0))
+    prev = RECTOOLS_PREV
     data = reco.join(inter, on=["user", "item"], how="full", coalesce=True).with_columns(
         relevance=pl.when(pl.col("user") != "u5").then(pl.col("relevance").fill_null(0.0))
     )

@@ -17,6 +17,7 @@ import pytest
 import polars_rankeval as prk
 from tests._tie_brute import brute_per_user
 from tests._tie_brute import per_user as engine_per_user
+from tests.frames import TWO_TIED
 
 # --------------------------------------------------------------------------- ILD
 ITEMS = pl.DataFrame({"item": ["i1", "i2", "i3"], "features": [[0, 0], [0, 1], [1, 1]]})
@@ -422,7 +423,7 @@ def test_mean_precision_hand_computed_and_tied() -> None:
     assert got["mean_precision"].item() == pytest.approx((1 + 1 / 2 + 2 / 3) / 3)  # k = 3 items
     # Ties: two items tied at the top, one relevant: precision@1 is 1/2 in expectation,
     # precision@2 = 1/2: (1/2 + 1/2) / 2.
-    tied = pl.DataFrame({"user": [1, 1], "item": [1, 2], "score": [1.0, 1.0], "relevance": [1, 0]})
+    tied = TWO_TIED
     assert prk.evaluate(tied, ["mean_precision@2"]).item(0, 0) == pytest.approx(0.5)
     df = _graded_run(3).filter(pl.col("user") < 4)
     for metric in ("mean_precision@4", "mean_precision(rel=2)", "mean_precision@70"):

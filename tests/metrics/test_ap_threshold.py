@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
+from tests.frames import LECTURE_RELEVANCE, LECTURE_SCORES
 
 THRESHOLD = "map(tie_group=threshold)"
 
@@ -35,7 +36,7 @@ def value(df: pl.DataFrame, metric: str = THRESHOLD, **kwargs: object) -> float 
 
 def test_hand_computed() -> None:
     # tie-free: the lecture's example, relevant at ranks 1, 3, 4 of five
-    df = one_user([5.0, 4, 3, 2, 1], [1, 0, 1, 1, 0])
+    df = one_user(LECTURE_SCORES, LECTURE_RELEVANCE)
     assert value(df) == pytest.approx((1 / 1 + 2 / 3 + 3 / 4) / 3)
     assert value(df) == pytest.approx(value(df, "map"))
     # ranks 2-4 tied, holding two relevant items: both get the precision at rank 4, 3/4

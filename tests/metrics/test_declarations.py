@@ -28,6 +28,7 @@ from polars_rankeval._utils.types import TiePolicy
 from polars_rankeval.metrics import functions
 from polars_rankeval.metrics.features import Features
 from polars_rankeval.metrics.registry import Interval, Param, bind, register, registered
+from tests.frames import ONE_ROW, TWO_RANKED
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = registered()
@@ -275,7 +276,7 @@ def test_supported_policies_follow_the_declared_capabilities() -> None:
         (lambda: prk.inf_ap(ties="expected"), "metric 'inf_ap' does not support ties='expected'"),
         (
             lambda: prk.evaluate(
-                pl.DataFrame({"user": [1], "item": [1], "score": [1.0], "relevance": [1]}),
+                ONE_ROW,
                 ["g"],
                 ties="expected",
             ),
@@ -337,7 +338,7 @@ def test_needs_are_derived_from_what_the_kernel_reads() -> None:
 
     spec = registry.get_spec("t_catalog_share")
     assert spec.needs == ("n_items",)
-    df = pl.DataFrame({"user": [1, 1], "item": [1, 2], "score": [1.0, 0.5], "relevance": [1, 0]})
+    df = TWO_RANKED
     out = prk.evaluate(df, ["t_catalog_share"], n_items=8)
     assert out["t_catalog_share"].item() == 2 / 8
     # Without n_items=, evaluate counts the catalog itself (the distinct items: 2).

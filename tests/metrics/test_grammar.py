@@ -7,6 +7,7 @@ import pytest
 
 import polars_rankeval as prk
 from polars_rankeval.metrics.registry import bind, parse_metric, registered
+from tests.frames import TWO_RANKED
 
 
 @pytest.mark.parametrize(
@@ -57,7 +58,7 @@ def test_every_metric_round_trips_with_non_default_options(name: str) -> None:
 
 
 def test_output_columns_are_canonical_names() -> None:
-    df = pl.DataFrame({"user": [1, 1], "item": [1, 2], "score": [1.0, 0.5], "relevance": [1, 0]})
+    df = TWO_RANKED
     out = prk.evaluate(df, ["ndcg(base=2)@1", "P(rel=1.0)@1"])
     counts = ["n_users(ndcg@1)", "n_users(precision@1)", "n_users", "n_skipped"]
     assert out.columns == ["ndcg@1", "precision@1", *counts]

@@ -16,6 +16,7 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as prk
 from polars_rankeval._utils.types import TIE_POLICIES
 from tests._reference import orderings, rows_by_user
+from tests.frames import TIED_TOP_TWO
 
 # ---------------------------------------------------------------------- brute force
 
@@ -158,14 +159,7 @@ def test_undefined_and_users_universe() -> None:
 
 def test_ties_by_hand() -> None:
     # user 1 ties a, b, c; top 2 takes two of the three (each pair with probability 1/3)
-    df = pl.DataFrame(
-        {
-            "user": [1, 1, 1, 2, 2],
-            "item": ["a", "b", "c", "a", "d"],
-            "score": [1.0, 1.0, 1.0, 2.0, 1.0],
-            "relevance": [1] * 5,
-        }
-    )
+    df = TIED_TOP_TWO
     items = ITEMS.vstack(pl.DataFrame({"item": ["e"], "features": [[0.0, 0.0]]}))
     got = prk.evaluate(df, ["inter_list_diversity@2", "intra_list_diversity@2"], items=items)
     # user 2's list {a, d}; user 1's list shares a with it in 2 of 3 cases: cosine 1/2

@@ -19,6 +19,7 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as prk
 from polars_rankeval._utils.types import TIE_POLICIES
 from tests._reference import orderings, rows_by_user
+from tests.frames import TIED_TOP_TWO
 from tests.metrics.test_metrics_diversity import small_frame, top_sets
 
 RECS = pl.DataFrame(
@@ -282,38 +283,30 @@ def test_no_exposure_at_all() -> None:
 
 
 # ---------------------------------------------------------------------- ties
-TIED = pl.DataFrame(
-    {  # user 1 ties a, b, c (top 2 takes two); user 2: a then d
-        "user": [1, 1, 1, 2, 2],
-        "item": ["a", "b", "c", "a", "d"],
-        "score": [1.0, 1.0, 1.0, 2.0, 1.0],
-        "relevance": [1] * 5,
-    }
-)
 TIED_POP = pl.DataFrame({"item": ["a", "b", "c", "d"], "popularity": [0.5, 0.25, 0.125, 1.0]})
 
 
 def test_ties_by_hand() -> None:
     # coverage@2: a, d sure; b and c each covered with probability 2/3
-    assert one(TIED, "coverage@2", n_items=4) == pytest.approx((2 + 2 / 3 + 2 / 3) / 4)
+    assert one(TIED_TOP_TWO, "coverage@2", n_items=4) == pytest.approx((2 + 2 / 3 + 2 / 3) / 4)
     # coverage@1: user 1 gets one of a, b, c; user 2 gets a: E = 1 + 2 * (1/3)
-    assert one(TIED, "coverage@1", n_items=4) == pytest.approx((1 + 2 / 3) / 4)
+    assert one(TIED_TOP_TWO, "coverage@1", n_items=4) == pytest.approx((1 + 2 / 3) / 4)
     # expected exposure @2: a 1 + 2/3, b 2/3, c 2/3, d 1 (sum 4)
     e = np.array([2 / 3, 2 / 3, 1, 5 / 3])
     gini = sum(abs(x - y) for x in e for y in e) / (2 * 4 * e.sum())
-    assert one(TIED, "gini@2") == pytest.approx(gini)
+    assert one(TIED_TOP_TWO, "gini@2") == pytest.approx(gini)
     q = e / e.sum()
-    assert one(TIED, "exposure_entropy@2") == pytest.approx(float(-(q * np.log2(q)).sum()))
+    assert one(TIED_TOP_TWO, "exposure_entropy@2") == pytest.approx(float(-(q * np.log2(q)).sum()))
     # novelty@2 of user 1: the mean over its 3 pairs = the mean of the 3 items' values
     u1 = (1 + 2 + 3) / 3
     u2 = (1 + 0) / 2
-    assert one(TIED, "novelty@2", items=TIED_POP) == pytest.approx((u1 + u2) / 2)
-    assert one(TIED, "popularity_bias@2", items=TIED_POP) == pytest.approx(
+    assert one(TIED_TOP_TWO, "novelty@2", items=TIED_POP) == pytest.approx((u1 + u2) / 2)
+    assert one(TIED_TOP_TWO, "popularity_bias@2", items=TIED_POP) == pytest.approx(
         ((0.5 + 0.25 + 0.125) / 3 + (0.5 + 1.0) / 2) / 2
     )
     # deterministic: item_desc picks c, b for user 1
-    assert one(TIED, "coverage@2", n_items=4, ties="item_desc") == pytest.approx(4 / 4)
-    assert one(TIED, "novelty@2", items=TIED_POP, ties="item_desc") == pytest.approx(
+    assert one(TIED_TOP_TWO, "coverage@2", n_items=4, ties="item_desc") == pytest.approx(4 / 4)
+    assert one(TIED_TOP_TWO, "novelty@2", items=TIED_POP, ties="item_desc") == pytest.approx(
         ((3 + 2) / 2 + u2) / 2
     )
 

@@ -17,9 +17,9 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from tests._rectools import rectools_frame
 from tests._tie_brute import brute_per_user
 from tests._tie_brute import per_user as engine_per_user
+from tests.frames import rectools_frame
 
 
 def per_user(df: pl.DataFrame, metrics: list[str], **kw: Any) -> pl.DataFrame:

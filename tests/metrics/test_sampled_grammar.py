@@ -19,6 +19,7 @@ import polars_rankeval as prk
 import polars_rankeval.plan.head as _head
 from polars_rankeval._utils.types import make_columns
 from polars_rankeval.plan.job import Job
+from tests.frames import TWO_POSITIVES
 
 ESTIMATORS = ("sampled", "rank", "mb", "bv")
 METRICS = ("hit_rate@2", "recall@3", "precision@2", "ndcg@3", "dcg@2", "mrr", "map@4", "auc")
@@ -87,14 +88,7 @@ def test_several_positives_by_hand() -> None:
     # positives at 0.9 and 0.5, negatives 0.8, 0.4, 0.1 (m = 3), a catalog of 10:
     # sampled ranks 1 and 2 among the negatives; rank estimator r_hat = 1 and
     # 1 + 1 * 9 / 3 = 4 -> mrr (1 + 1/4) / 2; sampled (1 + 1/2) / 2.
-    df = pl.DataFrame(
-        {
-            "user": [1] * 5,
-            "item": [1, 2, 3, 4, 5],
-            "score": [0.9, 0.8, 0.5, 0.4, 0.1],
-            "relevance": [1, 0, 1, 0, 0],
-        }
-    )
+    df = TWO_POSITIVES
     out = prk.evaluate(df, ["mrr(estimator=rank)", "mrr(estimator=sampled)", "mrr"], n_items=10)
     assert out["mrr(estimator=rank)"].item() == pytest.approx((1 + 1 / 4) / 2, abs=1e-12)
     assert out["mrr(estimator=sampled)"].item() == pytest.approx((1 + 1 / 2) / 2, abs=1e-12)

@@ -9,26 +9,17 @@ import pytest
 
 import polars_rankeval as prk
 from tests._tie_brute import brute_per_user, per_user
-
-# RecTools' Serendipity docstring example (rectools 0.19.0, metrics/serendipity.py).
-RT_RECO = pl.DataFrame(
-    {
-        "user": ["u1", "u1", "u2", "u2", "u3", "u4", "u4"],
-        "item": ["i1", "i2", "i2", "i3", "i3", "i2", "i3"],
-        "rank": [1, 2, 1, 2, 1, 1, 2],
-    }
-)
-RT_TEST = pl.DataFrame(
-    {"user": ["u1", "u1", "u2", "u2", "u3", "u4"], "item": ["i1", "i2", "i2", "i3", "i2", "i2"]}
-)
-RT_PREV = pl.DataFrame(
-    {"user": ["u1", "u1", "u2", "u2", "u3"], "item": ["i1", "i2", "i1", "i2", "i1"]}
+from tests.frames import (
+    MS_TRAIN,
+    RECTOOLS_PREV,
+    RECTOOLS_RECO,
+    RECTOOLS_TEST,
 )
 
 
 def rectools_frame() -> pl.DataFrame:
-    truth = RT_TEST.with_columns(relevance=pl.lit(1))
-    return prk.join(RT_RECO, truth, rank="rank", relevance="relevance")
+    truth = RECTOOLS_TEST.with_columns(relevance=pl.lit(1))
+    return prk.join(RECTOOLS_RECO, truth, rank="rank", relevance="relevance")
 
 
 def test_serendipity_rectools_docstring_vectors() -> None:
@@ -38,7 +29,7 @@ def test_serendipity_rectools_docstring_vectors() -> None:
             df,
             [f"serendipity@{k}"],
             rank="rank",
-            history=RT_PREV,
+            history=RECTOOLS_PREV,
             n_items=4,
             per_user=True,
             users="recs",
@@ -50,14 +41,13 @@ def test_serendipity_popularity_by_hand() -> None:
     # Popularity ranks in the history: i1 (3 rows) 1, i2 (2 rows) 2; i3 cold: N + 1 = 5.
     # u2 at k=2: i2 at rank 1, relevant: max(2 - 1, 0) / 4; i3 at rank 2, relevant:
     # (5 - 2) / 4. Mean over the 2 items.
-    out = per_user(rectools_frame(), "serendipity@2", rank="rank", history=RT_PREV, n_items=4)
+    out = per_user(rectools_frame(), "serendipity@2", rank="rank", history=RECTOOLS_PREV, n_items=4)
     assert out["u2"] == pytest.approx(((2 - 1) / 4 + (5 - 2) / 4) / 2)
     # u4: i2 relevant (1/4), i3 not relevant.
     assert out["u4"] == pytest.approx((1 / 4 + 0) / 2)
 
 
 # MS Recommenders' diversity/serendipity test data (tests/unit/.../conftest.py).
-MS_TRAIN = pl.DataFrame({"user": [1, 1, 1, 2, 2, 3, 3, 3], "item": [1, 2, 4, 3, 4, 3, 4, 5]})
 MS_RECO = pl.DataFrame(
     {
         "user": [1, 1, 2, 2, 3, 3],
@@ -294,7 +284,7 @@ def test_presets_map_the_peer_metrics() -> None:
         ["Serendipity@2"],
         rank="rank",
         conventions="rectools",
-        history=RT_PREV,
+        history=RECTOOLS_PREV,
         n_items=4,
         users="recs",
     )
@@ -328,7 +318,7 @@ def test_compare_passes_history_through() -> None:
 
 def test_serendipity_with_rectools_rank_gaps() -> None:
     # RecTools keeps the gaps of explicit ranks: u1's i3 at rank 3 (i2 at 1) and an item
-    # at rank 9 outside k=3. Popularity ranks from RT_PREV: i1 1, i2 2; i3 cold (N + 1 = 5).
+    # at rank 9 outside k=3. Popularity ranks from RECTOOLS_PREV: i1 1, i2 2; i3 cold (N + 1 = 5).
     reco = pl.DataFrame({"user": ["u1", "u1", "u1"], "item": ["i2", "i3", "i4"], "rank": [1, 3, 9]})
     truth = pl.DataFrame({"user": ["u1"] * 3, "item": ["i2", "i3", "i4"], "relevance": [1] * 3})
     df = prk.join(reco, truth, rank="rank", relevance="relevance")
@@ -337,7 +327,7 @@ def test_serendipity_with_rectools_rank_gaps() -> None:
         ["Serendipity@3"],
         rank="rank",
         conventions="rectools",
-        history=RT_PREV,
+        history=RECTOOLS_PREV,
         n_items=4,
         users="recs",
     )
