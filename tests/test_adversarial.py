@@ -3,6 +3,8 @@
 Found by an adversarial battery (issue 10): scores beyond float64 precision, infinite
 relevance, overflowing gains and options, NaN where null is meant, null user ids, data
 columns named like the engine's internal columns, and absurd bucket counts.
+
+Tests the private unit plan.job.INTERNAL on purpose (data columns named like it).
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval._utils.types import TIE_POLICIES
 from tests._reference import inline_per_user, random_frame, reference_frame
 
 METRICS = [
@@ -49,7 +48,7 @@ METRICS = [
 ]
 
 
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(6))
 def test_engine_matches_brute_force(ties: str, seed: int) -> None:
     df = random_frame(seed)
@@ -58,7 +57,7 @@ def test_engine_matches_brute_force(ties: str, seed: int) -> None:
     assert_frame_equal(got, expected, abs_tol=1e-9, check_dtypes=False)
 
 
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(3))
 def test_inline_expressions_match_brute_force(ties: str, seed: int) -> None:
     df = random_frame(100 + seed)

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval._utils.types import TIE_POLICIES
 from polars_rankeval.metrics.registry import registered
 
 SPECS = registered()
@@ -23,8 +22,8 @@ def metric_names(k: int | None) -> list[str]:
 
 
 # Per-user metrics that read an items= side table (popularity, feature vectors): their
-# own tests cover them (tests/metrics/test_metrics_exposure.py,
-# tests/metrics/test_metrics_diversity.py).
+# own tests cover them (tests/metrics/test_exposure.py,
+# tests/metrics/test_diversity.py).
 NEEDS_SIDE_TABLE = (
     "intra_list_diversity", "novelty", "popularity_bias", "unseen_share",
     # a subtopics column (tests/metrics/test_intent.py has their properties)
@@ -134,7 +133,7 @@ ROW_ORDER_SETTINGS = settings(
 
 # Every registered metric under every tie policy: equal scores with equal relevance (and
 # judged or not) must not fall back to the input position (a total order breaks them).
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @ROW_ORDER_SETTINGS
 @given(df=frames(), seed=st.integers(0, 2**31))
 def test_row_order_does_not_matter(df: pl.DataFrame, seed: int, ties: str) -> None:
@@ -149,7 +148,7 @@ def test_every_metric_is_covered_by_the_row_order_property() -> None:
     # Each registered metric supports some tie policy, so it is in some row-order check.
     covered = {
         m.split("@")[0]
-        for ties in TIE_POLICIES
+        for ties in prk.TIE_POLICIES
         for scope in ("user", "global", "item")
         for m in supporting(every_metric(scope), ties)
     }
@@ -182,7 +181,7 @@ def test_optimistic_ties_follow_the_documented_total_order() -> None:
 
 
 @PROPERTY_SETTINGS
-@given(df=frames(), ties=st.sampled_from(TIE_POLICIES))
+@given(df=frames(), ties=st.sampled_from(prk.TIE_POLICIES))
 def test_values_within_bounds(df: pl.DataFrame, ties: str) -> None:
     out = prk.evaluate(
         df,
@@ -204,7 +203,7 @@ def test_values_within_bounds(df: pl.DataFrame, ties: str) -> None:
 
 @pytest.mark.slow
 @PROPERTY_SETTINGS
-@given(df=frames(), ties=st.sampled_from(TIE_POLICIES))
+@given(df=frames(), ties=st.sampled_from(prk.TIE_POLICIES))
 def test_eager_lazy_and_streaming_agree(df: pl.DataFrame, ties: str) -> None:
     eager = prk.evaluate(
         df,
@@ -262,7 +261,7 @@ def perfect_frame() -> pl.DataFrame:
     )
 
 
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("metric", NORMALIZED)
 def test_perfect_ranking_scores_one(metric: str, ties: str) -> None:
     if not supporting([metric], ties):

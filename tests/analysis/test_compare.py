@@ -1,4 +1,8 @@
-"""prk.compare / compare_per_user: tests against scipy, statsmodels and ranx; hand cases."""
+"""prk.compare / compare_per_user: tests against scipy, statsmodels and ranx; hand cases.
+
+The statistics kernels themselves are tested in ``tests/_utils/test_stats.py``; here one
+test lowers their private ``POISSON_ABOVE`` to reach the Poisson bootstrap with few users.
+"""
 
 from __future__ import annotations
 
@@ -137,17 +141,6 @@ def test_identical_systems_give_p_one() -> None:
 
 
 # ----------------------------------------------------------------- against scipy
-@pytest.fixture(scope="module")
-def paired() -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(7)
-    base = rng.random(60)
-    return {
-        "a": base,
-        "b": np.clip(base + rng.normal(0.05, 0.2, 60), 0, 1),
-        "c": np.round(np.clip(base + rng.normal(-0.02, 0.2, 60), 0, 1), 1),  # ties
-    }
-
-
 def test_t_equals_scipy_ttest_rel(paired: dict[str, np.ndarray]) -> None:
     out = prk.compare_per_user(per_user_frame(paired), baseline="a", test="t", confidence=0.9)
     for row in out.iter_rows(named=True):
@@ -225,31 +218,9 @@ def test_bootstrap_interval_near_scipy(paired: dict[str, np.ndarray]) -> None:
             assert row["resampling"] == "multinomial"
 
 
-def test_bca_formula_matches_scipy_internal(paired: dict[str, np.ndarray]) -> None:
-    # The same bootstrap means in, the same interval out as scipy's BCa.
-    from scipy.stats._resampling import _bca_interval
-
-    d = (paired["b"] - paired["a"])[:, None]
-    means = _stats.bootstrap_means(d, 5000, 0, "m")
-    low, high = _stats.bootstrap_ci(d, means, 0.95, "bca")
-    a1, a2, _ = _bca_interval(
-        (d[:, 0],), np.mean, axis=-1, alpha=0.025, theta_hat_b=means[:, 0], batch=None, xp=np
-    )
-    expected = stats.quantile(means[:, 0], np.array([a1, a2]))
-    assert (low[0], high[0]) == pytest.approx(tuple(expected), rel=1e-12)
-
-
-def test_bootstrap_p_hand_and_poisson_scheme(monkeypatch: pytest.MonkeyPatch) -> None:
-    d = np.array([[1.0], [2.0], [3.0]])
-    # shifted means |T* - 2| >= 2 only for the resamples (1,1,1) and (3,3,3)
-    means = np.array([[1.0], [3.0], [2.0], [5 / 3]])
-    assert _stats.bootstrap_p(d, means)[0] == pytest.approx((1 + 0) / (4 + 1))
-    means = np.array([[0.0], [4.0], [2.0]])
-    assert _stats.bootstrap_p(d, means)[0] == pytest.approx((1 + 2) / (3 + 1))
-    # The Poisson weights: P(w = 0..5) = (95, 92, 49, 15, 4, 1) / 256, mean = var = 1.
-    w = _stats._weights(np.arange(256, dtype=np.uint8)).astype(float)
-    assert np.bincount(w.astype(int)).tolist() == [95, 92, 49, 15, 4, 1]
-    assert (w.mean(), w.var()) == (1.0, 1.0)
+def test_poisson_scheme_above_its_threshold_keeps_the_standard_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # Above POISSON_ABOVE users the bootstrap switches scheme; the standard error holds.
     monkeypatch.setattr(_stats, "POISSON_ABOVE", 100)
     rng = np.random.default_rng(5)
@@ -292,42 +263,6 @@ def test_tukey_is_more_conservative_than_pairwise(systems_per_user: pl.DataFrame
     tukey = prk.compare_per_user(per, test="tukey", **kw)
     pairwise = prk.compare_per_user(per, test="randomization", correction="none", **kw)
     assert (tukey["p_value"] >= pairwise["p_value"] - 1e-12).all()
-
-
-# ----------------------------------------------------------------- corrections
-@pytest.mark.parametrize(
-    ("ours", "theirs"),
-    [
-        ("bonferroni", "bonferroni"),
-        ("holm", "holm"),
-        ("hochberg", "simes-hochberg"),
-        ("bh", "fdr_bh"),
-        ("by", "fdr_by"),
-    ],
-)
-def test_corrections_equal_statsmodels(ours: str, theirs: str) -> None:
-    from statsmodels.stats.multitest import multipletests
-
-    rng = np.random.default_rng(11)
-    p = np.concatenate([rng.random(15) ** 3, [0.01, 0.01, 0.2, 1.0]])  # ties included
-    reject, expected, _, _ = multipletests(p, alpha=0.05, method=theirs)
-    adjusted = _stats.adjust(p, ours)
-    np.testing.assert_allclose(adjusted, expected, rtol=1e-12)
-    np.testing.assert_array_equal(adjusted <= 0.05, reject)
-
-
-def test_correction_hand_case_and_families() -> None:
-    # holm on (0.01, 0.04, 0.03): sorted 0.01, 0.03, 0.04 -> 3 * 0.01, max(0.03, 2 * 0.03),
-    # max(0.06, 1 * 0.04) = 0.03, 0.06, 0.06
-    np.testing.assert_allclose(
-        _stats.adjust(np.array([0.01, 0.04, 0.03]), "holm"), [0.03, 0.06, 0.06]
-    )
-    # bh: 3/1 * 0.01, 3/3 * 0.04, 3/2 * 0.03 -> step-up min: 0.03, 0.04, 0.04
-    np.testing.assert_allclose(
-        _stats.adjust(np.array([0.01, 0.04, 0.03]), "bh"), [0.03, 0.04, 0.04]
-    )
-    assert np.isnan(_stats.adjust(np.array([np.nan, 0.2]), "bonferroni")[0])
-    assert _stats.adjust(np.array([np.nan, 0.2]), "bonferroni")[1] == pytest.approx(0.2)
 
 
 def test_family_all_versus_metric(systems_per_user: pl.DataFrame) -> None:
@@ -456,15 +391,6 @@ def test_in_memory_equals_bucketed(systems: pl.DataFrame) -> None:
     buckets = prk.compare(systems, ["ndcg@10"], strategy="buckets", n_buckets=3, **kw)
     assert_frame_equal(memory, buckets, check_exact=False, rel_tol=1e-12)
     assert memory["p_value"].to_list() == buckets["p_value"].to_list()
-
-
-def test_blocks_are_seeded_per_block() -> None:
-    first = [g.integers(0, 10**9) for _, _, g in _stats.blocks(0, "m", "test", 40, 2**22)]
-    assert len(first) == 10  # 4 resamples of 2**22 users per block of 2**24 values
-    again = [g.integers(0, 10**9) for _, _, g in _stats.blocks(0, "m", "test", 40, 2**22)]
-    assert first == again
-    other = [g.integers(0, 10**9) for _, _, g in _stats.blocks(0, "m", "ci", 40, 2**22)]
-    assert first != other
 
 
 # ----------------------------------------------------------------- progress and errors

@@ -1,4 +1,7 @@
-"""Cutoff lists and ranges (one pass), curve() and pr_curve()."""
+"""Cutoff lists and ranges (one pass), curve() and pr_curve().
+
+Tests the private units metrics.cutoff_kernels and plan.head on purpose (the one-pass kernels).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 import polars_rankeval.plan.head as _head
-from polars_rankeval._utils.types import TIE_POLICIES, make_columns
+from polars_rankeval._utils.types import make_columns
 from polars_rankeval.metrics.cutoff_kernels import CURVE_METRICS
 from polars_rankeval.metrics.registry import expand_metric, parse_metric, registered
 from polars_rankeval.plan.job import Job
@@ -116,7 +119,7 @@ CURVE_REQUESTS = [
 ]
 
 
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 def test_every_cutoff_equals_the_single_cutoff_metric(ties: str) -> None:
     df = _tied_data()
     ks = range(1, 15)  # beyond the 12 rows of a user too
@@ -359,7 +362,7 @@ def test_pr_curve_errors(kwargs: dict[str, object], exc: type[Exception], match:
 @PROPERTY_SETTINGS
 @given(
     df=frames(),
-    ties=st.sampled_from(TIE_POLICIES),
+    ties=st.sampled_from(prk.TIE_POLICIES),
     ks=st.lists(st.integers(1, 10), min_size=1, max_size=5, unique=True),
 )
 def test_property_one_pass_equals_each_cutoff(df: pl.DataFrame, ties: str, ks: list[int]) -> None:

@@ -1,6 +1,8 @@
 """No silent wrong numbers from the inputs: relevance, ids, overlap, runs, duplicates.
 
 Each test here failed before the fix it guards (issue 10, "No silent wrong numbers").
+
+Tests the private unit engines.buckets.BucketProgress on purpose (its lines).
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The engine interface: ``evaluate(engine=)``, the scalar vocabulary, ``run``.
 
 Spark's side of the same interface is tested in ``tests/engines/test_spark.py``.
+
+Tests the private units of polars_rankeval.engines and plan.interface on purpose.
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def spark() -> Iterator[SparkSession]:
     # SparkContext installs its own SIGINT handler (cancel the jobs, then raise
     # KeyboardInterrupt) and never removes it, not even on stop(). Put the previous
     # one back at once: this session-scoped fixture ends with the whole run, and the
-    # tests that run after these (tests/engines/test_outofcore.py's Ctrl-C tests) expect the
+    # tests that run after these (tests/engines/test_buckets.py's Ctrl-C tests) expect the
     # interpreter's handler. A Ctrl-C still interrupts the run (KeyboardInterrupt).
     if previous_sigint is not None:
         signal.signal(signal.SIGINT, previous_sigint)

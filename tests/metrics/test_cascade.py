@@ -5,6 +5,8 @@ expectation against every ordering of the tie groups), properties (bounds, row o
 an ideal ranking), and cross-checks: the C/W/L framework's own ``cwl_eval`` for INST and
 INSQ, scipy's Hurwitz zeta for the infinite tail, gdeval (through ir_measures) for the
 ERR numerator of nERR.
+
+Tests the private units hurwitz_zeta2 and Features on purpose (kernels against scipy).
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ these tests walk the whole registry: the generated public functions are current 
 match the declared options, every declared range and choice rejects values outside
 it (for every metric), the tie-policy capabilities decide what each metric supports,
 and bounds / directions are declared for every metric.
+
+Tests the private unit polars_rankeval.metrics.registry on purpose (the declarations).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import polars_rankeval as prk
 import polars_rankeval._utils.ties as _ties
 import polars_rankeval.metrics.registry as registry
 from polars_rankeval._utils.ties import POLICIES, Ties, resolve_ties
-from polars_rankeval._utils.types import TiePolicy
 from polars_rankeval.metrics import functions
 from polars_rankeval.metrics.features import Features
 from polars_rankeval.metrics.registry import Interval, Param, bind, register, registered
@@ -242,7 +243,7 @@ def test_higher_is_better_is_the_direction_of_a_better_ranking(name: str) -> Non
 
 # --------------------------------------------------------------------------- tie policies
 def test_tie_policy_names_agree_with_the_type_alias() -> None:
-    assert get_args(TiePolicy) == tuple(POLICIES) == prk.TIE_POLICIES
+    assert get_args(prk.TiePolicy) == tuple(POLICIES) == prk.TIE_POLICIES
 
 
 def test_tie_policies_are_objects_with_capabilities() -> None:

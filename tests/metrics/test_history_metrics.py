@@ -1,5 +1,8 @@
 """novelty from history= (source=, unknown=, normalize=, aggregate=pooled) and
-intra_list_diversity(distance=cooccurrence): by hand, tied scores, errors."""
+intra_list_diversity(distance=cooccurrence): by hand, tied scores, errors.
+
+Tests the private unit MemoryEngine on purpose (a spy: errors come before the plan runs).
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 An Enum sorts by its category list in Polars; a tie broken by item id (``item_desc``,
 ``item_asc``, and the item rule after the relevance keys of ``optimistic`` /
 ``pessimistic``) must not depend on that list, nor on whether a join kept the Enum.
+
+Tests the private units Features and plan.head on purpose (both sort by item id).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 import polars_rankeval.plan.head as _head
-from polars_rankeval._utils.types import Columns
 from polars_rankeval.cli.app import main
 from polars_rankeval.metrics.features import Features
 
@@ -61,7 +62,7 @@ def test_positions_follow_the_text_for_every_policy(ties: str) -> None:
             "relevance": [1, 0, 1, 0],
         }
     )
-    f = Features(Columns(), ties, None)  # type: ignore[arg-type]
+    f = Features(prk.Columns(), ties, None)  # type: ignore[arg-type]
 
     def positions(df: pl.DataFrame) -> list[int]:
         return df.group_by("user").agg(f.o).item(0, 1).to_list()

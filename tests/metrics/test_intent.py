@@ -4,6 +4,8 @@ group_subtopics), the TREC diversity qrels reader and the command line.
 
 Reference: pyndeval (TREC's ndeval in C, as ir_measures uses it) on random qrels with
 graded judgments, tied scores and unjudged documents.
+
+Tests the private unit metrics.intent.GREEDY_BLOCK on purpose (the greedy ideal in blocks).
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 Small metrics are registered for these tests only (and removed afterwards), so the
 engine's plumbing is tested independently of any family.
+
+Tests the private unit polars_rankeval.metrics.registry on purpose (its plan kinds).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 import polars_rankeval.metrics.registry as registry
-from polars_rankeval._utils.types import Columns
 from polars_rankeval.metrics.features import Features
 from polars_rankeval.metrics.registry import FramePlan, GlobalPlan, register
 
@@ -151,4 +152,4 @@ def test_errors(kwargs: dict[str, object], error: type[Exception], match: str) -
 
 def test_frame_plan_metric_is_not_an_expression() -> None:
     with pytest.raises(ValueError, match="plan of its own"):
-        prk.parse_metric("t_rows").expr(Features(Columns(), "expected", None))
+        prk.parse_metric("t_rows").expr(Features(prk.Columns(), "expected", None))

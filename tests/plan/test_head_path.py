@@ -6,6 +6,8 @@ evaluation twice, once with the sorted-head path and once with it switched off, 
 require the same values (1e-12) on random data with ties, under every tie policy,
 for every metric and option the path covers; and they check from the plan that the
 path is really taken (so it cannot silently fall back).
+
+Tests the private unit polars_rankeval.plan.head on purpose (its ENABLED switch).
 """
 
 from __future__ import annotations

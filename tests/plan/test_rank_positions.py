@@ -5,6 +5,8 @@ with a non-relevant judged item (a phantom row). For the metrics whose value doe
 depend on how many non-relevant items were recommended (precision@k over k, recall,
 map, mrr, ndcg, dcg, hit_rate, ...) the two evaluations must agree exactly; the RecTools
 test vectors are in ``tests/conventions/test_conventions.py::test_rectools_absolute_ranks``.
+
+Tests the private unit polars_rankeval.plan.positions on purpose (its ABSOLUTE_METRICS).
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ whether an item is within the top k (``_positions.REPEAT_SAFE``: coverage, recal
 hit_rate and the counts), and refused with a message otherwise (order-sensitive
 metrics have no position for two items at one rank; RecTools' MAP, NDCG and Precision
 then give artefacts).
+
+Tests the private unit polars_rankeval.plan.positions on purpose (its REPEAT_SAFE).
 """
 
 from __future__ import annotations

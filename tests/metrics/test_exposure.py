@@ -17,10 +17,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval._utils.types import TIE_POLICIES
 from tests._reference import orderings, rows_by_user
 from tests.frames import TIED_TOP_TWO
-from tests.metrics.test_metrics_diversity import small_frame, top_sets
+from tests.metrics.test_diversity import small_frame, top_sets
 
 RECS = pl.DataFrame(
     {
@@ -333,7 +332,7 @@ def expected_coverage(df: pl.DataFrame, k: int | None, ties: str) -> float:
     return total
 
 
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("k", [1, 2, 3, None])
 def test_global_metrics_match_brute_force(seed: int, ties: str, k: int | None) -> None:
@@ -357,7 +356,7 @@ def test_global_metrics_match_brute_force(seed: int, ties: str, k: int | None) -
     )
 
 
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(3))
 def test_per_user_metrics_match_brute_force(seed: int, ties: str) -> None:
     df = small_frame(seed, n_users=6, max_len=6)

@@ -2,6 +2,8 @@
 
 Checked by hand (both averages), against scikit-learn's regression metrics on random
 data, through the partial / finalize steps of the global plan, and for their errors.
+
+Tests the private units Features and GlobalPlan on purpose (the partial / finalize steps).
 """
 
 from __future__ import annotations

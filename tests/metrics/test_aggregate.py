@@ -15,7 +15,6 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.metrics.registry import parse_metric
 
 # user 1: relevant 1 (3.0) and 3 (1.0), non-relevant 2 (2.0)
 # user 2: relevant 2 (1.0), non-relevant 1 (2.0)
@@ -32,16 +31,16 @@ DF = pl.DataFrame(
 
 def value(df: pl.DataFrame, metric: str, **kwargs: object) -> float | None:
     out = prk.evaluate(df, [metric], **kwargs)
-    return out.get_column(parse_metric(metric).name).item()
+    return out.get_column(prk.parse_metric(metric).name).item()
 
 
 def test_canonical_names() -> None:
-    assert parse_metric("num_ret(aggregate=sum)").name == "num_ret(aggregate=sum)"
-    assert parse_metric("num_ret(aggregate=mean)@5").name == "num_ret@5"
-    name = parse_metric("auc( rel=2 , aggregate=relevant_weighted)").name
+    assert prk.parse_metric("num_ret(aggregate=sum)").name == "num_ret(aggregate=sum)"
+    assert prk.parse_metric("num_ret(aggregate=mean)@5").name == "num_ret@5"
+    name = prk.parse_metric("auc( rel=2 , aggregate=relevant_weighted)").name
     assert name == "auc(aggregate=relevant_weighted,rel=2)"
-    assert parse_metric(name) == parse_metric("auc(aggregate=relevant_weighted,rel=2.0)")
-    assert parse_metric("auc(aggregate=pooled)") != parse_metric("auc")
+    assert prk.parse_metric(name) == prk.parse_metric("auc(aggregate=relevant_weighted,rel=2.0)")
+    assert prk.parse_metric("auc(aggregate=pooled)") != prk.parse_metric("auc")
 
 
 def test_hand_computed() -> None:
@@ -195,17 +194,17 @@ def test_by_groups_buckets_and_long_summary() -> None:
 
 def test_errors() -> None:
     with pytest.raises(ValueError, match=r"parameter 'aggregate' of metric 'auc' must be one of"):
-        parse_metric("auc(aggregate=median)")
+        prk.parse_metric("auc(aggregate=median)")
     with pytest.raises(ValueError, match="aggregate='pooled' is defined for auc, novelty only"):
-        parse_metric("map(aggregate=pooled)")
+        prk.parse_metric("map(aggregate=pooled)")
     with pytest.raises(ValueError, match="aggregate='pooled' takes no cutoff"):
-        parse_metric("auc(aggregate=pooled)@10")
+        prk.parse_metric("auc(aggregate=pooled)@10")
     with pytest.raises(ValueError, match="'coverage' already has one value per by group"):
-        parse_metric("coverage(aggregate=sum)@10")
+        prk.parse_metric("coverage(aggregate=sum)@10")
     with pytest.raises(ValueError, match="already has one value per by group"):
         prk.evaluate(DF, ["mae(average=global,aggregate=sum)"])
     with pytest.raises(ValueError, match="valid parameters: aggregate, degenerate, estimator"):
-        parse_metric("auc(weights=x)")
+        prk.parse_metric("auc(weights=x)")
     with pytest.raises(ValueError, match=r"request them without it, e\.g\. 'num_ret@3'"):
         prk.evaluate(DF, ["num_ret(aggregate=sum)@3"], per_user=True)
     with pytest.raises(ValueError, match=r"ties='expected'.*got ties='item_desc'"):

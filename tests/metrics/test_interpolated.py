@@ -14,15 +14,13 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval._utils.types import TIE_POLICIES
-from polars_rankeval.io.trec import scan_qrels, scan_run
-from polars_rankeval.metrics.functions import (
+from polars_rankeval import (
     iprec_11pt,
     iprec_at_recall,
     relative_precision,
     set_map,
 )
-from polars_rankeval.metrics.registry import parse_metric
+from polars_rankeval.io.trec import scan_qrels, scan_run
 from tests._reference import Row, inline_per_user, orderings, random_frame, rows_by_user
 from tests.test_reference_tools import run_pytrec, trec_like
 from tests.trec_eval.test_trec_conformance import DATA, trec_output
@@ -83,7 +81,7 @@ def value_on_order(
 
 def reference(metric: str, rows: list[Row], ties: str) -> float | None:
     """Mean over every ordering the tie policy allows (one for deterministic ones)."""
-    bound = parse_metric(metric)
+    bound = prk.parse_metric(metric)
     opts = dict(bound.options)
     values = [
         value_on_order(bound.spec.name, bound.k, opts, ranked, unret)
@@ -98,7 +96,8 @@ def reference_frame(df: pl.DataFrame, metrics: list[str], ties: str) -> pl.DataF
     users = rows_by_user(df)
     data: dict[str, list[Any]] = {"user": sorted(users)}
     for metric in metrics:
-        data[parse_metric(metric).name] = [reference(metric, users[u], ties) for u in data["user"]]
+        name = prk.parse_metric(metric).name
+        data[name] = [reference(metric, users[u], ties) for u in data["user"]]
     return pl.DataFrame(data, schema_overrides={n: pl.Float64 for n in data if n != "user"})
 
 
@@ -246,7 +245,7 @@ TIED_CASES = [
         },
     ),
     # The whole list as a set: no ordering matters.
-    ("set_map", {ties: 9 / 20 for ties in TIE_POLICIES}),
+    ("set_map", {ties: 9 / 20 for ties in prk.TIE_POLICIES}),
 ]
 
 
@@ -316,7 +315,7 @@ def test_nothing_recommended_and_no_relevant_item() -> None:
 )
 def test_invalid_options(text: str, match: str) -> None:
     with pytest.raises(ValueError, match=match):
-        parse_metric(text)
+        prk.parse_metric(text)
 
 
 @pytest.mark.parametrize(
@@ -331,7 +330,7 @@ def test_invalid_options(text: str, match: str) -> None:
     ],
 )
 def test_canonical_names(text: str, canonical: str) -> None:
-    assert parse_metric(text).name == canonical
+    assert prk.parse_metric(text).name == canonical
 
 
 # --------------------------------------------------------------------------- brute force
@@ -339,7 +338,7 @@ def _supported(ties: str) -> list[str]:
     return EXACT_METRICS + (IPREC_METRICS if ties in DETERMINISTIC else [])
 
 
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(5))
 def test_engine_matches_brute_force(ties: str, seed: int) -> None:
     df = interpolated_frame(seed)
@@ -349,7 +348,7 @@ def test_engine_matches_brute_force(ties: str, seed: int) -> None:
     assert_frame_equal(got, expected, abs_tol=1e-12, check_dtypes=False)
 
 
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(2))
 def test_inline_expressions_match_brute_force(ties: str, seed: int) -> None:
     df = interpolated_frame(200 + seed)
@@ -384,7 +383,7 @@ def test_large_tie_group_expected_values() -> None:
 
 # --------------------------------------------------------------------------- pytrec_eval
 def canon(metric: str) -> str:
-    return parse_metric(metric).name
+    return prk.parse_metric(metric).name
 
 
 def _level_key(prefix: str, value: float) -> str:
@@ -439,7 +438,7 @@ def _legacy_cut_differs(metric: str, n_rel: int) -> bool:
     lround: it cuts at (long)(level * R + 0.9). trec_eval's own output (out.test.aq, see
     below) shows today's lround, which is what iprec_at_recall and iprec_11pt follow.
     """
-    bound = parse_metric(metric)
+    bound = prk.parse_metric(metric)
     if bound.spec.name == "iprec_at_recall":
         levels: tuple[float, ...] = (dict(bound.options)["level"],)
     elif bound.spec.name == "iprec_11pt":
@@ -451,7 +450,7 @@ def _legacy_cut_differs(metric: str, n_rel: int) -> bool:
 
 def _legacy_value(metric: str, rows: list[Row]) -> float:
     """iprec_at_recall / iprec_11pt with pytrec_eval's (long)(level * R + 0.9) cut."""
-    bound = parse_metric(metric)
+    bound = prk.parse_metric(metric)
     ((ranked, unret),) = orderings(rows, "item_desc")
     rels = [r.rel >= 1 for r in ranked]
     n_rel = sum(r.rel >= 1 for r in ranked + unret)
@@ -520,7 +519,7 @@ def per_query() -> pl.DataFrame:
         scan_run(DATA / "results.test").select("user", "item", "score"),
         scan_qrels(DATA / "qrels.test"),
     )
-    metrics = list(dict.fromkeys(parse_metric(m).name for m in TREC_TO_OURS.values()))
+    metrics = list(dict.fromkeys(prk.parse_metric(m).name for m in TREC_TO_OURS.values()))
     out = prk.evaluate(long, metrics, ties="item_desc", per_user=True, users="both")
     assert isinstance(out, pl.LazyFrame)
     return out.collect()
@@ -534,7 +533,7 @@ def test_per_query_values_match_trec_eval(per_query: pl.DataFrame) -> None:
             printed = expected.get((trec_name, row["user"]))
             if printed is None:
                 continue
-            value = row[parse_metric(ours).name]
+            value = row[prk.parse_metric(ours).name]
             assert f"{value:.4f}" == printed, (trec_name, row["user"], value, printed)
             checked += 1
     assert checked == 3 * len(TREC_TO_OURS)  # every measure of the three queries
@@ -548,7 +547,7 @@ def test_all_rows_match_trec_eval(per_query: pl.DataFrame) -> None:
         printed = expected.get((trec_name, "all"))
         if printed is None:
             continue
-        value = cast("float", per_query[parse_metric(ours).name].mean())
+        value = cast("float", per_query[prk.parse_metric(ours).name].mean())
         assert f"{value:.4f}" == printed, (trec_name, value, printed)
         checked += 1
     assert checked == len(TREC_TO_OURS)

@@ -3,6 +3,8 @@
 The grammar form must give :func:`polars_rankeval.evaluate_sampled`'s numbers (the same
 tables, looked up inside evaluate's plan), per user, so that ``compare``, bucketed
 execution and Spark (tests/engines/test_spark.py) work as for every other metric.
+
+Tests the private units plan.job.Job and plan.head on purpose (which path a job takes).
 """
 
 from __future__ import annotations

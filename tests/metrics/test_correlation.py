@@ -3,6 +3,8 @@
 Checked by hand with ties, against scipy's spearmanr / kendalltau and a pairwise brute
 force on random data with ties, on a large user (many bit levels of the pair count),
 and for their undefined cases.
+
+Tests the private units Features and FramePlan on purpose (a user's kernel alone).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval._utils.types import TIE_POLICIES, make_columns
+from polars_rankeval._utils.types import make_columns
 from polars_rankeval.metrics.features import Features
 from polars_rankeval.metrics.registry import FramePlan, parse_metric
 
@@ -62,7 +64,7 @@ def test_hand_computed() -> None:
 
 def test_the_same_under_every_tie_policy_and_with_ranks() -> None:
     base = prk.evaluate(HAND, METRICS, per_user=True)
-    for ties in TIE_POLICIES:
+    for ties in prk.TIE_POLICIES:
         got = prk.evaluate(HAND, METRICS, ties=ties, per_user=True)  # type: ignore[arg-type]
         assert_frame_equal(got, base)
     # Ranks (1 = best) order the items as the scores do; ties stay ties.

@@ -14,7 +14,6 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval._utils.types import TIE_POLICIES
 from tests._reference import orderings, rows_by_user
 from tests.frames import TIED_TOP_TWO
 
@@ -176,7 +175,7 @@ def test_ties_by_hand() -> None:
 
 
 # ---------------------------------------------------------------------- brute force
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("k", [1, 2, 3, None])
 def test_inter_list_matches_brute_force_every_tie_ordering(
@@ -210,7 +209,7 @@ def test_inter_list_matches_pairwise_on_many_users(seed: int) -> None:
         assert got == pytest.approx(inter_pairwise(sets), abs=1e-12)
 
 
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("k", [2, 3, None])
 def test_intra_list_matches_brute_force_every_tie_ordering(

@@ -3,6 +3,8 @@
 Each user is computed from its own rows by the same plan, so values agree up to the
 rounding of floating-point sums, whose order follows Polars' chunking and threads
 (also between two in-memory runs on shuffled rows): compared at 1e-13 relative.
+
+Tests the private unit polars_rankeval.engines.buckets on purpose (choose, parse_memory).
 """
 
 from __future__ import annotations

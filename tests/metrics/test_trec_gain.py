@@ -17,10 +17,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval._utils.types import TIE_POLICIES
+from polars_rankeval import bin_g, g, ndcg_rel, rbp, rbp_resid, rndcg
 from polars_rankeval.io.trec import scan_qrels, scan_run
-from polars_rankeval.metrics.functions import bin_g, g, ndcg_rel, rbp, rbp_resid, rndcg
-from polars_rankeval.metrics.registry import parse_metric
 from tests._reference import Row, inline_per_user, orderings, random_frame, rows_by_user
 
 DATA = Path(__file__).parents[1] / "data"
@@ -118,7 +116,7 @@ def ref_on_order(
 
 
 def reference(metric: str, rows: list[Row], ties: str) -> float | None:
-    bound = parse_metric(metric)
+    bound = prk.parse_metric(metric)
     opts = dict(bound.options)
     # The reference never reads a row's item: one ordering per distinct label sequence.
     orders = orderings(rows, ties, distinct=True)
@@ -132,7 +130,8 @@ def reference_frame(df: pl.DataFrame, metrics: list[str], ties: str) -> pl.DataF
     users = rows_by_user(df)
     data: dict[str, list[Any]] = {"user": sorted(users)}
     for metric in metrics:
-        data[parse_metric(metric).name] = [reference(metric, users[u], ties) for u in data["user"]]
+        name = prk.parse_metric(metric).name
+        data[name] = [reference(metric, users[u], ties) for u in data["user"]]
     return pl.DataFrame(data, schema_overrides={n: pl.Float64 for n in data if n != "user"})
 
 
@@ -227,15 +226,15 @@ def test_persistence_must_be_a_probability(p: float) -> None:
 
 
 def test_trec_names_are_aliases() -> None:
-    assert parse_metric("binG").name == "bin_g"
-    assert parse_metric("G").name == "g"
-    assert parse_metric("Rndcg").name == "rndcg"
-    assert parse_metric("rbp(p=0.9)").name == "rbp"
-    assert parse_metric("rbp(p=0.95)").name == "rbp(p=0.95)"
+    assert prk.parse_metric("binG").name == "bin_g"
+    assert prk.parse_metric("G").name == "g"
+    assert prk.parse_metric("Rndcg").name == "rndcg"
+    assert prk.parse_metric("rbp(p=0.9)").name == "rbp"
+    assert prk.parse_metric("rbp(p=0.95)").name == "rbp(p=0.95)"
 
 
 # --------------------------------------------------------------------------- brute force
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(5))
 def test_engine_matches_brute_force(ties: str, seed: int) -> None:
     metrics = metrics_for(ties)
@@ -245,7 +244,7 @@ def test_engine_matches_brute_force(ties: str, seed: int) -> None:
     assert_frame_equal(got, expected, abs_tol=1e-9, check_dtypes=False)
 
 
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(3))
 def test_inline_expressions_match_brute_force(ties: str, seed: int) -> None:
     metrics = metrics_for(ties)

@@ -1,4 +1,7 @@
-"""Files are written whole or not at all: a failed write keeps the old file, no partial one."""
+"""Files are written whole or not at all: a failed write keeps the old file, no partial one.
+
+Tests the private unit polars_rankeval._utils.files on purpose.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 Checked by hand (with and without tied scores), against a brute force over every tie
 ordering, against scikit-learn / scipy on the 0/1 indicator vectors over the catalog,
 and against the properties Schröder et al. (2011) list for the limited AUC.
+
+Tests the private units Features and GlobalPlan on purpose (the partial / finalize steps).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval._utils.types import TIE_POLICIES, make_columns
+from polars_rankeval._utils.types import make_columns
 from polars_rankeval.metrics.features import Features
 from polars_rankeval.metrics.registry import GlobalPlan, parse_metric, registered
 from tests._reference import Row, orderings, random_frame, rows_by_user
@@ -248,7 +250,7 @@ BRUTE = [
 ]
 
 
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(4))
 def test_engine_matches_brute_force(ties: str, seed: int) -> None:
     df = random_frame(seed)

@@ -11,7 +11,6 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval._utils.types import TIE_POLICIES
 from tests._reference import orderings, random_frame, rows_by_user
 
 ITEM_METRICS = ["item_exposure@1", "item_hits@1", "item_recall@1", "item_precision@1"]
@@ -109,7 +108,7 @@ def brute_force(df: pl.DataFrame, k: int, ties: str, rel: float = 1.0) -> dict[A
     }
 
 
-@pytest.mark.parametrize("ties", TIE_POLICIES)
+@pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("k", [1, 3])
 def test_matches_brute_force(seed: int, ties: str, k: int) -> None:

@@ -2,6 +2,8 @@
 
 Checked by hand, against a brute-force reference over every tie ordering, against
 pytrec_eval per query, and against trec_eval's own printed output (out.test.aq).
+
+Tests the private unit polars_rankeval.metrics._common.inline on purpose (the kernels alone).
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""One text for a p-value in plots, reports and the command line."""
+"""One text for a p-value in plots, reports and the command line.
+
+Tests the private unit polars_rankeval._utils.pvalue on purpose.
+"""
 
 from __future__ import annotations
 
