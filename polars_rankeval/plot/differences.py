@@ -183,8 +183,7 @@ def topic_differences(
     Examples
     --------
     >>> import polars_rankeval as prk
-    >>> from polars_rankeval.io.datasets import load_systems
-    >>> per_user = prk.evaluate(load_systems(), ["ndcg@10"], by="system", per_user=True)
+    >>> per_user = prk.evaluate(prk.load_systems(), ["ndcg@10"], by="system", per_user=True)
     >>> chart = prk.plot.topic_differences(per_user, "ndcg@10", baseline="bm25")
     """
     alt = import_altair()

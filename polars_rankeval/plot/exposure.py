@@ -184,8 +184,7 @@ def lorenz(
     Examples
     --------
     >>> import polars_rankeval as prk
-    >>> from polars_rankeval.io.datasets import load_systems
-    >>> chart = prk.plot.lorenz(load_systems(), k=10)
+    >>> chart = prk.plot.lorenz(prk.load_systems(), k=10)
     """
     alt = import_altair()
     data_ = lorenz_data(data, k=k, by=by, n_items=n_items, **options)
@@ -361,8 +360,7 @@ def long_tail(
     Examples
     --------
     >>> import polars_rankeval as prk
-    >>> from polars_rankeval.io.datasets import load_systems
-    >>> chart = prk.plot.long_tail(load_systems(), k=10)
+    >>> chart = prk.plot.long_tail(prk.load_systems(), k=10)
     """
     alt = import_altair()
     frame = long_tail_data(data, k=k, by=by, popularity=popularity, rel=rel, **options)

@@ -78,8 +78,7 @@ def curves(frame: Any, *, title: str | None = None, columns: int = 3) -> alt.Cha
     Examples
     --------
     >>> import polars_rankeval as prk
-    >>> from polars_rankeval.io.datasets import load_systems
-    >>> long = prk.curve(load_systems(), ["ndcg", "recall"], ks=range(1, 21), by="system")
+    >>> long = prk.curve(prk.load_systems(), ["ndcg", "recall"], ks=range(1, 21), by="system")
     >>> chart = prk.plot.curves(long)
     >>> chart.save("curves.png")  # doctest: +SKIP
     """
@@ -140,8 +139,7 @@ def pr_curves(frame: Any, *, title: str | None = None) -> alt.Chart:
     Examples
     --------
     >>> import polars_rankeval as prk
-    >>> from polars_rankeval.io.datasets import load_systems
-    >>> chart = prk.plot.pr_curves(prk.pr_curve(load_systems(), by="system"))
+    >>> chart = prk.plot.pr_curves(prk.pr_curve(prk.load_systems(), by="system"))
     """
     alt = import_altair()
     data = as_frame(frame, "frame")

@@ -119,8 +119,7 @@ def distribution(
     Examples
     --------
     >>> import polars_rankeval as prk
-    >>> from polars_rankeval.io.datasets import load_systems
-    >>> per_user = prk.evaluate(load_systems(), ["ndcg@10"], by="system", per_user=True)
+    >>> per_user = prk.evaluate(prk.load_systems(), ["ndcg@10"], by="system", per_user=True)
     >>> chart = prk.plot.distribution(per_user, "ndcg@10", kind="ecdf")
     """
     alt = import_altair()
