@@ -1,6 +1,6 @@
-"""Odd values, odd names and absurd bounds: each used to give a silent wrong number.
+"""Odd values, odd names and absurd bounds: each must give the right number or an error.
 
-Found by an adversarial battery (issue 10): scores beyond float64 precision, infinite
+An adversarial battery: scores beyond float64 precision, infinite
 relevance, overflowing gains and options, NaN where null is meant, null user ids, data
 columns named like the engine's internal columns, and absurd bucket counts.
 

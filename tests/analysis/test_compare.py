@@ -584,7 +584,7 @@ def test_p_values_do_not_depend_on_the_order_of_the_systems(
         assert got["p_value"].to_list() == default["p_value"].to_list(), order
 
 
-# ----------------------------------------------------------------- few users (issue 24, 6)
+# ----------------------------------------------------------------- few users
 # (differences b - a, test) -> (p_value, words of the note); None: no p, the note says why.
 # The sign-flip tests (randomization, sign, wilcoxon) reach at least 2 / 2**n; Tukey with
 # 2 systems is the same permutation test (p estimated, at least 2 / 2**n); the bootstrap
@@ -670,7 +670,7 @@ def test_randomized_tests_never_go_below_the_exact_minimum() -> None:
 
 
 def test_a_frame_of_another_library_is_named_with_it() -> None:
-    # "must be a polars DataFrame ..., got DataFrame" named no library (issue 24, 15).
+    # The message names the library ("got pandas.DataFrame"), not just "DataFrame".
     pandas = pytest.importorskip("pandas")
     with pytest.raises(TypeError, match=r"got pandas\.DataFrame$"):
         prk.report(pandas.DataFrame({"a": [1]}))

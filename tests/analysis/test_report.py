@@ -292,7 +292,7 @@ def test_readme_report_is_current() -> None:
     assert shown.strip() == prk.report(result).strip()
 
 
-# ----------------------------------------------------------------- direction (issue 24 #5)
+# ----------------------------------------------------------------- direction
 # Every registered metric's direction, written out so that a new metric cannot be added
 # without someone deciding it (the registry's default is higher-is-better).
 LOWER_IS_BETTER = {

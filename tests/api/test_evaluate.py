@@ -541,7 +541,7 @@ def test_skip_row_uses_one_user_set_for_every_mean_of_a_row() -> None:
     assert prk.evaluate(df, ["ndcg@1"])["ndcg@1"].item() == (0.0 + 1.0) / 2
 
 
-# ---------------------------------------------------- intervals of the means (issue 24, 26)
+# ---------------------------------------------------------------- intervals of the means
 def ci_frame() -> pl.DataFrame:
     """Two systems, users with and without relevant items (undefined mrr under skip)."""
     rows = []

@@ -1,6 +1,6 @@
 """No silent wrong numbers from the inputs: relevance, ids, overlap, runs, duplicates.
 
-Each test here failed before the fix it guards (issue 10, "No silent wrong numbers").
+Each test guards an input that would otherwise give a plausible but wrong number.
 
 Tests the private unit engines.buckets.BucketProgress on purpose (its lines).
 """
@@ -263,7 +263,7 @@ def test_cli_several_recs_files_are_systems(
     assert got["mrr"].to_list() == pytest.approx(expected["mrr"].to_list())
     # bm25: user 1 hit at rank 2, user 2 at rank 2, user 3 none: (1/2 + 1/2 + 0) / 3
     assert got["mrr"][0] == pytest.approx((1 / 2 + 1 / 2 + 0) / 3)
-    # a glob is ONE system (issue 24, item 9): these two files share (user, item) keys
+    # a glob is ONE system: these two files share (user, item) keys
     code, _, err = run(capsys, "--recs", str(Path(paths[0]).parent / "*.csv"), *common)
     assert code == 2
     assert "matched 2 files, read as one system" in err

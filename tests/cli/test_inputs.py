@@ -1,6 +1,6 @@
 """The command line's input reading: globs, NAME=PATH arguments, CSV files, side inputs.
 
-Each test here failed before the fix it guards (issue 24, items 9, 13, 14 and 19).
+Each test guards an input the command line could otherwise misread without a word.
 """
 
 from __future__ import annotations

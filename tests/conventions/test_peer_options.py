@@ -1,4 +1,4 @@
-"""Named options that reproduce peer libraries (issue 15): RecTools IntraListDiversity
+"""Named options that reproduce peer libraries: RecTools IntraListDiversity
 (``short=zero``) and CatalogCoverage (``coverage(normalize=false)``).
 
 Expected values: MobileTeleSystems/RecTools tests/metrics/test_diversity.py and

@@ -1,9 +1,8 @@
 """C's ``atof``/``atol``: one reader for trec_eval's files, options and relation formats.
 
-Before issue 25 the relation-format readers had their own patterns (Python's and Rust's
-``\\s`` and ``\\d``, which take Unicode spaces and digits, and no hexadecimal), so a
-preference level ``0x10`` read 0 and a relevance ``1`` followed by an Arabic-Indic digit
-read 0, where C reads 16 and 1.
+Every reader goes through them, not through Python's or Rust's ``\\s`` and ``\\d`` (which
+take Unicode spaces and digits, and no hexadecimal): C reads a preference level ``0x10``
+as 16 and a relevance ``1`` followed by an Arabic-Indic digit as 1.
 """
 
 from __future__ import annotations

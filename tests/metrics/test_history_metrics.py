@@ -225,7 +225,7 @@ def test_bucketed_equals_in_memory() -> None:
 
 # --------------------------------------------------------------------------- from history alone
 def test_novelty_and_arp_from_history_alone() -> None:
-    """issue 24, item 19: novelty@k and arp@k with history= only, no popularity column."""
+    """novelty@k and arp@k with history= only, no popularity column."""
     df = recs([(1, "a", 3.0), (1, "c", 2.0), (2, "b", 1.0)])
     out = prk.evaluate(
         df, ["novelty@2", "popularity_bias@2"], history=TRAIN, users="recs", per_user=True

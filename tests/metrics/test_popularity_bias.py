@@ -317,7 +317,7 @@ def test_elliot_preset() -> None:
 
 
 def test_aplt_aclt_from_history_alone() -> None:
-    """issue 24, item 19: without a long_tail column, history= gives the long tail."""
+    """Without a long_tail column, history= gives the long tail."""
     train = pl.DataFrame({"user": [1, 2, 3, 1, 2, 3], "item": ["a", "a", "a", "b", "b", "c"]})
     recs = pl.DataFrame(
         {

@@ -48,7 +48,7 @@ def test_distribution_states_the_users_left_out(kind: str, tmp_path: Path) -> No
 
 @pytest.mark.parametrize("kind", ["histogram", "ecdf"])
 def test_distribution_of_a_metric_undefined_for_every_user(kind: str) -> None:
-    # Was a ZeroDivisionError (histogram) or an empty chart (ecdf).
+    # Neither a ZeroDivisionError (histogram) nor an empty chart (ecdf): a clear error.
     with pytest.raises(ValueError, match=r"'ndcg@10' is undefined \(null\) for every user") as e:
         plot.distribution(all_null(), "ndcg@10", kind=kind)  # type: ignore[arg-type]
     assert "(6 rows)" in str(e.value)
