@@ -17,13 +17,13 @@ from tests.frames import (
 )
 
 
-def rectools_frame() -> pl.DataFrame:
+def rt_example() -> pl.DataFrame:
     truth = RECTOOLS_TEST.with_columns(relevance=pl.lit(1))
     return prk.join(RECTOOLS_RECO, truth, rank="rank", relevance="relevance")
 
 
 def test_serendipity_rectools_docstring_vectors() -> None:
-    df = rectools_frame()
+    df = rt_example()
     for k, expected in ((1, [0.0, 0.25, 0.0, 0.25]), (2, [0.0, 0.5, 0.0, 0.125])):
         out = prk.evaluate(
             df,
@@ -41,7 +41,7 @@ def test_serendipity_popularity_by_hand() -> None:
     # Popularity ranks in the history: i1 (3 rows) 1, i2 (2 rows) 2; i3 cold: N + 1 = 5.
     # u2 at k=2: i2 at rank 1, relevant: max(2 - 1, 0) / 4; i3 at rank 2, relevant:
     # (5 - 2) / 4. Mean over the 2 items.
-    out = per_user(rectools_frame(), "serendipity@2", rank="rank", history=RECTOOLS_PREV, n_items=4)
+    out = per_user(rt_example(), "serendipity@2", rank="rank", history=RECTOOLS_PREV, n_items=4)
     assert out["u2"] == pytest.approx(((2 - 1) / 4 + (5 - 2) / 4) / 2)
     # u4: i2 relevant (1/4), i3 not relevant.
     assert out["u4"] == pytest.approx((1 / 4 + 0) / 2)
@@ -280,7 +280,7 @@ def test_errors() -> None:
 
 def test_presets_map_the_peer_metrics() -> None:
     out = prk.evaluate(
-        rectools_frame(),
+        rt_example(),
         ["Serendipity@2"],
         rank="rank",
         conventions="rectools",
