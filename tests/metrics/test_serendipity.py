@@ -18,6 +18,7 @@ from tests.frames import (
 
 
 def rt_example() -> pl.DataFrame:
+    """RecTools' Serendipity docstring example (tests.frames) joined into one long frame."""
     truth = RECTOOLS_TEST.with_columns(relevance=pl.lit(1))
     return prk.join(RECTOOLS_RECO, truth, rank="rank", relevance="relevance")
 
