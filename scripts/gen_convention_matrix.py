@@ -1,24 +1,18 @@
-"""Generate the README's matrix of metrics x libraries from the ``conventions=`` presets.
+"""The matrix of metrics x libraries, generated from the ``conventions=`` presets.
 
     python scripts/gen_convention_matrix.py          # print it
-    python scripts/gen_convention_matrix.py --write  # replace it in README.md
 
-The text between the markers ``<!-- conventions: start -->`` and
-``<!-- conventions: end -->`` is generated from
-:data:`polars_rankeval.conventions.PRESETS` (one module per library);
-``tests/test_readme.py`` checks it is current.
+The documentation site shows it on the page "Conventions of other libraries": the
+docs hook (``docs/_hooks/generate.py``) calls :func:`matrix` when the site is built,
+from :data:`polars_rankeval.conventions.PRESETS` (one module per library), so it is
+never out of date.
 """
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from polars_rankeval.conventions import PRESETS
-
-ROOT = Path(__file__).resolve().parents[1]
-START = "<!-- conventions: start -->"
-END = "<!-- conventions: end -->"
 
 
 def _cell(text: str) -> str:
@@ -66,25 +60,10 @@ def matrix() -> str:
     return "\n".join(lines) + "\n"
 
 
-def replace_block(readme: str, block: str) -> str:
-    """``readme`` with the text between the markers replaced by ``block``."""
-    head, start, rest = readme.partition(START)
-    _, end, tail = rest.partition(END)
-    if not start or not end:
-        msg = f"README.md lacks the markers {START} ... {END}"
-        raise ValueError(msg)
-    return head + START + "\n" + block + end + tail
-
-
 def main(argv: list[str]) -> int:
-    """Print the block, or write it into README.md with ``--write``."""
-    block = matrix()
-    if "--write" in argv:
-        path = ROOT / "README.md"
-        path.write_text(replace_block(path.read_text(), block))
-        print(f"updated {path}")
-    else:
-        print(block, end="")
+    """Print the block."""
+    del argv
+    print(matrix(), end="")
     return 0
 
 

@@ -189,7 +189,7 @@ def describe_metric(spec: MetricSpec, width: int) -> str:
 
         choices = [a for a in _aggregate.USER_AGGREGATES if a != "pooled" or spec.name in
                    _aggregate.POOLED]  # fmt: skip
-        doc = "the aggregation over users (mean, or a global value: see the README's grammar)"
+        doc = "the aggregation over users (mean, or a global value: see the docs' metric grammar)"
         rows.append((_aggregate.OPTION, _aggregate.DEFAULT, " | ".join(choices), doc))
     if rows:
         lines.append("options (name, default, values):")

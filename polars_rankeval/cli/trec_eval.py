@@ -21,7 +21,7 @@ def add_parser(sub: Any) -> None:
             "-R -T -Z -v and the long names, '-' for a run on standard input), measures and "
             "output, byte for byte. Example: polars-rankeval trec-eval -q -m all_trec "
             "qrels run. This help comes from polars-rankeval; the options are parsed as "
-            "trec_eval parses them (see the README's trec_eval section)."
+            "trec_eval parses them (see the docs' trec_eval page)."
         ),
     )
     te.add_argument("qrels", type=Path, help="TREC qrels file (qid iter docno rel)")
