@@ -49,43 +49,7 @@ def add_parser(sub: Any) -> None:
             "full result."
         ),
     )
-    cp.add_argument(
-        "-m",
-        "--metric",
-        action="append",
-        dest="metrics",
-        metavar="METRIC",
-        help="per-user metric, repeatable (default: ndcg@10)",
-    )
-    cp.add_argument("--data", metavar="PATH", help="joined long table with --by (a path or a glob)")
-    cp.add_argument(
-        "--recs",
-        action="append",
-        metavar="[NAME=]PATH",
-        help="recommendations: one --recs, with a --by column; or one --recs per system "
-        "(a file or a quoted glob of its partitions, named NAME or by the file name)",
-    )
-    cp.add_argument("--truth", type=Path, metavar="PATH", help="ground truth for --recs")
-    cp.add_argument(
-        "--run",
-        action="append",
-        dest="runs",
-        metavar="[NAME=]PATH",
-        help="TREC run file of one system, or a quoted glob of its parts (name: NAME or "
-        "the file name without its extension); repeatable, with --qrels",
-    )
-    cp.add_argument("--qrels", type=Path, metavar="PATH", help="TREC qrels for --run")
-    cp.add_argument(
-        "--subtopic",
-        default=None,
-        metavar="COL",
-        help=(
-            "subtopic column of --truth for the intent-aware metrics (default: subtopic "
-            "for TREC diversity qrels: a .div --truth or --qrels file)"
-        ),
-    )
-    cp.add_argument("--by", default="system", metavar="COL", help="system column (default: system)")
-    add_pool_unjudged(cp)
+    add_system_inputs(cp)
     cp.add_argument(
         "--baseline",
         metavar="NAME",
@@ -154,6 +118,51 @@ def add_parser(sub: Any) -> None:
         "(default: when stderr is a terminal)",
     )
     cp.set_defaults(handler=run)
+
+
+def add_system_inputs(cp: argparse.ArgumentParser) -> None:
+    """The input options of the commands over several systems (compare, differences, judgements).
+
+    ``-m``, ``--data``, ``--recs``/``--truth``, ``--run``/``--qrels``, ``--subtopic``,
+    ``--by`` and ``--pool-unjudged``, read by :func:`_compare_data`.
+    """
+    cp.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="per-user metric, repeatable (default: ndcg@10)",
+    )
+    cp.add_argument("--data", metavar="PATH", help="joined long table with --by (a path or a glob)")
+    cp.add_argument(
+        "--recs",
+        action="append",
+        metavar="[NAME=]PATH",
+        help="recommendations: one --recs, with a --by column; or one --recs per system "
+        "(a file or a quoted glob of its partitions, named NAME or by the file name)",
+    )
+    cp.add_argument("--truth", type=Path, metavar="PATH", help="ground truth for --recs")
+    cp.add_argument(
+        "--run",
+        action="append",
+        dest="runs",
+        metavar="[NAME=]PATH",
+        help="TREC run file of one system, or a quoted glob of its parts (name: NAME or "
+        "the file name without its extension); repeatable, with --qrels",
+    )
+    cp.add_argument("--qrels", type=Path, metavar="PATH", help="TREC qrels for --run")
+    cp.add_argument(
+        "--subtopic",
+        default=None,
+        metavar="COL",
+        help=(
+            "subtopic column of --truth for the intent-aware metrics (default: subtopic "
+            "for TREC diversity qrels: a .div --truth or --qrels file)"
+        ),
+    )
+    cp.add_argument("--by", default="system", metavar="COL", help="system column (default: system)")
+    add_pool_unjudged(cp)
 
 
 def _compare_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str] | None]:
