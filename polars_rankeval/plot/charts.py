@@ -41,6 +41,8 @@ __all__ = [
     "curves",
     "distribution",
     "distribution_data",
+    "judgement_gaps",
+    "largest_differences",
     "long_tail",
     "long_tail_data",
     "lorenz",
@@ -1326,3 +1328,203 @@ def _widths(n: int) -> list[float]:
 
 def _scheme_colors(n: int) -> list[str]:
     return [_TABLEAU10[i % len(_TABLEAU10)] for i in range(n)]
+
+
+# --------------------------------------------------------------------------- per user
+# The charts of issue 29 (the users behind a comparison, what the judgements hide);
+# self-contained: they read the frames of prk.largest_differences and
+# prk.judgement_gaps and use only _altair, _frame and _has_rows of this module.
+_DIFFERENCE_NEEDED = ("metric", "system", "baseline", "difference", "direction", "rank")
+_GAP_NEEDED = ("metric", "system", "unjudged", "condensed", "as_nonrelevant")
+_DIRECTION_COLORS = {
+    "better": "#2ca02c",
+    "higher": "#2ca02c",
+    "worse": "#d62728",
+    "lower": "#d62728",
+}
+
+
+def _needs(frame: pl.DataFrame, needed: Sequence[str], source: str) -> None:
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        msg = f"the frame lacks column(s) {', '.join(missing)}; pass the frame of {source}"
+        raise ValueError(msg)
+
+
+def largest_differences(
+    differences: Any, *, user: str = "user", title: str | None = None
+) -> alt.VConcatChart:
+    """The users where two systems differ most, both ways: one bar per listed user.
+
+    One panel per (metric, system, baseline) of ``prk.largest_differences``: a
+    horizontal bar per user, its value minus the baseline's, the largest gain on top
+    and the largest loss at the bottom, green for better (or higher, for a metric
+    without a direction) and red for worse. Unlike :func:`topic_differences`, which
+    draws every user unnamed, it names the few users that made the difference, to
+    look up.
+
+    Parameters
+    ----------
+    differences
+        The frame of :func:`polars_rankeval.largest_differences` (or
+        ``largest_differences_per_user``).
+    user
+        Its user column.
+    title
+        Chart title.
+
+    Returns
+    -------
+    altair.VConcatChart
+        One bar chart per (metric, pair).
+
+    Examples
+    --------
+    >>> import polars_rankeval as prk
+    >>> from polars_rankeval.io.datasets import load_systems
+    >>> top = prk.largest_differences(load_systems(), ["ndcg@10"], baseline="bm25", n=5)
+    >>> chart = prk.plot.largest_differences(top)
+    >>> len(chart.vconcat)  # dense, hybrid and random against bm25
+    3
+    """
+    alt = _altair()
+    frame = _frame(differences, "differences")
+    _needs(frame, (*_DIFFERENCE_NEEDED, user), "prk.largest_differences")
+    _has_rows(frame, "largest_differences")
+    panels = []
+    keys = frame.select("metric", "system", "baseline").unique(maintain_order=True).rows()
+    for metric, system, baseline in keys:
+        part = frame.filter(
+            (pl.col("metric") == metric)
+            & (pl.col("system") == system)
+            & (pl.col("baseline") == baseline)
+        ).with_columns(pl.col(user).cast(pl.String).alias("__user"))
+        order = part.sort("difference", descending=True).get_column("__user").to_list()
+        domain = [d for d in _DIRECTION_COLORS if d in set(part.get_column("direction"))]
+        panel = (
+            alt.Chart(part)
+            .mark_bar()
+            .encode(
+                x=alt.X("difference:Q", title=f"{metric}: {system} − {baseline}"),
+                y=alt.Y("__user:N", sort=order, title=user),
+                color=alt.Color(
+                    "direction:N",
+                    title=f"{system} vs {baseline}",
+                    scale=alt.Scale(domain=domain, range=[_DIRECTION_COLORS[d] for d in domain]),
+                ),
+                tooltip=[
+                    alt.Tooltip("__user:N", title=user),
+                    alt.Tooltip("difference:Q", format="+.4f"),
+                    "direction:N",
+                    "rank:Q",
+                    *(c for c in ("value", "baseline_value") if c in part.columns),
+                ],
+            )
+            .properties(
+                width=WIDTH,
+                height=max(60, 16 * part.height),
+                title=f"{metric}: {system} vs {baseline}",
+            )
+        )
+        panels.append(panel)
+    return alt.vconcat(*panels, title=title or "Users with the largest differences")
+
+
+def judgement_gaps(gaps: Any, *, title: str | None = None) -> alt.VConcatChart:
+    """Each system's metric with unjudged items as non-relevant and removed, side by side.
+
+    One panel per metric of ``prk.judgement_gaps``: per system, a segment from the
+    value with unjudged items read as non-relevant (a hollow circle) to the value on
+    condensed lists (a filled one); the label gives the share of unjudged items in the
+    top k. A long segment means the metric says more about the judgements than about
+    the system: the systems' order may change once the unjudged items are judged.
+
+    Parameters
+    ----------
+    gaps
+        The result of :func:`polars_rankeval.judgement_gaps` or its ``summary`` frame.
+    title
+        Chart title.
+
+    Returns
+    -------
+    altair.VConcatChart
+        One panel per metric.
+
+    Examples
+    --------
+    >>> import polars_rankeval as prk
+    >>> from polars_rankeval.io.datasets import load_systems
+    >>> gaps = prk.judgement_gaps(load_systems(), ["ndcg@10", "precision@5"])
+    >>> len(prk.plot.judgement_gaps(gaps).vconcat)
+    2
+    """
+    alt = _altair()
+    summary = getattr(gaps, "summary", gaps)
+    frame = _frame(summary, "gaps")
+    _needs(frame, _GAP_NEEDED, "prk.judgement_gaps")
+    _has_rows(frame, "judgement_gaps")
+    panels = []
+    for metric in frame.get_column("metric").unique(maintain_order=True).to_list():
+        part = frame.filter(pl.col("metric") == metric).with_columns(
+            pl.format("{}% unjudged", (pl.col("unjudged") * 100).round(1)).alias("label")
+        )
+        points = part.unpivot(
+            index=["system", "unjudged", "label"],
+            on=["as_nonrelevant", "condensed"],
+            variable_name="unjudged items",
+            value_name="value",
+        ).with_columns(
+            pl.col("unjudged items").replace(
+                {"as_nonrelevant": "as non-relevant", "condensed": "removed (condensed)"}
+            )
+        )
+        y = alt.Y("system:N", title=None, sort=part.get_column("system").to_list())
+        rule = (
+            alt.Chart(part)
+            .mark_rule(color="#9e9e9e")
+            .encode(x=alt.X("as_nonrelevant:Q", title=metric), x2="condensed:Q", y=y)
+        )
+        dots = (
+            alt.Chart(points)
+            .mark_point(size=80)
+            .encode(
+                x="value:Q",
+                y=y,
+                shape=alt.Shape(
+                    "unjudged items:N",
+                    scale=alt.Scale(
+                        domain=["as non-relevant", "removed (condensed)"],
+                        range=["circle", "circle"],
+                    ),
+                ),
+                fill=alt.Fill(
+                    "unjudged items:N",
+                    scale=alt.Scale(
+                        domain=["as non-relevant", "removed (condensed)"],
+                        range=["white", "#1f77b4"],
+                    ),
+                ),
+                color=alt.value("#1f77b4"),
+                tooltip=[
+                    "system:N",
+                    "unjudged items:N",
+                    alt.Tooltip("value:Q", format=".4f"),
+                    alt.Tooltip("unjudged:Q", format=".1%"),
+                ],
+            )
+        )
+        text = (
+            alt.Chart(part)
+            .mark_text(align="left", dx=8, color="#555555")
+            .encode(x=alt.X("max_value:Q"), y=y, text="label:N")
+            .transform_calculate(max_value="max(datum.condensed, datum.as_nonrelevant)")
+        )
+        panels.append(
+            (rule + dots + text).properties(
+                width=WIDTH, height=max(60, 28 * part.height), title=metric
+            )
+        )
+    return alt.vconcat(
+        *panels, title=title or "Unjudged items as non-relevant, and removed (condensed lists)"
+    )
