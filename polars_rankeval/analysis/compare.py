@@ -722,6 +722,16 @@ def win_tie_loss(
     return wins, diff.shape[0] - wins - losses, losses
 
 
+def check_tolerance(tie_tolerance: Any) -> None:
+    """``tie_tolerance`` is a finite number >= 0 (compare, largest_differences, judgement_gaps)."""
+    if isinstance(tie_tolerance, bool) or not isinstance(tie_tolerance, (int, float)):
+        msg = f"tie_tolerance must be a number >= 0, got {tie_tolerance!r}"
+        raise TypeError(msg)
+    if not (math.isfinite(tie_tolerance) and tie_tolerance >= 0):
+        msg = f"tie_tolerance must be a finite number >= 0, got {tie_tolerance!r}"
+        raise ValueError(msg)
+
+
 def _note(stats: PairStats, k: int, test: str, alpha: float, n: int) -> str | None:
     """What the test can conclude on these users, when it is limited by their number.
 
@@ -789,12 +799,7 @@ def _check_options(
         if not 0.0 < float(value) < 1.0:
             msg = f"{name} must be in (0, 1), got {value!r}"
             raise ValueError(msg)
-    if isinstance(tie_tolerance, bool) or not isinstance(tie_tolerance, (int, float)):
-        msg = f"tie_tolerance must be a number >= 0, got {tie_tolerance!r}"
-        raise TypeError(msg)
-    if not (math.isfinite(tie_tolerance) and tie_tolerance >= 0):
-        msg = f"tie_tolerance must be a finite number >= 0, got {tie_tolerance!r}"
-        raise ValueError(msg)
+    check_tolerance(tie_tolerance)
     n_resamples = integer("n_resamples", n_resamples, what="an int")
     seed = integer("seed", seed, what="an int")
     if n_resamples < 1:

@@ -11,14 +11,13 @@ caller's own data about the users.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
 from polars_rankeval._utils.types import integer, is_spark_frame
-from polars_rankeval.analysis.compare import _directions, _local
+from polars_rankeval.analysis.compare import _directions, _local, check_tolerance
 from polars_rankeval.plan.job import MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy
 
@@ -350,13 +349,3 @@ def compared_pairs(
         )
         raise ValueError(msg)
     return [(s, base) for s in chosen if s != base]
-
-
-def check_tolerance(tie_tolerance: Any) -> None:
-    """``tie_tolerance`` is a finite number >= 0."""
-    if isinstance(tie_tolerance, bool) or not isinstance(tie_tolerance, (int, float)):
-        msg = f"tie_tolerance must be a number >= 0, got {tie_tolerance!r}"
-        raise TypeError(msg)
-    if not (math.isfinite(tie_tolerance) and tie_tolerance >= 0):
-        msg = f"tie_tolerance must be a finite number >= 0, got {tie_tolerance!r}"
-        raise ValueError(msg)

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from polars_rankeval._utils.types import integer
-from polars_rankeval.analysis.differences import check_tolerance
+from polars_rankeval.analysis.compare import check_tolerance
 from polars_rankeval.plan.job import MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy
 
