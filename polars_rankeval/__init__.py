@@ -34,6 +34,11 @@ if _typing.TYPE_CHECKING:
     )
     from polars_rankeval.analysis.compare import compare, compare_per_user
     from polars_rankeval.analysis.curves import curve, pr_curve
+    from polars_rankeval.analysis.differences import (
+        largest_differences,
+        largest_differences_per_user,
+    )
+    from polars_rankeval.analysis.judgements import JudgementGaps, judgement_gaps
     from polars_rankeval.analysis.negatives import sample_negatives
     from polars_rankeval.analysis.popularity import item_popularity, long_tail_items
     from polars_rankeval.analysis.rank_similarity import rank_correlation, rank_similarity
@@ -160,6 +165,13 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "list_metrics": ("polars_rankeval.metrics.registry", "list_metrics"),
     "parse_metric": ("polars_rankeval.metrics.registry", "parse_metric"),
     "report": ("polars_rankeval.analysis.report", "report"),
+    "largest_differences": ("polars_rankeval.analysis.differences", "largest_differences"),
+    "largest_differences_per_user": (
+        "polars_rankeval.analysis.differences",
+        "largest_differences_per_user",
+    ),
+    "JudgementGaps": ("polars_rankeval.analysis.judgements", "JudgementGaps"),
+    "judgement_gaps": ("polars_rankeval.analysis.judgements", "judgement_gaps"),
     # The metric functions, generated from the metric declarations.
     **{name: ("polars_rankeval.metrics.functions", name) for name in _METRIC_FUNCTIONS},
 }
@@ -251,6 +263,10 @@ __all__ = [
     "report",
     "sample_negatives",
     "trec",
+    "largest_differences",
+    "largest_differences_per_user",
+    "JudgementGaps",
+    "judgement_gaps",
     *(name for name in _METRIC_FUNCTIONS if name not in _SHADOWING),
 ]
 

@@ -299,6 +299,8 @@ BLOCKS: dict[str, Callable[[], str]] = {
 
 
 def _charts() -> dict[str, Callable[[], Any]]:
+    import polars as pl
+
     import polars_rankeval as prk
 
     @cache
@@ -320,10 +322,30 @@ def _charts() -> dict[str, Callable[[], Any]]:
         ),
         "lorenz": lambda: prk.plot.lorenz(systems(), k=10),
         "long_tail": lambda: prk.plot.long_tail(systems(), k=10),
+        "largest_differences": lambda: prk.plot.largest_differences(
+            prk.largest_differences(
+                systems().filter(pl.col("system").is_in(["bm25", "dense"])),
+                ["ndcg@10"],
+                baseline="bm25",
+                n=5,
+            )
+        ),
+        "judgement_gaps": lambda: prk.plot.judgement_gaps(
+            prk.judgement_gaps(systems(), ["ndcg@10", "precision@5"])
+        ),
     }
 
 
-CHARTS = ("curves", "pr_curves", "distribution", "topic_differences", "lorenz", "long_tail")
+CHARTS = (
+    "curves",
+    "pr_curves",
+    "distribution",
+    "topic_differences",
+    "lorenz",
+    "long_tail",
+    "largest_differences",
+    "judgement_gaps",
+)
 
 
 def chart_svg(name: str) -> str:

@@ -34,7 +34,13 @@ from polars_rankeval._utils.types import check_choice, integer, is_spark_frame, 
 from polars_rankeval.plan.job import Job, MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy
 
-__all__ = ["RESULT_COLUMNS", "compare", "compare_per_user", "metric_direction"]
+__all__ = [
+    "RESULT_COLUMNS",
+    "compare",
+    "compare_per_user",
+    "metric_direction",
+    "win_tie_loss",
+]
 
 Family = Literal["all", "metric"]
 FAMILIES: tuple[str, ...] = ("all", "metric")
@@ -56,6 +62,10 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "significant",
     "n_users",
     "n_dropped",
+    "wins",
+    "ties",
+    "losses",
+    "tie_tolerance",
     "test",
     "correction",
     "family",
@@ -88,6 +98,7 @@ def compare(
     seed: int = 0,
     confidence: float = 0.95,
     ci: CIMethod = "auto",
+    tie_tolerance: float = 1e-9,
     progress: bool | None = None,
     **evaluate_options: Any,
 ) -> pl.DataFrame:
@@ -149,6 +160,11 @@ def compare(
         ``"auto"`` (default: ``"t"`` for the t test, else ``"bca"``), ``"bca"``
         (bootstrap, bias-corrected and accelerated), ``"percentile"`` (bootstrap),
         ``"t"`` (Student t interval) or ``"none"``.
+    tie_tolerance
+        A user is a tie of a pair when its two values differ by at most this much
+        (absolute, >= 0; default ``1e-9``, so that values computed along different
+        float paths still tie); else a win or a loss of ``system`` against
+        ``baseline`` (the ``wins``, ``ties``, ``losses`` columns).
     progress
         Report the resamples done on stderr: ``True`` (a ``tqdm`` bar when installed,
         the ``[progress]`` extra, else a line rewritten in place), ``False``, or
@@ -206,6 +222,7 @@ def compare(
         seed=seed,
         confidence=confidence,
         ci=ci,
+        tie_tolerance=tie_tolerance,
     )
     if not isinstance(by, str):
         msg = f"by must be one column name (str), got {by!r}"
@@ -272,6 +289,7 @@ def compare(
         seed=seed,
         confidence=confidence,
         ci=ci,
+        tie_tolerance=tie_tolerance,
         progress=progress,
         conventions=conventions,
         higher_is_better=directions,
@@ -294,6 +312,7 @@ def compare_per_user(
     seed: int = 0,
     confidence: float = 0.95,
     ci: CIMethod = "auto",
+    tie_tolerance: float = 1e-9,
     progress: bool | None = None,
     conventions: str | None = None,
     higher_is_better: Mapping[str, bool | None] | None = None,
@@ -319,36 +338,40 @@ def compare_per_user(
         neither, e.g. a count). A column not given takes the declaration of the
         metric it names (:func:`metric_direction`: ``ndcg@10``, or a preset's
         ``RetrievalFallOut@3[torchmetrics]``), else ``None``.
-    baseline, systems, test, correction, family, alpha, n_resamples, seed, confidence, ci, progress
+    baseline, systems, test, correction, family, alpha, n_resamples, seed, confidence, ci
         As for :func:`compare`; by default the systems are in the order they first
         appear in ``per_user``.
+    tie_tolerance, progress
+        As for :func:`compare`.
 
     Returns
     -------
     polars.DataFrame
-        One row per (metric, system, baseline), metrics in the given order, then the
-        systems in order (pairs ``(systems[j], systems[i])`` with ``i < j`` without a
-        baseline). Columns: ``metric``; ``higher_is_better`` (the metric's direction,
-        null for none: what :func:`polars_rankeval.report` reads to call a difference
-        better or worse); ``system``, ``baseline`` (the ``by`` values,
-        as strings); ``mean``, ``baseline_mean`` and ``diff = mean - baseline_mean``
-        over the ``n_users`` paired users; ``ci_low``, ``ci_high`` (interval of
-        ``diff``); ``effect_size`` (paired Cohen's d = mean / sd of the differences,
-        or for wilcoxon the matched-pairs rank-biserial correlation;
-        ``effect_size_kind`` says which); ``p_value``; ``p_adjusted`` (corrected
-        within the ``family``); ``significant`` (``p_adjusted <= alpha``);
-        ``n_users``; ``n_dropped`` (users with a value for some but not all compared
-        systems, or no row for some system); ``test``, ``correction``, ``family``,
-        ``alpha``, ``confidence``, ``ci_method``, ``n_resamples`` (drawn; null for
-        analytic tests), ``resampling`` (``sign_flip``, ``sign_flip_exact`` when every
-        sign vector is enumerated, ``multinomial`` or ``poisson`` bootstrap,
-        ``permutation`` for Tukey; null for analytic tests), ``seed``,
-        ``conventions``, ``note``. A pair whose differences are all zero has
-        ``p_value`` 1; an undefined statistic (e.g. sd 0) is null. ``note`` says what
-        the test can conclude when the number of users limits it: why ``p_value`` is
-        null, that the smallest p it can reach is above ``alpha``, or that a p below
-        what it resolves was raised to that minimum (the policy, one for every test:
-        :mod:`polars_rankeval._utils.stats`, "What a test can conclude with few users").
+        One row per (metric, system, baseline), metrics in the given order, then the systems
+        in order (pairs ``(systems[j], systems[i])`` with ``i < j`` without a baseline).
+        Columns: ``metric``; ``higher_is_better`` (the metric's direction, null for none:
+        what :func:`polars_rankeval.report` reads to call a difference better or worse);
+        ``system``, ``baseline`` (the ``by`` values, as strings); ``mean``,
+        ``baseline_mean`` and ``diff = mean - baseline_mean`` over the ``n_users`` paired
+        users; ``ci_low``, ``ci_high`` (interval of ``diff``); ``effect_size`` (paired
+        Cohen's d = mean / sd of the differences, or for wilcoxon the matched-pairs
+        rank-biserial correlation; ``effect_size_kind`` says which); ``p_value``;
+        ``p_adjusted`` (corrected within the ``family``); ``significant`` (``p_adjusted <=
+        alpha``); ``n_users``; ``n_dropped`` (users with a value for some but not all
+        compared systems, or no row for some system); ``wins``, ``ties``, ``losses`` (of the
+        ``n_users`` paired users, those where ``system`` is better than ``baseline``, within
+        ``tie_tolerance`` of it, worse: by the metric's direction, and for a metric without
+        one, higher counts as a win), ``tie_tolerance``; ``test``, ``correction``,
+        ``family``, ``alpha``, ``confidence``, ``ci_method``, ``n_resamples`` (drawn; null
+        for analytic tests), ``resampling`` (``sign_flip``, ``sign_flip_exact`` when every
+        sign vector is enumerated, ``multinomial`` or ``poisson`` bootstrap, ``permutation``
+        for Tukey; null for analytic tests), ``seed``, ``conventions``, ``note``. A pair
+        whose differences are all zero has ``p_value`` 1; an undefined statistic (e.g. sd 0)
+        is null. ``note`` says what the test can conclude when the number of users limits
+        it: why ``p_value`` is null, that the smallest p it can reach is above ``alpha``, or
+        that a p below what it resolves was raised to that minimum (the policy, one for
+        every test: :mod:`polars_rankeval._utils.stats`, "What a test can conclude with few
+        users").
 
     Examples
     --------
@@ -383,6 +406,7 @@ def compare_per_user(
         seed=seed,
         confidence=confidence,
         ci=ci,
+        tie_tolerance=tie_tolerance,
     )
     frame = _local(per_user if is_spark_frame(per_user) else to_lazy(per_user, "per_user")[0])
     for column, role in ((by, "by"), (user, "user")):
@@ -491,7 +515,11 @@ def compare_per_user(
                 progress=bar,
             )
             means = values.mean(axis=0)
+            sign = -1.0 if directions[name] is False else 1.0
             for k, (a, b) in enumerate(pairs):
+                wins, ties, losses = win_tie_loss(
+                    sign * values[:, a], sign * values[:, b], tie_tolerance
+                )
                 records.append(
                     {
                         "metric": name,
@@ -507,6 +535,9 @@ def compare_per_user(
                         "p_value": _num(stats.p_value[k]),
                         "n_users": values.shape[0],
                         "n_dropped": dropped,
+                        "wins": wins,
+                        "ties": ties,
+                        "losses": losses,
                         "n_resamples": stats.n_resamples,
                         "resampling": stats.resampling,
                         "note": _note(stats, k, test, alpha, values.shape[0]),
@@ -538,6 +569,9 @@ def compare_per_user(
         "p_value": pl.Float64,
         "n_users": pl.Int64,
         "n_dropped": pl.Int64,
+        "wins": pl.Int64,
+        "ties": pl.Int64,
+        "losses": pl.Int64,
         "n_resamples": pl.Int64,
         "resampling": pl.String,
         "note": pl.String,
@@ -549,6 +583,7 @@ def compare_per_user(
         correction=pl.lit(correction_name),
         family=pl.lit(family),
         alpha=pl.lit(float(alpha)),
+        tie_tolerance=pl.lit(float(tie_tolerance)),
         confidence=pl.lit(float(confidence)),
         ci_method=pl.lit(ci_method),
         effect_size_kind=pl.lit("rank_biserial" if test == "wilcoxon" else "cohen_d"),
@@ -667,6 +702,36 @@ def _pair_values(
     return prepared
 
 
+def win_tie_loss(
+    values: np.ndarray, baseline: np.ndarray, tolerance: float
+) -> tuple[int, int, int]:
+    """Users where ``values`` is above ``baseline`` by more than ``tolerance``, within it, below.
+
+    Higher is a win: the caller negates both sides of a lower-is-better metric.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from polars_rankeval.analysis.compare import win_tie_loss
+    >>> win_tie_loss(np.array([0.5, 0.2, 0.3]), np.array([0.25, 0.2, 0.4]), 1e-9)
+    (1, 1, 1)
+    """
+    diff = values - baseline
+    wins = int(np.count_nonzero(diff > tolerance))
+    losses = int(np.count_nonzero(diff < -tolerance))
+    return wins, diff.shape[0] - wins - losses, losses
+
+
+def check_tolerance(tie_tolerance: Any) -> None:
+    """``tie_tolerance`` is a finite number >= 0 (compare, largest_differences, judgement_gaps)."""
+    if isinstance(tie_tolerance, bool) or not isinstance(tie_tolerance, (int, float)):
+        msg = f"tie_tolerance must be a number >= 0, got {tie_tolerance!r}"
+        raise TypeError(msg)
+    if not (math.isfinite(tie_tolerance) and tie_tolerance >= 0):
+        msg = f"tie_tolerance must be a finite number >= 0, got {tie_tolerance!r}"
+        raise ValueError(msg)
+
+
 def _note(stats: PairStats, k: int, test: str, alpha: float, n: int) -> str | None:
     """What the test can conclude on these users, when it is limited by their number.
 
@@ -714,6 +779,7 @@ def _check_options(
     seed: int,
     confidence: float,
     ci: str,
+    tie_tolerance: float,
 ) -> None:
     check_choice("test", test, TESTS)
     if correction is not None:
@@ -733,6 +799,7 @@ def _check_options(
         if not 0.0 < float(value) < 1.0:
             msg = f"{name} must be in (0, 1), got {value!r}"
             raise ValueError(msg)
+    check_tolerance(tie_tolerance)
     n_resamples = integer("n_resamples", n_resamples, what="an int")
     seed = integer("seed", seed, what="an int")
     if n_resamples < 1:

@@ -86,6 +86,7 @@ def report(
     marks: Marks = "auto",
     digits: int = 4,
     caption: str | None = None,
+    win_tie_loss: bool = False,
 ) -> ReportText:
     r"""Render a comparison as a table: systems as rows, metrics as columns.
 
@@ -110,6 +111,12 @@ def report(
         Decimals shown.
     caption
         A caption (LaTeX ``\caption``, Markdown and HTML title).
+    win_tie_loss
+        Add a second table, one row per compared pair (``system vs baseline``) and one
+        column per metric, each cell ``wins / ties / losses``: the paired users where the
+        system is better than the baseline, within ``tie_tolerance`` of it, worse (the
+        ``wins``, ``ties``, ``losses`` columns of the result; for a metric without a
+        direction, higher counts as a win). Default ``False``.
 
     Returns
     -------
@@ -141,6 +148,13 @@ def report(
     Baseline: a.
     ▲/▼: significantly better/worse than the baseline.
     Bold: best per metric.
+
+    With ``win_tie_loss=True``, how many users each pair won, tied and lost:
+
+    >>> print(prk.report(result, digits=3, win_tie_loss=True).split("\n\n")[1])
+    | Pair | ndcg@10 |
+    | :--- | ---: |
+    | b vs a | 4 / 0 / 0 |
     """
     check_choice("format", format, ("markdown", "latex", "html"))
     check_choice("marks", marks, ("auto", "baseline", "letters", "none"))
@@ -161,7 +175,20 @@ def report(
     if digits < 0:
         msg = f"digits must be an int >= 0, got {digits!r}"
         raise ValueError(msg)
+    if not isinstance(win_tie_loss, bool):
+        msg = f"win_tie_loss must be True or False, got {win_tie_loss!r}"
+        raise TypeError(msg)
+    if win_tie_loss:
+        lacking = [c for c in ("wins", "ties", "losses") if c not in result.columns]
+        if lacking:
+            msg = (
+                f"win_tie_loss=True needs the column(s) {', '.join(lacking)} of compare()'s "
+                "result; this result has none"
+            )
+            raise ValueError(msg)
     table = _Table.build(result, marks, digits)
+    if win_tie_loss:
+        table.add_win_tie_loss(result)
     if format == "markdown":
         return ReportText(table.markdown(caption), format)
     if format == "latex":
@@ -192,6 +219,32 @@ class _Table:
             note,
             digits,
         )
+        self.pairs: list[str] = []  # "system vs baseline", with win_tie_loss
+        self.counts: dict[tuple[str, str], str] = {}  # (pair, metric) -> "w / t / l"
+
+    def add_win_tie_loss(self, result: pl.DataFrame) -> None:
+        """The second table: ``wins / ties / losses`` per pair and metric, and its note."""
+        for row in result.select(
+            "metric", "system", "baseline", "wins", "ties", "losses"
+        ).iter_rows(named=True):
+            pair = f"{row['system']} vs {row['baseline']}"
+            if pair not in self.pairs:
+                self.pairs.append(pair)
+            self.counts[(pair, row["metric"])] = (
+                f"{row['wins']:,} / {row['ties']:,} / {row['losses']:,}"
+            )
+        tolerance = _first(result, "tie_tolerance")
+        within = f"within {tolerance:g} of" if isinstance(tolerance, float) else "tied with"
+        self.note += (
+            f" Pairs: wins / ties / losses, the users where the system is better than, "
+            f"{within}, worse than the baseline (for a metric without a direction, "
+            "higher wins)."
+        )
+
+    def _pair_rows(self) -> list[tuple[str, list[str]]]:
+        return [
+            (pair, [self.counts.get((pair, m), "") for m in self.metrics]) for pair in self.pairs
+        ]
 
     @classmethod
     def build(cls, result: pl.DataFrame, marks: str, digits: int) -> _Table:
@@ -287,6 +340,11 @@ class _Table:
         for system in self.systems:
             cells = [self._cell(m, system, "markdown") for m in self.metrics]
             lines.append(f"| {self._label(system, 'markdown')} | " + " | ".join(cells) + " |")
+        if self.pairs:
+            lines += ["", "| Pair | " + " | ".join(map(markdown_escape, self.metrics)) + " |"]
+            lines.append("| :--- | " + " | ".join("---:" for _ in self.metrics) + " |")
+            for pair, cells in self._pair_rows():
+                lines.append(f"| {markdown_escape(pair)} | " + " | ".join(cells) + " |")
         lines += ["", markdown_escape(self.note)]
         return "\n".join(lines)
 
@@ -303,6 +361,11 @@ class _Table:
         for system in self.systems:
             cells = [self._cell(m, system, "latex") for m in self.metrics]
             lines.append(" & ".join([self._label(system, "latex"), *cells]) + " \\\\")
+        if self.pairs:
+            pairs = " & ".join(["Pair", *(latex_escape(m) for m in self.metrics)])
+            lines += ["\\midrule", pairs + " \\\\", "\\midrule"]
+            for pair, cells in self._pair_rows():
+                lines.append(" & ".join([latex_escape(pair), *cells]) + " \\\\")
         lines += [
             "\\bottomrule",
             "\\end{tabular}",
@@ -332,7 +395,18 @@ class _Table:
         )
         if caption:
             table = table.tab_header(title=caption)
-        return str(table.as_raw_html())
+        html = str(table.as_raw_html())
+        if self.pairs:
+            counts: dict[str, list[str]] = {"Pair": [pair for pair, _ in self._pair_rows()]}
+            for j, metric in enumerate(self.metrics):
+                counts[metric] = [cells[j] for _, cells in self._pair_rows()]
+            second = (
+                pl.DataFrame(counts)
+                .style.cols_align("right", columns=self.metrics)
+                .tab_header(title="Wins / ties / losses")
+            )
+            html += "\n" + str(second.as_raw_html())
+        return html
 
 
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz"

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 import polars as pl
 
 import polars_rankeval.cli.compare as compare
+import polars_rankeval.cli.differences as differences
 import polars_rankeval.cli.evaluate as evaluate
 import polars_rankeval.cli.metrics as metrics
 import polars_rankeval.cli.plot as plot
@@ -45,7 +46,15 @@ if TYPE_CHECKING:
 
 INTERRUPTED_EXIT = 128 + signal.SIGINT
 """Exit status after Ctrl-C (130)."""
-SUBCOMMANDS: tuple[str, ...] = ("evaluate", "metrics", "trec-eval", "compare", "plot")
+SUBCOMMANDS: tuple[str, ...] = (
+    "evaluate",
+    "metrics",
+    "trec-eval",
+    "compare",
+    "plot",
+    "differences",
+    "judgements",
+)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -79,13 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{evaluate,metrics,trec-eval,compare,plot}")
+    sub = parser.add_subparsers(
+        dest="command", metavar="{evaluate,metrics,trec-eval,compare,plot,differences,judgements}"
+    )
 
     evaluate.add_parser(sub)
     metrics.add_parser(sub)
     trec_eval.add_parser(sub)
     compare.add_parser(sub)
     plot.add_parser(sub)
+    differences.add_parser(sub)
     return parser
 
 

@@ -49,6 +49,83 @@ def add_parser(sub: Any) -> None:
             "full result."
         ),
     )
+    add_system_inputs(cp)
+    cp.add_argument(
+        "--baseline",
+        metavar="NAME",
+        help="compare every system with this one (default: with two systems, the first "
+        "given; with more, every pair)",
+    )
+    cp.add_argument("--test", choices=TESTS, default="randomization", help="default: randomization")
+    cp.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default=None,
+        help="default: holm (none for tukey)",
+    )
+    cp.add_argument(
+        "--family",
+        choices=("all", "metric"),
+        default="all",
+        help="comparisons corrected together (default: all)",
+    )
+    cp.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    cp.add_argument(
+        "--n-resamples", type=int, default=10_000, metavar="N", help="resamples (default 10000)"
+    )
+    cp.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
+    cp.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    cp.add_argument("--ci", choices=CI_METHODS, default="auto", help="interval (default: auto)")
+    cp.add_argument(
+        "--tie-tolerance",
+        type=float,
+        default=1e-9,
+        metavar="X",
+        help="a user whose two values differ by at most X is a tie, else a win or a loss "
+        "(default 1e-9)",
+    )
+    cp.add_argument(
+        "--win-tie-loss",
+        action="store_true",
+        help="the report adds a table of wins / ties / losses per pair and metric",
+    )
+    cp.add_argument(
+        "--ties", choices=TIE_POLICIES, default="expected", help="tie policy (default: expected)"
+    )
+    cp.add_argument(
+        "--users", choices=USER_UNIVERSES, default="truth", help="users evaluated (default: truth)"
+    )
+    cp.add_argument(
+        "--empty",
+        choices=EMPTY_POLICIES,
+        default="skip",
+        help="undefined per-user values (default: skip)",
+    )
+    add_conventions(cp)
+    add_side_inputs(cp)
+    cp.add_argument(
+        "--format",
+        choices=COMPARE_FORMATS,
+        default="markdown",
+        help="report (markdown, latex, html) or the full result (table, csv, json); "
+        "default: markdown",
+    )
+    cp.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="report resampling progress on stderr, a tqdm bar with the [progress] extra "
+        "(default: when stderr is a terminal)",
+    )
+    cp.set_defaults(handler=run)
+
+
+def add_system_inputs(cp: argparse.ArgumentParser) -> None:
+    """The input options of the commands over several systems (compare, differences, judgements).
+
+    ``-m``, ``--data``, ``--recs``/``--truth``, ``--run``/``--qrels``, ``--subtopic``,
+    ``--by`` and ``--pool-unjudged``, read by :func:`_compare_data`.
+    """
     cp.add_argument(
         "-m",
         "--metric",
@@ -86,61 +163,6 @@ def add_parser(sub: Any) -> None:
     )
     cp.add_argument("--by", default="system", metavar="COL", help="system column (default: system)")
     add_pool_unjudged(cp)
-    cp.add_argument(
-        "--baseline",
-        metavar="NAME",
-        help="compare every system with this one (default: with two systems, the first "
-        "given; with more, every pair)",
-    )
-    cp.add_argument("--test", choices=TESTS, default="randomization", help="default: randomization")
-    cp.add_argument(
-        "--correction",
-        choices=CORRECTIONS,
-        default=None,
-        help="default: holm (none for tukey)",
-    )
-    cp.add_argument(
-        "--family",
-        choices=("all", "metric"),
-        default="all",
-        help="comparisons corrected together (default: all)",
-    )
-    cp.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    cp.add_argument(
-        "--n-resamples", type=int, default=10_000, metavar="N", help="resamples (default 10000)"
-    )
-    cp.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
-    cp.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
-    cp.add_argument("--ci", choices=CI_METHODS, default="auto", help="interval (default: auto)")
-    cp.add_argument(
-        "--ties", choices=TIE_POLICIES, default="expected", help="tie policy (default: expected)"
-    )
-    cp.add_argument(
-        "--users", choices=USER_UNIVERSES, default="truth", help="users evaluated (default: truth)"
-    )
-    cp.add_argument(
-        "--empty",
-        choices=EMPTY_POLICIES,
-        default="skip",
-        help="undefined per-user values (default: skip)",
-    )
-    add_conventions(cp)
-    add_side_inputs(cp)
-    cp.add_argument(
-        "--format",
-        choices=COMPARE_FORMATS,
-        default="markdown",
-        help="report (markdown, latex, html) or the full result (table, csv, json); "
-        "default: markdown",
-    )
-    cp.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="report resampling progress on stderr, a tqdm bar with the [progress] extra "
-        "(default: when stderr is a terminal)",
-    )
-    cp.set_defaults(handler=run)
 
 
 def _compare_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str] | None]:
@@ -272,6 +294,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         confidence=args.confidence,
         ci=args.ci,
+        tie_tolerance=args.tie_tolerance,
         progress=args.progress,
         items=items,
         history=history,
@@ -300,7 +323,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.format in ("csv", "json"):
         write_frame(result, args.format, sys.stdout)
     else:
-        text = report(result, args.format)
+        text = report(result, args.format, win_tie_loss=args.win_tie_loss)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
@@ -308,12 +331,18 @@ def run(args: argparse.Namespace) -> int:
 def _p_values_as_text(result: pl.DataFrame) -> pl.DataFrame:
     """The p-value columns of a comparison as the one p-value text (``< 1e-300``, not 0).
 
-    For the table people read; csv and json keep the numbers.
+    And ``tie_tolerance`` as ``1e-09`` (the table's 4 decimals would show 0). For the
+    table people read; csv and json keep the numbers.
     """
     from polars_rankeval._utils.pvalue import format_p
 
     columns = [c for c in ("p_value", "p_adjusted") if c in result.columns]
-    return result.with_columns(
+    result = result.with_columns(
         pl.Series(c, [format_p(v) for v in result.get_column(c).to_list()], dtype=pl.String)
         for c in columns
     )
+    if "tie_tolerance" in result.columns:
+        result = result.with_columns(
+            pl.col("tie_tolerance").map_elements(lambda v: f"{v:g}", return_dtype=pl.String)
+        )
+    return result

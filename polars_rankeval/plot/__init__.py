@@ -14,19 +14,28 @@ functions), so it can be checked or plotted with another library.
 * :func:`topic_differences`: the per-user differences against a baseline, sorted, with
   the result of ``compare``;
 * :func:`lorenz`: the Lorenz curve of item exposure, the Gini in the legend;
-* :func:`long_tail`: the popularity of the recommended items against the catalog.
+* :func:`long_tail`: the popularity of the recommended items against the catalog;
+* :func:`largest_differences`: the users where two systems differ most, named, both ways;
+* :func:`judgement_gaps`: each system's metric with unjudged items removed and as
+  non-relevant, side by side.
 
 This package is ``prk.plot``; one module per kind of chart
 (:mod:`~polars_rankeval.plot.metric_curves`, :mod:`~polars_rankeval.plot.per_user`,
-:mod:`~polars_rankeval.plot.differences`, :mod:`~polars_rankeval.plot.exposure`). May
+:mod:`~polars_rankeval.plot.differences`, :mod:`~polars_rankeval.plot.exposure`,
+:mod:`~polars_rankeval.plot.judgements`). May
 import: ``trec_eval`` and the layers below it.
 """
 
 from __future__ import annotations
 
 from polars_rankeval.plot._lines import curve_gaps
-from polars_rankeval.plot.differences import topic_differences, topic_differences_data
+from polars_rankeval.plot.differences import (
+    largest_differences,
+    topic_differences,
+    topic_differences_data,
+)
 from polars_rankeval.plot.exposure import long_tail, long_tail_data, lorenz, lorenz_data
+from polars_rankeval.plot.judgements import judgement_gaps
 from polars_rankeval.plot.metric_curves import curves, pr_curves
 from polars_rankeval.plot.per_user import distribution, distribution_data
 
@@ -35,6 +44,8 @@ __all__ = [
     "curves",
     "distribution",
     "distribution_data",
+    "judgement_gaps",
+    "largest_differences",
     "long_tail",
     "long_tail_data",
     "lorenz",

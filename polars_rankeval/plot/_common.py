@@ -81,6 +81,14 @@ def check_rows(frame: pl.DataFrame, chart: str, what: str = "the frame") -> None
         raise ValueError(msg)
 
 
+def needs_columns(frame: pl.DataFrame, needed: Sequence[str], source: str) -> None:
+    """Refuse a frame that is not the result the chart draws, naming what it lacks."""
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        msg = f"the frame lacks column(s) {', '.join(missing)}; pass the frame of {source}"
+        raise ValueError(msg)
+
+
 def why_undefined(metric: str) -> str:
     """Why a per-user metric can be null for every user, from its declaration."""
     spec = parse_metric(metric).spec

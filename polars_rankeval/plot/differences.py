@@ -15,7 +15,9 @@ from polars_rankeval.plot._common import (
     WIDTH,
     as_frame,
     check_by,
+    check_rows,
     import_altair,
+    needs_columns,
     per_user_metric,
     thin,
     why_undefined,
@@ -255,3 +257,91 @@ def topic_differences(
         panel = panel.properties(title=heading)
         panels.append(panel)
     return alt.vconcat(*panels, title=title or f"Per-user {name}: difference against {baseline}")
+
+
+_DIFFERENCE_NEEDED = ("metric", "system", "baseline", "difference", "direction", "rank")
+_DIRECTION_COLORS = {
+    "better": "#2ca02c",
+    "higher": "#2ca02c",
+    "worse": "#d62728",
+    "lower": "#d62728",
+}
+
+
+def largest_differences(
+    differences: Any, *, user: str = "user", title: str | None = None
+) -> alt.VConcatChart:
+    """The users where two systems differ most, both ways: one bar per listed user.
+
+    One panel per (metric, system, baseline) of ``prk.largest_differences``: a
+    horizontal bar per user, its value minus the baseline's, the largest gain on top
+    and the largest loss at the bottom, green for better (or higher, for a metric
+    without a direction) and red for worse. Unlike :func:`topic_differences`, which
+    draws every user unnamed, it names the few users that made the difference, to
+    look up.
+
+    Parameters
+    ----------
+    differences
+        The frame of :func:`polars_rankeval.largest_differences` (or
+        ``largest_differences_per_user``).
+    user
+        Its user column.
+    title
+        Chart title.
+
+    Returns
+    -------
+    altair.VConcatChart
+        One bar chart per (metric, pair).
+
+    Examples
+    --------
+    >>> import polars_rankeval as prk
+    >>> from polars_rankeval.io.datasets import load_systems
+    >>> top = prk.largest_differences(load_systems(), ["ndcg@10"], baseline="bm25", n=5)
+    >>> chart = prk.plot.largest_differences(top)
+    >>> len(chart.vconcat)  # dense, hybrid and random against bm25
+    3
+    """
+    alt = import_altair()
+    frame = as_frame(differences, "differences")
+    needs_columns(frame, (*_DIFFERENCE_NEEDED, user), "prk.largest_differences")
+    check_rows(frame, "largest_differences")
+    panels = []
+    keys = frame.select("metric", "system", "baseline").unique(maintain_order=True).rows()
+    for metric, system, baseline in keys:
+        part = frame.filter(
+            (pl.col("metric") == metric)
+            & (pl.col("system") == system)
+            & (pl.col("baseline") == baseline)
+        ).with_columns(pl.col(user).cast(pl.String).alias("__user"))
+        order = part.sort("difference", descending=True).get_column("__user").to_list()
+        domain = [d for d in _DIRECTION_COLORS if d in set(part.get_column("direction"))]
+        panel = (
+            alt.Chart(part)
+            .mark_bar()
+            .encode(
+                x=alt.X("difference:Q", title=f"{metric}: {system} − {baseline}"),
+                y=alt.Y("__user:N", sort=order, title=user),
+                color=alt.Color(
+                    "direction:N",
+                    title=f"{system} vs {baseline}",
+                    scale=alt.Scale(domain=domain, range=[_DIRECTION_COLORS[d] for d in domain]),
+                ),
+                tooltip=[
+                    alt.Tooltip("__user:N", title=user),
+                    alt.Tooltip("difference:Q", format="+.4f"),
+                    "direction:N",
+                    "rank:Q",
+                    *(c for c in ("value", "baseline_value") if c in part.columns),
+                ],
+            )
+            .properties(
+                width=WIDTH,
+                height=max(60, 16 * part.height),
+                title=f"{metric}: {system} vs {baseline}",
+            )
+        )
+        panels.append(panel)
+    return alt.vconcat(*panels, title=title or "Users with the largest differences")
