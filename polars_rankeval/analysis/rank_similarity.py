@@ -23,8 +23,9 @@ import polars as pl
 from polars_rankeval._utils.ties import id_order
 from polars_rankeval._utils.types import type_label
 from polars_rankeval.metrics.features import share_within
-from polars_rankeval.metrics.registry import Metric, parse_metric
+from polars_rankeval.metrics.grammar import parse_metric
 from polars_rankeval.metrics.similarity import rbo_frame
+from polars_rankeval.metrics.spec import Metric
 
 Method = Literal["tau_b", "tau_ap"]
 RunTies = Literal["item_desc", "item_asc", "expected"]

@@ -23,7 +23,8 @@ from polars_rankeval.metrics._common import (
     safe_div,
 )
 from polars_rankeval.metrics.features import Features, comb_ratio
-from polars_rankeval.metrics.registry import Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
 from polars_rankeval.metrics.sampled_estimators import correctable
 
 PrecisionDenominator = Annotated[

@@ -39,7 +39,9 @@ from polars_rankeval.metrics._common import (
     num_relevant,
 )
 from polars_rankeval.metrics.features import Features, exact_score
-from polars_rankeval.metrics.registry import GlobalPlan, Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import GlobalPlan
 
 FAMILY = "classification"
 Beta = Annotated[

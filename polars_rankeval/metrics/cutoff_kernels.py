@@ -45,7 +45,8 @@ from polars_rankeval.metrics._common import (
 )
 from polars_rankeval.metrics.binary import APDenominator, PrecisionDenominator, _map
 from polars_rankeval.metrics.features import Features, comb_ratio
-from polars_rankeval.metrics.registry import CurvePlan, register_curve
+from polars_rankeval.metrics.registry import register_curve
+from polars_rankeval.metrics.spec import CurvePlan
 
 _PREFIX = "__prk_curve"
 

@@ -107,7 +107,9 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import defined_if, f64, partial_sums
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, GlobalPlan, Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan, GlobalPlan
 
 Discount = Annotated[Literal["none", "log"], "exposure of rank p: 1, or 1 / log2(p + 1)"]
 Normalize = Annotated[bool, "divide by log(n_items), the entropy of a uniform exposure"]

@@ -30,8 +30,10 @@ from polars_rankeval.metrics._common import (
     ideal_k,
 )
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import Interval, Public, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
 from polars_rankeval.metrics.sampled_estimators import correctable
+from polars_rankeval.metrics.spec import Public
 
 MaxGrade = Annotated[
     float | None,

@@ -82,7 +82,9 @@ from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import Rel, defined_if, f64, partial_sums
 from polars_rankeval.metrics.exposure import Discount, _exposure
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, GlobalPlan, Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan, GlobalPlan
 
 _GRP = "__prk_grp"
 

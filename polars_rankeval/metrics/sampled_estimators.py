@@ -8,7 +8,7 @@ cached) and the per-sampled-rank values of each estimator (:func:`_estimator_val
 
 :func:`correctable` gives a metric kernel the options ``estimator=``, ``gamma=`` and
 ``sampling=`` (``ndcg(estimator=bv)@10`` in the grammar). With an estimator, the kernel
-returns a :class:`~polars_rankeval.metrics.registry.FramePlan`: each relevant row (a positive)
+returns a :class:`~polars_rankeval.metrics.spec.FramePlan`: each relevant row (a positive)
 gets its sampled rank among the user's non-relevant rows (its negatives) from the
 shared features (first position of its tie group minus the relevant rows above, and
 the tied negatives under ``ties="expected"``), the correction table of the distinct
@@ -32,7 +32,10 @@ import polars as pl
 
 from polars_rankeval._utils.types import check_choice, integer
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, Interval, Kernel, bind, get_spec
+from polars_rankeval.metrics.grammar import bind
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import get_spec
+from polars_rankeval.metrics.spec import FramePlan, Kernel
 
 Estimator = Literal["sampled", "rank", "mb", "bv"]
 ESTIMATORS: tuple[str, ...] = ("sampled", "rank", "mb", "bv")

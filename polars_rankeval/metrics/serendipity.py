@@ -75,7 +75,8 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import Rel, f64
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, register
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan
 
 _P, _SIM = "__prk_ser_p", "__prk_ser_sim"
 

@@ -15,7 +15,7 @@ import polars as pl
 
 import polars_rankeval.plan.head as _head
 from polars_rankeval._utils.types import USER_UNIVERSES, Columns, check_choice
-from polars_rankeval.metrics.registry import CurvePlan, FramePlan, GlobalPlan, Metric
+from polars_rankeval.metrics.spec import CurvePlan, FramePlan, GlobalPlan, Metric
 from polars_rankeval.plan.job import Job, UsersArg
 
 _HAS_TRUTH = "__prk_has_truth"

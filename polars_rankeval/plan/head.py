@@ -52,7 +52,7 @@ from polars_rankeval.metrics.features import Features, order_kind
 from polars_rankeval.metrics.sampled_estimators import SAMPLED_DEFAULTS
 
 if TYPE_CHECKING:
-    from polars_rankeval.metrics.registry import Metric
+    from polars_rankeval.metrics.spec import Metric
     from polars_rankeval.plan.job import Job
 
 HEAD_METRICS = frozenset({"precision", "recall", "f1", "hit_rate", "mrr", "map", "dcg", "ndcg"})

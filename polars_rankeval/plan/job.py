@@ -41,7 +41,8 @@ from polars_rankeval._utils.types import (
 )
 from polars_rankeval.metrics._checks import examples
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, GlobalPlan, Metric, expand_metric
+from polars_rankeval.metrics.grammar import expand_metric
+from polars_rankeval.metrics.spec import FramePlan, GlobalPlan, Metric
 from polars_rankeval.plan.interface import Scalar, Scan
 from polars_rankeval.plan.validate import check_schema, to_lazy
 

@@ -29,7 +29,7 @@ from polars_rankeval._utils.pvalue import p_clause
 from polars_rankeval._utils.ties import id_order
 from polars_rankeval._utils.types import integer
 from polars_rankeval.api.evaluate import evaluate
-from polars_rankeval.metrics.registry import expand_metric, parse_metric
+from polars_rankeval.metrics.grammar import expand_metric, parse_metric
 from polars_rankeval.plan.job import RESERVED, count_name
 from polars_rankeval.plan.validate import to_lazy
 

@@ -15,7 +15,8 @@ import polars_rankeval as prk
 import polars_rankeval.plan.head as _head
 from polars_rankeval._utils.types import TIE_POLICIES, make_columns
 from polars_rankeval.metrics.cutoff_kernels import CURVE_METRICS
-from polars_rankeval.metrics.registry import expand_metric, parse_metric, registered
+from polars_rankeval.metrics.grammar import expand_metric, parse_metric
+from polars_rankeval.metrics.registry import registered
 from polars_rankeval.plan.job import Job
 from tests.test_properties import PROPERTY_SETTINGS, frames
 

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.metrics.registry import parse_metric
+from polars_rankeval.metrics.grammar import parse_metric
 
 # user 1: relevant 1 (3.0) and 3 (1.0), non-relevant 2 (2.0)
 # user 2: relevant 2 (1.0), non-relevant 1 (2.0)

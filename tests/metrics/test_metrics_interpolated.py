@@ -22,7 +22,7 @@ from polars_rankeval.metrics.functions import (
     relative_precision,
     set_map,
 )
-from polars_rankeval.metrics.registry import parse_metric
+from polars_rankeval.metrics.grammar import parse_metric
 from tests._reference import Row, inline_per_user, orderings, random_frame, rows_by_user
 from tests.test_reference_tools import run_pytrec, trec_like
 from tests.trec_eval.test_trec_conformance import DATA, trec_output

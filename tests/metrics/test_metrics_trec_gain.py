@@ -20,7 +20,7 @@ import polars_rankeval as prk
 from polars_rankeval._utils.types import TIE_POLICIES
 from polars_rankeval.io.trec import scan_qrels, scan_run
 from polars_rankeval.metrics.functions import bin_g, g, ndcg_rel, rbp, rbp_resid, rndcg
-from polars_rankeval.metrics.registry import parse_metric
+from polars_rankeval.metrics.grammar import parse_metric
 from tests._reference import Row, inline_per_user, orderings, random_frame, rows_by_user
 
 DATA = Path(__file__).parents[1] / "data"
