@@ -210,7 +210,7 @@ def evaluate(
         positions as positions are accepted (precision, recall, f1, hit_rate, mrr,
         map, ndcg, dcg, r_precision, relative_precision, the counts, the
         classification metrics over the catalog, coverage, novelty, popularity_bias;
-        see ``polars_rankeval.plan.positions.ABSOLUTE_METRICS``); the list size of
+        see ``polars_rankeval.plan.positions.absolute_metrics()``); the list size of
         ``precision(denominator=retrieved)`` and the classification metrics is then
         the number of recommended items ranked within the top k.
     ties

@@ -151,6 +151,7 @@ def _inter_value(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
 # --------------------------------------------------------------------------- intra-list
 @register(
     "intra_list_diversity",
+    absolute_positions=True,
     family="diversity",
     normalized=False,
     summary="Mean distance between the feature vectors of the items of a top k.",

@@ -202,6 +202,8 @@ OutsideCatalog = Annotated[
 
 @register(
     "coverage",
+    absolute_positions=True,
+    repeated_ranks=True,
     family="exposure",
     scope="global",
     normalized=False,
@@ -475,6 +477,7 @@ def _history_popularity_bias(f: Features, k: int | None, source: str) -> FramePl
 
 @register(
     "popularity_bias",
+    absolute_positions=True,
     higher_is_better=False,
     family="exposure",
     normalized=False,
@@ -514,6 +517,7 @@ def _popularity_bias(
 
 @register(
     "novelty",
+    absolute_positions=True,
     family="exposure",
     normalized=False,
     summary="Mean self-information -log2 p(i) of the items of the top k.",

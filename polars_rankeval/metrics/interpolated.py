@@ -151,6 +151,7 @@ def _iprec_11pt(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
 
 @register(
     "relative_precision",
+    absolute_positions=True,
     defined="truth",
     family="binary",
     aliases=("relative_P",),

@@ -178,6 +178,7 @@ def _finish(rows: _Rows, numerator: pl.Expr, relevant: pl.Expr, insufficient: st
 
 @register(
     "partial_auc",
+    absolute_positions=True,
     family=FAMILY,
     aliases=("pauc",),
     summary="Partial AUC up to the k-th non-relevant recommended item (pAUC@k).",
@@ -229,6 +230,7 @@ def _partial_auc(
 
 @register(
     "pap",
+    absolute_positions=True,
     family=FAMILY,
     summary="Partial AUC + precision at k (pAp@k): the top min(k, R) relevant items.",
     definition=(

@@ -195,6 +195,7 @@ def _tail_count(
 
 @register(
     "aplt",
+    absolute_positions=True,
     family="popularity_bias",
     normalized=False,
     bounds=(0.0, 1.0),
@@ -219,6 +220,7 @@ def _aplt(
 
 @register(
     "aclt",
+    absolute_positions=True,
     family="popularity_bias",
     normalized=False,
     summary="Number of long-tail items in the top k (average coverage of long tail items).",

@@ -20,6 +20,7 @@ import polars as pl
 from polars_rankeval._utils.ties import POLICIES, Capability, supported
 from polars_rankeval._utils.types import make_columns
 from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.head_form import HeadForm
 from polars_rankeval.metrics.params import Param, format_value, param_from
 from polars_rankeval.metrics.spec import (
     Bounds,
@@ -58,6 +59,10 @@ def register(
     public: Public | None = None,
     check: OptionCheck | None = None,
     raises: Raises | None = None,
+    head: HeadForm | None = None,
+    absolute_positions: bool = False,
+    repeated_ranks: bool = False,
+    outside_catalog: Callable[[dict[str, Any]], bool] | None = None,
 ) -> Callable[[Kernel], Kernel]:
     """Declare a metric: its kernel ``kernel(features, k, *, options...)`` and the rest.
 
@@ -86,6 +91,14 @@ def register(
     bound options for rules across options (``discount`` and ``half_life``).
     ``raises`` declares an option value under which invalid users are an error
     (:class:`Raises`).
+
+    Capabilities (:class:`~polars_rankeval.metrics.spec.MetricSpec`): ``head`` the
+    sorted-head form (:class:`~polars_rankeval.metrics.head_form.HeadForm`);
+    ``absolute_positions`` and ``repeated_ranks`` what the metric takes under
+    ``rank_positions="absolute"``; ``outside_catalog``: the options under which
+    recommended items outside the catalog are allowed. The curve kernel is declared by
+    :func:`register_curve` next to the others, the one-positive form by
+    :func:`~polars_rankeval.metrics.sampled_estimators.correctable` on the kernel.
 
     ``doc`` (numpydoc: a summary line, prose, ``Examples``) makes the metric a public
     ``pl.Expr`` function, generated into :mod:`polars_rankeval.metrics.functions` by
@@ -130,6 +143,11 @@ def register(
             _public(public, kernel) if doc else None,
             check,
             raises,
+            head=head,
+            sampled=getattr(kernel, "__prk_sampled__", None),
+            absolute_positions=absolute_positions,
+            repeated_ranks=repeated_ranks,
+            outside_catalog=outside_catalog,
         )
         _REGISTRY[name] = spec
         for alias in spec.aliases:

@@ -283,6 +283,7 @@ def _history_mean(
 # --------------------------------------------------------------------------- serendipity
 @register(
     "serendipity",
+    absolute_positions=True,
     family="serendipity",
     normalized=False,
     needs=("n_items",),
@@ -405,6 +406,7 @@ def _base_share(
 # --------------------------------------------------------------------------- unexpectedness
 @register(
     "unexpectedness",
+    absolute_positions=True,
     family="serendipity",
     normalized=False,
     summary="Share of the top k a baseline did not recommend, or its distance to the history.",

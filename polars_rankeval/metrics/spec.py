@@ -18,6 +18,7 @@ import polars as pl
 import polars_rankeval.metrics.aggregate as _aggregate
 from polars_rankeval._utils.ties import Capability, Ties, check_supported, supported
 from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.head_form import HeadForm
 from polars_rankeval.metrics.params import Param, format_value
 
 Combine = Literal["sum", "min", "max"]
@@ -132,6 +133,26 @@ class Raises:
     reason: str
 
 
+SampledKind = Literal["hit", "precision", "ndcg", "dcg", "rr", "auc"]
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """A metric's one-positive form, for the sampled-metric corrections.
+
+    ``kind``: the metric of one positive as a function of its rank (see
+    :class:`polars_rankeval.metrics.sampled_estimators.Target`); ``neutral``: options
+    whose value does not change it, with the values allowed (``None``: any; every other
+    option must keep its default); ``cutoff``: whether the corrections need ``@k``
+    (``"required"``), refuse it (``"refused"``) or take either (``"any"``). Declared
+    with :func:`polars_rankeval.metrics.sampled_estimators.correctable`.
+    """
+
+    kind: SampledKind
+    neutral: dict[str, tuple[Any, ...] | None] = field(default_factory=dict)
+    cutoff: Literal["any", "required", "refused"] = "any"
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     """A registered metric: its one declaration (kernel, options and documentation).
@@ -144,6 +165,17 @@ class MetricSpec:
     function without the Parameters and Returns sections, which are generated
     (``public`` says how that function differs from the kernel; ``None``: no public
     function, the metric is reached through ``evaluate``).
+
+    Capabilities, read by the plan and the engines (which name no metric): ``curve``
+    its one-pass curve kernel (:func:`~polars_rankeval.metrics.registry.register_curve`),
+    ``head`` its sorted-head form (:class:`~polars_rankeval.metrics.head_form.HeadForm`),
+    ``sampled`` its one-positive form for the sampled-metric corrections
+    (:class:`Sampled`), ``absolute_positions`` whether it is evaluated with
+    ``rank_positions="absolute"`` (its kernel reads positions only through the
+    position features, never as list indices), ``repeated_ranks`` whether it also
+    takes a rank repeated within a user there (it reads top-k membership only), and
+    ``outside_catalog(options)`` whether, under those options, recommended items
+    outside the ``n_items`` catalog are allowed.
     """
 
     name: str
@@ -166,6 +198,11 @@ class MetricSpec:
     public: Public | None = None
     check: OptionCheck | None = None
     raises: Raises | None = None
+    head: HeadForm | None = None
+    sampled: Sampled | None = None
+    absolute_positions: bool = False
+    repeated_ranks: bool = False
+    outside_catalog: Callable[[dict[str, Any]], bool] | None = None
 
     @property
     def truth_defined(self) -> bool:

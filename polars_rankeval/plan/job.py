@@ -544,6 +544,12 @@ class Job:
                 raise ValueError(msg)
 
 
+HAS_TRUTH = "__prk_has_truth"
+"""The per-user flag: the user has a judged row (the user universe reads it)."""
+HAS_RECS = "__prk_has_recs"
+"""The per-user flag: the user has a recommended row."""
+
+
 def internal_names(cols: Columns, by: list[str], extra: list[str]) -> dict[str, str]:
     """The name each input column gets inside the plan: ``user name -> plan name``.
 
