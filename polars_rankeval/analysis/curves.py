@@ -16,6 +16,7 @@ import polars as pl
 
 from polars_rankeval._utils.types import Aggregation, TiePolicy, integer, is_spark_frame
 from polars_rankeval.api.evaluate import evaluate
+from polars_rankeval.metrics.defaults import INTERPOLATED_PRECISION
 from polars_rankeval.metrics.grammar import bind, parse_cutoffs
 from polars_rankeval.metrics.spec import Metric
 from polars_rankeval.plan.finish import long_rows
@@ -280,7 +281,7 @@ def pr_curve(
     """
     _check_options(options, "pr_curve")
     points = recall_levels(levels)
-    metrics = [bind("iprec_at_recall", None, level=x, rel=rel) for x in points]
+    metrics = [bind(INTERPOLATED_PRECISION, None, level=x, rel=rel) for x in points]
     by_cols = _by_columns(by)
     result = _collect(evaluate(data, metrics, by=by, ties=ties, **options))
     present = set(result.columns)

@@ -454,6 +454,57 @@ def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     return defined_if(num_relevant(f, rel) > 0, contrib.sum())
 
 
+def _arhr_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
+    t = float(o["rel"])
+    return if_relevant(h, t, h.sum_at(Quantity("reciprocal_hits", t), k))
+
+
+_ARHR_HEAD = HeadForm(
+    {"rel": None}, lambda o: (Quantity("reciprocal_hits", float(o["rel"])),), _arhr_head
+)
+
+
+@register(
+    "arhr",
+    head=_ARHR_HEAD,
+    absolute_positions=True,
+    defined="truth",
+    family="binary",
+    normalized=False,
+    bounds=(0.0, None),
+    summary="Sum of 1 / rank over the relevant items in the top k.",
+    definition=(
+        "sum over the relevant recommended items within the top k of 1 / rank "
+        "(average reciprocal hit rank, Deshpande & Karypis 2004: its mean over users); "
+        "null without a relevant item. Expected ties: each position of a tie group of n "
+        "items, r relevant, holds a relevant item with probability r / n."
+    ),
+    doc="""
+    Average reciprocal hit rank: the sum of 1 / rank over the relevant items in the top k.
+
+    Every hit counts, weighted by the reciprocal of its rank (``mrr`` counts the first
+    one only); with one relevant item per user the two agree. Its mean over users is
+    the ARHR of Deshpande & Karypis (2004).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": ["A", "B", "C", "D"],
+    ...                    "score": [4.0, 3.0, 2.0, 1.0], "relevance": [0, 1, 0, 1]})
+    >>> df.select(prk.arhr()).item()  # 1/2 + 1/4
+    0.75
+    >>> df.select(prk.arhr(3)).item()  # 1/2
+    0.5
+    """,
+)
+def _arhr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
+    share = f.gsum(f.is_rel(rel), f"rel>={rel}") / f.n  # P(a relevant item at a position)
+    within = f.ret if k is None else f.ret & (f.o <= k)
+    value = pl.when(within).then(share / f.o.cast(pl.Float64)).otherwise(0.0).sum()
+    return defined_if(num_relevant(f, rel) > 0, value)
+
+
 def _map_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
     t = float(o["rel"])
     n_rel = h.n_relevant(t)

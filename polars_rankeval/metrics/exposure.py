@@ -202,6 +202,9 @@ OutsideCatalog = Annotated[
 
 @register(
     "coverage",
+    # coverage(outside_catalog=ignore|count) is defined with recommended items outside
+    # the catalog (RePlay, RecTools).
+    outside_catalog=lambda options: options.get("outside_catalog", "error") != "error",
     absolute_positions=True,
     repeated_ranks=True,
     family="exposure",

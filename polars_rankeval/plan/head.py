@@ -56,6 +56,7 @@ from polars_rankeval.metrics.head_form import GainKey, HeadForm, Quantity
 from polars_rankeval.metrics.sampled_estimators import SAMPLED_DEFAULTS
 from polars_rankeval.plan.job import HAS_RECS as _HAS_RECS
 from polars_rankeval.plan.job import HAS_TRUTH as _HAS_TRUTH
+from polars_rankeval.plan.validate import row_screen
 
 if TYPE_CHECKING:
     from polars_rankeval.metrics.spec import Metric
@@ -359,8 +360,6 @@ def check_counts(job: Job, rows: pl.LazyFrame, users: pl.LazyFrame) -> pl.LazyFr
     :func:`polars_rankeval.plan.validate.check_values` runs on the input and raises the
     first problem with its usual message and examples.
     """
-    from polars_rankeval.plan.validate import row_screen
-
     screen = row_screen(rows.collect_schema(), job.icols, job.iby)
     bad = rows.select(pl.sum_horizontal(screen).cast(pl.Int64).alias("bad"))
     dup = users.select(pl.col(_EXTRA).sum().cast(pl.Int64).alias("dup"))

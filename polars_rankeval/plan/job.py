@@ -421,13 +421,12 @@ class Job:
                 n_items = integer(
                     "n_items", n_items, what="an int or a frame (or series) of catalog items"
                 )
-            # coverage(outside_catalog=ignore|count) is defined with recommended items
-            # outside the catalog (RePlay, RecTools): when it is the only metric that
-            # reads n_items, the data may hold items outside n_items.
+            # A metric may be defined with recommended items outside the catalog under
+            # some options (its declared ``outside_catalog``): when only such metrics
+            # read n_items, the data may hold items outside n_items.
             catalog_users = [m for m in self.metrics if "n_items" in m.spec.needs]
             lenient = bool(catalog_users) and all(
-                m.spec.name == "coverage"
-                and dict(m.options).get("outside_catalog", "error") != "error"
+                m.spec.outside_catalog is not None and m.spec.outside_catalog(dict(m.options))
                 for m in catalog_users
             )
             self.n_items = _catalog_size(n_items, engine, item, strict=not lenient)
