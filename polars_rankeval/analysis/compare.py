@@ -613,7 +613,7 @@ def metric_direction(column: str) -> bool | None:
     >>> metric_direction("num_ret@10") is None, metric_direction("latency") is None
     (True, True)
     """
-    from polars_rankeval.metrics.registry import parse_metric
+    from polars_rankeval.metrics.grammar import parse_metric
 
     try:
         return parse_metric(column).spec.higher_is_better

@@ -1,7 +1,7 @@
 """Tidy curves for plotting: metric@k over k, and interpolated precision-recall curves.
 
 :func:`curve` evaluates every cutoff of one or more metrics in one pass (the grammar's
-cutoff lists, see :func:`polars_rankeval.metrics.registry.expand_metric`) and returns a long
+cutoff lists, see :func:`polars_rankeval.metrics.grammar.expand_metric`) and returns a long
 frame ``by..., metric, k, value, n_users``; :func:`pr_curve` returns trec_eval's
 interpolated precision at recall levels, ``by..., recall, precision, n_users``.
 Both take every option of :func:`polars_rankeval.evaluate`.
@@ -16,7 +16,9 @@ import polars as pl
 
 from polars_rankeval._utils.types import Aggregation, TiePolicy, integer, is_spark_frame
 from polars_rankeval.api.evaluate import evaluate
-from polars_rankeval.metrics.registry import Metric, bind, parse_cutoffs
+from polars_rankeval.metrics.defaults import INTERPOLATED_PRECISION
+from polars_rankeval.metrics.grammar import bind, parse_cutoffs
+from polars_rankeval.metrics.spec import Metric
 from polars_rankeval.plan.finish import long_rows
 from polars_rankeval.plan.job import count_name, parse_metrics, summary_name
 
@@ -279,7 +281,7 @@ def pr_curve(
     """
     _check_options(options, "pr_curve")
     points = recall_levels(levels)
-    metrics = [bind("iprec_at_recall", None, level=x, rel=rel) for x in points]
+    metrics = [bind(INTERPOLATED_PRECISION, None, level=x, rel=rel) for x in points]
     by_cols = _by_columns(by)
     result = _collect(evaluate(data, metrics, by=by, ties=ties, **options))
     present = set(result.columns)

@@ -22,15 +22,17 @@ import polars as pl
 
 from polars_rankeval._utils.ties import id_order
 from polars_rankeval._utils.types import type_label
+from polars_rankeval.metrics.defaults import RANK_SIMILARITY, RBO
 from polars_rankeval.metrics.features import share_within
-from polars_rankeval.metrics.registry import Metric, parse_metric
+from polars_rankeval.metrics.grammar import parse_metric
 from polars_rankeval.metrics.similarity import rbo_frame
+from polars_rankeval.metrics.spec import Metric
 
 Method = Literal["tau_b", "tau_ap"]
 RunTies = Literal["item_desc", "item_asc", "expected"]
 PairUsers = Literal["both", "a", "b", "either"]
 RankPositions = Literal["relative", "absolute"]
-MEASURES = ("rbo", "intersection")
+MEASURES = RANK_SIMILARITY
 _KEY = "__prk_user"
 
 
@@ -294,7 +296,7 @@ def rank_similarity(
         measures = [measures]
     bound = [_bind(text) for text in measures]
     for metric in bound:
-        if metric.spec.name == "rbo" and (ties == "expected" or absolute):
+        if metric.spec.name == RBO and (ties == "expected" or absolute):
             rule = "ties='expected'" if ties == "expected" else "rank_positions='absolute'"
             msg = (
                 f"measure {metric.name!r}: RBO needs one order of each list (ties "
@@ -329,7 +331,7 @@ def rank_similarity(
     empty_run = min(found[0]["n"], found[1]["n"]) == 0
     out = compared
     for metric in bound:
-        if metric.spec.name == "rbo":
+        if metric.spec.name == RBO:
             value = _rbo(metric, a, b, compared)
         else:
             value = _intersection(metric, a, b, compared)

@@ -54,7 +54,7 @@ import polars as pl
 
 from polars_rankeval._utils.ties import id_order
 from polars_rankeval._utils.types import TIE_POLICIES, TiePolicy, check_choice, integer
-from polars_rankeval.metrics.registry import Metric, expand_metric
+from polars_rankeval.metrics.grammar import expand_metric
 from polars_rankeval.metrics.sampled_estimators import (
     ESTIMATORS,
     SAMPLED_DEFAULTS,
@@ -72,6 +72,7 @@ from polars_rankeval.metrics.sampled_estimators import (
     lookup,
     rank_distribution,
 )
+from polars_rankeval.metrics.spec import Metric
 from polars_rankeval.plan.validate import to_lazy
 
 __all__ = [

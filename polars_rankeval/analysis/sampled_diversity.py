@@ -16,6 +16,7 @@ import polars as pl
 from polars_rankeval._utils.ties import resolve_ties
 from polars_rankeval._utils.types import TiePolicy, integer, make_columns
 from polars_rankeval.api.evaluate import evaluate
+from polars_rankeval.metrics.defaults import INTER_LIST_DIVERSITY
 from polars_rankeval.plan.validate import to_lazy
 
 
@@ -106,7 +107,7 @@ def inter_list_diversity_sampled(
     )
     if users.len() < 2:
         return math.nan
-    metric = "inter_list_diversity" + (f"@{k}" if k is not None else "")
+    metric = INTER_LIST_DIVERSITY + (f"@{k}" if k is not None else "")
     options: dict[str, Any] = {
         "user": user,
         "item": item,

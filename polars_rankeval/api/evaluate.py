@@ -195,7 +195,7 @@ def evaluate(
         ``["ndcg@10", "precision(rel=2)@5"]``; see :func:`list_metrics`. A list or
         range of cutoffs (``"ndcg@[1,5,10]"``, ``"ndcg@1..100"``) gives one column per
         cutoff, computed in one pass for the metrics with a curve kernel (see
-        :func:`polars_rankeval.metrics.registry.expand_metric`).
+        :func:`polars_rankeval.metrics.grammar.expand_metric`).
     user, item, score, relevance, rank
         Column names; ``score`` defaults to ``"score"``. Pass ``rank=`` (1 = best)
         instead of ``score=``.
@@ -210,7 +210,7 @@ def evaluate(
         positions as positions are accepted (precision, recall, f1, hit_rate, mrr,
         map, ndcg, dcg, r_precision, relative_precision, the counts, the
         classification metrics over the catalog, coverage, novelty, popularity_bias;
-        see ``polars_rankeval.plan.positions.ABSOLUTE_METRICS``); the list size of
+        see ``polars_rankeval.plan.positions.absolute_metrics()``); the list size of
         ``precision(denominator=retrieved)`` and the classification metrics is then
         the number of recommended items ranked within the top k.
     ties

@@ -33,16 +33,9 @@ from polars_rankeval.cli.inputs import (
     side_inputs,
 )
 from polars_rankeval.cli.output import FORMATS, progress, write_frame
+from polars_rankeval.metrics.defaults import EVALUATE_DEFAULTS
 
-DEFAULT_METRICS: tuple[str, ...] = (
-    "ndcg@10",
-    "map@10",
-    "mrr@10",
-    "precision@10",
-    "recall@10",
-    "hit_rate@10",
-    "auc",
-)
+DEFAULT_METRICS: tuple[str, ...] = EVALUATE_DEFAULTS
 
 
 def add_parser(sub: Any) -> None:

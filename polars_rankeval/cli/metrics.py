@@ -18,7 +18,7 @@ from polars_rankeval.cli.inputs import UsageError
 from polars_rankeval.cli.output import FORMATS, PROG, write_frame
 
 if TYPE_CHECKING:
-    from polars_rankeval.metrics.registry import MetricSpec
+    from polars_rankeval.metrics.spec import MetricSpec
 
 
 def add_parser(sub: Any) -> None:
@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _metric_spec(name: str) -> MetricSpec:
     """The spec of a metric given by name, alias or full metric string (``ndcg@10``)."""
-    from polars_rankeval.metrics.registry import get_spec, parse_metric
+    from polars_rankeval.metrics.grammar import parse_metric
+    from polars_rankeval.metrics.registry import get_spec
 
     try:
         return get_spec(name)

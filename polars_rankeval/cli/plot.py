@@ -17,6 +17,7 @@ from polars_rankeval._utils.types import (
 )
 from polars_rankeval.cli.inputs import INPUT_FORMATS, UsageError, column_options, load_data
 from polars_rankeval.cli.output import PROG
+from polars_rankeval.metrics.defaults import CURVE_DEFAULT
 
 PLOT_KINDS: tuple[str, ...] = (
     "curves",
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     by_arg = by or None
     chart: Any
     if args.kind == "curves":
-        names = args.metrics or ["ndcg"]
+        names = args.metrics or [CURVE_DEFAULT]
         ks = curves.cutoffs_of(args.ks)
         frame = curves.curve(data, names, ks=ks, by=by_arg, **options)
         chart = plot.curves(frame, title=args.title)

@@ -30,7 +30,7 @@ import polars as pl
 
 from polars_rankeval.conventions.convention import HISTORY_USERS, Convention, Mapped
 from polars_rankeval.conventions.presets import PRESETS
-from polars_rankeval.metrics.registry import expand_metric
+from polars_rankeval.metrics.grammar import expand_metric
 
 
 def get_convention(name: str) -> Convention:

@@ -35,7 +35,7 @@ from polars_rankeval.engines.spark_ops import (
     to_polars,
     worker_errors,
 )
-from polars_rankeval.metrics.registry import GlobalPlan
+from polars_rankeval.metrics.spec import GlobalPlan
 from polars_rankeval.plan.build import wanted_users
 from polars_rankeval.plan.finish import (
     fill_empty,

@@ -1,6 +1,8 @@
 """Metric declarations. Importing this package registers every metric.
 
-The registry and the metric-name grammar (:mod:`~polars_rankeval.metrics.registry`),
+The registry (:mod:`~polars_rankeval.metrics.registry`), the metric-name grammar
+(:mod:`~polars_rankeval.metrics.grammar`), the declarations (:mod:`~polars_rankeval.metrics.spec`,
+:mod:`~polars_rankeval.metrics.params`),
 the per-row ranking features (:mod:`~polars_rankeval.metrics.features`), the
 ``aggregate=`` option (:mod:`~polars_rankeval.metrics.aggregate`) and the family
 modules. May import: ``_utils``.

@@ -5,7 +5,7 @@
 * gains and discounts of the DCG family (``graded``, ``trec_gain``, ``curves``);
 * small reductions (:func:`list_size`, :func:`hits`, :func:`defined_if`,
   :func:`safe_div`), the one Float64 cast (:func:`f64`) and the one "sum the
-  partials per group" step of a :class:`~polars_rankeval.metrics.registry.GlobalPlan`
+  partials per group" step of a :class:`~polars_rankeval.metrics.spec.GlobalPlan`
   (:func:`partial_sums`);
 * :func:`inline`, the body of every generated public ``pl.Expr`` function.
 
@@ -25,7 +25,9 @@ import polars as pl
 from polars_rankeval._utils.ties import Ties
 from polars_rankeval._utils.types import TiePolicy, integer, make_columns
 from polars_rankeval.metrics.features import Features, f64
-from polars_rankeval.metrics.registry import Interval, bind, get_spec
+from polars_rankeval.metrics.grammar import bind
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import get_spec
 
 # --------------------------------------------------------------------------- options
 Rel = Annotated[

@@ -54,7 +54,7 @@ import polars as pl
 
 if TYPE_CHECKING:
     from polars_rankeval.metrics.features import Features
-    from polars_rankeval.metrics.registry import GlobalPlan, Metric
+    from polars_rankeval.metrics.spec import GlobalPlan, Metric
 
 UserAggregate = Literal["mean", "sum", "gmean", "relevant_weighted", "pooled"]
 """The values of the ``aggregate=`` metric option (see the module docstring)."""
@@ -129,7 +129,7 @@ def check(spec_name: str, scope: str, takes_k: bool, value: Any, k: int | None) 
 def plan(metric: Metric, features: Features) -> GlobalPlan:
     """The plan of ``metric`` (``aggregate`` other than mean) as a global metric."""
     from polars_rankeval.metrics._common import num_relevant
-    from polars_rankeval.metrics.registry import FramePlan, GlobalPlan
+    from polars_rankeval.metrics.spec import FramePlan, GlobalPlan
 
     how = metric.aggregate
     options = dict(metric.options)

@@ -23,8 +23,19 @@ from polars_rankeval.metrics._common import (
     safe_div,
 )
 from polars_rankeval.metrics.features import Features, comb_ratio
-from polars_rankeval.metrics.registry import Interval, register
+from polars_rankeval.metrics.head_form import (
+    HeadForm,
+    HeadReader,
+    Options,
+    Quantity,
+    first_within,
+    head_size,
+    if_relevant,
+)
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
 from polars_rankeval.metrics.sampled_estimators import correctable
+from polars_rankeval.metrics.spec import Sampled
 
 PrecisionDenominator = Annotated[
     Literal["k", "retrieved"],
@@ -61,8 +72,23 @@ Mult = Annotated[
 
 
 # --------------------------------------------------------------------------- kernels
+def _precision_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
+    size = head_size(h, o["denominator"], k)
+    hits = h.sum_at(Quantity("hits", float(o["rel"])), k)
+    return if_relevant(h, float(o["rel"]), pl.when(size > 0).then(hits / size).otherwise(0.0))
+
+
+_PRECISION_HEAD = HeadForm(
+    {"rel": None, "denominator": frozenset({"k", "retrieved"})},
+    lambda o: (Quantity("hits", float(o["rel"])),),
+    _precision_head,
+)
+
+
 @register(
     "precision",
+    head=_PRECISION_HEAD,
+    absolute_positions=True,
     defined="truth",
     family="binary",
     aliases=("P",),
@@ -106,7 +132,7 @@ Mult = Annotated[
     (0.5, 0.0)
     """,
 )
-@correctable("precision")
+@correctable("precision", Sampled("precision", cutoff="required"))
 def _precision(
     f: Features, k: int | None, *, rel: Rel = 1.0, denominator: PrecisionDenominator = "k"
 ) -> pl.Expr:
@@ -114,8 +140,19 @@ def _precision(
     return defined_if(num_relevant(f, rel) > 0, value)
 
 
+def _recall_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
+    t = float(o["rel"])
+    return if_relevant(h, t, h.sum_at(Quantity("hits", t), k) / h.n_relevant(t))
+
+
+_RECALL_HEAD = HeadForm({"rel": None}, lambda o: (Quantity("hits", float(o["rel"])),), _recall_head)
+
+
 @register(
     "recall",
+    head=_RECALL_HEAD,
+    absolute_positions=True,
+    repeated_ranks=True,
     defined="truth",
     family="binary",
     summary="Relevant items in the top k over all relevant items.",
@@ -144,14 +181,29 @@ def _precision(
     └──────────┴──────────┘
     """,
 )
-@correctable("recall")
+@correctable("recall", Sampled("hit"))
 def _recall(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     n_rel = num_relevant(f, rel)
     return defined_if(n_rel > 0, hits(f, k, rel) / n_rel)
 
 
+def _f1_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
+    t = float(o["rel"])
+    hits = h.sum_at(Quantity("hits", t), k)
+    return if_relevant(h, t, 2.0 * hits / (head_size(h, o["denominator"], k) + h.n_relevant(t)))
+
+
+_F1_HEAD = HeadForm(
+    {"rel": None, "denominator": frozenset({"k", "retrieved"})},
+    lambda o: (Quantity("hits", float(o["rel"])),),
+    _f1_head,
+)
+
+
 @register(
     "f1",
+    head=_F1_HEAD,
+    absolute_positions=True,
     defined="truth",
     family="binary",
     summary="Harmonic mean of precision@k and recall@k.",
@@ -180,8 +232,23 @@ def _f1(
     return defined_if(n_rel > 0, value)
 
 
+def _hit_rate_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
+    t = float(o["rel"])
+    if not h.expected:
+        return if_relevant(h, t, pl.when(first_within(h, t, k)).then(1.0).otherwise(0.0))
+    return if_relevant(h, t, 1.0 - h.sum_at(Quantity("log_miss", t), k).exp())
+
+
+_HIT_RATE_HEAD = HeadForm(
+    {"rel": None}, lambda o: (Quantity("log_miss", float(o["rel"])),), _hit_rate_head
+)
+
+
 @register(
     "hit_rate",
+    head=_HIT_RATE_HEAD,
+    absolute_positions=True,
+    repeated_ranks=True,
     defined="truth",
     family="binary",
     aliases=("success",),
@@ -203,7 +270,7 @@ def _f1(
     0.333333
     """,
 )
-@correctable("hit_rate")
+@correctable("hit_rate", Sampled("hit"))
 def _hit_rate(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
     n, j, a = f.n, f.j, f.a
@@ -218,6 +285,7 @@ def _hit_rate(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
 
 @register(
     "r_precision",
+    absolute_positions=True,
     defined="truth",
     family="binary",
     aliases=("Rprec",),
@@ -321,8 +389,23 @@ def _r_precision_cut(
     return defined_if(n_rel > 0, value)
 
 
+def _mrr_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
+    t = float(o["rel"])
+    if not h.expected:
+        hit = 1.0 / h.first_relevant(t).cast(pl.Float64)
+        return if_relevant(h, t, pl.when(first_within(h, t, k)).then(hit).otherwise(0.0))
+    return if_relevant(h, t, h.sum_at(Quantity("reciprocal_rank", t), k))
+
+
+_MRR_HEAD = HeadForm(
+    {"rel": None}, lambda o: (Quantity("reciprocal_rank", float(o["rel"])),), _mrr_head
+)
+
+
 @register(
     "mrr",
+    head=_MRR_HEAD,
+    absolute_positions=True,
     defined="truth",
     family="binary",
     aliases=("recip_rank",),
@@ -351,7 +434,7 @@ def _r_precision_cut(
     0.5
     """,
 )
-@correctable("mrr")
+@correctable("mrr", Sampled("rr"))
 def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     is_rel = f.is_rel(rel)
     if not f.expected:
@@ -371,8 +454,79 @@ def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     return defined_if(num_relevant(f, rel) > 0, contrib.sum())
 
 
+def _arhr_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
+    t = float(o["rel"])
+    return if_relevant(h, t, h.sum_at(Quantity("reciprocal_hits", t), k))
+
+
+_ARHR_HEAD = HeadForm(
+    {"rel": None}, lambda o: (Quantity("reciprocal_hits", float(o["rel"])),), _arhr_head
+)
+
+
+@register(
+    "arhr",
+    head=_ARHR_HEAD,
+    absolute_positions=True,
+    defined="truth",
+    family="binary",
+    normalized=False,
+    bounds=(0.0, None),
+    summary="Sum of 1 / rank over the relevant items in the top k.",
+    definition=(
+        "sum over the relevant recommended items within the top k of 1 / rank "
+        "(average reciprocal hit rank, Deshpande & Karypis 2004: its mean over users); "
+        "null without a relevant item. Expected ties: each position of a tie group of n "
+        "items, r relevant, holds a relevant item with probability r / n."
+    ),
+    doc="""
+    Average reciprocal hit rank: the sum of 1 / rank over the relevant items in the top k.
+
+    Every hit counts, weighted by the reciprocal of its rank (``mrr`` counts the first
+    one only); with one relevant item per user the two agree. Its mean over users is
+    the ARHR of Deshpande & Karypis (2004).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": ["A", "B", "C", "D"],
+    ...                    "score": [4.0, 3.0, 2.0, 1.0], "relevance": [0, 1, 0, 1]})
+    >>> df.select(prk.arhr()).item()  # 1/2 + 1/4
+    0.75
+    >>> df.select(prk.arhr(3)).item()  # 1/2
+    0.5
+    """,
+)
+def _arhr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
+    share = f.gsum(f.is_rel(rel), f"rel>={rel}") / f.n  # P(a relevant item at a position)
+    within = f.ret if k is None else f.ret & (f.o <= k)
+    value = pl.when(within).then(share / f.o.cast(pl.Float64)).otherwise(0.0).sum()
+    return defined_if(num_relevant(f, rel) > 0, value)
+
+
+def _map_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
+    t = float(o["rel"])
+    n_rel = h.n_relevant(t)
+    den = n_rel if o["denominator"] == "relevant" else pl.min_horizontal(n_rel, k)
+    return if_relevant(h, t, h.sum_at(Quantity("precision_sum", t), k) / den)
+
+
+_MAP_HEAD = HeadForm(
+    {
+        "rel": None,
+        "denominator": frozenset({"relevant", "min_k_relevant"}),
+        "tie_group": frozenset({"ordered"}),
+    },
+    lambda o: (Quantity("precision_sum", float(o["rel"])),),
+    _map_head,
+)
+
+
 @register(
     "map",
+    head=_MAP_HEAD,
+    absolute_positions=True,
     defined="truth",
     family="binary",
     aliases=("ap",),
@@ -414,7 +568,10 @@ def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
     True
     """,
 )
-@correctable("map")
+@correctable(
+    "map",
+    Sampled("rr", {"denominator": ("relevant", "min_k_relevant", "hits", "min_list_relevant")}),
+)
 def _map(
     f: Features,
     k: int | None,
@@ -575,7 +732,7 @@ def _ap_by_hits(
     └───────┴───────┴─────┘
     """,
 )
-@correctable("auc")
+@correctable("auc", Sampled("auc", {"degenerate": None}, cutoff="refused"))
 def _auc(
     f: Features, k: int | None, *, rel: Rel = 1.0, degenerate: AUCDegenerate = "zero_one"
 ) -> pl.Expr:

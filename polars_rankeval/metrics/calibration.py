@@ -54,7 +54,9 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import f64
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan
 
 _G, _S = "__prk_cal_g", "__prk_cal_s"
 

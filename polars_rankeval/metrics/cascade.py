@@ -38,7 +38,9 @@ import polars as pl
 from polars_rankeval.metrics._common import defined_if, f64
 from polars_rankeval.metrics.features import Features
 from polars_rankeval.metrics.graded import MaxGrade
-from polars_rankeval.metrics.registry import Interval, Public, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import Public
 
 FAMILY = "cascade"
 Target = Annotated[

@@ -59,7 +59,8 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import f64
 from polars_rankeval.metrics.features import Features, comb_ratio
-from polars_rankeval.metrics.registry import FramePlan, register
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan
 
 _P, _C = "__prk_cat_p", "__prk_cat_c"
 

@@ -39,7 +39,9 @@ from polars_rankeval.metrics._common import (
     num_relevant,
 )
 from polars_rankeval.metrics.features import Features, exact_score
-from polars_rankeval.metrics.registry import GlobalPlan, Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import GlobalPlan
 
 FAMILY = "classification"
 Beta = Annotated[
@@ -88,6 +90,7 @@ class _Table:
 # --------------------------------------------------------------------------- kernels
 @register(
     "fallout",
+    absolute_positions=True,
     higher_is_better=False,
     bounds=(0.0, 1.0),
     defined="truth",
@@ -158,6 +161,7 @@ def _fallout(
 
 @register(
     "miss_rate",
+    absolute_positions=True,
     higher_is_better=False,
     bounds=(0.0, 1.0),
     defined="truth",
@@ -190,6 +194,7 @@ def _miss_rate(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
 
 @register(
     "inverse_precision",
+    absolute_positions=True,
     family=FAMILY,
     aliases=("npv",),
     summary="Inverse precision: catalog items outside the top k that are irrelevant.",
@@ -219,6 +224,7 @@ def _inverse_precision(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr
 
 @register(
     "inverse_recall",
+    absolute_positions=True,
     defined="truth",
     family=FAMILY,
     aliases=("specificity", "tnr"),
@@ -249,6 +255,7 @@ def _inverse_recall(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
 
 @register(
     "fbeta",
+    absolute_positions=True,
     defined="truth",
     family=FAMILY,
     summary="F-beta of precision@k and recall@k; beta=1 is F1.",
@@ -312,6 +319,7 @@ def _fbeta(
 
 @register(
     "markedness",
+    absolute_positions=True,
     bounds=(-1.0, 1.0),
     family=FAMILY,
     normalized=False,
@@ -343,6 +351,7 @@ def _markedness(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
 
 @register(
     "informedness",
+    absolute_positions=True,
     bounds=(-1.0, 1.0),
     defined="truth",
     family=FAMILY,
@@ -381,6 +390,7 @@ def _phi(t: _Table) -> pl.Expr:
 
 @register(
     "mcc",
+    absolute_positions=True,
     bounds=(-1.0, 1.0),
     family=FAMILY,
     normalized=False,
@@ -454,6 +464,7 @@ def _boolean_kendall_tau(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Ex
 
 @register(
     "accuracy",
+    absolute_positions=True,
     defined="always",
     family=FAMILY,
     summary="Catalog items classified right: relevant in the top k, irrelevant outside it.",

@@ -11,7 +11,7 @@ Undefined (null; the ``empty=`` policy decides) with fewer than two rated items 
 the scores or the relevances are all equal (no pair to compare).
 
 ``kendall_tau`` and ``fcp`` count pairs. They are computed by a sub-plan
-(:class:`~polars_rankeval.metrics.registry.FramePlan`) without a self-join: the discordant pairs
+(:class:`~polars_rankeval.metrics.spec.FramePlan`) without a self-join: the discordant pairs
 are counted bit by bit of the dense relevance rank (pairs that split on bit b share the
 higher bits), one cumulative count per bit, in O(n log d) rows per user of n rated
 items with d distinct relevance values (one pass for binary relevance), not O(n^2).
@@ -26,7 +26,8 @@ import polars as pl
 
 from polars_rankeval.metrics._common import defined_if, f64
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, register
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan
 
 FAMILY = "correlation"
 ScoreTies = Annotated[

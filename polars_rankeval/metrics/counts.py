@@ -11,6 +11,8 @@ from polars_rankeval.metrics.registry import register
 
 @register(
     "num_ret",
+    absolute_positions=True,
+    repeated_ranks=True,
     higher_is_better=None,
     defined="always",
     family="count",
@@ -39,6 +41,8 @@ def _num_ret(f: Features, k: int | None) -> pl.Expr:
 
 @register(
     "num_rel",
+    absolute_positions=True,
+    repeated_ranks=True,
     higher_is_better=None,
     defined="always",
     family="count",
@@ -68,6 +72,8 @@ def _num_rel(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
 
 @register(
     "num_rel_ret",
+    absolute_positions=True,
+    repeated_ranks=True,
     defined="always",
     family="count",
     normalized=False,

@@ -83,7 +83,8 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import defined_if, f64, partial_sums
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import Combine, GlobalPlan, register
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import Combine, GlobalPlan
 
 Estimation = Annotated[
     Literal["matching", "ips", "dr"],

@@ -45,7 +45,8 @@ from polars_rankeval.metrics._common import (
 )
 from polars_rankeval.metrics.binary import APDenominator, PrecisionDenominator, _map
 from polars_rankeval.metrics.features import Features, comb_ratio
-from polars_rankeval.metrics.registry import CurvePlan, register_curve
+from polars_rankeval.metrics.registry import register_curve, registered
+from polars_rankeval.metrics.spec import CurvePlan
 
 _PREFIX = "__prk_curve"
 
@@ -154,6 +155,18 @@ def _mrr_curve(f: Features, ks: tuple[int, ...], *, rel: Rel = 1.0) -> CurvePlan
         first = f.ret & (is_rel > 0) & (f.rel_above(rel) == 0)
         contribution = pl.when(first).then(1.0 / position).otherwise(0.0)
     name = f"{_PREFIX}[rr:{rel}]"
+    return CurvePlan(
+        {name: _cumulative(f, contribution), **_counts(f, rel)},
+        lambda k: _defined(rel, at(name, k)),
+    )
+
+
+@register_curve("arhr")
+def _arhr_curve(f: Features, ks: tuple[int, ...], *, rel: Rel = 1.0) -> CurvePlan:
+    """Cumulative expected reciprocal hits: position p holds a relevant item w.p. r / n."""
+    share = f.gsum(f.is_rel(rel), f"rel>={rel}") / f.n
+    name = f"{_PREFIX}[rhits:{rel}]"
+    contribution = pl.when(f.ret).then(share / f.o.cast(pl.Float64)).otherwise(0.0)
     return CurvePlan(
         {name: _cumulative(f, contribution), **_counts(f, rel)},
         lambda k: _defined(rel, at(name, k)),
@@ -271,5 +284,6 @@ def _ndcg_curve(
     return CurvePlan({name: cum, ideal_name: ideal_cum}, value)
 
 
-CURVE_METRICS = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "dcg", "ndcg")
-"""The metrics whose cutoff lists and ranges are computed in one pass."""
+def curve_metrics() -> tuple[str, ...]:
+    """The metrics whose cutoff lists and ranges are computed in one pass (declared)."""
+    return tuple(name for name, spec in registered().items() if spec.curve is not None)

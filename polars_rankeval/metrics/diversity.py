@@ -83,7 +83,8 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import defined_if, f64, partial_sums
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, GlobalPlan, register
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan, GlobalPlan
 
 _P, _G, _LAM, _V = "__prk_div_p", "__prk_div_g", "__prk_div_lam", "__prk_div_v"
 
@@ -150,6 +151,7 @@ def _inter_value(merged: pl.LazyFrame, by_cols: list[str]) -> pl.LazyFrame:
 # --------------------------------------------------------------------------- intra-list
 @register(
     "intra_list_diversity",
+    absolute_positions=True,
     family="diversity",
     normalized=False,
     summary="Mean distance between the feature vectors of the items of a top k.",

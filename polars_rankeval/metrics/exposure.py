@@ -107,7 +107,9 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import defined_if, f64, partial_sums
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, GlobalPlan, Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan, GlobalPlan
 
 Discount = Annotated[Literal["none", "log"], "exposure of rank p: 1, or 1 / log2(p + 1)"]
 Normalize = Annotated[bool, "divide by log(n_items), the entropy of a uniform exposure"]
@@ -200,6 +202,11 @@ OutsideCatalog = Annotated[
 
 @register(
     "coverage",
+    # coverage(outside_catalog=ignore|count) is defined with recommended items outside
+    # the catalog (RePlay, RecTools).
+    outside_catalog=lambda options: options.get("outside_catalog", "error") != "error",
+    absolute_positions=True,
+    repeated_ranks=True,
     family="exposure",
     scope="global",
     normalized=False,
@@ -473,6 +480,7 @@ def _history_popularity_bias(f: Features, k: int | None, source: str) -> FramePl
 
 @register(
     "popularity_bias",
+    absolute_positions=True,
     higher_is_better=False,
     family="exposure",
     normalized=False,
@@ -512,6 +520,7 @@ def _popularity_bias(
 
 @register(
     "novelty",
+    absolute_positions=True,
     family="exposure",
     normalized=False,
     summary="Mean self-information -log2 p(i) of the items of the top k.",

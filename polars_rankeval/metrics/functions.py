@@ -17,6 +17,7 @@ from polars_rankeval.metrics._common import inline
 
 __all__ = [
     "accuracy",
+    "arhr",
     "auc",
     "bin_g",
     "boolean_kendall_tau",
@@ -529,6 +530,69 @@ def mrr(
     """
     return inline(
         "mrr",
+        k,
+        ties=ties,
+        item=item,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        rel=rel,
+    )
+
+
+def arhr(
+    k: int | None = None,
+    *,
+    rel: float = 1.0,
+    ties: TiePolicy = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+) -> pl.Expr:
+    """Average reciprocal hit rank: the sum of 1 / rank over the relevant items in the top k.
+
+    Every hit counts, weighted by the reciprocal of its rank (``mrr`` counts the first
+    one only); with one relevant item per user the two agree. Its mean over users is
+    the ARHR of Deshpande & Karypis (2004).
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` uses the whole recommendation list.
+    rel
+        Minimum relevance that counts as relevant (inclusive). A number > 0.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`).
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one user's rows to one Float64 named after the metric; null where it is
+        undefined, which depends only on the user's judged rows.
+
+    Notes
+    -----
+    sum over the relevant recommended items within the top k of 1 / rank (average reciprocal
+    hit rank, Deshpande & Karypis 2004: its mean over users); null without a relevant item.
+    Expected ties: each position of a tie group of n items, r relevant, holds a relevant
+    item with probability r / n.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1] * 4, "item": ["A", "B", "C", "D"],
+    ...                    "score": [4.0, 3.0, 2.0, 1.0], "relevance": [0, 1, 0, 1]})
+    >>> df.select(prk.arhr()).item()  # 1/2 + 1/4
+    0.75
+    >>> df.select(prk.arhr(3)).item()  # 1/2
+    0.5
+    """
+    return inline(
+        "arhr",
         k,
         ties=ties,
         item=item,

@@ -11,7 +11,7 @@ positions (McSherry & Najork, 2008).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import polars as pl
 
@@ -30,8 +30,17 @@ from polars_rankeval.metrics._common import (
     ideal_k,
 )
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import Interval, Public, register
+from polars_rankeval.metrics.head_form import (
+    GainKey,
+    HeadForm,
+    HeadReader,
+    Options,
+    Quantity,
+)
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
 from polars_rankeval.metrics.sampled_estimators import correctable
+from polars_rankeval.metrics.spec import Public, Sampled
 
 MaxGrade = Annotated[
     float | None,
@@ -40,8 +49,29 @@ MaxGrade = Annotated[
 ]
 
 
+def _gain_key(o: Options) -> GainKey:
+    return (o["gain"], o["discount"], o["base"], o["half_life"])
+
+
+def _dcg_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
+    return h.sum_at(Quantity("discounted_gain", gain=_gain_key(o)), k)
+
+
+_DCG_OPTIONS: dict[str, frozenset[Any] | None] = {
+    "gain": frozenset({"linear", "exp"}),
+    "discount": frozenset({"log", "log_clipped", "half_life"}),
+    "base": None,
+    "half_life": None,
+}
+_DCG_HEAD = HeadForm(
+    _DCG_OPTIONS, lambda o: (Quantity("discounted_gain", gain=_gain_key(o)),), _dcg_head
+)
+
+
 @register(
     "dcg",
+    head=_DCG_HEAD,
+    absolute_positions=True,
     defined="always",
     family="graded",
     normalized=False,
@@ -64,7 +94,7 @@ MaxGrade = Annotated[
     9.5
     """,
 )
-@correctable("dcg")
+@correctable("dcg", Sampled("dcg"))
 def _dcg(
     f: Features,
     k: int | None,
@@ -77,8 +107,26 @@ def _dcg(
     return dcg_sum(f, k, gain, discount, base, half_life)
 
 
+def _ideal(o: Options) -> Quantity:
+    return Quantity("ideal_gain", gain=_gain_key(o), idcg=o["idcg"])
+
+
+def _ndcg_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
+    ideal = h.sum_at(_ideal(o), k)
+    return pl.when(ideal > 0).then(_dcg_head(h, o, k) / ideal).otherwise(None)
+
+
+_NDCG_HEAD = HeadForm(
+    {**_DCG_OPTIONS, "idcg": frozenset({"cut", "all"})},
+    lambda o: (Quantity("discounted_gain", gain=_gain_key(o)), _ideal(o)),
+    _ndcg_head,
+)
+
+
 @register(
     "ndcg",
+    head=_NDCG_HEAD,
+    absolute_positions=True,
     defined="truth",
     family="graded",
     summary="DCG@k over the ideal DCG@k.",
@@ -115,7 +163,10 @@ def _dcg(
     └──────────────────┴──────────────────┘
     """,
 )
-@correctable("ndcg")
+@correctable(
+    "ndcg",
+    Sampled("ndcg", {"gain": None, "idcg": ("cut", "all"), "base": None, "discount": ("log",)}),
+)
 def _ndcg(
     f: Features,
     k: int | None,

@@ -96,7 +96,9 @@ from polars_rankeval._utils.ties import id_order
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import Rel, f64
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan
 
 T = TypeVar("T")
 _S, _POS, _C, _G = "__prk_ia_s", "__prk_ia_pos", "__prk_ia_c", "__prk_ia_g"

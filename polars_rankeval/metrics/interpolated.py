@@ -20,7 +20,8 @@ import polars as pl
 
 from polars_rankeval.metrics._common import Rel, defined_if, hits, num_relevant, safe_div
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
 
 Level = Annotated[
     float,
@@ -150,6 +151,7 @@ def _iprec_11pt(f: Features, k: None, *, rel: Rel = 1.0) -> pl.Expr:
 
 @register(
     "relative_precision",
+    absolute_positions=True,
     defined="truth",
     family="binary",
     aliases=("relative_P",),

@@ -33,7 +33,8 @@ import polars as pl
 
 from polars_rankeval._utils.ties import id_order
 from polars_rankeval.metrics.features import Features, f64
-from polars_rankeval.metrics.registry import Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
 
 Denominator = Literal["run", "reference"]
 INTERSECTION_DENOMINATORS: tuple[str, ...] = ("run", "reference")

@@ -53,7 +53,8 @@ import polars as pl
 
 from polars_rankeval.metrics._common import Rel, defined_if, partial_sums
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import GlobalPlan, register
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import GlobalPlan
 
 FAMILY = "item"
 

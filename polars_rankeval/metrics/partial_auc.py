@@ -18,7 +18,7 @@ is read as if the missing negatives were below every recommended item (RecTools'
 a user undefined (null) when it also misses a relevant item, RecTools' "exclude", and
 ``insufficient="raise"`` makes it an error (RecTools' "raise"): the kernel marks such a
 user NaN and ``evaluate`` raises naming the metric, their number and the first of them
-(:class:`polars_rankeval.metrics.registry.Raises`), otherwise the values of "exclude".
+(:class:`polars_rankeval.metrics.spec.Raises`), otherwise the values of "exclude".
 
 A relevant item with F negatives above it adds max(0, k - F). Under
 ``ties="expected"`` a relevant item in a tie group with s negatives has a number U of
@@ -46,7 +46,8 @@ import polars as pl
 
 from polars_rankeval.metrics._common import Rel, defined_if, f64, num_relevant
 from polars_rankeval.metrics.features import Features, lgamma
-from polars_rankeval.metrics.registry import Raises, register
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import Raises
 
 FAMILY = "binary"
 Insufficient = Annotated[
@@ -177,6 +178,7 @@ def _finish(rows: _Rows, numerator: pl.Expr, relevant: pl.Expr, insufficient: st
 
 @register(
     "partial_auc",
+    absolute_positions=True,
     family=FAMILY,
     aliases=("pauc",),
     summary="Partial AUC up to the k-th non-relevant recommended item (pAUC@k).",
@@ -228,6 +230,7 @@ def _partial_auc(
 
 @register(
     "pap",
+    absolute_positions=True,
     family=FAMILY,
     summary="Partial AUC + precision at k (pAp@k): the top min(k, R) relevant items.",
     definition=(

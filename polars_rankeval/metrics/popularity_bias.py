@@ -82,7 +82,9 @@ from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import Rel, defined_if, f64, partial_sums
 from polars_rankeval.metrics.exposure import Discount, _exposure
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, GlobalPlan, Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan, GlobalPlan
 
 _GRP = "__prk_grp"
 
@@ -193,6 +195,7 @@ def _tail_count(
 
 @register(
     "aplt",
+    absolute_positions=True,
     family="popularity_bias",
     normalized=False,
     bounds=(0.0, 1.0),
@@ -217,6 +220,7 @@ def _aplt(
 
 @register(
     "aclt",
+    absolute_positions=True,
     family="popularity_bias",
     normalized=False,
     summary="Number of long-tail items in the top k (average coverage of long tail items).",

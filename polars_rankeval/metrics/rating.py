@@ -14,7 +14,7 @@ Two averages (``average=``):
   Null for a user without a rated row.
 * ``"global"``: one error over all rated rows of a ``by`` group (the Netflix prize's
   RMSE), so users with many ratings weigh more. Computed as partial sums and counts
-  (:class:`~polars_rankeval.metrics.registry.GlobalPlan`); a value of the summary only.
+  (:class:`~polars_rankeval.metrics.spec.GlobalPlan`); a value of the summary only.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ import polars as pl
 
 from polars_rankeval.metrics._common import defined_if, partial_sums
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import GlobalPlan, Public, register
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import GlobalPlan, Public
 
 FAMILY = "rating"
 Average = Annotated[

@@ -8,7 +8,7 @@ cached) and the per-sampled-rank values of each estimator (:func:`_estimator_val
 
 :func:`correctable` gives a metric kernel the options ``estimator=``, ``gamma=`` and
 ``sampling=`` (``ndcg(estimator=bv)@10`` in the grammar). With an estimator, the kernel
-returns a :class:`~polars_rankeval.metrics.registry.FramePlan`: each relevant row (a positive)
+returns a :class:`~polars_rankeval.metrics.spec.FramePlan`: each relevant row (a positive)
 gets its sampled rank among the user's non-relevant rows (its negatives) from the
 shared features (first position of its tie group minus the relevant rows above, and
 the tied negatives under ``ties="expected"``), the correction table of the distinct
@@ -32,29 +32,16 @@ import polars as pl
 
 from polars_rankeval._utils.types import check_choice, integer
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, Interval, Kernel, bind, get_spec
+from polars_rankeval.metrics.grammar import bind
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import get_spec, registered
+from polars_rankeval.metrics.spec import FramePlan, Kernel, Sampled
 
 Estimator = Literal["sampled", "rank", "mb", "bv"]
 ESTIMATORS: tuple[str, ...] = ("sampled", "rank", "mb", "bv")
 Sampling = Literal["without_replacement", "with_replacement"]
 SAMPLINGS: tuple[str, ...] = ("without_replacement", "with_replacement")
 
-_KIND = {
-    "hit_rate": "hit",
-    "recall": "hit",
-    "precision": "precision",
-    "ndcg": "ndcg",
-    "dcg": "dcg",
-    "mrr": "rr",
-    "map": "rr",
-    "auc": "auc",
-}
-# Options whose value does not change a one-positive metric (any other value is refused).
-_NEUTRAL: dict[str, dict[str, tuple[Any, ...] | None]] = {
-    "ndcg": {"gain": None, "idcg": ("cut", "all"), "base": None, "discount": ("log",)},
-    "map": {"denominator": ("relevant", "min_k_relevant", "hits", "min_list_relevant")},
-    "auc": {"degenerate": None},
-}
 _BLOCK = 4_000_000
 """Entries of ``A`` per block of rows in the least-squares solve."""
 
@@ -245,11 +232,13 @@ def check_target(
     ``options`` are the bound options (every option of the metric); those in ``skip``
     are not checked. ``label`` names the metric in the messages.
     """
-    if name not in _KIND:
-        msg = f"sampled-metric corrections support {sorted(_KIND)}, got {label!r}"
-        raise ValueError(msg)
     spec = get_spec(name)
-    neutral = _NEUTRAL.get(name, {})
+    declared = spec.sampled
+    if declared is None:
+        supported = sorted(n for n, s in registered().items() if s.sampled is not None)
+        msg = f"sampled-metric corrections support {supported}, got {label!r}"
+        raise ValueError(msg)
+    neutral = declared.neutral
     for key, value in options.items():
         if key in skip:
             continue
@@ -262,13 +251,13 @@ def check_target(
             f"(the one-positive value is not covered otherwise), got {label!r}"
         )
         raise ValueError(msg)
-    if name == "precision" and k is None:
-        msg = "sampled-metric corrections need precision with a cutoff (precision@k)"
+    if declared.cutoff == "required" and k is None:
+        msg = f"sampled-metric corrections need {name} with a cutoff ({name}@k)"
         raise ValueError(msg)
-    if name == "auc" and k is not None:
-        msg = f"sampled-metric corrections support auc over all candidates, not {label!r}"
+    if declared.cutoff == "refused" and k is not None:
+        msg = f"sampled-metric corrections support {name} over all candidates, not {label!r}"
         raise ValueError(msg)
-    return Target(label, _KIND[name], k)
+    return Target(label, declared.kind, k)
 
 
 def needs_catalog(options: dict[str, Any]) -> bool:
@@ -327,8 +316,11 @@ def lookup(
     )
 
 
-def correctable(name: str) -> Callable[[Kernel], Kernel]:
+def correctable(name: str, sampled: Sampled) -> Callable[[Kernel], Kernel]:
     """Give the kernel of metric ``name`` the options ``estimator``, ``gamma``, ``sampling``.
+
+    ``sampled`` declares the metric's one-positive form (:class:`Sampled`), which
+    ``register`` records in the metric's spec.
 
     With ``estimator=None`` (default, ``none`` in the grammar) the kernel runs as
     before; otherwise the metric is the sampled-evaluation estimate (see the module
@@ -373,6 +365,7 @@ def correctable(name: str) -> Callable[[Kernel], Kernel]:
             "sampling": SamplingOption,
         }
         wrapper.__prk_plan_options__ = tuple(SAMPLED_DEFAULTS)  # type: ignore[attr-defined]
+        wrapper.__prk_sampled__ = sampled  # type: ignore[attr-defined]
         return wrapper
 
     return decorate

@@ -75,7 +75,8 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import Rel, f64
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, register
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan
 
 _P, _SIM = "__prk_ser_p", "__prk_ser_sim"
 
@@ -282,6 +283,7 @@ def _history_mean(
 # --------------------------------------------------------------------------- serendipity
 @register(
     "serendipity",
+    absolute_positions=True,
     family="serendipity",
     normalized=False,
     needs=("n_items",),
@@ -404,6 +406,7 @@ def _base_share(
 # --------------------------------------------------------------------------- unexpectedness
 @register(
     "unexpectedness",
+    absolute_positions=True,
     family="serendipity",
     normalized=False,
     summary="Share of the top k a baseline did not recommend, or its distance to the history.",

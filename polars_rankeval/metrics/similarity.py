@@ -32,7 +32,9 @@ import polars as pl
 
 from polars_rankeval._utils.ties import id_order
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan
 
 Estimate = Literal["ext", "min", "max", "res"]
 RBO_ESTIMATES: tuple[str, ...] = ("ext", "min", "max", "res")

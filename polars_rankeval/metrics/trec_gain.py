@@ -30,7 +30,8 @@ from polars_rankeval.metrics._common import (
     num_relevant,
 )
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import Interval, register
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.registry import register
 
 Persistence = Annotated[
     float,

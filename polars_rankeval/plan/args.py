@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval._utils.types import integer
-from polars_rankeval.metrics.registry import Metric
+from polars_rankeval.metrics.spec import Metric
 
 
 def _got(value: Any) -> str:

@@ -15,11 +15,10 @@ import polars as pl
 
 import polars_rankeval.plan.head as _head
 from polars_rankeval._utils.types import USER_UNIVERSES, Columns, check_choice
-from polars_rankeval.metrics.registry import CurvePlan, FramePlan, GlobalPlan, Metric
+from polars_rankeval.metrics.spec import CurvePlan, FramePlan, GlobalPlan, Metric
+from polars_rankeval.plan.job import HAS_RECS as _HAS_RECS
+from polars_rankeval.plan.job import HAS_TRUTH as _HAS_TRUTH
 from polars_rankeval.plan.job import Job, UsersArg
-
-_HAS_TRUTH = "__prk_has_truth"
-_HAS_RECS = "__prk_has_recs"
 
 
 def build(

@@ -18,7 +18,7 @@ import polars as pl
 
 from polars_rankeval._utils.types import Aggregation, check_choice
 from polars_rankeval.metrics.aggregate import GMEAN_FLOOR
-from polars_rankeval.metrics.registry import GlobalPlan, Metric
+from polars_rankeval.metrics.spec import GlobalPlan, Metric
 from polars_rankeval.plan.job import (
     RESERVED,
     Job,

@@ -2,20 +2,22 @@
 
 The general path (:class:`~polars_rankeval.metrics.features.Features`, window provider)
 materialises positions, tie groups and per-user totals as window columns over every
-row, then reduces them with one ``group_by``. For the cutoff metrics of the binary and
-graded core (precision, recall, f1, hit_rate, mrr, map, dcg and ndcg at a cutoff, and
-their cutoff lists and ranges) most of that work is wasted: a metric at cutoff k only
-reads the positions 1..k. This path instead runs
+row, then reduces them with one ``group_by``. For the cutoff metrics that declare a
+sorted-head form (:class:`~polars_rankeval.metrics.head_form.HeadForm`: the binary and
+graded core, at a cutoff, and their cutoff lists and ranges) most of that work is
+wasted: a metric at cutoff k only reads the positions 1..k. This path instead runs
 
 1. **one** ``group_by(by + user).agg(...)`` over the rows, holding per user: the head of
    the list sorted by the tie policy's order (Polars sorts inside the aggregation and
    stops at the head, a partial sort), the user's totals (#relevant per threshold,
    #recommended) and the ideal gains (a top-k by gain among the positive gains);
 2. a small frame of the head rows (users x K rows, K the largest cutoff) on which each
-   position's contribution is computed with the formulas of the curve kernels
-   (:mod:`polars_rankeval.metrics.cutoff_kernels`), collected per user and summed up to every
-   cutoff (one cumulative list per user, read once per cutoff: 100 cutoffs cost 100
-   vectorised reads of the users' lists, not 100 passes over the rows).
+   position's contribution to each quantity the metrics read
+   (:class:`~polars_rankeval.metrics.head_form.Quantity`) is computed with the formulas
+   of the curve kernels (:mod:`polars_rankeval.metrics.cutoff_kernels`), collected per
+   user and summed up to every cutoff (one cumulative list per user, read once per
+   cutoff: 100 cutoffs cost 100 vectorised reads of the users' lists, not 100 passes
+   over the rows).
 
 Ties. Under a deterministic policy the sort itself breaks ties (:data:`TIE_ORDER`) and
 every position is its own tie group. Under ``ties="expected"`` the head is sorted by
@@ -43,20 +45,23 @@ never split between the two). Every column of this path is named with the prefix
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import polars as pl
 
 from polars_rankeval._utils.ties import id_order, resolve_ties
+from polars_rankeval.metrics._common import discount_at
 from polars_rankeval.metrics.features import Features, order_kind
+from polars_rankeval.metrics.head_form import GainKey, HeadForm, Quantity
 from polars_rankeval.metrics.sampled_estimators import SAMPLED_DEFAULTS
+from polars_rankeval.plan.job import HAS_RECS as _HAS_RECS
+from polars_rankeval.plan.job import HAS_TRUTH as _HAS_TRUTH
+from polars_rankeval.plan.validate import row_screen
 
 if TYPE_CHECKING:
-    from polars_rankeval.metrics.registry import Metric
+    from polars_rankeval.metrics.spec import Metric
     from polars_rankeval.plan.job import Job
 
-HEAD_METRICS = frozenset({"precision", "recall", "f1", "hit_rate", "mrr", "map", "dcg", "ndcg"})
-"""The metrics this path evaluates (each at a cutoff: ``@k``, a list or a range)."""
 MARKER = "__prk_head"
 """Prefix of every column this path adds: visible in ``LazyFrame.explain()``."""
 TIE_MARGIN = 3
@@ -92,41 +97,13 @@ _NEW = f"{MARKER}:new"
 _END = f"{MARKER}:end"
 
 
-SUPPORTED: dict[str, dict[str, frozenset[Any] | None]] = {
-    "precision": {"rel": None, "denominator": frozenset({"k", "retrieved"})},
-    "recall": {"rel": None},
-    "f1": {"rel": None, "denominator": frozenset({"k", "retrieved"})},
-    "hit_rate": {"rel": None},
-    "mrr": {"rel": None},
-    "map": {
-        "rel": None,
-        "denominator": frozenset({"relevant", "min_k_relevant"}),
-        "tie_group": frozenset({"ordered"}),
-    },
-    "dcg": {
-        "gain": frozenset({"linear", "exp"}),
-        "discount": frozenset({"log", "log_clipped", "half_life"}),
-        "base": None,
-        "half_life": None,
-    },
-    "ndcg": {
-        "gain": frozenset({"linear", "exp"}),
-        "discount": frozenset({"log", "log_clipped", "half_life"}),
-        "base": None,
-        "half_life": None,
-        "idcg": frozenset({"cut", "all"}),
-    },
-}
-"""The options (and option values; ``None``: any) this path evaluates, per metric. A
-metric with another option or value (a newer convention) takes the general path."""
-
-
 def applies(job: Job) -> bool:
     """True when every metric of ``job`` is evaluated by this path.
 
-    That is: each is one of :data:`HEAD_METRICS` with a cutoff ``k >= 1`` (metrics
-    without ``@k`` read the whole list and stay on the general path) and options in
-    :data:`SUPPORTED`, the score/rank column's order is exact without a window
+    That is: each declares a sorted-head form (:attr:`MetricSpec.head
+    <polars_rankeval.metrics.spec.MetricSpec>`) covering its options, with a cutoff
+    ``k >= 1`` (metrics without ``@k`` read the whole list and stay on the general
+    path), the score/rank column's order is exact without a window
     (:func:`order_kind` ``f64`` or ``i128``), and no metric reads an extra column.
     """
     if not ENABLED or job.extra or order_kind(job.order_dtype) == "dense":
@@ -134,17 +111,21 @@ def applies(job: Job) -> bool:
     if job.absolute:  # ranks with gaps: positions are not offsets in the sorted head
         return False
     return all(
-        m.spec.name in HEAD_METRICS
+        m.spec.head is not None
         and m.k is not None
         and m.k >= 1
         and job.kinds.get(m.name) == "expr"
-        and _supported(m.spec.name, dict(m.options))
+        and _supported(m.spec.head, dict(m.options))
         for m in job.metrics
     )
 
 
-def _supported(name: str, options: dict[str, Any]) -> bool:
-    allowed = SUPPORTED[name]
+def _supported(form: HeadForm, options: dict[str, Any]) -> bool:
+    """Whether the head form covers these options.
+
+    The options of the sampled estimators at their defaults (the plain metric) pass.
+    """
+    allowed = form.options
     for option, value in options.items():
         if SAMPLED_DEFAULTS.get(option, _NO_DEFAULT) == value:  # the plain metric
             continue
@@ -160,25 +141,12 @@ def _name(*parts: Any) -> str:
     return f"{MARKER}[{':'.join(str(p) for p in parts)}]"
 
 
-def _curve(*parts: Any) -> str:
-    """A quantity summed over positions, named as the curve kernels name theirs.
-
-    (The content of :mod:`polars_rankeval.metrics.cutoff_kernels`' per-user cumulative lists,
-    e.g. ``__prk_curve[dcg:linear:log:2.0:None]``; here a sum, or a list by position
-    summed per cutoff.)
-    """
-    return f"__prk_curve[{':'.join(str(p) for p in parts)}]"
-
-
 def _gain(rel: pl.Expr, gain: str) -> pl.Expr:
     return rel if gain == "linear" else 2.0**rel - 1.0
 
 
 def _discount(p: pl.Expr, discount: str, base: float, half_life: float | None) -> pl.Expr:
     """The discount of position ``p``, as the graded kernels define it."""
-    # Imported here: the metrics package imports evaluate, which imports this module.
-    from polars_rankeval.metrics._common import discount_at
-
     return discount_at(p, discount, base, half_life)
 
 
@@ -193,14 +161,18 @@ def _discounts(values: pl.Expr, discount: str, base: float, half_life: float | N
 
 
 class _Request:
-    """What the requested metrics need: thresholds, gains, discounts and cutoffs."""
+    """What the requested metrics read: thresholds, gains, quantities and cutoffs.
+
+    Gathered from the metrics' head forms
+    (:class:`~polars_rankeval.metrics.head_form.HeadForm`): each quantity once, however
+    many metrics and cutoffs read it.
+    """
 
     def __init__(self, job: Job, relevance_dtype: pl.DataType | None = None) -> None:
         self.thresholds: dict[float, None] = {}
-        self.quantities: dict[str, tuple[Any, ...]] = {}
+        self.quantities: dict[str, Quantity] = {}
         self.cutoffs: dict[str, set[int]] = {}
         self.ideals: dict[str, tuple[str, str, float, float | None, int | None]] = {}
-        self.n_ret = False
         self.gains: set[str] = set()
         self.ap_thresholds: set[float] = set()
         self.rr_thresholds: set[float] = set()
@@ -209,34 +181,62 @@ class _Request:
         self.small_int_relevance = relevance_dtype in small_ints
         self.k = 1
         for metric in job.metrics:
-            options = dict(metric.options)
             k = int(metric.k or 1)
             self.k = max(self.k, k)
-            name = metric.spec.name
-            if name in ("dcg", "ndcg"):
-                disc = (options["gain"], options["discount"], options["base"])
-                key = (*disc, options["half_life"])
-                self.quantities[_curve("dcg", *key)] = ("dcg", *key)
-                self.cutoffs.setdefault(_curve("dcg", *key), set()).add(k)
-                self.gains.add(options["gain"])
-                if name == "ndcg":
-                    ideal = _curve("idcg", *key, options["idcg"])
-                    cut = k if options["idcg"] == "cut" else None
-                    old = self.ideals.get(ideal)
-                    if old is not None and cut is not None and old[4] is not None:
-                        cut = max(old[4], cut)
-                    self.ideals[ideal] = (*key, cut)
-                    self.cutoffs.setdefault(ideal, set()).add(k)
-                continue
-            rel = float(options["rel"])
-            self.thresholds[rel] = None
-            if options.get("denominator") == "retrieved":
-                self.n_ret = True
-            kind = {"mrr": "rr", "map": "ap", "hit_rate": "logmiss"}.get(name, "hits")
-            if kind in ("ap", "rr"):
-                (self.ap_thresholds if kind == "ap" else self.rr_thresholds).add(rel)
-            self.quantities[_curve(kind, rel)] = (kind, rel)
-            self.cutoffs.setdefault(_curve(kind, rel), set()).add(k)
+            form = metric.spec.head
+            if form is None:  # pragma: no cover - applies() admits head forms only
+                msg = f"metric {metric.name!r} has no sorted-head form"
+                raise ValueError(msg)
+            for quantity in form.quantities(dict(metric.options)):
+                self._add(quantity, k)
+
+    def _add(self, quantity: Quantity, k: int) -> None:
+        name = quantity.column
+        self.cutoffs.setdefault(name, set()).add(k)
+        if quantity.kind == "ideal_gain":
+            cut = k if quantity.idcg == "cut" else None
+            old = self.ideals.get(name)
+            if old is not None and cut is not None and old[4] is not None:
+                cut = max(old[4], cut)
+            self.ideals[name] = (*cast(GainKey, quantity.gain), cut)
+            return
+        self.quantities[name] = quantity
+        if quantity.kind == "discounted_gain":
+            self.gains.add(cast(GainKey, quantity.gain)[0])
+            return
+        t = float(quantity.threshold or 0.0)
+        self.thresholds[t] = None
+        if quantity.kind == "precision_sum":
+            self.ap_thresholds.add(t)
+        elif quantity.kind == "reciprocal_rank":
+            self.rr_thresholds.add(t)
+
+
+class _Reader:
+    """The head path's per-user columns, as a head form reads them.
+
+    See :class:`~polars_rankeval.metrics.head_form.HeadReader`.
+    """
+
+    def __init__(self, need: _Request, expected: bool) -> None:
+        self.need = need
+        self.expected = expected
+
+    def sum_at(self, quantity: Quantity, k: int) -> pl.Expr:
+        name = quantity.column
+        if quantity.kind == "ideal_gain":
+            cut = self.need.ideals[name][4]
+            return _sum_at(self.need, name, k if quantity.idcg == "cut" else 2**32 - 1, cut)
+        return _sum_at(self.need, name, k)
+
+    def n_relevant(self, threshold: float) -> pl.Expr:
+        return pl.col(_name("n_rel", float(threshold)))
+
+    def n_retrieved(self) -> pl.Expr:
+        return pl.col(_N_RET)
+
+    def first_relevant(self, threshold: float) -> pl.Expr:
+        return pl.col(_first(float(threshold)))
 
 
 def per_user(
@@ -266,8 +266,6 @@ def per_user(
     and ~20% faster; and the checks' counts read the collected frame, so they can
     never cost a second aggregation. A LazyFrame stays lazy (``False``).
     """
-    from polars_rankeval.plan.build import _HAS_RECS, _HAS_TRUTH
-
     cols, keys = job.icols, job.ikeys
     need = _Request(job, rows.collect_schema()[cols.relevance])
     expected = not resolve_ties(job.ties).deterministic
@@ -322,7 +320,8 @@ def per_user(
     else:
         users = _deterministic_sums(users, need)
     users = _prefix_sums(users, need, expected)
-    values = [_value(need, m, expected).alias(m.name) for m in job.metrics]
+    reader = _Reader(need, expected)
+    values = [_value(reader, m).alias(m.name) for m in job.metrics]
     return users.select(*keys, *values, _HAS_TRUTH, _HAS_RECS)
 
 
@@ -361,8 +360,6 @@ def check_counts(job: Job, rows: pl.LazyFrame, users: pl.LazyFrame) -> pl.LazyFr
     :func:`polars_rankeval.plan.validate.check_values` runs on the input and raises the
     first problem with its usual message and examples.
     """
-    from polars_rankeval.plan.validate import row_screen
-
     screen = row_screen(rows.collect_schema(), job.icols, job.iby)
     bad = rows.select(pl.sum_horizontal(screen).cast(pl.Int64).alias("bad"))
     dup = users.select(pl.col(_EXTRA).sum().cast(pl.Int64).alias("dup"))
@@ -463,7 +460,7 @@ def _prefix_sums(users: pl.LazyFrame, need: _Request, expected: bool) -> pl.Lazy
         cut = need.ideals[name][4] if name in need.ideals else 0
         if _summed(need, name, cut):
             continue
-        if not expected and need.quantities.get(name, ("",))[0] in ("rr", "logmiss"):
+        if not expected and _first_only(need.quantities.get(name)):
             continue
         ks = sorted(cutoffs)
         cumulative[_cumulative(name)] = _segments(pl.col(name), ks).list.eval(
@@ -544,23 +541,33 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
     columns: dict[str, pl.Expr] = {}
     positions = pl.int_ranges(1, rel.list.len() + 1)
     for name, quantity in need.quantities.items():
-        kind = quantity[0]
-        if kind == "dcg":
-            gain, discount, base, half_life = quantity[1:]
+        kind = quantity.kind
+        if kind == "discounted_gain":
+            gain, discount, base, half_life = cast(GainKey, quantity.gain)
             gains = rel.list.eval(_gain(pl.element(), gain))
             discounts = _discounts(rel, discount, base, half_life)
             columns[name] = _reduce(need, name, gains * discounts)
             continue
-        t = quantity[1]
+        t = float(cast(float, quantity.threshold))
         is_rel = pl.col(_name("is_rel", t))
         if kind == "hits":
             columns[name] = _reduce(need, name, is_rel)
-        elif kind == "ap":
+        elif kind == "reciprocal_hits":
+            columns[name] = _reduce(need, name, is_rel / positions)
+        elif kind == "precision_sum":
             hits = pl.col(_name("hits", t))
             columns[name] = _reduce(need, name, is_rel * hits / positions)
-        else:  # rr and hit_rate: the position of the first relevant item
+        else:  # reciprocal_rank and log_miss: the position of the first relevant item
             columns[_first(t)] = pl.when(is_rel.list.max() > 0).then(is_rel.list.arg_max() + 1)
     return users.with_columns(**columns)
+
+
+def _first_only(quantity: Quantity | None) -> bool:
+    """Whether a deterministic policy reads the quantity from the first relevant position.
+
+    (No list of contributions then.)
+    """
+    return quantity is not None and quantity.kind in ("reciprocal_rank", "log_miss")
 
 
 def _first(t: float) -> str:
@@ -784,24 +791,26 @@ def _expected_user_sums(
     p = pos.cast(pl.Float64)
     contributions: dict[str, pl.Expr] = {}
     for name, quantity in need.quantities.items():
-        kind = quantity[0]
-        if kind == "dcg":
-            gain, discount, base, half_life = quantity[1:]
+        kind = quantity.kind
+        if kind == "discounted_gain":
+            gain, discount, base, half_life = cast(GainKey, quantity.gain)
             disc = _discount(pos, discount, base, half_life)
             contributions[name] = pl.when(ret).then(pl.col(f"g:{gain}") / n * disc).otherwise(0.0)
             continue
-        t = quantity[1]
+        t = float(cast(float, quantity.threshold))
         r = pl.col(f"r:{t}")
         if kind == "hits":
             contributions[name] = pl.when(ret).then(r / n).otherwise(0.0)
-        elif kind == "ap":
+        elif kind == "reciprocal_hits":
+            contributions[name] = pl.when(ret).then(r / n / p).otherwise(0.0)
+        elif kind == "precision_sum":
             c = pl.when(n > 1).then((r - 1) / (n - 1)).otherwise(0.0)
             ap = r / n * (pl.col(f"above:{t}") + 1 + j * c) / p
             contributions[name] = pl.when(ret & (r > 0)).then(ap).otherwise(0.0)
-        elif kind == "logmiss":
+        elif kind == "log_miss":
             miss = ((n - r - j) / (n - j)).clip(0.0, 1.0)
             contributions[name] = pl.when(ret).then(miss).otherwise(1.0).log()
-        else:
+        else:  # reciprocal_rank
             # The user's first group holding a relevant item: no relevant row above it.
             in_first = ret & (r > 0) & (pl.col(f"above:{t}") == 0)
             p_first = pl.col(f"none_before:{t}") * r / (n - j)
@@ -860,46 +869,10 @@ def _user_sums(need: _Request, name: str, contrib: pl.Expr) -> list[pl.Expr]:
     return [contrib.alias(name)]  # rows in position order (see the caller)
 
 
-def _value(need: _Request, metric: Metric, expected: bool) -> pl.Expr:
-    """One metric at its cutoff from the per-user sums and totals."""
-    name, options, k = metric.spec.name, dict(metric.options), int(metric.k or 1)
-    if name in ("dcg", "ndcg"):
-        key = (options["gain"], options["discount"], options["base"], options["half_life"])
-        dcg = _sum_at(need, _curve("dcg", *key), k)
-        if name == "dcg":
-            return dcg
-        ideal_name = _curve("idcg", *key, options["idcg"])
-        cut = need.ideals[ideal_name][4]
-        ideal = _sum_at(need, ideal_name, k if options["idcg"] == "cut" else 2**32 - 1, cut)
-        return pl.when(ideal > 0).then(dcg / ideal).otherwise(None)
-    t = float(options["rel"])
-    n_rel = pl.col(_name("n_rel", t))
-
-    def size() -> pl.Expr:
-        if options.get("denominator") == "retrieved":
-            return pl.min_horizontal(pl.col(_N_RET), pl.lit(float(k)))
-        return pl.lit(float(k))
-
-    def hits() -> pl.Expr:
-        return _sum_at(need, _curve("hits", t), k)
-
-    def first_within() -> pl.Expr:
-        return pl.col(_first(t)).is_not_null() & (pl.col(_first(t)) <= k)
-
-    if name in ("mrr", "hit_rate") and not expected:
-        hit = 1.0 / pl.col(_first(t)).cast(pl.Float64) if name == "mrr" else pl.lit(1.0)
-        value = pl.when(first_within()).then(hit).otherwise(0.0)
-    elif name == "precision":
-        value = pl.when(size() > 0).then(hits() / size()).otherwise(0.0)
-    elif name == "recall":
-        value = hits() / n_rel
-    elif name == "f1":
-        value = 2.0 * hits() / (size() + n_rel)
-    elif name == "hit_rate":
-        value = 1.0 - _sum_at(need, _curve("logmiss", t), k).exp()
-    elif name == "mrr":
-        value = _sum_at(need, _curve("rr", t), k)
-    else:
-        den = n_rel if options["denominator"] == "relevant" else pl.min_horizontal(n_rel, k)
-        value = _sum_at(need, _curve("ap", t), k) / den
-    return pl.when(n_rel > 0).then(value.cast(pl.Float64)).otherwise(None)
+def _value(reader: _Reader, metric: Metric) -> pl.Expr:
+    """One metric at its cutoff, from its head form."""
+    form = metric.spec.head
+    if form is None:  # pragma: no cover - applies() admits head forms only
+        msg = f"metric {metric.name!r} has no sorted-head form"
+        raise ValueError(msg)
+    return form.value(reader, dict(metric.options), int(metric.k or 1))

@@ -41,7 +41,8 @@ from polars_rankeval._utils.types import (
 )
 from polars_rankeval.metrics._checks import examples
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, GlobalPlan, Metric, expand_metric
+from polars_rankeval.metrics.grammar import expand_metric
+from polars_rankeval.metrics.spec import FramePlan, GlobalPlan, Metric
 from polars_rankeval.plan.interface import Scalar, Scan
 from polars_rankeval.plan.validate import check_schema, to_lazy
 
@@ -420,13 +421,12 @@ class Job:
                 n_items = integer(
                     "n_items", n_items, what="an int or a frame (or series) of catalog items"
                 )
-            # coverage(outside_catalog=ignore|count) is defined with recommended items
-            # outside the catalog (RePlay, RecTools): when it is the only metric that
-            # reads n_items, the data may hold items outside n_items.
+            # A metric may be defined with recommended items outside the catalog under
+            # some options (its declared ``outside_catalog``): when only such metrics
+            # read n_items, the data may hold items outside n_items.
             catalog_users = [m for m in self.metrics if "n_items" in m.spec.needs]
             lenient = bool(catalog_users) and all(
-                m.spec.name == "coverage"
-                and dict(m.options).get("outside_catalog", "error") != "error"
+                m.spec.outside_catalog is not None and m.spec.outside_catalog(dict(m.options))
                 for m in catalog_users
             )
             self.n_items = _catalog_size(n_items, engine, item, strict=not lenient)
@@ -541,6 +541,12 @@ class Job:
                     "one user had it) or unknown=zero (it adds 0)"
                 )
                 raise ValueError(msg)
+
+
+HAS_TRUTH = "__prk_has_truth"
+"""The per-user flag: the user has a judged row (the user universe reads it)."""
+HAS_RECS = "__prk_has_recs"
+"""The per-user flag: the user has a recommended row."""
 
 
 def internal_names(cols: Columns, by: list[str], extra: list[str]) -> dict[str, str]:

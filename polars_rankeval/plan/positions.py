@@ -13,7 +13,7 @@ recommended rows. The kernels written against the position features of
 position (the curve kernels of :mod:`polars_rankeval.metrics.cutoff_kernels`, the sorted-head
 path of :mod:`polars_rankeval.plan.head`, ``err``, the TREC gain metrics, ``gini``,
 pairwise and correlation statistics, ...) do not, so absolute positions are limited to
-the metrics of :data:`ABSOLUTE_METRICS` (each audited for it), and the other paths are
+the metrics of :func:`absolute_metrics` (each audited for it), and the other paths are
 turned off (:meth:`polars_rankeval.plan.job.Job.curve_groups`,
 :func:`polars_rankeval.plan.head.applies`).
 
@@ -21,7 +21,7 @@ The ranks must define the positions: :func:`check_ranks` refuses ranks below 1,
 non-integer ranks and two items at the same rank of one user (with absolute positions
 a tie has no meaning), naming the column and an offending value; a repeated rank is
 accepted only when every requested metric reads top-k membership alone
-(:data:`REPEAT_SAFE`: coverage, recall, hit_rate and the counts), as RecTools reads it.
+(:func:`repeat_safe_metrics`: coverage, recall, hit_rate and the counts), as RecTools reads it.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any, Literal, get_args
 import polars as pl
 
 from polars_rankeval._utils.types import Columns
+from polars_rankeval.metrics.registry import registered
 
 RankPositions = Literal["relative", "absolute"]
 """How ``rank=`` values become positions.
@@ -42,7 +43,7 @@ RankPositions = Literal["relative", "absolute"]
 ``"absolute"``
     The ranks are the positions, gaps kept (RecTools): an item at rank 9 is at
     position 9. Ranks must be integers >= 1, distinct within a user unless every
-    metric reads top-k membership only (:data:`REPEAT_SAFE`).
+    metric reads top-k membership only (:func:`repeat_safe_metrics`).
 """
 
 RANK_POSITIONS: tuple[str, ...] = get_args(RankPositions)
@@ -52,72 +53,41 @@ Problem = tuple[int, Any] | None
 Duplicate = tuple[int, dict[str, Any]] | None
 """How many rows repeat a rank of their user, and one (by, user, rank) key."""
 
-ABSOLUTE_METRICS: tuple[str, ...] = (
-    "aclt",
-    "accuracy",
-    "aplt",
-    "coverage",
-    "dcg",
-    "f1",
-    "fallout",
-    "fbeta",
-    "hit_rate",
-    "informedness",
-    "intra_list_diversity",
-    "inverse_precision",
-    "inverse_recall",
-    "map",
-    "markedness",
-    "mcc",
-    "miss_rate",
-    "mrr",
-    "ndcg",
-    "novelty",
-    "num_rel",
-    "num_rel_ret",
-    "num_ret",
-    "pap",
-    "partial_auc",
-    "popularity_bias",
-    "precision",
-    "r_precision",
-    "recall",
-    "relative_precision",
-    "serendipity",
-    "unexpectedness",
-)
-"""The metrics evaluated with absolute positions (their kernels read positions only
-through the position features, never as list indices). Under absolute positions the
-list size L of ``precision(denominator=retrieved)``, ``num_ret@k`` and the contingency
-table of the classification metrics is the number of recommended items ranked within
-the top k."""
+
+def absolute_metrics() -> tuple[str, ...]:
+    """The metrics evaluated with absolute positions, sorted (``absolute_positions=True``).
+
+    Declared with each metric (:class:`~polars_rankeval.metrics.spec.MetricSpec`): its
+    kernel reads positions only through the position features, never as list indices.
+    Under absolute positions the list size L of ``precision(denominator=retrieved)``,
+    ``num_ret@k`` and the contingency table of the classification metrics is the number
+    of recommended items ranked within the top k.
+    """
+    return tuple(sorted(name for name, s in registered().items() if s.absolute_positions))
 
 
-REPEAT_SAFE: tuple[str, ...] = (
-    "coverage",
-    "hit_rate",
-    "num_rel",
-    "num_rel_ret",
-    "num_ret",
-    "recall",
-)
-"""The metrics that accept a rank repeated within a user under absolute positions.
+def repeat_safe_metrics() -> tuple[str, ...]:
+    """The metrics that accept a rank repeated within a user under absolute positions.
 
-They read only whether an item's rank is <= k (membership of the top k), which a rank
-shared by several items still defines, and their values stay within their bounds.
-RecTools reads repeated ranks so (its own ``CatalogCoverage`` test gives user 2 two
-items at rank 1). Order-sensitive metrics (map, mrr, ndcg, ...) and those dividing by k
-(precision: more than k items may share the top k) refuse a repeated rank."""
+    Declared with each metric (``repeated_ranks=True``). They read only whether an
+    item's rank is <= k (membership of the top k), which a rank shared by several items
+    still defines, and their values stay within their bounds. RecTools reads repeated
+    ranks so (its own ``CatalogCoverage`` test gives user 2 two items at rank 1).
+    Order-sensitive metrics and those dividing by k (more than k items may share the top
+    k) refuse a repeated rank.
+    """
+    return tuple(sorted(name for name, s in registered().items() if s.repeated_ranks))
 
 
 def check_metrics(names: Sequence[tuple[str, str]]) -> None:
-    """Refuse metrics not in :data:`ABSOLUTE_METRICS`; ``names``: (spec name, metric)."""
-    refused = [metric for spec, metric in names if spec not in ABSOLUTE_METRICS]
+    """Refuse metrics not in :func:`absolute_metrics`; ``names``: (spec name, metric)."""
+    supported = absolute_metrics()
+    refused = [metric for spec, metric in names if spec not in supported]
     if refused:
         msg = (
             f"rank_positions='absolute' does not support metric(s) {', '.join(refused)} "
             "(their kernels index the list by position); supported: "
-            f"{', '.join(ABSOLUTE_METRICS)}"
+            f"{', '.join(supported)}"
         )
         raise ValueError(msg)
 
@@ -152,7 +122,7 @@ def check_ranks(
     ``data``: a Polars LazyFrame or a Spark DataFrame. One aggregation over the rows
     and one over (by, user, rank), run at the call (also with ``validate=False``:
     without them the positions are not defined). A repeated rank is accepted when
-    every metric of ``metrics`` (registry names) is in :data:`REPEAT_SAFE`.
+    every metric of ``metrics`` (registry names) is in :func:`repeat_safe_metrics`.
     """
     rank = cols.rank
     if rank is None:
@@ -177,7 +147,8 @@ def check_ranks(
             "rank_positions='absolute' reads ranks as positions"
         )
         raise ValueError(msg)
-    safe = bool(metrics) and all(name in REPEAT_SAFE for name in metrics or ())
+    repeat_safe = repeat_safe_metrics()
+    safe = bool(metrics) and all(name in repeat_safe for name in metrics or ())
     if duplicate is not None and not safe:
         count, example = duplicate
         where = ", ".join(f"{k}={v!r}" for k, v in example.items())
@@ -185,10 +156,10 @@ def check_ranks(
             f"rank column {rank!r} repeats a rank within a user {count} time(s) (e.g. "
             f"{where}); with rank_positions='absolute' each rank is one position, so "
             "the ranks of a user must be distinct for "
-            f"{', '.join(sorted(set(metrics or ()) - set(REPEAT_SAFE))) or 'these metrics'} "
+            f"{', '.join(sorted(set(metrics or ()) - set(repeat_safe))) or 'these metrics'} "
             "(RecTools does not check: its MAP then counts the hits of a repeated rank "
             "once, its NDCG can exceed 1). A repeated rank is accepted when every metric "
-            f"only reads top-k membership ({', '.join(REPEAT_SAFE)}); to read equal "
+            f"only reads top-k membership ({', '.join(repeat_safe)}); to read equal "
             "ranks as tied items use rank_positions='relative' (ties= decides)"
         )
         raise ValueError(msg)

@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval.metrics.registry import parse_metric
+from polars_rankeval.metrics.grammar import parse_metric
 from polars_rankeval.plan.validate import to_lazy
 
 PALETTE = "tableau10"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from polars_rankeval._utils.pvalue import p_clause
-from polars_rankeval.metrics.registry import parse_metric
+from polars_rankeval.metrics.grammar import parse_metric
 from polars_rankeval.plot._common import (
     HEIGHT,
     MAX_POINTS,

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval.metrics.registry import expand_metric
+from polars_rankeval.metrics.grammar import expand_metric
 from polars_rankeval.plan.job import RESERVED, count_name
 from polars_rankeval.plot._common import (
     HEIGHT,

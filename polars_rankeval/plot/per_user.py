@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
-from polars_rankeval.metrics.registry import parse_metric
+from polars_rankeval.metrics.grammar import parse_metric
 from polars_rankeval.plot._common import (
     HEIGHT,
     MAX_POINTS,

@@ -8,6 +8,20 @@ metrics need not sum in that order), values at cutoffs, ``bpref``, ``infAP`` wit
 trec_eval's epsilon, the interpolated precision at recall levels (the recall level
 rounded as C's ``lround`` rounds it).
 The gain family (``ndcg``, ``Rndcg``, ``G``, ``rbp`` ...) is in :mod:`.gains`.
+
+Why the declared metrics are not reused here, although several definitions coincide
+(``P_k``/``precision``, ``recall_k``/``recall``, ``recip_rank``/``mrr``, ``map``,
+``num_rel_ret``, ``bpref``): the output must be byte-identical to the C program, and
+the printed 4th decimal depends on the order of the float sums. The registered
+metrics sum per user in the order of a Polars window or group aggregation (and the
+sorted-head path in another again), equal only up to rounding; here every sum runs in
+rank order with ``cum_sum``, as C's loops do. trec_eval also reads its own inputs
+(a qrels relevance of ``-1`` or below is unjudged, retrieved documents are cut at
+``-M``, ties broken by docno descending on the text of the id), which the per-query
+frame already carries, so the counts above are each one column of it. The shared
+definitions are pinned instead: ``tests/trec_eval/test_trec_conformance.py`` checks the
+registered metrics against trec_eval's printed output, the other tests and
+``tests/trec_eval/trec_diff.py`` this clone against the C binary.
 """
 
 from __future__ import annotations

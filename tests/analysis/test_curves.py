@@ -17,8 +17,9 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as prk
 import polars_rankeval.plan.head as _head
 from polars_rankeval._utils.types import make_columns
-from polars_rankeval.metrics.cutoff_kernels import CURVE_METRICS
-from polars_rankeval.metrics.registry import expand_metric, parse_metric, registered
+from polars_rankeval.metrics.cutoff_kernels import curve_metrics
+from polars_rankeval.metrics.grammar import expand_metric, parse_metric
+from polars_rankeval.metrics.registry import registered
 from polars_rankeval.plan.job import Job
 from tests.test_properties import PROPERTY_SETTINGS, frames
 
@@ -77,7 +78,7 @@ def test_parse_metric_refuses_several_cutoffs() -> None:
 
 
 def test_curve_kernels_are_registered() -> None:
-    assert {name for name, spec in registered().items() if spec.curve} == set(CURVE_METRICS)
+    assert {name for name, spec in registered().items() if spec.curve} == set(curve_metrics())
 
 
 # --------------------------------------------------------------------------- one pass

@@ -332,7 +332,8 @@ def two_systems(column: str, a: list[float], b: list[float]) -> pl.DataFrame:
 
 
 def test_report_direction_agrees_with_every_registered_metric() -> None:
-    from polars_rankeval.metrics.registry import parse_metric, registered
+    from polars_rankeval.metrics.grammar import parse_metric
+    from polars_rankeval.metrics.registry import registered
 
     # b is 0.15 or 0.1 higher for every user: significant (p < 0.05),
     # and better unless lower is better.
@@ -377,7 +378,7 @@ def test_preset_names_take_the_direction_of_their_metric() -> None:
 def test_every_preset_name_resolves_to_its_metric_direction() -> None:
     from polars_rankeval.analysis.compare import metric_direction
     from polars_rankeval.conventions.resolve import get_convention
-    from polars_rankeval.metrics.registry import parse_metric
+    from polars_rankeval.metrics.grammar import parse_metric
 
     checked = 0
     for preset in prk.conventions()["preset"].unique().to_list():

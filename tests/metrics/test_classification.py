@@ -21,7 +21,9 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as prk
 from polars_rankeval._utils.types import make_columns
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import GlobalPlan, parse_metric, registered
+from polars_rankeval.metrics.grammar import parse_metric
+from polars_rankeval.metrics.registry import registered
+from polars_rankeval.metrics.spec import GlobalPlan
 from tests._reference import Row, orderings, random_frame, rows_by_user
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")

@@ -21,7 +21,8 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as prk
 from polars_rankeval._utils.types import make_columns
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, parse_metric
+from polars_rankeval.metrics.grammar import parse_metric
+from polars_rankeval.metrics.spec import FramePlan
 
 scipy_stats = pytest.importorskip("scipy.stats")
 sklearn_metrics = pytest.importorskip("sklearn.metrics")

@@ -28,7 +28,9 @@ import polars_rankeval.metrics.registry as registry
 from polars_rankeval._utils.ties import POLICIES, Ties, resolve_ties
 from polars_rankeval.metrics import functions
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import Interval, Param, bind, register, registered
+from polars_rankeval.metrics.grammar import bind
+from polars_rankeval.metrics.params import Interval, Param
+from polars_rankeval.metrics.registry import register, registered
 from tests.frames import ONE_ROW, TWO_RANKED
 
 ROOT = Path(__file__).resolve().parents[2]

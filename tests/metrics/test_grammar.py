@@ -6,7 +6,8 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.metrics.registry import bind, parse_metric, registered
+from polars_rankeval.metrics.grammar import bind, parse_metric
+from polars_rankeval.metrics.registry import registered
 from tests.frames import TWO_RANKED
 
 

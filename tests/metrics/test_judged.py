@@ -21,7 +21,8 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as prk
 from polars_rankeval.io.trec import scan_qrels, scan_run
 from polars_rankeval.metrics._common import inline
-from polars_rankeval.metrics.registry import parse_metric, registered
+from polars_rankeval.metrics.grammar import parse_metric
+from polars_rankeval.metrics.registry import registered
 from tests._reference import Row, orderings, random_frame, rows_by_user
 
 DATA = Path(__file__).parents[1] / "data"

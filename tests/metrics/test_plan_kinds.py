@@ -17,7 +17,8 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as prk
 import polars_rankeval.metrics.registry as registry
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.registry import FramePlan, GlobalPlan, register
+from polars_rankeval.metrics.registry import register
+from polars_rankeval.metrics.spec import FramePlan, GlobalPlan
 
 DATA = pl.DataFrame(
     {

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval.metrics.registry import bind, expand_metric, registered
+from polars_rankeval.metrics.grammar import bind, expand_metric
+from polars_rankeval.metrics.registry import registered
 from tests._reference import random_frame
 
 ALL_AGGREGATIONS = ["mean", "gmean", "hmean", "qmean", "median", "std"]

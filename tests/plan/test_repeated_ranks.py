@@ -5,7 +5,7 @@ rank in ``tests/metrics/test_catalog.py`` (``TestCatalogCoverage``: user 2 has i
 and 2 both at rank 1; CatalogCoverage@2 over a catalog of 5 is 0.4) and in the
 reference list of ``tests/metrics/test_intersection.py`` (user 5: ranks 1, 2, 2, 9).
 The decision here: a repeated rank is accepted when every requested metric reads only
-whether an item is within the top k (``_positions.REPEAT_SAFE``: coverage, recall,
+whether an item is within the top k (``_positions.repeat_safe_metrics()``: coverage, recall,
 hit_rate and the counts), and refused with a message otherwise (order-sensitive
 metrics have no position for two items at one rank; RecTools' MAP, NDCG and Precision
 then give artefacts).
@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.plan.positions import REPEAT_SAFE
+from polars_rankeval.plan.positions import repeat_safe_metrics
 
 ABSOLUTE = {"rank": "rank", "score": None, "rank_positions": "absolute"}
 
@@ -108,7 +108,7 @@ def test_order_sensitive_metrics_refuse_a_repeated_rank() -> None:
     df = pl.DataFrame(
         {"user": [1, 1, 1], "item": [1, 2, 3], "rank": [1, 1, 2], "relevance": [1, 1, 0]}
     )
-    assert set(REPEAT_SAFE) == {
+    assert set(repeat_safe_metrics()) == {
         "coverage",
         "hit_rate",
         "num_rel",

@@ -1,0 +1,133 @@
+"""A metric's sorted-head form: the sums over its top positions, and its value from them.
+
+The sorted-head path of ``evaluate`` (:mod:`polars_rankeval.plan.head`) sorts each
+user's rows once, keeps the head of the list and computes a few per-position
+quantities on it (:class:`Quantity`: relevant hits, discounted gains, the terms of
+average precision, ...), summed up to each cutoff. A metric that can be read from
+those sums declares a :class:`HeadForm` in its ``register(...)`` call: the options
+(and option values) the form covers, the quantities it reads, and its value at
+cutoff k from a :class:`HeadReader`. The plan reads the form from the metric's
+declaration; it names no metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import polars as pl
+
+Kind = Literal[
+    "hits",
+    "reciprocal_hits",
+    "discounted_gain",
+    "ideal_gain",
+    "precision_sum",
+    "reciprocal_rank",
+    "log_miss",
+]
+"""The per-position quantities the head path computes (see :class:`Quantity`)."""
+
+_LABELS: dict[str, str] = {
+    "hits": "hits",
+    "reciprocal_hits": "rhits",
+    "discounted_gain": "dcg",
+    "ideal_gain": "idcg",
+    "precision_sum": "ap",
+    "reciprocal_rank": "rr",
+    "log_miss": "logmiss",
+}
+"""Each quantity's label in its column name, as the curve kernels name theirs."""
+
+GainKey = tuple[str, str, float, "float | None"]
+"""A discounted gain: ``(gain, discount, base, half_life)``."""
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A per-position quantity of the sorted head, summed over the positions 1..k.
+
+    ``"hits"``: the relevant items (relevance >= ``threshold``); ``"reciprocal_hits"``:
+    the same, each divided by its position; ``"discounted_gain"``: the gains times the
+    discounts (``gain``: :data:`GainKey`); ``"ideal_gain"``: the same over the ideal
+    list, cut at k (``idcg="cut"``) or whole (``idcg="all"``); ``"precision_sum"``: the
+    precision at each relevant position (average precision's numerator);
+    ``"reciprocal_rank"``: the reciprocal of the first relevant position;
+    ``"log_miss"``: the log-probability that no position so far holds a relevant item.
+    Under ``ties="expected"`` each is its expectation over the tied orderings.
+    """
+
+    kind: Kind
+    threshold: float | None = None
+    gain: GainKey | None = None
+    idcg: str | None = None
+
+    @property
+    def column(self) -> str:
+        """The column the head path holds this quantity in (its content names it)."""
+        parts: tuple[Any, ...] = (self.threshold,)
+        if self.gain is not None:
+            parts = self.gain if self.idcg is None else (*self.gain, self.idcg)
+        return f"__prk_curve[{':'.join(str(p) for p in (_LABELS[self.kind], *parts))}]"
+
+
+class HeadReader(Protocol):
+    """What a head form reads: the quantities' sums and the user's totals, per user."""
+
+    expected: bool
+    """Ties are ``"expected"`` (the sums are expectations); otherwise every position
+    is its own tie group and :meth:`first_relevant` is defined."""
+
+    def sum_at(self, quantity: Quantity, k: int) -> pl.Expr:
+        """``quantity`` summed over the positions 1..k."""
+        ...
+
+    def n_relevant(self, threshold: float) -> pl.Expr:
+        """The user's relevant items (relevance >= ``threshold``), recommended or not."""
+        ...
+
+    def n_retrieved(self) -> pl.Expr:
+        """The user's recommended items."""
+        ...
+
+    def first_relevant(self, threshold: float) -> pl.Expr:
+        """The position of the first relevant item (null: none); deterministic ties only."""
+        ...
+
+
+Options = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class HeadForm:
+    """A metric's sorted-head form (see the module documentation).
+
+    ``options``: the options the form covers, each with the values it covers
+    (``None``: any value); a metric bound to another option or value takes the general
+    path. ``quantities(options)``: the quantities it reads. ``value(reader, options,
+    k)``: the metric at cutoff k, one expression per user.
+    """
+
+    options: Mapping[str, frozenset[Any] | None]
+    quantities: Callable[[Options], tuple[Quantity, ...]]
+    value: Callable[[HeadReader, Options, int], pl.Expr]
+
+
+def if_relevant(reader: HeadReader, threshold: float, value: pl.Expr) -> pl.Expr:
+    """``value`` for a user with a relevant item, null (undefined) otherwise."""
+    has = reader.n_relevant(threshold) > 0
+    return pl.when(has).then(value.cast(pl.Float64)).otherwise(None)
+
+
+def head_size(reader: HeadReader, denominator: str, k: int) -> pl.Expr:
+    """The list size dividing the hits: k, or ``denominator="retrieved"``: min(k, #ret)."""
+    if denominator == "retrieved":
+        return pl.min_horizontal(reader.n_retrieved(), pl.lit(float(k)))
+    return pl.lit(float(k))
+
+
+def first_within(reader: HeadReader, threshold: float, k: int) -> pl.Expr:
+    """Whether the first relevant position is within the top k (deterministic ties)."""
+    first = reader.first_relevant(threshold)
+    return first.is_not_null() & (first <= k)
