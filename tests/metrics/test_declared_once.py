@@ -20,11 +20,11 @@ PACKAGE = Path(prk.__file__).parent
 ALLOWED_FOLDERS = ("metrics", "conventions", "trec_eval")
 """Where metric names may be written: the declarations, the other libraries' names,
 and trec_eval's own measure names."""
-COLUMNS = {"precision", "recall", "gini"}
+COLUMNS = {"precision", "recall", "gini", "unjudged"}
 """Output column names that coincide with a metric's name (``pr_curve``'s
-``recall``/``precision`` columns, the Lorenz chart's ``gini`` column): allowed in the
-modules of :data:`COLUMN_MODULES` only."""
-COLUMN_MODULES = ("plot/", "analysis/curves.py")
+``recall``/``precision`` columns, the Lorenz chart's ``gini`` column, judgement_gaps'
+``unjudged`` share): allowed in the modules of :data:`COLUMN_MODULES` only."""
+COLUMN_MODULES = ("plot/", "analysis/curves.py", "analysis/judgements.py")
 """The modules building or drawing those frames."""
 
 
