@@ -278,10 +278,10 @@ def rank_similarity(
     ties = "item_desc" if ties is None else ties
     users = "both" if users is None else users
     if ties not in ("item_desc", "item_asc", "expected"):
-        msg = f"ties must be one of {{'item_desc', 'item_asc', 'expected'}}, got {ties!r}"
+        msg = f"ties must be one of ['expected', 'item_asc', 'item_desc'], got {ties!r}"
         raise ValueError(msg)
     if users not in ("both", "a", "b", "either"):
-        msg = f"users must be one of {{'both', 'a', 'b', 'either'}}, got {users!r}"
+        msg = f"users must be one of ['a', 'b', 'both', 'either'], got {users!r}"
         raise ValueError(msg)
     if rank_positions not in ("relative", "absolute"):
         msg = f"rank_positions must be 'relative' or 'absolute', got {rank_positions!r}"
@@ -477,7 +477,7 @@ def rank_correlation(
     0.6666666666666666
     """
     if method not in ("tau_b", "tau_ap"):
-        msg = f"method must be one of {{'tau_b', 'tau_ap'}}, got {method!r}"
+        msg = f"method must be one of ['tau_ap', 'tau_b'], got {method!r}"
         raise ValueError(msg)
     frames = [("a", a)] + ([] if b is None else [("b", b)])
     for name, frame in frames:

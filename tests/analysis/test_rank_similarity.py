@@ -209,7 +209,7 @@ def test_ties_break_by_item() -> None:
         (
             {"ties": "random"},
             ValueError,
-            r"ties must be one of \{'item_desc', 'item_asc', 'expected'\}, got 'random'",
+            r"ties must be one of \['expected', 'item_asc', 'item_desc'\], got 'random'",
         ),
         (
             {"ties": "expected"},
@@ -395,7 +395,7 @@ def test_rank_correlation_of_evaluate_outputs() -> None:
         (
             {"method": "spearman"},
             ValueError,
-            r"method must be one of \{'tau_b', 'tau_ap'\}, got 'spearman'",
+            r"method must be one of \['tau_ap', 'tau_b'\], got 'spearman'",
         ),
         ({"on": "run"}, ValueError, r"a has no key column 'run' \(on=\)"),
         ({"columns": ["x"]}, ValueError, r"a has no column\(s\) \['x'\]"),
