@@ -30,8 +30,6 @@ PLACEHOLDERS: list[Any] = [DF, "ndcg@1", 1, 0.5, True, ["user"], None]
 # Public functions whose parameters are not declared yet: this set may only shrink.
 NOT_YET_DECLARED = {
     "bind",
-    "compare",
-    "compare_per_user",
     "conventions",
     "correction_table",
     "curve",
@@ -48,7 +46,6 @@ NOT_YET_DECLARED = {
     "pr_curve",
     "rank_correlation",
     "rank_similarity",
-    "report",
     "sample_negatives",
     "datasets.example_paths",
     "datasets.load_example",

@@ -17,8 +17,9 @@ from typing import Any, Literal
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import Instance, Integer, Options, Text, validate_params
 from polars_rankeval._utils.markup import latex_escape, markdown_escape
-from polars_rankeval._utils.types import check_choice, integer, type_label
+from polars_rankeval.metrics.registry import Interval
 
 __all__ = ["ReportText", "report"]
 
@@ -79,6 +80,15 @@ class ReportText(str):
         return str(self) if self.syntax == "markdown" else None
 
 
+@validate_params(
+    {
+        "result": Instance(pl.DataFrame, what="the DataFrame returned by compare()"),
+        "format": Options.of(ReportFormat),
+        "marks": Options.of(Marks),
+        "digits": Integer(Interval(0, None)),
+        "caption": [Text(), None],
+    }
+)
 def report(
     result: pl.DataFrame,
     format: ReportFormat = "markdown",
@@ -142,11 +152,6 @@ def report(
     ▲/▼: significantly better/worse than the baseline.
     Bold: best per metric.
     """
-    check_choice("format", format, ("markdown", "latex", "html"))
-    check_choice("marks", marks, ("auto", "baseline", "letters", "none"))
-    if not isinstance(result, pl.DataFrame):
-        msg = f"result must be the DataFrame returned by compare(), got {type_label(result)}"
-        raise TypeError(msg)
     missing = [c for c in _NEEDED if c not in result.columns]
     if missing:
         msg = (
@@ -157,10 +162,7 @@ def report(
     if result.height == 0:
         msg = "result has no rows; nothing to report"
         raise ValueError(msg)
-    digits = integer("digits", digits, what="an int >= 0")
-    if digits < 0:
-        msg = f"digits must be an int >= 0, got {digits!r}"
-        raise ValueError(msg)
+    digits = int(digits)
     table = _Table.build(result, marks, digits)
     if format == "markdown":
         return ReportText(table.markdown(caption), format)
