@@ -167,3 +167,16 @@ def test_an_invalid_value_is_refused_at_the_call(name: str, parameter: str, valu
         function(*positional, **arguments)
     short = name.rsplit(".", 1)[-1]
     assert f"argument {parameter!r} of {short}" in str(error.value)
+
+
+def test_the_namespace_methods_show_the_functions_parameters() -> None:
+    """``help(df.rankeval.evaluate)`` lists evaluate's parameters, without the frame."""
+    frame = pl.DataFrame({"user": [1], "item": [1], "score": [1.0], "relevance": [1]})
+    evaluate = inspect.signature(prk.evaluate).parameters
+    method = inspect.signature(frame.rankeval.evaluate).parameters
+    assert list(method) == list(evaluate)[1:]
+    assert "per_user" not in inspect.signature(frame.lazy().rankeval.per_user).parameters
+    assert "ks" in inspect.signature(frame.rankeval.curve).parameters
+    assert "levels" in inspect.signature(frame.rankeval.pr_curve).parameters
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tie'"):
+        frame.rankeval.evaluate("mrr", tie="expected")
