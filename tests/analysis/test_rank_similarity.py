@@ -412,7 +412,7 @@ def test_rank_correlation_errors(
     a = pl.DataFrame({"system": ["s1", "s2", "s3"], "m": [1.0, 1.0, 2.0]})
     with pytest.raises(error, match=match):
         prk.rank_correlation(a, a, **kwargs)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="'b' of rank_correlation must be .*, got dict"):
+    with pytest.raises(TypeError, match=r"'b' of rank_correlation must be .*, got dict"):
         prk.rank_correlation(a, {"s1": 1.0})  # type: ignore[arg-type]
 
 
