@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import polars as pl
@@ -12,48 +16,96 @@ if TYPE_CHECKING:
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 
+class _Method:
+    """A namespace method that is ``target(frame, ...)`` with the target's real signature.
+
+    The method is built on first access (the target's module is imported then, so
+    ``import polars_rankeval`` stays cheap): its signature is the target's without the
+    frame argument and without the ``fixed`` arguments, so ``help(df.rankeval.evaluate)``
+    and ``inspect.signature`` show every parameter, and a misspelt keyword is a
+    ``TypeError`` naming it.
+    """
+
+    def __init__(self, module: str, target: str, doc: str, **fixed: Any) -> None:
+        self.module, self.target, self.doc, self.fixed = module, target, doc, fixed
+        self.built: Callable[..., Any] | None = None
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def build(self) -> Callable[..., Any]:
+        if self.built is None:
+            function = getattr(importlib.import_module(self.module), self.target)
+            fixed = self.fixed
+            signature = inspect.signature(function)
+            parameters = list(signature.parameters.values())
+            kept = [p for p in parameters[1:] if p.name not in fixed]  # not the frame
+
+            def method(self: _RankEval[Any], *args: Any, **kwargs: Any) -> Any:
+                return function(self._frame, *args, **kwargs, **fixed)
+
+            method.__name__ = method.__qualname__ = self.name
+            method.__doc__ = f"{self.doc}\n\nSee :func:`polars_rankeval.{self.target}`."
+            own = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+                parameters=[own, *kept]
+            )
+            self.built = method
+        return self.built
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        method = self.build()
+        return method if obj is None else types.MethodType(method, obj)
+
+
 class _RankEval(Generic[FrameT]):
     def __init__(self, frame: FrameT) -> None:
         self._frame: FrameT = frame
 
-    def evaluate(self, metrics: MetricsArg, **options: Any) -> FrameT:
-        """Summary of ``metrics`` over users; see :func:`polars_rankeval.evaluate`."""
-        from polars_rankeval.api.evaluate import evaluate
+    if TYPE_CHECKING:  # the runtime methods carry the functions' real signatures
 
-        return evaluate(self._frame, metrics, **options)  # type: ignore[return-value]
+        def evaluate(self, metrics: MetricsArg, **options: Any) -> FrameT: ...
+        def per_user(self, metrics: MetricsArg, **options: Any) -> FrameT: ...
+        def per_item(self, metrics: MetricsArg, **options: Any) -> FrameT: ...
+        def compare(self, metrics: MetricsArg, **options: Any) -> pl.DataFrame: ...
+        def curve(
+            self, metrics: str | list[str], ks: Any = None, **options: Any
+        ) -> pl.DataFrame: ...
+        def pr_curve(self, **options: Any) -> pl.DataFrame: ...
 
-    def per_user(self, metrics: MetricsArg, **options: Any) -> FrameT:
-        """One row per user with one column per metric (``evaluate(per_user=True)``)."""
-        from polars_rankeval.api.evaluate import evaluate
-
-        return evaluate(self._frame, metrics, per_user=True, **options)  # type: ignore[return-value]
-
-    def per_item(self, metrics: MetricsArg, **options: Any) -> FrameT:
-        """One row per item for item metrics (``evaluate(per_item=True)``)."""
-        from polars_rankeval.api.evaluate import evaluate
-
-        return evaluate(self._frame, metrics, per_item=True, **options)  # type: ignore[return-value]
-
-    def compare(self, metrics: MetricsArg, **options: Any) -> pl.DataFrame:
-        """Paired tests between systems; see :func:`polars_rankeval.compare`.
-
-        Always a DataFrame (a LazyFrame is executed): the tests need the numbers.
-        """
-        from polars_rankeval.analysis.compare import compare
-
-        return compare(self._frame, metrics, **options)
-
-    def curve(self, metrics: str | list[str], ks: Any = None, **options: Any) -> pl.DataFrame:
-        """Metric@k as a long frame; see :func:`polars_rankeval.curve` (a DataFrame)."""
-        from polars_rankeval.analysis.curves import curve
-
-        return curve(self._frame, metrics, ks, **options)
-
-    def pr_curve(self, **options: Any) -> pl.DataFrame:
-        """Interpolated precision-recall curve; see :func:`polars_rankeval.pr_curve`."""
-        from polars_rankeval.analysis.curves import pr_curve
-
-        return pr_curve(self._frame, **options)
+    else:
+        evaluate = _Method(
+            "polars_rankeval.api.evaluate",
+            "evaluate",
+            "Summary of ``metrics`` over users (``evaluate(frame, metrics, ...)``).",
+        )
+        per_user = _Method(
+            "polars_rankeval.api.evaluate",
+            "evaluate",
+            "One row per user with one column per metric (``evaluate(per_user=True)``).",
+            per_user=True,
+        )
+        per_item = _Method(
+            "polars_rankeval.api.evaluate",
+            "evaluate",
+            "One row per item for item metrics (``evaluate(per_item=True)``).",
+            per_item=True,
+        )
+        compare = _Method(
+            "polars_rankeval.analysis.compare",
+            "compare",
+            "Paired tests between systems; always a DataFrame (the tests need the numbers).",
+        )
+        curve = _Method(
+            "polars_rankeval.analysis.curves",
+            "curve",
+            "Metric@k as a long frame (a DataFrame).",
+        )
+        pr_curve = _Method(
+            "polars_rankeval.analysis.curves",
+            "pr_curve",
+            "Interpolated precision-recall curve (a DataFrame).",
+        )
 
 
 @pl.api.register_dataframe_namespace("rankeval")

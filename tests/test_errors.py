@@ -334,19 +334,20 @@ ERROR_CASES = [
     pytest.param(
         ev(ties="random"),
         ValueError,
-        r"ties must be one of \{.*'expected'.*\}, got 'random'",
+        r"argument 'ties' of evaluate must be one of \[.*'expected'.*\] or a Ties policy, "
+        r"got 'random'",
         id="bad-ties",
     ),
     pytest.param(
         ev(empty="nan"),
         ValueError,
-        r"empty must be one of \{.*'skip'.*\}, got 'nan'",
+        r"argument 'empty' of evaluate must be one of \[.*'skip'.*\], got 'nan'",
         id="bad-empty",
     ),
     pytest.param(
         ev(users="everyone"),
         ValueError,
-        r"users must be one of \{.*'truth'.*\}, got 'everyone'",
+        r"argument 'users' of evaluate must be one of \[.*'truth'.*\].*, got 'everyone'",
         id="bad-users",
     ),
     # ----------------------------------------------------------------- score / rank
@@ -396,14 +397,14 @@ ERROR_CASES = [
     pytest.param(
         ev(lambda df: df.rows()),
         TypeError,
-        r"data must be a polars DataFrame or LazyFrame, a pyarrow Table or a pandas "
-        r"DataFrame, got list",
+        r"argument 'data' of evaluate must be a polars DataFrame or LazyFrame, a pyarrow "
+        r"Table, a pandas DataFrame or a Spark DataFrame, got list",
         id="input-list",
     ),
     pytest.param(
         ev(lambda df: df.to_dict(as_series=False)),
         TypeError,
-        r"data must be a polars DataFrame .*, got dict",
+        r"argument 'data' of evaluate must be a polars DataFrame .*, got dict",
         id="input-dict",
     ),
     # ----------------------------------------------------------------- join
@@ -434,7 +435,7 @@ ERROR_CASES = [
     pytest.param(
         call(prk.join, RECS.rows(), TRUTH),
         TypeError,
-        r"recs must be a polars DataFrame .*, got list",
+        r"argument 'recs' of join must be a polars DataFrame .*, got list",
         id="join-recs-list",
     ),
     # ----------------------------------------------------------------- users=

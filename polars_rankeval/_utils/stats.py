@@ -454,7 +454,7 @@ def adjust(p: np.ndarray, method: str) -> np.ndarray:
             factor = float(np.sum(1.0 / position)) if method == "by" else 1.0
             stepped = np.minimum.accumulate((factor * m * ranked / position)[::-1])[::-1]
         else:  # pragma: no cover - checked by the caller
-            msg = f"correction must be one of {set(CORRECTIONS)!r}, got {method!r}"
+            msg = f"correction must be one of {sorted(CORRECTIONS)}, got {method!r}"
             raise ValueError(msg)
         adjusted = np.empty(m)
         adjusted[order] = stepped

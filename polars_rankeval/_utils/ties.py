@@ -128,7 +128,7 @@ def resolve_ties(value: str | Ties) -> Ties:
         return value
     policy = POLICIES.get(value) if isinstance(value, str) else None
     if policy is None:
-        msg = f"ties must be one of {set(POLICIES)!r}, got {value!r}"
+        msg = f"ties must be one of {sorted(POLICIES)}, got {value!r}"
         raise ValueError(msg)
     return policy
 

@@ -143,7 +143,7 @@ def make_columns(
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     """Raise a ValueError unless ``value`` is one of ``choices``."""
     if value not in choices:
-        msg = f"{name} must be one of {set(choices)!r}, got {value!r}"
+        msg = f"{name} must be one of {sorted(choices)}, got {value!r}"
         raise ValueError(msg)
 
 

@@ -16,10 +16,21 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from polars_rankeval._utils.constraints import (
+    COLUMN,
+    FLAG,
+    Frame,
+    Instance,
+    Integer,
+    ListOf,
+    Number,
+    Options,
+    Spec,
+    Text,
+    Unchecked,
+    validate_params,
+)
 from polars_rankeval._utils.stats import (
-    CI_METHODS,
-    CORRECTIONS,
-    TESTS,
     CIMethod,
     CorrectionName,
     PairStats,
@@ -30,7 +41,9 @@ from polars_rankeval._utils.stats import (
     run_tests,
     scipy_stats,
 )
-from polars_rankeval._utils.types import check_choice, integer, is_spark_frame, make_columns
+from polars_rankeval._utils.types import is_spark_frame, make_columns
+from polars_rankeval.api.evaluate import METRICS
+from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import Job, MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy
 
@@ -83,6 +96,34 @@ RESULT_COLUMNS: tuple[str, ...] = (
 _NOT_FORWARDED = ("per_user", "per_item", "aggregate")
 
 
+_PROBABILITY = Number(Interval(0, 1, closed="neither"))
+TIE_TOLERANCE = Number(Interval(0, None))
+"""``tie_tolerance``: two values this close are a tie (compare, differences, judgements)."""
+TEST_OPTIONS: dict[str, Spec] = {
+    "baseline": Unchecked("a system id, looked up in the data"),
+    "systems": [ListOf(what="a list of system ids"), None],
+    "test": Options.of(TestName),
+    "correction": [Options.of(CorrectionName), None],
+    "family": Options.of(Family),
+    "alpha": _PROBABILITY,
+    "n_resamples": Integer(Interval(1, None)),
+    "seed": Integer(Interval(0, None)),
+    "confidence": _PROBABILITY,
+    "ci": Options.of(CIMethod),
+    "progress": [FLAG, None],
+    "tie_tolerance": TIE_TOLERANCE,
+}
+"""The options of the paired tests, shared by :func:`compare` and :func:`compare_per_user`."""
+
+
+@validate_params(
+    {
+        "data": Frame("polars", "pyarrow", "pandas", "pyspark"),
+        "metrics": METRICS,
+        "by": COLUMN,
+        **TEST_OPTIONS,
+    }
+)
 def compare(
     data: Any,
     metrics: MetricsArg,
@@ -222,11 +263,7 @@ def compare(
         seed=seed,
         confidence=confidence,
         ci=ci,
-        tie_tolerance=tie_tolerance,
     )
-    if not isinstance(by, str):
-        msg = f"by must be one column name (str), got {by!r}"
-        raise TypeError(msg)
     preset = evaluate_options.pop("conventions", None)
     shown: dict[str, str] = {}
     if preset is not None:  # a library's conventions (polars_rankeval.conventions)
@@ -296,6 +333,17 @@ def compare(
     )
 
 
+@validate_params(
+    {
+        "per_user": Frame("polars", "pyarrow", "pandas", "pyspark"),
+        "metrics": [Text("a metric column name (str)"), ListOf(what="a list of them"), None],
+        "by": COLUMN,
+        "user": COLUMN,
+        "conventions": [Text("a description of the conventions (str)"), None],
+        "higher_is_better": [Instance(Mapping, what="a mapping of metric to a flag"), None],
+        **TEST_OPTIONS,
+    }
+)
 def compare_per_user(
     per_user: Any,
     metrics: Sequence[str] | str | None = None,
@@ -406,7 +454,6 @@ def compare_per_user(
         seed=seed,
         confidence=confidence,
         ci=ci,
-        tie_tolerance=tie_tolerance,
     )
     frame = _local(per_user if is_spark_frame(per_user) else to_lazy(per_user, "per_user")[0])
     for column, role in ((by, "by"), (user, "user")):
@@ -722,16 +769,6 @@ def win_tie_loss(
     return wins, diff.shape[0] - wins - losses, losses
 
 
-def check_tolerance(tie_tolerance: Any) -> None:
-    """``tie_tolerance`` is a finite number >= 0 (compare, largest_differences, judgement_gaps)."""
-    if isinstance(tie_tolerance, bool) or not isinstance(tie_tolerance, (int, float)):
-        msg = f"tie_tolerance must be a number >= 0, got {tie_tolerance!r}"
-        raise TypeError(msg)
-    if not (math.isfinite(tie_tolerance) and tie_tolerance >= 0):
-        msg = f"tie_tolerance must be a finite number >= 0, got {tie_tolerance!r}"
-        raise ValueError(msg)
-
-
 def _note(stats: PairStats, k: int, test: str, alpha: float, n: int) -> str | None:
     """What the test can conclude on these users, when it is limited by their number.
 
@@ -779,34 +816,13 @@ def _check_options(
     seed: int,
     confidence: float,
     ci: str,
-    tie_tolerance: float,
 ) -> None:
-    check_choice("test", test, TESTS)
-    if correction is not None:
-        check_choice("correction", correction, CORRECTIONS)
-    check_choice("family", family, FAMILIES)
-    check_choice("ci", ci, CI_METHODS)
+    # The values themselves are declared (TEST_OPTIONS); this is their one relation.
     if test == "tukey" and correction not in (None, "none"):
         msg = (
             f"test='tukey' controls the family-wise error over all pairs by construction; "
             f"it takes correction='none' (or no correction=), got {correction!r}"
         )
-        raise ValueError(msg)
-    for name, value in (("alpha", alpha), ("confidence", confidence)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            msg = f"{name} must be a number in (0, 1), got {value!r}"
-            raise TypeError(msg)
-        if not 0.0 < float(value) < 1.0:
-            msg = f"{name} must be in (0, 1), got {value!r}"
-            raise ValueError(msg)
-    check_tolerance(tie_tolerance)
-    n_resamples = integer("n_resamples", n_resamples, what="an int")
-    seed = integer("seed", seed, what="an int")
-    if n_resamples < 1:
-        msg = f"n_resamples must be >= 1, got {n_resamples!r}"
-        raise ValueError(msg)
-    if seed < 0:
-        msg = f"seed must be >= 0, got {seed!r}"
         raise ValueError(msg)
 
 

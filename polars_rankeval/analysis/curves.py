@@ -14,6 +14,18 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import (
+    COLUMNS,
+    Frame,
+    Instance,
+    Integer,
+    ListOf,
+    Number,
+    Options,
+    Text,
+    validate_params,
+)
+from polars_rankeval._utils.ties import POLICIES, Ties
 from polars_rankeval._utils.types import Aggregation, TiePolicy, integer, is_spark_frame
 from polars_rankeval.api.evaluate import evaluate
 from polars_rankeval.metrics.defaults import INTERPOLATED_PRECISION
@@ -109,6 +121,15 @@ def _collect(result: Any) -> pl.DataFrame:
     return result.collect() if isinstance(result, pl.LazyFrame) else result
 
 
+@validate_params(
+    {
+        "data": Frame("polars", "pyarrow", "pandas", "pyspark"),
+        "metrics": [Text("a metric name (str)"), ListOf(what="a list of metric names")],
+        "ks": [Integer(), ListOf(Integer(), what="a list, range or array of cutoffs"), None],
+        "by": [*COLUMNS, None],
+        "aggregate": Options.of(Aggregation),
+    }
+)
 def curve(
     data: Any,
     metrics: str | Sequence[str],
@@ -226,6 +247,15 @@ def recall_levels(levels: int | Sequence[float]) -> tuple[float, ...]:
     return tuple(values)
 
 
+@validate_params(
+    {
+        "data": Frame("polars", "pyarrow", "pandas", "pyspark"),
+        "levels": [Integer(), ListOf(Number(), what="a list of recall levels")],
+        "rel": Number(),
+        "by": [*COLUMNS, None],
+        "ties": [Options(live=POLICIES), Instance(Ties, what="a Ties policy")],
+    }
+)
 def pr_curve(
     data: Any,
     *,

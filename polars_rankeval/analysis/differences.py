@@ -16,8 +16,19 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval._utils.types import integer, is_spark_frame
-from polars_rankeval.analysis.compare import _directions, _local, check_tolerance
+from polars_rankeval._utils.constraints import (
+    COLUMN,
+    Frame,
+    Instance,
+    Integer,
+    ListOf,
+    Text,
+    validate_params,
+)
+from polars_rankeval._utils.types import is_spark_frame
+from polars_rankeval.analysis.compare import TEST_OPTIONS, TIE_TOLERANCE, _directions, _local
+from polars_rankeval.api.evaluate import METRICS
+from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy
 
@@ -39,6 +50,17 @@ DIFFERENCE_COLUMNS: tuple[str, ...] = (
 _NOT_FORWARDED = ("per_user", "per_item", "aggregate", "by")
 
 
+@validate_params(
+    {
+        "data": Frame("polars", "pyarrow", "pandas", "pyspark"),
+        "metrics": METRICS,
+        "by": COLUMN,
+        "baseline": TEST_OPTIONS["baseline"],
+        "systems": TEST_OPTIONS["systems"],
+        "n": Integer(Interval(1, None)),
+        "tie_tolerance": TIE_TOLERANCE,
+    }
+)
 def largest_differences(
     data: Any,
     metrics: MetricsArg,
@@ -129,6 +151,23 @@ def largest_differences(
     )
 
 
+@validate_params(
+    {
+        "per_user": Frame("polars", "pyarrow", "pandas", "pyspark"),
+        "metrics": [
+            Text("a metric column name (str)"),
+            ListOf(what="a list of metric columns"),
+            None,
+        ],
+        "by": COLUMN,
+        "user": COLUMN,
+        "baseline": TEST_OPTIONS["baseline"],
+        "systems": TEST_OPTIONS["systems"],
+        "n": Integer(Interval(1, None)),
+        "tie_tolerance": TIE_TOLERANCE,
+        "higher_is_better": [Instance(Mapping, what="a mapping of metric -> bool or None"), None],
+    }
+)
 def largest_differences_per_user(
     per_user: Any,
     metrics: Sequence[str] | str | None = None,
@@ -199,11 +238,7 @@ def largest_differences_per_user(
     │ b      ┆ a        ┆ 3    ┆ 0.25  ┆ 0.5            ┆ -0.25      ┆ worse     ┆ 1    │
     └────────┴──────────┴──────┴───────┴────────────────┴────────────┴───────────┴──────┘
     """
-    n = integer("n", n, what="an int >= 1")
-    if n < 1:
-        msg = f"n must be an int >= 1, got {n!r}"
-        raise ValueError(msg)
-    check_tolerance(tie_tolerance)
+    n = int(n)
     if is_spark_frame(per_user):
         per_user = _local(per_user)
     lazy, _ = to_lazy(per_user, "per_user")

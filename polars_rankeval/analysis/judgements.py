@@ -16,8 +16,10 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from polars_rankeval._utils.types import integer
-from polars_rankeval.analysis.compare import check_tolerance
+from polars_rankeval._utils.constraints import COLUMN, Frame, Integer, validate_params
+from polars_rankeval.analysis.compare import TIE_TOLERANCE
+from polars_rankeval.api.evaluate import METRICS
+from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy
 
@@ -58,6 +60,15 @@ class JudgementGaps(NamedTuple):
     """Per (metric, system), the ``n`` users whose two values differ most."""
 
 
+@validate_params(
+    {
+        "data": Frame("polars", "pyarrow", "pandas", "pyspark"),
+        "metrics": METRICS,
+        "by": COLUMN,
+        "n": Integer(Interval(1, None)),
+        "tie_tolerance": TIE_TOLERANCE,
+    }
+)
 def judgement_gaps(
     data: Any,
     metrics: MetricsArg,
@@ -153,14 +164,7 @@ def judgement_gaps(
             f"renumbers its positions, got rank_positions={evaluate_options['rank_positions']!r}"
         )
         raise ValueError(msg)
-    if not isinstance(by, str):
-        msg = f"by must be one column name (str), got {by!r}"
-        raise TypeError(msg)
-    n = integer("n", n, what="an int >= 1")
-    if n < 1:
-        msg = f"n must be an int >= 1, got {n!r}"
-        raise ValueError(msg)
-    check_tolerance(tie_tolerance)
+    n = int(n)
     parsed = parse_metrics(metrics)
     names = [m.name for m in parsed]
     scoped = [m.name for m in parsed if m.spec.scope != "user"]

@@ -6,7 +6,16 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polars_rankeval._utils.types import check_choice, type_label
+from polars_rankeval._utils.constraints import (
+    COLUMN,
+    Frame,
+    Instance,
+    Number,
+    Options,
+    validate_params,
+)
+from polars_rankeval._utils.types import type_label
+from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.validate import to_lazy
 
 PopularityBasis = Literal["users", "interactions"]
@@ -15,6 +24,22 @@ Unseen = Literal["zero", "one"]
 UNSEEN: tuple[str, ...] = ("zero", "one")
 
 
+_CATALOG = Instance(
+    pl.Series, pl.DataFrame, pl.LazyFrame, what="a polars Series or frame of catalog items"
+)
+
+
+@validate_params(
+    {
+        "interactions": Frame(),
+        "user": COLUMN,
+        "item": COLUMN,
+        "basis": Options.of(PopularityBasis),
+        "catalog": [_CATALOG, None],
+        "unseen": [Options.of(Unseen), None],
+        "name": COLUMN,
+    }
+)
 def item_popularity(
     interactions: Any,
     *,
@@ -94,16 +119,13 @@ def item_popularity(
     │ d    ┆ 0.0        │
     └──────┴────────────┘
     """
-    check_choice("basis", basis, BASES)
-    if unseen is not None:
-        check_choice("unseen", unseen, UNSEEN)
-        if catalog is None:
-            msg = (
-                f"unseen={unseen!r} sets the popularity of the catalog's items without "
-                "interactions, so it needs catalog= (the items to list, e.g. "
-                "catalog=recs['item'] for every recommended item)"
-            )
-            raise ValueError(msg)
+    if unseen is not None and catalog is None:
+        msg = (
+            f"unseen={unseen!r} sets the popularity of the catalog's items without "
+            "interactions, so it needs catalog= (the items to list, e.g. "
+            "catalog=recs['item'] for every recommended item)"
+        )
+        raise ValueError(msg)
     lf, eager = to_lazy(interactions, "interactions")
     schema = lf.collect_schema()
     needed = [item] if basis == "interactions" else [user, item]
@@ -158,6 +180,17 @@ def _catalog(catalog: Any, item: str) -> pl.LazyFrame:
     raise TypeError(msg)
 
 
+@validate_params(
+    {
+        "interactions": Frame(),
+        "user": COLUMN,
+        "item": COLUMN,
+        "head_share": Number(Interval(0, 1, closed="right")),
+        "basis": Options.of(PopularityBasis),
+        "catalog": [_CATALOG, None],
+        "name": COLUMN,
+    }
+)
 def long_tail_items(
     interactions: Any,
     *,
@@ -213,13 +246,6 @@ def long_tail_items(
 
     a holds 3 of the 6 interactions, reaching half of them: the head is {a}.
     """
-    if isinstance(head_share, bool) or not isinstance(head_share, int | float):
-        msg = f"head_share must be a number in (0, 1], got {head_share!r}"
-        raise TypeError(msg)
-    if not 0.0 < float(head_share) <= 1.0:
-        msg = f"head_share must lie in (0, 1], got {head_share!r}"
-        raise ValueError(msg)
-    check_choice("basis", basis, BASES)
     lf, eager = to_lazy(interactions, "interactions")
     schema = lf.collect_schema()
     needed = [user, item] if basis == "users" else [item]

@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from polars_rankeval._utils.constraints import COLUMN, Instance, ListOf, Options, validate_params
 from polars_rankeval._utils.ties import id_order
 from polars_rankeval._utils.types import type_label
 from polars_rankeval.metrics.defaults import RANK_SIMILARITY, RBO
@@ -32,6 +33,7 @@ Method = Literal["tau_b", "tau_ap"]
 RunTies = Literal["item_desc", "item_asc", "expected"]
 PairUsers = Literal["both", "a", "b", "either"]
 RankPositions = Literal["relative", "absolute"]
+_ONE_ROW_PER_SYSTEM = Instance(pl.DataFrame, what="a polars DataFrame")
 MEASURES = RANK_SIMILARITY
 _KEY = "__prk_user"
 
@@ -280,10 +282,10 @@ def rank_similarity(
     ties = "item_desc" if ties is None else ties
     users = "both" if users is None else users
     if ties not in ("item_desc", "item_asc", "expected"):
-        msg = f"ties must be one of {{'item_desc', 'item_asc', 'expected'}}, got {ties!r}"
+        msg = f"ties must be one of ['expected', 'item_asc', 'item_desc'], got {ties!r}"
         raise ValueError(msg)
     if users not in ("both", "a", "b", "either"):
-        msg = f"users must be one of {{'both', 'a', 'b', 'either'}}, got {users!r}"
+        msg = f"users must be one of ['a', 'b', 'both', 'either'], got {users!r}"
         raise ValueError(msg)
     if rank_positions not in ("relative", "absolute"):
         msg = f"rank_positions must be 'relative' or 'absolute', got {rank_positions!r}"
@@ -439,6 +441,15 @@ def _tau_ap(reference: np.ndarray, candidate: np.ndarray) -> float:
     return float(2.0 / (n - 1) * np.sum(correct / np.arange(1, n)) - 1.0)
 
 
+@validate_params(
+    {
+        "a": _ONE_ROW_PER_SYSTEM,
+        "b": [_ONE_ROW_PER_SYSTEM, None],
+        "on": COLUMN,
+        "columns": [ListOf(COLUMN, what="a list of metric column names"), None],
+        "method": Options.of(Method),
+    }
+)
 def rank_correlation(
     a: pl.DataFrame,
     b: pl.DataFrame | None = None,
@@ -478,14 +489,8 @@ def rank_correlation(
     >>> prk.rank_correlation(scores, method="tau_b")["value"].item()  # (5 - 1) / 6
     0.6666666666666666
     """
-    if method not in ("tau_b", "tau_ap"):
-        msg = f"method must be one of {{'tau_b', 'tau_ap'}}, got {method!r}"
-        raise ValueError(msg)
     frames = [("a", a)] + ([] if b is None else [("b", b)])
     for name, frame in frames:
-        if not isinstance(frame, pl.DataFrame):
-            msg = f"{name} must be a polars DataFrame, got {type_label(frame)}"
-            raise TypeError(msg)
         if on not in frame.columns:
             msg = f"{name} has no key column {on!r} (on=); its columns: {', '.join(frame.columns)}"
             raise ValueError(msg)

@@ -17,8 +17,16 @@ from typing import Any, Literal
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import (
+    FLAG,
+    Instance,
+    Integer,
+    Options,
+    Text,
+    validate_params,
+)
 from polars_rankeval._utils.markup import latex_escape, markdown_escape
-from polars_rankeval._utils.types import check_choice, integer, type_label
+from polars_rankeval.metrics.params import Interval
 
 __all__ = ["ReportText", "report"]
 
@@ -79,6 +87,16 @@ class ReportText(str):
         return str(self) if self.syntax == "markdown" else None
 
 
+@validate_params(
+    {
+        "result": Instance(pl.DataFrame, what="the DataFrame returned by compare()"),
+        "format": Options.of(ReportFormat),
+        "marks": Options.of(Marks),
+        "digits": Integer(Interval(0, None)),
+        "caption": [Text(), None],
+        "win_tie_loss": FLAG,
+    }
+)
 def report(
     result: pl.DataFrame,
     format: ReportFormat = "markdown",
@@ -156,11 +174,6 @@ def report(
     | :--- | ---: |
     | b vs a | 4 / 0 / 0 |
     """
-    check_choice("format", format, ("markdown", "latex", "html"))
-    check_choice("marks", marks, ("auto", "baseline", "letters", "none"))
-    if not isinstance(result, pl.DataFrame):
-        msg = f"result must be the DataFrame returned by compare(), got {type_label(result)}"
-        raise TypeError(msg)
     missing = [c for c in _NEEDED if c not in result.columns]
     if missing:
         msg = (
@@ -171,13 +184,7 @@ def report(
     if result.height == 0:
         msg = "result has no rows; nothing to report"
         raise ValueError(msg)
-    digits = integer("digits", digits, what="an int >= 0")
-    if digits < 0:
-        msg = f"digits must be an int >= 0, got {digits!r}"
-        raise ValueError(msg)
-    if not isinstance(win_tie_loss, bool):
-        msg = f"win_tie_loss must be True or False, got {win_tie_loss!r}"
-        raise TypeError(msg)
+    digits = int(digits)
     if win_tie_loss:
         lacking = [c for c in ("wins", "ties", "losses") if c not in result.columns]
         if lacking:

@@ -20,6 +20,21 @@ import polars as pl
 import polars_rankeval.plan.args as _args
 import polars_rankeval.plan.head as _head
 import polars_rankeval.plan.positions as _positions
+from polars_rankeval._utils.constraints import (
+    COLUMN,
+    COLUMNS,
+    FLAG,
+    Frame,
+    Instance,
+    Integer,
+    ListOf,
+    Number,
+    Options,
+    Text,
+    Unchecked,
+    validate_params,
+)
+from polars_rankeval._utils.ties import POLICIES, Ties
 from polars_rankeval._utils.types import (
     EMPTY_POLICIES,
     STRATEGIES,
@@ -28,6 +43,7 @@ from polars_rankeval._utils.types import (
     Strategy,
     SummaryForm,
     TiePolicy,
+    UserUniverse,
     check_choice,
     make_columns,
 )
@@ -38,6 +54,7 @@ from polars_rankeval.api.overlap import (
     overlap_from_joined,
     report_overlap,
 )
+from polars_rankeval.conventions.presets import PRESETS
 from polars_rankeval.engines.buckets import (
     BucketedEngine,
     choose,
@@ -46,6 +63,8 @@ from polars_rankeval.engines.buckets import (
     parse_memory,
 )
 from polars_rankeval.engines.memory import MemoryEngine, run
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.spec import Metric
 from polars_rankeval.plan.build import user_partials
 from polars_rankeval.plan.finish import finalize_globals as _finalize_globals
 from polars_rankeval.plan.finish import summarize
@@ -69,6 +88,14 @@ __all__ = [
     "parse_metrics",
     "summarize",
 ]
+
+METRICS = [
+    Text("a metric name (str)"),
+    Instance(Metric, what="a Metric"),
+    ListOf(what="a list of metric names"),
+]
+"""``metrics=``: one name or a list (each entry is checked by ``parse_metric``)."""
+RUN_OPTION = Unchecked("a run option, checked where the engine is chosen")
 
 
 @overload
@@ -141,6 +168,58 @@ def evaluate(
 ) -> pl.DataFrame: ...
 
 
+@validate_params(
+    {
+        "data": Frame("polars", "pyarrow", "pandas", "pyspark"),
+        "metrics": METRICS,
+        "user": COLUMN,
+        "item": COLUMN,
+        "score": [COLUMN, None],
+        "relevance": COLUMN,
+        "rank": [COLUMN, None],
+        "rank_positions": Options.of(RankPositions),
+        "ties": [Options(live=POLICIES), Instance(Ties, what="a Ties policy")],
+        "by": [*COLUMNS, None],
+        "per_user": FLAG,
+        "per_item": FLAG,
+        "users": [
+            Options.of(UserUniverse),
+            Instance(pl.Series, pl.DataFrame, what="a polars Series or DataFrame of user ids"),
+            ListOf(what="a list of user ids"),
+            Frame("pyspark"),
+        ],
+        "empty": Options.of(EmptyPolicy),
+        "aggregate": [
+            Options.of(Aggregation),
+            ListOf(Options.of(Aggregation), what="a list of aggregation names"),
+        ],
+        "summary": Options.of(SummaryForm),
+        "ci": [Options("bootstrap", "t"), None],
+        "confidence": Number(Interval(0, 1, closed="neither")),
+        "n_items": [
+            Integer(Interval(1, None)),
+            Frame("polars", "pyspark"),
+            Instance(pl.Series, what="a polars Series of catalog items"),
+            None,
+        ],
+        "items": [Frame("polars", "pyspark"), None],
+        "history": [Frame("polars", "pyarrow", "pandas", "pyspark"), None],
+        "rating_range": [
+            ListOf(Number(), what="a pair (low, high) of numbers", length=2),
+            None,
+        ],
+        "validate": FLAG,
+        "conventions": [Options(*PRESETS), None],
+        # The run options: how the plan runs, not what it computes. Checked where the
+        # engine is chosen (the engine lane folds them into one ``engine=``).
+        "strategy": RUN_OPTION,
+        "memory_limit": RUN_OPTION,
+        "n_buckets": RUN_OPTION,
+        "temp_dir": RUN_OPTION,
+        "progress": RUN_OPTION,
+        "engine": RUN_OPTION,
+    }
+)
 def evaluate(
     data: Any,
     metrics: MetricsArg,
@@ -412,19 +491,8 @@ def evaluate(
         lf, eager = pl.LazyFrame(), False
     else:
         lf, eager = to_lazy(data)
-    _args.metrics(metrics)
-    _args.columns(
-        user=user, item=item, score=score, relevance=relevance, rank=rank, relevance_optional=False
-    )
-    for name, value in (("ties", ties), ("empty", empty), ("strategy", strategy)):
-        _args.choice(name, value)
-    _args.by(by)
-    _args.flag("per_user", per_user)
-    _args.flag("per_item", per_item)
-    _args.users(users)
-    _args.aggregate(aggregate)
-    _args.rating_range(rating_range)
-    _args.flag("validate", validate)
+    # The run options (the other arguments are checked by @validate_params).
+    _args.choice("strategy", strategy)
     n_buckets = _args.count("n_buckets", n_buckets)
     _args.path("temp_dir", temp_dir)
     _args.flag("progress", progress, optional=True)
@@ -592,6 +660,20 @@ def _global_job(
     return job
 
 
+@validate_params(
+    {
+        "recs": Frame(),
+        "truth": Frame(),
+        "user": COLUMN,
+        "item": COLUMN,
+        "score": [COLUMN, None],
+        "relevance": [COLUMN, None],
+        "rank": [COLUMN, None],
+        "by": [*COLUMNS, None],
+        "check_overlap": [FLAG, None],
+        "subtopic": [COLUMN, None],
+    }
+)
 def join(
     recs: Any,
     truth: Any,
@@ -684,19 +766,11 @@ def join(
     if subtopic is not None:
         from polars_rankeval.api.subtopics import SUBTOPICS, group_subtopics
 
-        if not isinstance(subtopic, str):
-            msg = f"subtopic must be a column name (a string), got {subtopic!r}"
-            raise TypeError(msg)
         truth_lf = group_subtopics(  # type: ignore[assignment]
             truth_lf, user=user, item=item, subtopic=subtopic, relevance=relevance
         )
         relevance = relevance or "relevance"
         extra = [SUBTOPICS]
-    _args.columns(
-        user=user, item=item, score=score, relevance=relevance, rank=rank, relevance_optional=True
-    )
-    _args.by(by)
-    _args.flag("check_overlap", check_overlap, optional=True)
     explicit_relevance = relevance is not None
     cols = make_columns(
         user=user, item=item, score=score, relevance=relevance or "relevance", rank=rank

@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-import polars_rankeval.plan.args as _args
+from polars_rankeval._utils.constraints import COLUMN, COLUMNS, Frame, validate_params
 from polars_rankeval.plan.validate import align_ids, to_lazy
 
 LOGGER = logging.getLogger("polars_rankeval")
@@ -48,6 +48,9 @@ class OverlapWarning(UserWarning):
     """
 
 
+@validate_params(
+    {"recs": Frame(), "truth": Frame(), "user": COLUMN, "item": COLUMN, "by": [*COLUMNS, None]}
+)
 def overlap(
     recs: Any,
     truth: Any,
@@ -94,9 +97,6 @@ def overlap(
     """
     recs_lf, _ = to_lazy(recs, "recs")
     truth_lf, _ = to_lazy(truth, "truth")
-    _args.column_name("user", user)
-    _args.column_name("item", item)
-    _args.by(by)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     for frame, schema, needed in (
         ("recs", recs_lf.collect_schema(), [*by_cols, user, item]),

@@ -7,15 +7,18 @@ from pathlib import Path
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import validate_params
 from polars_rankeval.io.trec import scan_qrels, scan_run
 
 
+@validate_params({})  # no parameter
 def example_paths() -> tuple[Path, Path]:
     """Paths of the bundled TREC qrels and run files (3 queries, 1,500 ranked documents)."""
     root = resources.files("polars_rankeval") / "data"
     return Path(str(root / "qrels.test")), Path(str(root / "results.test"))
 
 
+@validate_params({})  # no parameter
 def load_example() -> pl.DataFrame:
     """The bundled example as one long frame ``user, item, score, relevance``.
 
@@ -34,6 +37,7 @@ def load_example() -> pl.DataFrame:
     return joined.collect().sort("user", "item")
 
 
+@validate_params({})  # no parameter
 def systems_paths() -> tuple[Path, Path]:
     """Paths of the bundled multi-system example: (qrels, runs) Parquet files.
 
@@ -44,6 +48,7 @@ def systems_paths() -> tuple[Path, Path]:
     return Path(str(root / "systems_qrels.parquet")), Path(str(root / "systems_runs.parquet"))
 
 
+@validate_params({})  # no parameter
 def load_systems() -> pl.DataFrame:
     """Four systems ranking for the same 500 users: ``system, user, item, score, relevance``.
 

@@ -35,6 +35,15 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import (
+    COLUMN,
+    FLAG,
+    PATH,
+    Frame,
+    Instance,
+    Text,
+    validate_params,
+)
 from polars_rankeval._utils.files import write_atomically
 from polars_rankeval.io.cnumbers import C_SPACE, c_atof, c_atol
 
@@ -97,6 +106,7 @@ def _check(
         raise ValueError(msg)
 
 
+@validate_params({"path": PATH, "validate": FLAG})
 def scan_run(path: str | Path, *, validate: bool = True) -> pl.LazyFrame:
     """Scan a TREC run file lazily: ``user, q0, item, rank, score, tag``.
 
@@ -129,6 +139,7 @@ def scan_run(path: str | Path, *, validate: bool = True) -> pl.LazyFrame:
     )
 
 
+@validate_params({"path": PATH, "validate": FLAG})
 def scan_qrels(path: str | Path, *, validate: bool = True) -> pl.LazyFrame:
     """Scan a TREC qrels file lazily: ``user, iter, item, relevance``.
 
@@ -152,6 +163,7 @@ def scan_qrels(path: str | Path, *, validate: bool = True) -> pl.LazyFrame:
     return lf.select("user", "iter", "item", pl.col("relevance").cast(pl.Int64))
 
 
+@validate_params({"path": PATH, "validate": FLAG})
 def scan_diversity_qrels(path: str | Path, *, validate: bool = True) -> pl.LazyFrame:
     """Scan TREC Web track diversity qrels lazily: ``user, subtopic, item, relevance``.
 
@@ -225,16 +237,19 @@ def _read(
     return raw.select([pl.col(n).cast(d) for n, d in schema.items()])
 
 
+@validate_params({"path": PATH, "validate": FLAG})
 def read_run(path: str | Path, *, validate: bool = True) -> pl.DataFrame:
     """Read a TREC run into memory, parsing the file once (see :func:`scan_run`)."""
     return _read(path, RUN_FIELDS, _RUN_SCHEMA, validate)
 
 
+@validate_params({"path": PATH, "validate": FLAG})
 def read_qrels(path: str | Path, *, validate: bool = True) -> pl.DataFrame:
     """Read TREC qrels into memory, parsing the file once (see :func:`scan_qrels`)."""
     return _read(path, QRELS_FIELDS, _QRELS_SCHEMA, validate)
 
 
+@validate_params({"data": Frame("polars"), "relevance": COLUMN, "pool": COLUMN})
 def pool_unjudged(
     data: pl.DataFrame | pl.LazyFrame,
     *,
@@ -287,12 +302,23 @@ def pool_unjudged(
     )
 
 
+@validate_params({"path": PATH, "validate": FLAG})
 def read_diversity_qrels(path: str | Path, *, validate: bool = True) -> pl.DataFrame:
     """Read TREC diversity qrels into memory (see :func:`scan_diversity_qrels`)."""
     schema = {"user": pl.String, "subtopic": pl.String, "item": pl.String, "relevance": pl.Int64}
     return _read(path, DIVERSITY_QRELS_FIELDS, schema, validate)
 
 
+@validate_params(
+    {
+        "frame": Frame("polars"),
+        "path": PATH,
+        "tag": Text("a run tag (str)"),
+        "user": COLUMN,
+        "item": COLUMN,
+        "score": COLUMN,
+    }
+)
 def write_run(
     frame: pl.DataFrame | pl.LazyFrame,
     path: str | Path,
@@ -369,6 +395,15 @@ def write_run(
     _write_lines(out, path)
 
 
+@validate_params(
+    {
+        "frame": Frame("polars"),
+        "path": PATH,
+        "user": COLUMN,
+        "item": COLUMN,
+        "relevance": COLUMN,
+    }
+)
 def write_qrels(
     frame: pl.DataFrame | pl.LazyFrame,
     path: str | Path,
@@ -704,6 +739,7 @@ def _malformed(frame: pl.DataFrame, source: object, what: str, expected: str) ->
         raise ValueError(msg)
 
 
+@validate_params({"source": [PATH, Instance(bytes, what="the file's bytes")]})
 def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
     r"""Read a run file exactly as trec_eval does; return ``(qid, docno, sim)`` and the run id.
 
@@ -765,6 +801,7 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
     return frame, runid
 
 
+@validate_params({"source": [PATH, Instance(bytes, what="the file's bytes")]})
 def read_trec_eval_qrels(source: str | Path | bytes) -> pl.DataFrame:
     r"""Read a qrels file exactly as trec_eval does: ``(qid, docno, rel)``.
 

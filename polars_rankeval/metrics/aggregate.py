@@ -99,7 +99,7 @@ def check(spec_name: str, scope: str, takes_k: bool, value: Any, k: int | None) 
     """The ``aggregate=`` value of a metric, checked (``k``: its cutoff, if any)."""
     where = f"parameter {OPTION!r} of metric {spec_name!r}"
     if value is None or value not in USER_AGGREGATES:
-        msg = f"{where} must be one of {set(USER_AGGREGATES)!r}, got {value!r}"
+        msg = f"{where} must be one of {sorted(USER_AGGREGATES)}, got {value!r}"
         raise ValueError(msg)
     if value == DEFAULT:
         return DEFAULT

@@ -120,7 +120,7 @@ class Param:
             raise ValueError(msg)
         if self.choices is not None:
             if value not in self.choices:
-                msg = f"{where} must be one of {set(self.choices)!r}, got {value!r}"
+                msg = f"{where} must be one of {sorted(self.choices)}, got {value!r}"
                 raise ValueError(msg)
             return value
         if self.kind == "bool":

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import COLUMN, Frame, Text, validate_params
 from polars_rankeval._utils.pvalue import p_clause
 from polars_rankeval.metrics.grammar import parse_metric
 from polars_rankeval.plot._common import (
@@ -268,6 +269,13 @@ _DIRECTION_COLORS = {
 }
 
 
+@validate_params(
+    {
+        "differences": Frame("polars", "pyarrow", "pandas"),
+        "user": COLUMN,
+        "title": [Text(), None],
+    }
+)
 def largest_differences(
     differences: Any, *, user: str = "user", title: str | None = None
 ) -> alt.VConcatChart:

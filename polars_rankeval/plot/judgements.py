@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import Frame, Instance, Text, validate_params
+from polars_rankeval.analysis.judgements import JudgementGaps
 from polars_rankeval.plot._common import WIDTH, as_frame, check_rows, import_altair, needs_columns
 
 if TYPE_CHECKING:
@@ -14,6 +16,15 @@ if TYPE_CHECKING:
 _GAP_NEEDED = ("metric", "system", "unjudged", "condensed", "as_nonrelevant")
 
 
+@validate_params(
+    {
+        "gaps": [
+            Instance(JudgementGaps, what="the result of prk.judgement_gaps"),
+            Frame("polars", "pyarrow", "pandas"),
+        ],
+        "title": [Text(), None],
+    }
+)
 def judgement_gaps(gaps: Any, *, title: str | None = None) -> alt.VConcatChart:
     """Each system's metric with unjudged items as non-relevant and removed, side by side.
 

@@ -124,7 +124,7 @@ def distribution(
     """
     alt = import_altair()
     if kind not in ("histogram", "ecdf"):
-        msg = f"kind must be one of {{'histogram', 'ecdf'}}, got {kind!r}"
+        msg = f"kind must be one of ['ecdf', 'histogram'], got {kind!r}"
         raise ValueError(msg)
     if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
         msg = f"bins must be a positive integer, got {bins!r}"

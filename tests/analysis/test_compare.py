@@ -423,20 +423,20 @@ def test_progress_without_tqdm(
         ({"baseline": "nope"}, ValueError, r"baseline 'nope' not found among the systems"),
         ({"systems": ["bm25"]}, ValueError, r"at least 2 systems in column 'system', got 1"),
         ({"systems": ["bm25", "x"]}, ValueError, r"system\(s\) 'x' not found in column 'system'"),
-        ({"alpha": 0.0}, ValueError, r"alpha must be in \(0, 1\), got 0.0"),
-        ({"alpha": 1.5}, ValueError, r"alpha must be in \(0, 1\), got 1.5"),
-        ({"confidence": 1.0}, ValueError, r"confidence must be in \(0, 1\), got 1.0"),
-        ({"confidence": "x"}, TypeError, r"confidence must be a number in \(0, 1\)"),
-        ({"n_resamples": 0}, ValueError, r"n_resamples must be >= 1, got 0"),
-        ({"n_resamples": 2.5}, TypeError, r"n_resamples must be an int, got float 2.5"),
-        ({"seed": -1}, ValueError, r"seed must be >= 0, got -1"),
-        ({"test": "z"}, ValueError, r"test must be one of"),
-        ({"correction": "fdr"}, ValueError, r"correction must be one of"),
-        ({"family": "pair"}, ValueError, r"family must be one of"),
-        ({"ci": "normal"}, ValueError, r"ci must be one of"),
+        ({"alpha": 0.0}, ValueError, r"'alpha' of compare\w* must be .*in \(0, 1\), got 0.0"),
+        ({"alpha": 1.5}, ValueError, r"'alpha' of compare\w* must be .*in \(0, 1\), got 1.5"),
+        ({"confidence": 1.0}, ValueError, r"'confidence' of compare\w* must be .*in \(0, 1\), got 1.0"),  # noqa: E501
+        ({"confidence": "x"}, TypeError, r"'confidence' of compare\w* must be .*in \(0, 1\)"),
+        ({"n_resamples": 0}, ValueError, r"'n_resamples' of compare\w* must be .*>= 1, got 0"),
+        ({"n_resamples": 2.5}, TypeError, r"'n_resamples' of compare\w* must be .*>= 1, got float 2.5"),  # noqa: E501
+        ({"seed": -1}, ValueError, r"'seed' of compare\w* must be .*>= 0, got -1"),
+        ({"test": "z"}, ValueError, r"'test' of compare\w* must be one of"),
+        ({"correction": "fdr"}, ValueError, r"'correction' of compare\w* must be one of"),
+        ({"family": "pair"}, ValueError, r"'family' of compare\w* must be one of"),
+        ({"ci": "normal"}, ValueError, r"'ci' of compare\w* must be one of"),
         ({"test": "tukey", "correction": "holm"}, ValueError, r"test='tukey' controls"),
         ({"per_user": True}, TypeError, r"compare\(\) does not take per_user="),
-        ({"by": ["system"]}, TypeError, r"by must be one column name"),
+        ({"by": ["system"]}, TypeError, r"'by' of compare must be a column name \(str\), got list"),
     ],
 )
 def test_bad_input(systems: pl.DataFrame, kwargs: dict, error: type, match: str) -> None:
@@ -674,5 +674,5 @@ def test_a_frame_of_another_library_is_named_with_it() -> None:
     pandas = pytest.importorskip("pandas")
     with pytest.raises(TypeError, match=r"got pandas\.DataFrame$"):
         prk.report(pandas.DataFrame({"a": [1]}))
-    with pytest.raises(TypeError, match=r"^per_user must be .*, got list$"):
+    with pytest.raises(TypeError, match=r"^argument 'per_user' of compare_per_user must be .*, got list \[1, 2\]$"):  # noqa: E501
         prk.compare_per_user([1, 2])

@@ -112,9 +112,13 @@ def test_from_data_equals_from_per_user() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"n": 0}, ValueError, "n must be an int >= 1, got 0"),
-        ({"n": 1.5}, TypeError, "n must be an int >= 1"),
-        ({"tie_tolerance": -1.0}, ValueError, "tie_tolerance must be a finite number >= 0"),
+        (
+            {"n": 0},
+            ValueError,
+            "'n' of largest_differences_per_user must be an integer >= 1, got 0",
+        ),
+        ({"n": 1.5}, TypeError, "'n' of largest_differences_per_user must be an integer >= 1"),
+        ({"tie_tolerance": -1.0}, ValueError, "'tie_tolerance' of .* must be a number >= 0"),
         ({"baseline": "z"}, ValueError, "baseline 'z' not found among the systems"),
         ({"systems": ["a", "z"]}, ValueError, "system\\(s\\) 'z' not found in column 'system'"),
         ({"systems": ["a"]}, ValueError, "need at least 2 systems in column 'system'"),

@@ -140,12 +140,16 @@ def test_row_order_and_lazy_do_not_matter() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"n": 0}, ValueError, "n must be an int >= 1, got 0"),
-        ({"tie_tolerance": "x"}, TypeError, "tie_tolerance must be a number >= 0, got 'x'"),
+        ({"n": 0}, ValueError, "'n' of judgement_gaps must be an integer >= 1, got 0"),
+        ({"tie_tolerance": "x"}, TypeError, "'tie_tolerance' of .* >= 0, got str 'x'"),
         ({"per_user": True}, TypeError, "judgement_gaps\\(\\) does not take per_user="),
         ({"rank_positions": "absolute"}, ValueError, "needs rank_positions='relative'"),
         ({"relevance": "rel"}, ValueError, "relevance column 'rel' not found"),
-        ({"by": ["system"]}, TypeError, "by must be one column name \\(str\\), got \\['system'\\]"),
+        (
+            {"by": ["system"]},
+            TypeError,
+            "'by' of judgement_gaps must be a column name \\(str\\), got list",
+        ),
     ],
 )
 def test_errors(kwargs: dict[str, object], error: type[Exception], match: str) -> None:

@@ -164,15 +164,15 @@ def test_html_uses_great_tables(baseline_result: pl.DataFrame) -> None:
 
 
 def test_report_errors(baseline_result: pl.DataFrame) -> None:
-    with pytest.raises(ValueError, match=r"format must be one of"):
+    with pytest.raises(ValueError, match=r"'format' of report must be one of"):
         prk.report(baseline_result, "pdf")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"missing the column\(s\) significant"):
         prk.report(baseline_result.drop("significant"))
-    with pytest.raises(TypeError, match=r"result must be the DataFrame returned by compare"):
+    with pytest.raises(TypeError, match=r"'result' of report must be the DataFrame returned by compare"):  # noqa: E501
         prk.report(baseline_result.to_dicts())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"marks='baseline' needs one baseline"):
         prk.report(prk.compare(load_systems(), ["mrr"], test="t"), marks="baseline")
-    with pytest.raises(ValueError, match=r"digits must be an int >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"'digits' of report must be an integer >= 0, got -1"):
         prk.report(baseline_result, digits=-1)
 
 

@@ -115,10 +115,10 @@ def test_compare_forwards_the_tolerance() -> None:
 @pytest.mark.parametrize(
     ("value", "error", "match"),
     [
-        (-0.1, ValueError, "tie_tolerance must be a finite number >= 0, got -0.1"),
-        (float("nan"), ValueError, "tie_tolerance must be a finite number >= 0, got nan"),
-        ("0", TypeError, "tie_tolerance must be a number >= 0, got '0'"),
-        (True, TypeError, "tie_tolerance must be a number >= 0, got True"),
+        (-0.1, ValueError, "'tie_tolerance' of compare_per_user must be a number >= 0, got -0.1"),
+        (float("nan"), ValueError, "'tie_tolerance' of compare_per_user must be a .*, got nan"),
+        ("0", TypeError, "'tie_tolerance' of compare_per_user must be a .*, got str '0'"),
+        (True, TypeError, "'tie_tolerance' of compare_per_user must be a .*, got bool True"),
     ],
 )
 def test_bad_tolerance(value: object, error: type[Exception], match: str) -> None:
@@ -145,7 +145,9 @@ def test_report_errors() -> None:
     result = prk.compare_per_user(frame("m", [0.1, 0.2], [0.2, 0.1]), test="t")
     with pytest.raises(ValueError, match="win_tie_loss=True needs the column"):
         prk.report(result.drop("wins"), win_tie_loss=True)
-    with pytest.raises(TypeError, match="win_tie_loss must be True or False, got 1"):
+    with pytest.raises(
+        TypeError, match="'win_tie_loss' of report must be True or False, got int 1"
+    ):
         prk.report(result, win_tie_loss=1)  # type: ignore[arg-type]
 
 

@@ -635,9 +635,21 @@ def test_interval_with_one_user_is_null_and_long_summary() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"ci": "normal"}, ValueError, r"^ci must be one of \['bootstrap', 't'\] or None, got 'no"),
-        ({"ci": "t", "confidence": 1.0}, ValueError, r"^confidence must be in \(0, 1\), got 1\.0"),
-        ({"ci": "t", "confidence": "95%"}, TypeError, r"^confidence must be a number in \(0, 1\)"),
+        (
+            {"ci": "normal"},
+            ValueError,
+            r"^argument 'ci' of evaluate must be one of \['bootstrap', 't'\] or None, got 'no",
+        ),
+        (
+            {"ci": "t", "confidence": 1.0},
+            ValueError,
+            r"^argument 'confidence' of evaluate must be a number in \(0, 1\), got 1\.0",
+        ),
+        (
+            {"ci": "t", "confidence": "95%"},
+            TypeError,
+            r"^argument 'confidence' of evaluate must be a number in \(0, 1\)",
+        ),
         ({"ci": "t", "per_user": True}, ValueError, r"^ci= gives intervals of the summary's means"),
     ],
 )

@@ -500,10 +500,10 @@ def test_errors_match_polars(
         ({"n_partitions": 0}, ValueError, "n_partitions must be a positive integer, got 0"),
         ({"n_partitions": 2.5}, TypeError, "n_partitions must be a positive integer"),
         ({"colour": "red"}, TypeError, "unexpected keyword argument 'colour'"),
-        ({"by": 5}, TypeError, r"^by must be a column name \(str\) or a list of them.*got int 5$"),
-        ({"users": pl.LazyFrame({"user": [1]})}, TypeError, r"^users must be .*LazyFrame"),
-        ({"validate": "no"}, TypeError, r"^validate must be True or False, got str 'no'$"),
-        ({"relevance": None}, TypeError, r"^relevance must be a column name \(str\)"),
+        ({"by": 5}, TypeError, r"'by' of evaluate must be a column name \(str\).*got int 5$"),
+        ({"users": pl.LazyFrame({"user": [1]})}, TypeError, r"'users' of evaluate must be .*LazyFrame"),  # noqa: E501
+        ({"validate": "no"}, TypeError, r"'validate' of evaluate must be True or False, got str 'no'$"),  # noqa: E501
+        ({"relevance": None}, TypeError, r"'relevance' of evaluate must be a column name \(str\)"),
     ],
 )
 def test_spark_only_errors(
@@ -828,7 +828,7 @@ def test_functions_without_spark_say_so_plainly(spark: SparkSession) -> None:
         prk.rank_similarity(sdf, BASE)
     with pytest.raises(TypeError, match=r"^data must be a polars DataFrame .*" + plain):
         prk.inter_list_diversity_sampled(sdf, 2)
-    with pytest.raises(TypeError, match=r"^a must be a polars DataFrame, " + plain):
+    with pytest.raises(TypeError, match=r"'a' of rank_correlation must be a polars DataFrame, " + plain):  # noqa: E501
         prk.rank_correlation(sdf)
     with pytest.raises(TypeError, match=r"convert it with polars\.from_arrow\(df\.toArrow\(\)\)"):
         prk.evaluate(sdf, "mrr", engine="polars")

@@ -330,7 +330,7 @@ def test_rows_left_out_are_not_checked(tmp_path: Path) -> None:
         ("", ValueError, r"tag '' is empty"),
         ("a\tb", ValueError, r"tag 'a\\tb' contains white space"),
         ("#x\x00", ValueError, r"contains a NUL character"),
-        (None, TypeError, r"tag must be a str, got NoneType"),
+        (None, TypeError, r"argument 'tag' of write_run must be a run tag \(str\), got None"),
     ],
 )
 def test_write_run_refuses_a_tag_that_does_not_read_back(

@@ -224,7 +224,7 @@ def test_item_popularity_unseen_items_as_one_user() -> None:
     assert got.get_column("popularity").to_list() == pytest.approx([2 / 3, 1 / 3, 1 / 3, 1 / 3])
     got = prk.item_popularity(LOGS, basis="interactions", catalog=catalog, unseen="one")
     assert got.get_column("popularity").to_list() == pytest.approx([2 / 4, 1 / 4, 1 / 4, 1 / 4])
-    with pytest.raises(ValueError, match="unseen must be one of"):
+    with pytest.raises(ValueError, match="'unseen' of item_popularity must be one of"):
         prk.item_popularity(LOGS, catalog=catalog, unseen="two")  # type: ignore[arg-type]
 
 
@@ -479,9 +479,9 @@ def test_item_popularity_feeds_novelty() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"basis": "sessions"}, ValueError, "basis must be one of"),
+        ({"basis": "sessions"}, ValueError, "'basis' of item_popularity must be one of"),
         ({"item": "product"}, ValueError, "column 'product' not found in interactions"),
-        ({"catalog": [1, 2]}, TypeError, "catalog must be a polars Series or frame"),
+        ({"catalog": [1, 2]}, TypeError, "'catalog' of item_popularity must be a polars Series"),
         ({"catalog": pl.Series(["a"])}, TypeError, "has dtype String in catalog"),
         ({"catalog": pl.DataFrame({"x": [1]})}, ValueError, "needs an 'item' column"),
     ],
@@ -495,5 +495,5 @@ def test_item_popularity_rejects_null_ids() -> None:
     logs = pl.DataFrame({"user": [1, None], "item": [1, 2]})
     with pytest.raises(ValueError, match="1 row\\(s\\) with a null user or item"):
         prk.item_popularity(logs)
-    with pytest.raises(TypeError, match="interactions must be a polars"):
+    with pytest.raises(TypeError, match="'interactions' of item_popularity must be a polars"):
         prk.item_popularity({"user": [1]})

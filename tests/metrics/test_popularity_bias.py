@@ -51,8 +51,8 @@ def test_long_tail_items_follows_elliot_rule() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"head_share": 0.0}, ValueError, r"head_share must lie in \(0, 1\]"),
-        ({"head_share": "x"}, TypeError, "head_share must be a number"),
+        ({"head_share": 0.0}, ValueError, r"'head_share' of long_tail_items must be .*in \(0, 1\]"),
+        ({"head_share": "x"}, TypeError, "'head_share' of long_tail_items must be a number"),
         ({"basis": "clicks"}, ValueError, "basis"),
         ({"user": "u"}, ValueError, "column 'u' not found in interactions"),
     ],

@@ -209,9 +209,9 @@ def test_long_summary_with_by_and_aggregations_matches_wide() -> None:
 
 
 def test_bad_summary_and_empty_values_are_refused() -> None:
-    with pytest.raises(ValueError, match=r"summary must be one of .*'long'.*got 'tall'"):
+    with pytest.raises(ValueError, match=r"'summary' of evaluate must be .*'long'.*got 'tall'"):
         prk.evaluate(HAND, ["mrr"], summary="tall")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"empty must be one of .*'skip_row'.*got 'drop'"):
+    with pytest.raises(ValueError, match=r"'empty' of evaluate .*'skip_row'.*got 'drop'"):
         prk.evaluate(HAND, ["mrr"], empty="drop")  # type: ignore[arg-type]
     clash = HAND.with_columns(metric=pl.lit("x"))
     with pytest.raises(ValueError, match=r"by column 'metric' collides with a column of summary"):

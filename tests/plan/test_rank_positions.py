@@ -176,7 +176,7 @@ def test_refused_options() -> None:
         prk.evaluate(df, ["mrr@3", "err@3"], rank="rank", rank_positions="absolute")
     with pytest.raises(ValueError, match="reads positions from a rank column"):
         prk.evaluate(df.rename({"rank": "score"}), "mrr", rank_positions="absolute")
-    with pytest.raises(ValueError, match="rank_positions must be one of"):
+    with pytest.raises(ValueError, match="argument 'rank_positions' of evaluate must be one of"):
         prk.evaluate(df, "mrr", rank="rank", rank_positions="gaps")  # type: ignore[arg-type]
     text = df.with_columns(pl.col("rank").cast(pl.Decimal(10, 2)))
     with pytest.raises(TypeError, match="must hold integer ranks"):

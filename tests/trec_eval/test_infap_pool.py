@@ -150,7 +150,7 @@ def test_pool_unjudged_errors_and_lazy() -> None:
         pool_unjudged(frame, relevance="rel")
     with pytest.raises(ValueError, match="pool column 'score' is already a column"):
         pool_unjudged(frame, pool="score")
-    with pytest.raises(TypeError, match="data must be a polars DataFrame"):
+    with pytest.raises(TypeError, match="'data' of pool_unjudged must be a polars DataFrame"):
         pool_unjudged(frame.to_dicts())  # type: ignore[arg-type]
     # evaluate without the conversion refuses the negative judgment, as before.
     with pytest.raises(ValueError, match=r"negative value.*trec\.pool_unjudged"):
