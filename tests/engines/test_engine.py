@@ -12,6 +12,7 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as prk
 from polars_rankeval._utils.types import make_columns
 from polars_rankeval.engines.buckets import BucketedEngine
+from polars_rankeval.engines.choice import decide
 from polars_rankeval.engines.memory import MemoryEngine, run
 from polars_rankeval.plan.interface import Scalar
 from polars_rankeval.plan.job import Job
@@ -20,18 +21,22 @@ from tests._reference import random_frame
 METRICS = ["ndcg@3", "map", "mrr", "fallout@3", "global_auc"]
 
 
-def test_engine_polars_is_the_default() -> None:
+def test_engine_auto_is_the_default() -> None:
     df = random_frame(1, n_users=30, max_items=6)
     expected = prk.evaluate(df, METRICS)
-    assert_frame_equal(prk.evaluate(df, METRICS, engine="polars"), expected)
-    assert_frame_equal(prk.evaluate(df, METRICS, engine="auto", n_buckets=3), expected)
+    assert_frame_equal(prk.evaluate(df, METRICS, engine="auto"), expected)
+    assert_frame_equal(prk.evaluate(df, METRICS, engine="memory"), expected)
+    assert_frame_equal(prk.evaluate(df, METRICS, engine=prk.Memory()), expected)
+    assert_frame_equal(prk.evaluate(df, METRICS, engine=prk.Buckets(n_buckets=3)), expected)
 
 
 @pytest.mark.parametrize(
     ("engine", "error", "match"),
     [
         ("dask", ValueError, "engine must be one of"),
-        (5, TypeError, "engine must be 'auto', 'polars', 'spark' or an engine object, got 5"),
+        ("polars", ValueError, r"engine must be one of \['auto', 'buckets', 'memory', 'partition'"),
+        ("streaming", ValueError, r"engine='streaming' is one of Polars' engines"),
+        (5, TypeError, r"engine must be one of .* or an engine object .*got 5$"),
     ],
 )
 def test_bad_engine(engine: object, error: type[Exception], match: str) -> None:
@@ -93,8 +98,9 @@ def test_run_on_each_polars_engine_gives_evaluate(per_user: bool, tmp_path: obje
             per_user=per_user,
         )
 
-    memory = run(job(), MemoryEngine(df.lazy(), eager=True)).collect()
+    head = decide(job(), prk.Memory()).head
+    memory = run(job(), MemoryEngine(df.lazy(), eager=True), head=head).collect()
     engine = BucketedEngine(df.lazy(), k=3, mode="buckets", temp_dir=None, progress=False)
-    bucketed = run(job(), engine)
+    bucketed = run(job(), engine, head=head)
     assert_frame_equal(memory, expected)
     assert_frame_equal(bucketed, expected, abs_tol=1e-12)

@@ -18,6 +18,7 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 from polars_rankeval._utils.types import TIE_POLICIES
+from tests._engines import engine_of
 from tests._reference import orderings, rows_by_user
 from tests.metrics.test_metrics_diversity import small_frame, top_sets
 
@@ -405,9 +406,9 @@ def test_bucket_invariance_with_by(ties: str) -> None:
         "novelty@3",
     ]
     options = {"by": "system", "items": table, "ties": ties, "n_items": 10}
-    expected = prk.evaluate(df, metrics, strategy="memory", **options)  # type: ignore[arg-type]
+    expected = prk.evaluate(df, metrics, engine="memory", **options)  # type: ignore[arg-type]
     for strategy, n in (("buckets", 3), ("partition", 5)):
-        got = prk.evaluate(df, metrics, strategy=strategy, n_buckets=n, **options)  # type: ignore[arg-type]
+        got = prk.evaluate(df, metrics, engine=engine_of(strategy, n_buckets=n), **options)  # type: ignore[arg-type]
         assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12)
 
 
