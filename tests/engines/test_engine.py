@@ -12,7 +12,7 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as prk
 from polars_rankeval._utils.types import make_columns
 from polars_rankeval.engines.buckets import BucketedEngine
-from polars_rankeval.engines.choice import decide
+from polars_rankeval.engines.choice import Path, decide
 from polars_rankeval.engines.memory import MemoryEngine, run
 from polars_rankeval.plan.interface import Scalar
 from polars_rankeval.plan.job import Job
@@ -104,3 +104,39 @@ def test_run_on_each_polars_engine_gives_evaluate(per_user: bool, tmp_path: obje
     bucketed = run(job(), engine, head=head)
     assert_frame_equal(memory, expected)
     assert_frame_equal(bucketed, expected, abs_tol=1e-12)
+
+
+def test_decide_gives_the_path_of_every_engine() -> None:
+    df = random_frame(3, n_users=30, max_items=6)
+    cols = make_columns(user="user", item="item", score=None, relevance="relevance", rank=None)
+
+    def job(metrics: list[str]) -> Job:
+        return Job.create(
+            df.schema,
+            metrics,
+            cols,
+            by=None,
+            ties="expected",
+            users="truth",
+            empty="skip",
+            aggregate="mean",
+            per_user=False,
+        )
+
+    head, general = job(["ndcg@3", "mrr@2"]), job(["ndcg", "map"])
+    lf = df.lazy()
+    assert decide(head, prk.Memory(), rows=lf) == Path("memory", True)
+    assert decide(general, prk.Memory(), rows=lf) == Path("memory", False)
+    assert decide(head, prk.Buckets(n_buckets=3), rows=lf) == Path("buckets", True, 3)
+    assert decide(general, prk.Partition(n_buckets=4), rows=lf) == Path("partition", False, 4)
+    assert decide(general, prk.Auto(memory_limit="1GB"), rows=lf) == Path("memory", False)
+    # 1,000 bytes for the rows: bucketed; a scan over 2 buckets is partitioned
+    tiny = decide(general, prk.Auto(memory_limit=1_000), rows=lf)
+    assert tiny.where == "partition"
+    assert tiny.k > 2
+    eager = decide(general, prk.Auto(memory_limit=1_000), rows=lf, eager=True)
+    assert eager.where == "buckets"
+    assert eager.k == tiny.k
+    # a bucket budget without a count: the count follows the budget and the rows
+    assert decide(general, prk.Buckets(memory_limit=1_000), rows=lf).k == tiny.k
+    assert decide(head, prk.Spark()).where == "spark"
