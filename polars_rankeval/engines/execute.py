@@ -10,9 +10,13 @@ when the result is collected. Either way nothing is read at the call: the row co
 bound), the catalog and history checks, the check of absolute ranks and the bucketed
 and partitioned runs all happen inside ``collect``/``sink_*``.
 
-The output schema of the IO source is the schema of the same plan built over an empty
-frame of the input's schema (metadata only): the statistics change values, never
-dtypes.
+What stays at the call: the input's schema (``collect_schema``, metadata), the checks
+of the arguments, and the output schema of the IO source, which is the schema of the
+same plan built -- its statistics taken -- over an empty frame of the input's schema
+(no row of the input is read; the statistics change values, never dtypes). Side inputs
+given as frames (``users=``, ``items=``, ``history=``) are read where the plan needs
+them, as before. On Spark, ``evaluate`` stays eager where
+:mod:`polars_rankeval.api.spark` says (the statistics, the global metrics, the checks).
 """
 
 from __future__ import annotations
