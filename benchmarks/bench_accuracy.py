@@ -88,7 +88,7 @@ def main() -> None:
             metrics,
             validate=validate,
             aggregate=aggregate or "mean",
-            strategy="memory",
+            engine="memory",
         )
 
     rows = [("group_by floor", floor)]

@@ -62,7 +62,7 @@ def eager_checks(path: Path) -> tuple[float, float]:
     start = time.perf_counter()
     lf = pl.scan_parquet(path)
     check_values(lf, make_columns(), [])
-    result = prk.evaluate(lf, METRICS, strategy="memory", validate=False)
+    result = prk.evaluate(lf, METRICS, engine="memory", validate=False)
     call = time.perf_counter() - start
     result.collect()
     return call, time.perf_counter() - start
@@ -70,7 +70,7 @@ def eager_checks(path: Path) -> tuple[float, float]:
 
 def checks_in_plan(path: Path) -> tuple[float, float]:
     start = time.perf_counter()
-    result = prk.evaluate(pl.scan_parquet(path), METRICS, strategy="memory")
+    result = prk.evaluate(pl.scan_parquet(path), METRICS, engine="memory")
     call = time.perf_counter() - start
     result.collect()
     return call, time.perf_counter() - start
@@ -78,7 +78,7 @@ def checks_in_plan(path: Path) -> tuple[float, float]:
 
 def no_checks(path: Path) -> tuple[float, float]:
     start = time.perf_counter()
-    result = prk.evaluate(pl.scan_parquet(path), METRICS, strategy="memory", validate=False)
+    result = prk.evaluate(pl.scan_parquet(path), METRICS, engine="memory", validate=False)
     call = time.perf_counter() - start
     result.collect()
     return call, time.perf_counter() - start

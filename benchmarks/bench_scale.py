@@ -10,8 +10,8 @@ Each measurement runs in a child process that only scans the files and calls
 RSS (``ru_maxrss`` of the child: the whole process, Python and Polars included) are
 recorded. Configurations:
 
-* the curve: 10M, 100M, 1B rows with ``strategy="auto"`` (the default budget);
-* 100M rows in memory (``strategy="memory"``) beside the bucketed default.
+* the curve: 10M, 100M, 1B rows with ``engine="auto"`` (the default budget);
+* 100M rows in memory (``engine="memory"``) beside the bucketed default.
 
 Beside wall time each run reports its CPU time (user + system of the child, all its
 threads) and the 1-minute load average at its start and end: on a shared machine the
@@ -90,9 +90,11 @@ def child(folder: str, strategy: str, memory_limit: str | None) -> None:
     load = os.getloadavg()[0]
     start = time.perf_counter()
     lf = pl.scan_parquet(Path(folder) / "*.parquet")
-    result = prk.evaluate(
-        lf, METRICS, strategy=strategy, memory_limit=memory_limit, progress=False
-    ).collect()
+    if strategy == "memory":
+        engine = prk.Memory()
+    else:
+        engine = prk.Auto(memory_limit=memory_limit, progress=False)
+    result = prk.evaluate(lf, METRICS, engine=engine).collect()
     seconds = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_SELF)
     out = {

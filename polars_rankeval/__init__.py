@@ -50,6 +50,7 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.api.subtopics import group_subtopics
     from polars_rankeval.conventions.convention import Convention
     from polars_rankeval.conventions.resolve import conventions
+    from polars_rankeval.engines.choice import Auto, Buckets, Memory, Partition, Spark
     from polars_rankeval.io.datasets import load_example, load_systems
     from polars_rankeval.metrics.functions import *  # noqa: F403 - every metric function
     from polars_rankeval.metrics.grammar import bind, expand_metric, parse_metric
@@ -169,6 +170,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     ),
     "JudgementGaps": ("polars_rankeval.analysis.judgements", "JudgementGaps"),
     "judgement_gaps": ("polars_rankeval.analysis.judgements", "judgement_gaps"),
+    "Auto": ("polars_rankeval.engines.choice", "Auto"),
+    "Buckets": ("polars_rankeval.engines.choice", "Buckets"),
+    "Memory": ("polars_rankeval.engines.choice", "Memory"),
+    "Partition": ("polars_rankeval.engines.choice", "Partition"),
+    "Spark": ("polars_rankeval.engines.choice", "Spark"),
     # The metric functions, generated from the metric declarations.
     **{name: ("polars_rankeval.metrics.functions", name) for name in _METRIC_FUNCTIONS},
 }
@@ -264,6 +270,11 @@ __all__ = [
     "largest_differences_per_user",
     "JudgementGaps",
     "judgement_gaps",
+    "Auto",
+    "Buckets",
+    "Memory",
+    "Partition",
+    "Spark",
     *(name for name in _METRIC_FUNCTIONS if name not in _SHADOWING),
 ]
 

@@ -134,7 +134,7 @@ def test_infinite_relevance_is_an_error(value: float) -> None:
     with pytest.raises(ValueError, match=r"relevance column 'relevance' has 1 infinite value"):
         prk.evaluate(df, ["ndcg@2"])
     with pytest.raises(ValueError, match=r"infinite value.*'relevance': -?inf"):
-        prk.evaluate(df, ["ndcg@2"], n_buckets=2)
+        prk.evaluate(df, ["ndcg@2"], engine=prk.Buckets(n_buckets=2))
 
 
 def test_exp_gain_refuses_relevance_that_overflows() -> None:

@@ -212,7 +212,7 @@ def compare(
         ``None`` (default): when stderr is a terminal.
     **evaluate_options
         Passed to :func:`polars_rankeval.evaluate` (``ties``, ``users``, ``empty``,
-        ``user``, ``item``, ``score``, ``strategy``, ``n_buckets`` ...).
+        ``user``, ``item``, ``score``, ``engine`` ...).
 
     Returns
     -------

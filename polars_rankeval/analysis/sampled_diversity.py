@@ -116,7 +116,7 @@ def inter_list_diversity_sampled(
         "relevance": relevance,
         "ties": ties,
         "users": "recs",
-        "strategy": "memory",
+        "engine": "memory",
     }
     if sample_size is None or sample_size >= users.len():
         return float(evaluate(lf.collect(), metric, **options).item(0, metric))

@@ -4,21 +4,18 @@ The implementation behind ``polars_rankeval.evaluate`` and ``polars_rankeval.joi
 It lives in this private module because the package attribute ``evaluate`` is the
 function, which shadows a module of the same name; ``polars_rankeval.evaluate`` (the
 module) still exists and re-exports these names for ``from polars_rankeval.evaluate
-import ...``. :func:`evaluate` picks an engine (:mod:`polars_rankeval.plan.interface`) and runs
-the plan on it with :func:`polars_rankeval.engines.memory.run`.
+import ...``. :func:`evaluate` reads its ``engine=`` (:mod:`polars_rankeval.engines.choice`)
+and runs the plan with :func:`polars_rankeval.engines.execute.execute` (a LazyFrame: when
+the result is collected) or on Spark with :func:`polars_rankeval.engines.memory.run`.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
 from typing import Any, Literal, overload
 
 import polars as pl
 
-import polars_rankeval.plan.args as _args
-import polars_rankeval.plan.head as _head
 import polars_rankeval.plan.positions as _positions
 from polars_rankeval._utils.constraints import (
     COLUMN,
@@ -31,16 +28,13 @@ from polars_rankeval._utils.constraints import (
     Number,
     Options,
     Text,
-    Unchecked,
     validate_params,
 )
 from polars_rankeval._utils.ties import POLICIES, Ties
 from polars_rankeval._utils.types import (
     EMPTY_POLICIES,
-    STRATEGIES,
     Aggregation,
     EmptyPolicy,
-    Strategy,
     SummaryForm,
     TiePolicy,
     UserUniverse,
@@ -55,14 +49,9 @@ from polars_rankeval.api.overlap import (
     report_overlap,
 )
 from polars_rankeval.conventions.presets import PRESETS
-from polars_rankeval.engines.buckets import (
-    BucketedEngine,
-    choose,
-    default_memory_limit,
-    estimate_rows,
-    parse_memory,
-)
-from polars_rankeval.engines.memory import MemoryEngine, run
+from polars_rankeval.engines.choice import ENGINE, EngineArg, decide, engine_of, spark_engine
+from polars_rankeval.engines.execute import execute, lazy_result
+from polars_rankeval.engines.memory import run
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.metrics.spec import Metric
 from polars_rankeval.plan.build import user_partials
@@ -71,10 +60,6 @@ from polars_rankeval.plan.finish import summarize
 from polars_rankeval.plan.job import RESERVED, Job, MetricsArg, NItemsArg, UsersArg, parse_metrics
 from polars_rankeval.plan.positions import RankPositions
 from polars_rankeval.plan.validate import align_ids, to_lazy
-
-ENGINES = ("auto", "polars", "spark")
-EngineArg = Literal["auto", "polars", "spark"] | Any
-"""``evaluate(engine=)``: a name, or an engine object with ``bind(data)``."""
 
 __all__ = [
     "RESERVED",
@@ -95,7 +80,6 @@ METRICS = [
     ListOf(what="a list of metric names"),
 ]
 """``metrics=``: one name or a list (each entry is checked by ``parse_metric``)."""
-RUN_OPTION = Unchecked("a run option, checked where the engine is chosen")
 
 
 @overload
@@ -124,11 +108,6 @@ def evaluate(
     history: Any = ...,
     rating_range: tuple[float, float] | None = ...,
     validate: bool = ...,
-    strategy: Strategy = ...,
-    memory_limit: int | str | None = ...,
-    n_buckets: int | None = ...,
-    temp_dir: str | os.PathLike[str] | None = ...,
-    progress: bool | None = ...,
     engine: EngineArg = ...,
     conventions: str | None = ...,
 ) -> pl.LazyFrame: ...
@@ -158,11 +137,6 @@ def evaluate(
     history: Any = ...,
     rating_range: tuple[float, float] | None = ...,
     validate: bool = ...,
-    strategy: Strategy = ...,
-    memory_limit: int | str | None = ...,
-    n_buckets: int | None = ...,
-    temp_dir: str | os.PathLike[str] | None = ...,
-    progress: bool | None = ...,
     engine: EngineArg = ...,
     conventions: str | None = ...,
 ) -> pl.DataFrame: ...
@@ -210,14 +184,7 @@ def evaluate(
         ],
         "validate": FLAG,
         "conventions": [Options(*PRESETS), None],
-        # The run options: how the plan runs, not what it computes. Checked where the
-        # engine is chosen (the engine lane folds them into one ``engine=``).
-        "strategy": RUN_OPTION,
-        "memory_limit": RUN_OPTION,
-        "n_buckets": RUN_OPTION,
-        "temp_dir": RUN_OPTION,
-        "progress": RUN_OPTION,
-        "engine": RUN_OPTION,
+        "engine": ENGINE,
     }
 )
 def evaluate(
@@ -245,11 +212,6 @@ def evaluate(
     history: Any = None,
     rating_range: tuple[float, float] | None = None,
     validate: bool = True,
-    strategy: Strategy = "auto",
-    memory_limit: int | str | None = None,
-    n_buckets: int | None = None,
-    temp_dir: str | os.PathLike[str] | None = None,
-    progress: bool | None = None,
     engine: EngineArg = "auto",
     conventions: str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
@@ -371,40 +333,29 @@ def evaluate(
     validate
         Check the input values (null ids, NaN/inf scores, negative or NaN
         relevance, duplicate (user, item) rows) and raise ``ValueError`` on the first
-        problem. In-memory input: at the call. A LazyFrame evaluated in memory: when
-        the result is collected -- the checks are part of the returned plan, read the
-        source in the same query as the evaluation and raise from ``collect`` (nothing
-        is read at the call with ``strategy="memory"``; ``"auto"`` only counts the
-        rows). Bucketed runs: bucket by bucket, during the call. Costs one hash
-        aggregation over (user, item) (about 30% of a three-metric evaluation, see
-        ``benchmarks/RESULTS_LAZY.md``); pass ``False`` to skip it in a trusted
-        pipeline.
-    strategy
-        ``"auto"`` (default): in memory if the estimated working memory (rows x bytes
-        per row) fits ``memory_limit``, else bucketed. ``"memory"``: one plan, never
-        bucketed (a LazyFrame stays lazy and no row count is taken). ``"buckets"``:
-        ``n_buckets`` passes over the input, each filtered on a hash of the user.
-        ``"partition"``: the input is written once to temporary Parquet files
-        partitioned by bucket, then each bucket is evaluated. Auto picks
-        ``"buckets"`` for in-memory input or up to 2 buckets, else ``"partition"``.
-    memory_limit
-        Memory budget for ``strategy="auto"``: bytes, or a string such as ``"4GB"``
-        or ``"512MiB"``. Default: half of the memory available at the call.
-    n_buckets
-        Force the number of buckets (default: from the budget and the row count).
-    temp_dir
-        Where bucketed runs keep temporary files (default: the system's temporary
-        directory); they are removed at the end, also on error or Ctrl-C.
-    progress
-        Report buckets done, rows, elapsed time and an estimate on stderr (``tqdm``
-        if installed). Default: only when stderr is a terminal.
+        problem. In-memory input: at the call. A LazyFrame: when the result is
+        collected (in memory, the checks are part of the returned plan and read the
+        source in the same query as the evaluation; bucketed, bucket by bucket).
+        Costs one hash aggregation over (user, item) (about 30% of a three-metric
+        evaluation, see ``benchmarks/RESULTS_LAZY.md``); pass ``False`` to skip it in
+        a trusted pipeline.
     engine
-        Where the plan runs (:mod:`polars_rankeval.engines`): ``"polars"`` (this
-        process; ``strategy=`` picks in memory or bucketed), ``"spark"`` (``data`` is
-        a Spark DataFrame and so is the result; see :mod:`polars_rankeval.api.spark`), an
-        engine object such as ``polars_rankeval.api.spark.SparkEngine(n_partitions=64)``,
-        or ``"auto"`` (default: Spark for a Spark DataFrame, else Polars). Every engine
-        runs the same checks, statistics and plan, and gives the same values.
+        How the evaluation runs (:mod:`polars_rankeval.engines.choice`); the values do
+        not depend on it. ``"auto"`` (default; :class:`~polars_rankeval.Auto`): in
+        memory if the estimated working memory (rows x bytes per row) fits a budget,
+        else bucketed; Spark for a Spark DataFrame. ``"memory"``
+        (:class:`~polars_rankeval.Memory`): one lazy plan, never bucketed.
+        ``"buckets"`` (:class:`~polars_rankeval.Buckets`): one pass over the input per
+        bucket of users, each filtered on a hash of the user. ``"partition"``
+        (:class:`~polars_rankeval.Partition`): the input written once to temporary
+        Parquet files partitioned by bucket, then each bucket evaluated. ``"spark"``
+        (:class:`~polars_rankeval.Spark`): ``data`` is a Spark DataFrame and so is the
+        result (:mod:`polars_rankeval.api.spark`). An object sets the options: the
+        budget, the number of buckets, the temporary directory, progress on stderr
+        (``prk.Buckets(n_buckets=8, temp_dir="/scratch", progress=True)``,
+        ``prk.Auto(memory_limit="4GB")``). Polars' own engines (``"streaming"``,
+        ``"gpu"``) choose how a query is collected: pass them to the result's
+        ``collect`` (a ``ValueError`` here).
     conventions
         A library's conventions (``"trec_eval"``, ``"ranx"``, ``"rectools"``, ...; see
         :func:`polars_rankeval.conventions`): ``metrics`` are then that library's
@@ -415,8 +366,12 @@ def evaluate(
     Returns
     -------
     polars.DataFrame or polars.LazyFrame
-        LazyFrame in, LazyFrame out; anything else in, DataFrame out. A bucketed run
-        is executed by the call (its LazyFrame wraps the computed result). The
+        LazyFrame in, LazyFrame out; anything else in, DataFrame out. A LazyFrame is
+        not read at the call: with ``engine="memory"`` the result is the evaluation's
+        plan; when rows must be read before the plan can be built (the row count of
+        ``"auto"``, a data-wide statistic such as the default ``n_items``, a bucketed
+        run) its rows come from a Polars IO source that runs the evaluation when the
+        result is collected (:mod:`polars_rankeval.engines.execute`). The
         summary has the by-columns, one column per metric and aggregation (the mean
         named by the metric's canonical string), then ``n_users(<metric>)`` per
         per-user metric (the users its aggregates cover), ``n_users`` (the users
@@ -470,7 +425,7 @@ def evaluate(
     │ mrr         ┆ mean        ┆ 0.875    ┆ 2       ┆ 1         │
     │ kendall_tau ┆ mean        ┆ 0.408248 ┆ 1       ┆ 2         │
     └─────────────┴─────────────┴──────────┴─────────┴───────────┘
-    >>> prk.evaluate(df, "mrr", aggregate=["mean", "median"], n_buckets=2)
+    >>> prk.evaluate(df, "mrr", aggregate=["mean", "median"], engine=prk.Buckets(n_buckets=2))
     shape: (1, 5)
     ┌───────┬─────────────┬──────────────┬─────────┬───────────┐
     │ mrr   ┆ median(mrr) ┆ n_users(mrr) ┆ n_users ┆ n_skipped │
@@ -480,22 +435,21 @@ def evaluate(
     │ 0.875 ┆ 0.875       ┆ 2            ┆ 3       ┆ 1         │
     └───────┴─────────────┴──────────────┴─────────┴───────────┘
     """
-    if conventions is not None:  # a library's conventions: rewrite, evaluate, rename
-        call = dict(locals())
-        from polars_rankeval.conventions.resolve import evaluate_under
+    names: dict[str, str] | None = None
+    if conventions is not None:  # a library's conventions: metric names and rules, once
+        from polars_rankeval.conventions.resolve import under
 
-        return evaluate_under(evaluate, call)  # type: ignore[no-any-return]
-    spark = _spark_engine(data, engine)
+        rules: dict[str, Any] = {"ties": ties, "empty": empty, "users": users}
+        metrics, rules, absolute, names = under(conventions, metrics, rules, rank, evaluate)
+        ties, empty, users = rules["ties"], rules["empty"], rules["users"]
+        rank_positions = "absolute" if absolute else rank_positions
+    runner = engine_of(engine)
+    spark = spark_engine(runner, data)
     if spark is not None:
         users, items, n_items, history = (spark.local(v) for v in (users, items, n_items, history))
         lf, eager = pl.LazyFrame(), False
     else:
         lf, eager = to_lazy(data)
-    # The run options (the other arguments are checked by @validate_params).
-    _args.choice("strategy", strategy)
-    n_buckets = _args.count("n_buckets", n_buckets)
-    _args.path("temp_dir", temp_dir)
-    _args.flag("progress", progress, optional=True)
     cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
     if spark is not None and per_item:
         msg = (
@@ -525,54 +479,26 @@ def evaluate(
         from polars_rankeval._utils.stats import scipy_stats
 
         scipy_stats("evaluate(ci='t') needs scipy for the t quantile")
-    if job.absolute:  # the ranks are the positions: they must define them
-        names = [m.spec.name for m in job.metrics]
-        _positions.check_ranks(data if spark is not None else lf, cols, job.by, names)
-    check_choice("strategy", strategy, STRATEGIES)
+    options: dict[str, Any] = {
+        "n_items": n_items,
+        "rating_range": rating_range,
+        "validate": validate,
+    }
+    result: Any
     if spark is not None:
-        return run(job, spark, n_items=n_items, rating_range=rating_range, validate=validate)
-    limit = parse_memory(memory_limit) if memory_limit is not None else None
-    n_rows = None
-    if strategy == "auto" and n_buckets is None:
-        n_rows = estimate_rows(lf)
-    mode, k = choose(
-        strategy,
-        n_rows=n_rows,
-        n_metrics=len(job.metrics),
-        memory_limit=limit or default_memory_limit(),
-        n_buckets=n_buckets,
-        in_memory_input=eager,
-        head=_head.applies(job),
-    )
-    if mode == "memory":
-        result = run(
-            job,
-            MemoryEngine(lf, eager=eager),
-            n_items=n_items,
-            rating_range=rating_range,
-            validate=validate,
-        )
-        return result.collect() if eager else result
-    show = progress if progress is not None else sys.stderr.isatty()
-    engine = BucketedEngine(lf, k=k, mode=mode, temp_dir=temp_dir, progress=show)
-    frame = run(job, engine, n_items=n_items, rating_range=rating_range, validate=validate)
-    return frame if eager else frame.lazy()
+        if job.absolute:  # the ranks are the positions: they must define them
+            names_ = [m.spec.name for m in job.metrics]
+            _positions.check_ranks(data, cols, job.by, names_)
+        result = run(job, spark, head=decide(job, runner).head, **options)
+    elif eager:
+        result = execute(job, lf, runner, eager=True, **options)
+    else:
+        result = lazy_result(job, lf, runner, **options)
+    if names is None:
+        return result  # type: ignore[no-any-return]
+    from polars_rankeval.conventions.resolve import rename
 
-
-def _spark_engine(data: Any, engine: EngineArg) -> Any:
-    """The Spark engine bound to ``data`` if the plan runs on Spark, else ``None``."""
-    if not isinstance(engine, str):
-        if not callable(getattr(engine, "bind", None)):
-            msg = f"engine must be 'auto', 'polars', 'spark' or an engine object, got {engine!r}"
-            raise TypeError(msg)
-        return engine.bind(data)
-    check_choice("engine", engine, ENGINES)
-    on_spark = type(data).__module__.startswith("pyspark.")
-    if engine == "polars" or (engine == "auto" and not on_spark):
-        return None
-    from polars_rankeval.engines.spark_engine import SparkEngine
-
-    return SparkEngine().bind(data)
+    return rename(result, names, long=summary == "long")  # type: ignore[no-any-return]
 
 
 def global_partials(

@@ -1,7 +1,7 @@
 """Evaluation on Apache Spark: the package's own Polars plan, run inside Spark.
 
 :func:`evaluate` is :func:`polars_rankeval.evaluate` with
-``engine=SparkEngine(n_partitions=...)``: the arguments, checks, statistics, per-user
+``engine=prk.Spark(n_partitions=...)``: the arguments, checks, statistics, per-user
 build and summary are the shared plan's; :class:`SparkEngine`
 (:mod:`polars_rankeval.engines.spark_engine`) provides the engine operations only. Importing
 this module does not import pyspark (``pip install 'polars-rankeval[spark]'``); the
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from polars_rankeval._utils.types import make_columns
 from polars_rankeval.api.evaluate import evaluate as _evaluate
+from polars_rankeval.engines.choice import decide
 from polars_rankeval.engines.spark_engine import DEFAULT_PARTITIONS, SIDE_COLUMNS, SparkEngine
 from polars_rankeval.engines.spark_ops import INSTALL_HINT, col, require_pyspark, worker_errors
 from polars_rankeval.plan.build import build
@@ -42,7 +43,7 @@ def evaluate(
 ) -> SparkDataFrame:
     """Evaluate many metrics over a Spark DataFrame with the Polars plan.
 
-    ``polars_rankeval.evaluate(data, metrics, engine=SparkEngine(n_partitions=...),
+    ``polars_rankeval.evaluate(data, metrics, engine=prk.Spark(n_partitions=...),
     **options)``: the same arguments, checks and values, as a Spark DataFrame.
 
     Parameters
@@ -60,9 +61,8 @@ def evaluate(
         The keywords of :func:`polars_rankeval.evaluate`. ``users=``, ``items=``,
         ``n_items=`` and ``history=`` may be (small) Spark DataFrames, collected to the
         driver.
-        ``strategy=``, ``memory_limit=``, ``n_buckets=``, ``temp_dir=`` and
-        ``progress=`` choose among the Polars engines: no effect here. ``per_item=True``
-        is not supported yet.
+        ``engine=`` is this function's (``prk.Spark(n_partitions=n_partitions)``).
+        ``per_item=True`` is not supported yet.
 
     Returns
     -------
@@ -120,7 +120,8 @@ class Plan:
 def per_user_values(rows: SparkDataFrame, plan: Plan, *, side: bool = False) -> SparkDataFrame:
     """The per-user pass of ``plan`` (with ``side``: one :data:`SIDE_COLUMNS` row per call)."""
     job = plan.job
-    out = plan.engine.user_pass(job, functools.partial(build, job), side=side)
+    fn = functools.partial(build, job, head=decide(job, plan.engine).head)
+    out = plan.engine.user_pass(job, fn, side=side)
     return out.select(
         *[col(c) for c in [*job.keys, *job.user_names, *(SIDE_COLUMNS if side else ())]]
     )

@@ -234,7 +234,8 @@ def add_parser(sub: Any) -> None:
         "--strategy",
         choices=STRATEGIES,
         default="auto",
-        help="in memory or bucket by bucket (default: auto, from --memory-limit)",
+        help="in memory or bucket by bucket (default: auto, from --memory-limit): "
+        "evaluate's engine= (prk.Memory, prk.Buckets, prk.Partition, prk.Auto)",
     )
     ev.add_argument(
         "--memory-limit",
@@ -244,6 +245,32 @@ def add_parser(sub: Any) -> None:
     ev.add_argument("--buckets", type=int, metavar="K", help="force K buckets of users")
     ev.add_argument("--temp-dir", type=Path, metavar="DIR", help="temporary files of bucketed runs")
     ev.set_defaults(handler=run)
+
+
+def engine_option(args: argparse.Namespace) -> Any:
+    """The ``engine=`` of ``evaluate`` from the command line's engine flags.
+
+    ``--strategy``, ``--memory-limit``, ``--buckets`` and ``--temp-dir``; progress on
+    stderr when it is a terminal.
+
+    ``--strategy auto --buckets K`` forces K buckets of the input (a scan): read by
+    one pass per bucket for K <= 2, else written once partitioned by bucket.
+    """
+    from polars_rankeval.engines.choice import Auto, Buckets, Memory, Partition
+
+    if args.strategy == "memory":
+        return Memory()
+    options = {
+        "memory_limit": args.memory_limit,
+        "temp_dir": args.temp_dir,
+        "progress": sys.stderr.isatty(),
+    }
+    if args.strategy == "auto" and args.buckets is None:
+        return Auto(**options)
+    kind = args.strategy
+    if kind == "auto":
+        kind = "buckets" if args.buckets <= 2 else "partition"
+    return (Buckets if kind == "buckets" else Partition)(n_buckets=args.buckets, **options)
 
 
 def _summary_form(args: argparse.Namespace) -> str:
@@ -295,11 +322,7 @@ def run(args: argparse.Namespace) -> int:
         ci=args.ci if args.per_user is None else None,
         confidence=args.confidence,
         n_items=args.n_items,
-        strategy=args.strategy,
-        memory_limit=args.memory_limit,
-        n_buckets=args.buckets,
-        temp_dir=args.temp_dir,
-        progress=sys.stderr.isatty(),
+        engine=engine_option(args),
         conventions=args.conventions,
         rank_positions=args.rank_positions,
         items=items,

@@ -426,22 +426,24 @@ def _defaults(evaluate: Callable[..., Any]) -> dict[str, Any]:
     return {key: parameters[key].default for key in RULES}
 
 
-def evaluate_under(evaluate: Callable[..., Any], args: dict[str, Any]) -> Any:
-    """``evaluate(**args)`` under ``args["conventions"]``: rewrite, run, rename.
+def under(
+    preset: str,
+    metrics: Any,
+    rules: dict[str, Any],
+    rank: str | None,
+    evaluate: Callable[..., Any],
+) -> tuple[list[str], dict[str, Any], bool, dict[str, str]]:
+    """``evaluate``'s arguments under ``preset``, resolved once at the top of the call.
 
-    ``args`` are every argument of the call (``locals()`` at its top). ``ties``,
-    ``empty`` and ``users`` left at evaluate's defaults take the preset's values.
+    ``rules``: the call's ``ties``, ``empty`` and ``users``; those left at
+    ``evaluate``'s defaults take the preset's values. Returns the polars_rankeval
+    metric names, the rules, whether ``rank=`` values are absolute positions (RecTools:
+    gaps kept) and the canonical -> shown name mapping for :func:`rename`.
     """
-    args = dict(args)
-    preset = args.pop("conventions")
-    resolved = resolve(preset, args["metrics"], **explicit_rules(args, evaluate))
-    args.update(
-        metrics=resolved.metrics, ties=resolved.ties, empty=resolved.empty, users=resolved.users
-    )
-    if args.get("rank") is not None and get_convention(preset).rank_positions == "absolute":
-        args["rank_positions"] = "absolute"  # RecTools: the ranks are positions, gaps kept
-    result = evaluate(**args)
-    return rename(result, resolved.names, long=args.get("summary") == "long")
+    resolved = resolve(preset, metrics, **explicit_rules(rules, evaluate))
+    rules = {"ties": resolved.ties, "empty": resolved.empty, "users": resolved.users}
+    absolute = rank is not None and get_convention(preset).rank_positions == "absolute"
+    return list(resolved.metrics), rules, absolute, resolved.names
 
 
 def resolve_options(

@@ -8,13 +8,21 @@ statistics pass and the value checks), a map of the per-user build over whole us
 and the finish (merge the global partials, summarize). Three engines implement it:
 
 * :class:`~polars_rankeval.engines.memory.MemoryEngine`: one lazy Polars plan
-  (``evaluate(strategy="memory")``);
+  (``evaluate(engine="memory")``);
 * :class:`~polars_rankeval.engines.buckets.BucketedEngine`: users hashed into buckets, one Polars
   plan per bucket
-  (``strategy="buckets"`` or ``"partition"``; ``"auto"`` picks by a memory budget);
+  (``engine="buckets"`` or ``"partition"``; ``"auto"`` picks by a memory budget);
 * :class:`polars_rankeval.api.spark.SparkEngine`: each bucket of users is one Polars
   call inside Spark (``evaluate(spark_df, ..., engine="spark")`` or
   :func:`polars_rankeval.api.spark.evaluate`).
+
+``evaluate``'s ``engine=`` names one of them or passes its options as an object
+(:mod:`~polars_rankeval.engines.choice`: ``Auto``, ``Memory``, ``Buckets``,
+``Partition``, ``Spark``); :func:`~polars_rankeval.engines.choice.decide` is the one
+place that chooses the path of a request (where it runs, how many buckets, the sorted
+head or the general per-user plan), and
+:mod:`~polars_rankeval.engines.execute` runs it -- for a LazyFrame, when the result is
+collected.
 
 All three run the same checks, statistics, per-user build and summary, so they give the
 same values. :func:`~polars_rankeval.engines.memory.run` is that one sequence.

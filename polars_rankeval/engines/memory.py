@@ -15,7 +15,6 @@ from typing import Any, Protocol
 
 import polars as pl
 
-import polars_rankeval.plan.head as _head
 from polars_rankeval.plan.build import build
 from polars_rankeval.plan.finish import finish
 from polars_rankeval.plan.interface import Scalar, Scan, UserOutputs
@@ -68,13 +67,19 @@ def run(
     job: Job,
     engine: Engine,
     *,
+    head: bool,
     n_items: NItemsArg = None,
     rating_range: tuple[float, float] | None = None,
     validate: bool = True,
 ) -> Any:
-    """Evaluate ``job`` on ``engine``: statistics, per-user build, result."""
+    """Evaluate ``job`` on ``engine``: statistics, per-user build, result.
+
+    ``head``: the build takes the sorted-head path (``Path.head`` of
+    :func:`polars_rankeval.engines.choice.decide`, the one decision).
+    """
     job.compute_statistics(engine, n_items, rating_range)
-    outputs = engine.map_users(job, functools.partial(build, job), validate=validate)
+    fn = functools.partial(build, job, head=head)
+    outputs = engine.map_users(job, fn, validate=validate)
     return engine.finish(job, outputs)
 
 
@@ -100,7 +105,7 @@ class PolarsScan:
 
 
 class MemoryEngine(PolarsScan):
-    """One lazy Polars plan over all the rows (``strategy="memory"``).
+    """One lazy Polars plan over all the rows (``engine="memory"``).
 
     A LazyFrame stays lazy: with ``validate=True`` the value checks become part of the
     returned plan (they raise from ``collect``, reading the source in the same query);
@@ -115,19 +120,18 @@ class MemoryEngine(PolarsScan):
         self._counts: pl.LazyFrame | None = None
 
     def map_users(self, job: Job, fn: UserFn, *, validate: bool) -> UserOutputs:
-        if validate and _head.applies(job):
+        if validate:
             return self._map_users_checked(job, fn)
-        if validate and self.eager:
-            check_values(self.lf, job.cols, job.by)
-        self._deferred = validate and not self.eager
-        # Lazy in, lazy out: the checks run when the result is collected, in the same
-        # query as the evaluation; an explicit cache makes both read the source once.
-        self._source = self.lf.cache() if self._deferred else self.lf
-        per_user, partials = fn(self._source, None, None, collect_first=self.eager)
+        per_user, partials = fn(self.lf, None, None, collect_first=self.eager)
         return UserOutputs(per_user, {name: [p] for name, p in partials.items()})
 
     def _map_users_checked(self, job: Job, fn: UserFn) -> UserOutputs:
-        """The build with the value checks folded into the sorted-head aggregation.
+        """The build with the value checks, folded into its aggregation when it can.
+
+        On the general path the build appends no counts: input in memory is checked
+        at once (:func:`check_values`), a LazyFrame when the result is collected, in
+        the same query as the evaluation (an explicit cache makes both read the source
+        once). On the sorted-head path:
 
         The checks' counts come from the build's own ``group_by`` (and data-wide
         reductions of the rows), not from a second aggregation of the rows: they become
@@ -145,7 +149,7 @@ class MemoryEngine(PolarsScan):
         # memory needs no cache: each reader sees the same columns).
         self._source = self.lf if self.eager else self.lf.cache()
         per_user, partials = fn(self._source, None, None, checks=checks, collect_first=self.eager)
-        if not checks:  # pragma: no cover - applies() promised the head path
+        if not checks:  # the general path: the checks are queries of their own
             if self.eager:
                 check_values(self.lf, job.cols, job.by)
             self._deferred = not self.eager

@@ -29,6 +29,7 @@ def build(
     *,
     checks: list[pl.LazyFrame] | None = None,
     collect_first: bool = False,
+    head: bool = False,
 ) -> tuple[pl.LazyFrame, dict[str, pl.LazyFrame]]:
     """Per-user values (keys + user-level metrics) and the global partials.
 
@@ -39,8 +40,12 @@ def build(
     holds only some of them). Column names are the plan's (:meth:`Job.outer` turns
     them back into the user's).
 
+    ``head``: run the sorted-head path (:mod:`polars_rankeval.plan.head`), as decided
+    by :func:`polars_rankeval.engines.choice.decide` (the caller's one decision;
+    ``True`` only where :func:`polars_rankeval.plan.head.applies`).
+
     ``checks``: a list to fold the value checks into the build. When the sorted-head
-    path runs (:func:`polars_rankeval.plan.head.applies`) it counts the problems in its
+    path runs it counts the problems in its
     own aggregation and appends a one-row frame of counts
     (:func:`polars_rankeval.plan.head.check_counts`); otherwise nothing is appended and
     the caller runs :func:`polars_rankeval.plan.validate.check_values` itself.
@@ -76,7 +81,7 @@ def build(
     if any(not isinstance(p, pl.Expr) for p in plans.values()):
         # Sub-plans read the same rows as the group_by: compute the features once.
         rows = rows.cache()
-    if _head.applies(job):  # the sorted-head path: every metric reads the top k
+    if head:  # the sorted-head path: every metric reads the top k
         per_user = _head.per_user(job, base, checks, collect_first=collect_first)
     else:
         exprs = [p for p in plans.values() if isinstance(p, pl.Expr)]

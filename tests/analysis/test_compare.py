@@ -388,7 +388,7 @@ def test_same_seed_same_result_regardless_of_order(systems: pl.DataFrame) -> Non
 def test_in_memory_equals_bucketed(systems: pl.DataFrame) -> None:
     kw = {"baseline": "bm25", "n_resamples": 300, "seed": 9}
     memory = prk.compare(systems, ["ndcg@10"], **kw)
-    buckets = prk.compare(systems, ["ndcg@10"], strategy="buckets", n_buckets=3, **kw)
+    buckets = prk.compare(systems, ["ndcg@10"], engine=prk.Buckets(n_buckets=3), **kw)
     assert_frame_equal(memory, buckets, check_exact=False, rel_tol=1e-12)
     assert memory["p_value"].to_list() == buckets["p_value"].to_list()
 
@@ -618,9 +618,7 @@ FEW_EXPECTED: dict[tuple[int, str], float | None] = {
 def test_what_each_test_concludes_with_few_users(n: int, test: str) -> None:
     a, b = FEW_USERS[n]
     frame = per_user_frame({"a": np.array(a), "b": np.array(b)})
-    row = prk.compare_per_user(frame, baseline="a", test=test, n_resamples=999).row(
-        0, named=True
-    )
+    row = prk.compare_per_user(frame, baseline="a", test=test, n_resamples=999).row(0, named=True)
     if test == "t" and n > 1:
         d = np.array(b) - np.array(a)
         assert row["p_value"] == pytest.approx(stats.ttest_1samp(d, 0.0).pvalue)

@@ -63,7 +63,9 @@ CASES = [
     pytest.param(ev(ties=None), TypeError, r"^argument 'ties' of evaluate must be one of .*got None$", id="ties-none"),
     pytest.param(ev(ties="random"), ValueError, r"^argument 'ties' of evaluate must be one of .*got 'random'", id="ties-unknown"),
     pytest.param(ev(empty=0), TypeError, r"^argument 'empty' of evaluate must be one of \['error', 'skip', 'skip_row', 'zero'\], got int", id="empty-int"),
-    pytest.param(ev(strategy=1), TypeError, r"^strategy must be a str .*got int", id="strategy-int"),
+    pytest.param(ev(engine=1), TypeError, r"^argument 'engine' of evaluate must be one of \['auto', 'buckets', 'memory', 'partition', 'spark'\] or an engine object .*got int 1$", id="engine-int"),
+    pytest.param(ev(engine="disk"), ValueError, r"^argument 'engine' of evaluate must be one of \['auto', 'buckets', 'memory', 'partition', 'spark'\] .*got 'disk'$", id="engine-unknown"),
+    pytest.param(ev(engine="streaming"), ValueError, r"^argument 'engine' of evaluate must be .*got 'streaming', one of Polars' engines.*collect\(engine='streaming'\)", id="engine-polars-name"),
     # ------------------------------------------------------------ by
     pytest.param(ev(by=5), TypeError, r"^argument 'by' of evaluate must be a column name \(str\), a list of column names or None, got int 5$", id="by-int"),
     pytest.param(ev(by=[5]), TypeError, r"^argument 'by' of evaluate must be .*got an entry int 5$", id="by-list-int"),
@@ -72,7 +74,7 @@ CASES = [
     pytest.param(ev(per_user="yes"), TypeError, r"^argument 'per_user' of evaluate must be True or False, got str 'yes'$", id="per-user-str"),
     pytest.param(ev(per_item=2), TypeError, r"^argument 'per_item' of evaluate must be True or False, got int 2$", id="per-item-int"),
     pytest.param(ev(validate="no"), TypeError, r"^argument 'validate' of evaluate must be True or False, got str", id="validate-str"),
-    pytest.param(ev(progress="yes"), TypeError, r"^progress must be True, False or None, got str", id="progress-str"),
+    pytest.param(lambda: prk.Buckets(progress="yes"), TypeError, r"^progress must be True, False or None, got str", id="progress-str"),
     # ------------------------------------------------------------ users
     pytest.param(ev(users=DF.lazy().select("user")), TypeError, r"^argument 'users' of evaluate must be .*got polars\.LazyFrame; collect it first", id="users-lazy"),
     pytest.param(ev(users=3), TypeError, r"^argument 'users' of evaluate must be .*got int 3$", id="users-int"),
@@ -95,13 +97,13 @@ CASES = [
     pytest.param(ev(n_items=0), ValueError, r"^argument 'n_items' of evaluate must be an integer >= 1, .*got 0$", id="n-items-zero"),
     pytest.param(ev(items=[1, 2]), TypeError, r"^argument 'items' of evaluate must be a polars DataFrame or LazyFrame.*, got list", id="items-list"),
     # ------------------------------------------------------------ out of core
-    pytest.param(ev(n_buckets="2"), TypeError, r"^n_buckets must be a positive integer or None, got str '2'$", id="n-buckets-str"),
-    pytest.param(ev(n_buckets=2.0), TypeError, r"^n_buckets must be .*got float 2\.0$", id="n-buckets-float"),
-    pytest.param(ev(n_buckets=True), TypeError, r"^n_buckets must be .*got bool True$", id="n-buckets-bool"),
-    pytest.param(ev(n_buckets=0), ValueError, r"^n_buckets must be a positive integer, got 0", id="n-buckets-zero"),
-    pytest.param(ev(memory_limit=1.5), TypeError, r"^memory_limit must be a number of bytes", id="memory-limit-float"),
-    pytest.param(ev(memory_limit="lots"), ValueError, r"^cannot read memory_limit 'lots'", id="memory-limit-text"),
-    pytest.param(ev(temp_dir=5, n_buckets=2), TypeError, r"^temp_dir must be a path \(str or os\.PathLike\) or None, got int 5$", id="temp-dir-int"),
+    pytest.param(lambda: prk.Buckets(n_buckets="2"), TypeError, r"^n_buckets must be a positive integer or None, got str '2'$", id="n-buckets-str"),
+    pytest.param(lambda: prk.Buckets(n_buckets=2.0), TypeError, r"^n_buckets must be .*got float 2\.0$", id="n-buckets-float"),
+    pytest.param(lambda: prk.Partition(n_buckets=True), TypeError, r"^n_buckets must be .*got bool True$", id="n-buckets-bool"),
+    pytest.param(lambda: prk.Buckets(n_buckets=0), ValueError, r"^n_buckets must be a positive integer, got 0", id="n-buckets-zero"),
+    pytest.param(lambda: prk.Auto(memory_limit=1.5), TypeError, r"^memory_limit must be a number of bytes", id="memory-limit-float"),
+    pytest.param(lambda: prk.Buckets(memory_limit="lots"), ValueError, r"^cannot read memory_limit 'lots'", id="memory-limit-text"),
+    pytest.param(lambda: prk.Buckets(temp_dir=5, n_buckets=2), TypeError, r"^temp_dir must be a path \(str or os\.PathLike\) or None, got int 5$", id="temp-dir-int"),
     # ------------------------------------------------------------ data
     pytest.param(lambda: prk.evaluate(DF.rows(), "mrr"), TypeError, r"^argument 'data' of evaluate must be a polars DataFrame", id="data-list"),
     # ------------------------------------------------------------ join
@@ -141,9 +143,10 @@ def test_good_arguments_of_every_accepted_type_still_work(tmp_path: Path) -> Non
         {"by": ("system",)},
         {"aggregate": ("mean",)},
         {"rating_range": [0, 1]},
-        {"progress": None, "n_buckets": 1},
-        {"temp_dir": tmp_path, "n_buckets": 2, "progress": False},
-        {"temp_dir": str(tmp_path), "n_buckets": 2, "progress": False},
+        {"engine": prk.Buckets(progress=None, n_buckets=1)},
+        {"engine": prk.Buckets(temp_dir=tmp_path, n_buckets=2, progress=False)},
+        {"engine": prk.Partition(temp_dir=str(tmp_path), n_buckets=2, progress=False)},
+        {"engine": prk.Auto(memory_limit="1GB", temp_dir=tmp_path, progress=False)},
     ):
         got = prk.evaluate(DF, ("mrr",), **kwargs)
         assert got["mrr"].item(-1) == pytest.approx(base["mrr"].item()), kwargs

@@ -611,7 +611,7 @@ def test_bootstrap_interval_of_each_mean_near_scipy() -> None:
     again = prk.evaluate(shuffled, "ndcg@3", by="system", ci="bootstrap", aggregate=["median"])
     assert_frame_equal(again, out)
     buckets = prk.evaluate(df, "ndcg@3", by="system", ci="bootstrap", aggregate=["median"],
-                           n_buckets=3)  # fmt: skip
+                           engine=prk.Buckets(n_buckets=3))  # fmt: skip
     assert_frame_equal(buckets, out, check_exact=False, rel_tol=1e-12)
 
 
@@ -680,6 +680,8 @@ def test_interval_covers_the_users_of_the_mean(empty: str) -> None:
         assert row["mrr"] == pytest.approx(x.mean())
         assert row["se(mrr)"] == pytest.approx(x.std(ddof=1) / math.sqrt(x.size))
         assert row["se(mrr)"] > 0
+
+
 @pytest.mark.parametrize("empty", ["skip", "skip_row"])
 def test_summary_aggregates_without_a_filter_per_metric(empty: str) -> None:
     # Each aggregate covers the users its metric is defined for as a null-skipping

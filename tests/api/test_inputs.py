@@ -418,7 +418,7 @@ def _unreadable(frame: pl.DataFrame) -> pl.LazyFrame:
 
 @pytest.mark.parametrize("empty", ["skip", "error"])
 def test_evaluate_lazy_reads_nothing_at_the_call(empty: str) -> None:
-    result = prk.evaluate(_unreadable(LONG), ["mrr"], strategy="memory", empty=empty)
+    result = prk.evaluate(_unreadable(LONG), ["mrr"], engine="memory", empty=empty)
     assert isinstance(result, pl.LazyFrame)
     assert result.collect_schema().names() == ["mrr", "n_users(mrr)", "n_users", "n_skipped"]
     with pytest.raises(Exception, match="the input was read"):
@@ -429,13 +429,13 @@ def test_evaluate_lazy_checks_run_at_collect_with_the_eager_message() -> None:
     bad = pl.concat([LONG, LONG.head(1)])
     with pytest.raises(ValueError, match="rows share") as eager:
         prk.evaluate(bad, ["mrr"])
-    result = prk.evaluate(bad.lazy(), ["mrr"], strategy="memory")  # no error yet
+    result = prk.evaluate(bad.lazy(), ["mrr"], engine="memory")  # no error yet
     for collect in (result.collect, result.head(1).collect, result.select("mrr").collect):
         with pytest.raises(ValueError, match="rows share") as lazy:
             collect()
         assert str(lazy.value) == str(eager.value)
     negative = LONG.with_columns(relevance=pl.Series([1, -1, 0, 0]))
-    per_user = prk.evaluate(negative.lazy(), ["mrr"], per_user=True, strategy="memory")
+    per_user = prk.evaluate(negative.lazy(), ["mrr"], per_user=True, engine="memory")
     with pytest.raises(ValueError, match=r"relevance column 'relevance' has 1 negative value"):
         per_user.collect()
 
@@ -443,7 +443,7 @@ def test_evaluate_lazy_checks_run_at_collect_with_the_eager_message() -> None:
 def test_evaluate_lazy_valid_input_gives_the_eager_result() -> None:
     # user 1: relevant item 1 at rank 1 -> mrr 1; user 2: no relevant item -> skipped.
     eager = prk.evaluate(LONG, ["mrr", "ndcg@2"])
-    lazy = prk.evaluate(LONG.lazy(), ["mrr", "ndcg@2"], strategy="memory").collect()
+    lazy = prk.evaluate(LONG.lazy(), ["mrr", "ndcg@2"], engine="memory").collect()
     assert lazy.equals(eager)
     assert lazy.row(0, named=True) == {
         "mrr": 1.0,
@@ -456,7 +456,7 @@ def test_evaluate_lazy_valid_input_gives_the_eager_result() -> None:
 
 
 def test_empty_error_is_checked_at_collect() -> None:
-    result = prk.evaluate(LONG.lazy(), ["mrr"], empty="error", strategy="memory")
+    result = prk.evaluate(LONG.lazy(), ["mrr"], empty="error", engine="memory")
     with pytest.raises(ValueError, match=r"metric 'mrr' is undefined for 1 user\(s\).*\[\(2,\)\]"):
         result.collect()
     with pytest.raises(ValueError, match=r"metric 'mrr' is undefined"):  # eager: at the call

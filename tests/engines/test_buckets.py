@@ -27,6 +27,7 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as prk
 from polars_rankeval.engines.buckets import choose, parse_memory
 from polars_rankeval.metrics.registry import registered
+from tests._engines import engine_of
 from tests._reference import random_frame
 
 
@@ -97,8 +98,8 @@ def test_buckets_equal_memory_for_every_metric(
     options = {"ties": ties, "by": "system", "per_user": per_user, "n_items": 60}
     options["items"] = side_table(df)
     options["history"] = history(df)
-    expected = prk.evaluate(df, metrics, strategy="memory", **options)
-    got = prk.evaluate(df, metrics, strategy=strategy, n_buckets=k, **options)
+    expected = prk.evaluate(df, metrics, engine="memory", **options)
+    got = prk.evaluate(df, metrics, engine=engine_of(strategy, n_buckets=k), **options)
     assert_same(got, expected)
 
 
@@ -128,9 +129,9 @@ def test_every_user_form_equals_memory(users: str, by: str | None, strategy: str
     metrics = ["ndcg@5", "map", "mrr@3", "recall@2", "num_rel", "coverage@2", "gini@3"]
     for per_user in (False, True):
         wanted = metrics[:5] if per_user else metrics
-        expected = prk.evaluate(df, wanted, per_user=per_user, strategy="memory", **options)
+        expected = prk.evaluate(df, wanted, per_user=per_user, engine="memory", **options)
         got = prk.evaluate(
-            df, wanted, per_user=per_user, strategy=strategy, n_buckets=12, **options
+            df, wanted, per_user=per_user, engine=engine_of(strategy, n_buckets=12), **options
         )
         assert_same(got, expected)
     if not isinstance(USER_FORMS[users], str):
@@ -147,16 +148,18 @@ def test_user_universes_and_empty_policies(users: object, empty: str) -> None:
     options = {"by": ["system"], "users": users, "empty": empty}
     metrics = ["ndcg@5", "map", "mrr@3", "recall@2", "num_rel"]
     for per_user in (False, True):
-        expected = prk.evaluate(df, metrics, per_user=per_user, strategy="memory", **options)
-        got = prk.evaluate(df, metrics, per_user=per_user, n_buckets=5, **options)
+        expected = prk.evaluate(df, metrics, per_user=per_user, engine="memory", **options)
+        got = prk.evaluate(
+            df, metrics, per_user=per_user, engine=prk.Buckets(n_buckets=5), **options
+        )
         assert_same(got, expected)
 
 
 def test_aggregations_are_bucket_invariant() -> None:
     df = random_frame(5, n_users=60)
     aggs = ["mean", "gmean", "hmean", "qmean", "median", "std"]
-    expected = prk.evaluate(df, ["ndcg@3", "map"], aggregate=aggs, strategy="memory")
-    got = prk.evaluate(df, ["ndcg@3", "map"], aggregate=aggs, strategy="partition", n_buckets=4)
+    expected = prk.evaluate(df, ["ndcg@3", "map"], aggregate=aggs, engine="memory")
+    got = prk.evaluate(df, ["ndcg@3", "map"], aggregate=aggs, engine=prk.Partition(n_buckets=4))
     assert_same(got, expected)
 
 
@@ -168,8 +171,10 @@ def test_parquet_scan_with_a_small_budget_is_bucketed(
         part.write_parquet(tmp_path / f"part{i}.parquet")
     df.write_parquet(tmp_path / "all.parquet")
     lf = pl.scan_parquet(tmp_path / "all.parquet")
-    expected = prk.evaluate(lf, ["ndcg@3", "precision@2"], strategy="memory").collect()
-    got = prk.evaluate(lf, ["ndcg@3", "precision@2"], memory_limit="20kB", progress=True)
+    expected = prk.evaluate(lf, ["ndcg@3", "precision@2"], engine="memory").collect()
+    got = prk.evaluate(
+        lf, ["ndcg@3", "precision@2"], engine=prk.Auto(memory_limit="20kB", progress=True)
+    )
     assert isinstance(got, pl.LazyFrame)  # LazyFrame in, LazyFrame out
     assert_same(got.collect(), expected)
     err = capsys.readouterr().err
@@ -184,7 +189,7 @@ def test_glob_of_files(tmp_path: Path) -> None:
         df.filter(pl.col("user").is_in(chunk)).write_csv(tmp_path / f"run{i}.csv")
     lf = pl.scan_csv(tmp_path / "run*.csv")
     expected = prk.evaluate(df, ["map", "ndcg@3"])
-    got = prk.evaluate(lf, ["map", "ndcg@3"], strategy="partition", n_buckets=3).collect()
+    got = prk.evaluate(lf, ["map", "ndcg@3"], engine=prk.Partition(n_buckets=3)).collect()
     assert_same(got, expected)
 
 
@@ -192,11 +197,11 @@ def test_temporary_files_are_removed_on_success_and_on_error(tmp_path: Path) -> 
     df = random_frame(4, n_users=50)
     work = tmp_path / "work"
     work.mkdir()
-    prk.evaluate(df, "map", strategy="partition", n_buckets=4, temp_dir=work)
+    prk.evaluate(df, "map", engine=prk.Partition(n_buckets=4, temp_dir=work))
     assert os.listdir(work) == []
     bad = pl.concat([df, df.head(1)])  # a duplicate (user, item) row
     with pytest.raises(ValueError, match="share a"):
-        prk.evaluate(bad, "map", strategy="partition", n_buckets=4, temp_dir=work)
+        prk.evaluate(bad, "map", engine=prk.Partition(n_buckets=4, temp_dir=work))
     assert os.listdir(work) == []
 
 
@@ -205,8 +210,8 @@ def test_validation_runs_per_bucket() -> None:
         pl.when(pl.col("user") == 7).then(float("nan")).otherwise(pl.col("score")).alias("score")
     )
     with pytest.raises(ValueError, match="NaN or infinite"):
-        prk.evaluate(df, "map", n_buckets=3)
-    prk.evaluate(df.filter(pl.col("user") != 7), "map", n_buckets=3)
+        prk.evaluate(df, "map", engine=prk.Buckets(n_buckets=3))
+    prk.evaluate(df.filter(pl.col("user") != 7), "map", engine=prk.Buckets(n_buckets=3))
 
 
 @pytest.mark.parametrize(
@@ -230,12 +235,21 @@ def test_parse_memory(text: str | int, expected: int) -> None:
         ({"memory_limit": -5}, ValueError, "memory_limit must be positive"),
         ({"memory_limit": 1.5}, TypeError, "memory_limit must be a number of bytes"),
         ({"n_buckets": 0}, ValueError, "n_buckets must be a positive integer, got 0"),
-        ({"strategy": "disk"}, ValueError, "strategy must be one of"),
     ],
 )
-def test_bad_options(kwargs: dict[str, object], error: type[Exception], match: str) -> None:
+@pytest.mark.parametrize("engine", [prk.Auto, prk.Buckets, prk.Partition])
+def test_bad_options(
+    kwargs: dict[str, object], error: type[Exception], match: str, engine: Any
+) -> None:
+    if "n_buckets" in kwargs and engine is prk.Auto:
+        return  # Auto has no bucket count
     with pytest.raises(error, match=match):
-        prk.evaluate(random_frame(1), "map", **kwargs)  # type: ignore[arg-type]
+        engine(**kwargs)
+
+
+def test_bad_engine_name() -> None:
+    with pytest.raises(ValueError, match=r"^engine must be one of \['auto', 'buckets', 'memory'"):
+        prk.evaluate(random_frame(1), "map", engine="disk")  # type: ignore[arg-type]
 
 
 def test_choose_picks_strategy_and_buckets_from_the_budget() -> None:
@@ -295,18 +309,20 @@ def test_auto_uses_the_head_estimate_for_head_jobs(
     df.write_parquet(tmp_path / "run.parquet")
     lf = pl.scan_parquet(tmp_path / "run.parquet")
     limit = df.height * 180 // 4 + 1  # 4 buckets at 180 bytes/row
-    prk.evaluate(lf, HEAD_SUITE, memory_limit=limit, progress=True).collect()
+    prk.evaluate(lf, HEAD_SUITE, engine=prk.Auto(memory_limit=limit, progress=True)).collect()
     assert "writing the input in 4 buckets" in capsys.readouterr().err
     # off the head path (ndcg has no cutoff): 200 + 16 x 2 metrics = 232 bytes/row
     k = math.ceil(df.height * 232 / limit)
     assert k == 6
-    prk.evaluate(lf, ["map@3", "ndcg"], memory_limit=limit, progress=True).collect()
+    prk.evaluate(
+        lf, ["map@3", "ndcg"], engine=prk.Auto(memory_limit=limit, progress=True)
+    ).collect()
     assert f"writing the input in {k} buckets" in capsys.readouterr().err
 
 
 def test_memory_strategy_keeps_a_lazyframe_lazy() -> None:
     lf = random_frame(2).lazy()
-    out = prk.evaluate(lf, "map", strategy="memory", validate=False)
+    out = prk.evaluate(lf, "map", engine="memory", validate=False)
     assert isinstance(out, pl.LazyFrame)
 
 
@@ -327,7 +343,7 @@ def test_temporary_files_are_removed_on_ctrl_c(
     monkeypatch.setattr(_outofcore, "value_checks", interrupt_in_second_bucket)
     with pytest.raises(KeyboardInterrupt):
         prk.evaluate(
-            random_frame(2, n_users=30), "map", n_buckets=4, temp_dir=tmp_path, strategy="partition"
+            random_frame(2, n_users=30), "map", engine=prk.Partition(n_buckets=4, temp_dir=tmp_path)
         )
     assert len(calls) == 2
     assert os.listdir(tmp_path) == []
@@ -336,10 +352,10 @@ def test_temporary_files_are_removed_on_ctrl_c(
 @pytest.mark.parametrize(
     ("options", "buckets"),
     [
-        ({"memory_limit": 1}, 3),  # 3 rows x 216 bytes / 1 byte: 648 buckets before
-        ({"n_buckets": 100_000, "strategy": "buckets"}, 3),
-        ({"n_buckets": 100_000, "strategy": "partition"}, 3),
-        ({"n_buckets": 2, "strategy": "buckets"}, 2),
+        ({"engine": prk.Auto(memory_limit=1)}, 3),  # 3 rows x 216 bytes / 1 byte: 648 before
+        ({"engine": prk.Buckets(n_buckets=100_000)}, 3),
+        ({"engine": prk.Partition(n_buckets=100_000)}, 3),
+        ({"engine": prk.Buckets(n_buckets=2)}, 2),
     ],
 )
 def test_buckets_are_capped_by_the_number_of_users(
@@ -360,19 +376,22 @@ def test_buckets_are_capped_by_the_number_of_users(
     )
     got = prk.evaluate(df, ["mrr"], **options)  # type: ignore[arg-type]
     assert len(calls) == buckets  # one validation per bucket
-    assert_same(got, prk.evaluate(df, ["mrr"], strategy="memory"))
+    assert_same(got, prk.evaluate(df, ["mrr"], engine="memory"))
 
 
 @pytest.mark.parametrize(
     ("options", "match"),
     [
         ({"n_buckets": 10**9}, r"n_buckets must be at most 100,000 .*got 1,000,000,000"),
-        ({"n_buckets": 100_001, "strategy": "partition"}, r"n_buckets must be at most 100,000"),
+        ({"n_buckets": 100_001, "memory_limit": "1GB"}, r"n_buckets must be at most 100,000"),
     ],
 )
-def test_absurd_bucket_counts_are_refused(options: dict[str, object], match: str) -> None:
+@pytest.mark.parametrize("engine", [prk.Buckets, prk.Partition])
+def test_absurd_bucket_counts_are_refused(
+    options: dict[str, object], match: str, engine: Any
+) -> None:
     with pytest.raises(ValueError, match=match):
-        prk.evaluate(random_frame(1), "map", **options)  # type: ignore[arg-type]
+        prk.evaluate(random_frame(1), "map", engine=engine(**options))
 
 
 def test_a_budget_needing_absurdly_many_buckets_is_refused() -> None:
@@ -500,7 +519,7 @@ def test_head_suite_runs_on_the_sorted_head_path_in_every_bucket(
     for ties in ("expected", "item_desc"):
         calls.clear()
         prk.evaluate(
-            tied_frame(20), HEAD_SUITE, by="system", ties=ties, strategy="partition", n_buckets=3
+            tied_frame(20), HEAD_SUITE, by="system", ties=ties, engine=prk.Partition(n_buckets=3)
         )
         assert len(calls) == 3, ties
 
@@ -514,9 +533,9 @@ def test_head_path_buckets_equal_memory_with_ties(
     df = tied_frame(21)
     options = {"ties": ties, "by": "system", "users": users}
     for per_user in (False, True):
-        expected = prk.evaluate(df, HEAD_SUITE, per_user=per_user, strategy="memory", **options)
+        expected = prk.evaluate(df, HEAD_SUITE, per_user=per_user, engine="memory", **options)
         got = prk.evaluate(
-            df, HEAD_SUITE, per_user=per_user, strategy=strategy, n_buckets=k, **options
+            df, HEAD_SUITE, per_user=per_user, engine=engine_of(strategy, n_buckets=k), **options
         )
         assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
     assert not expected.is_empty()
@@ -527,7 +546,7 @@ def test_head_path_buckets_from_parquet_equal_memory(tmp_path: Path) -> None:
     df.write_parquet(tmp_path / "run.parquet")
     lf = pl.scan_parquet(tmp_path / "run.parquet")
     expected = prk.evaluate(df, HEAD_SUITE, by="system")
-    got = prk.evaluate(lf, HEAD_SUITE, by="system", strategy="partition", n_buckets=7)
+    got = prk.evaluate(lf, HEAD_SUITE, by="system", engine=prk.Partition(n_buckets=7))
     assert_frame_equal(got.collect(), expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
 
 
@@ -564,7 +583,7 @@ def test_folded_checks_per_bucket_raise_the_in_memory_message(
             pl.when(row).then(-1).otherwise(pl.col("relevance")).alias("relevance")
         ),
     }[problem]
-    expected = _error(bad, HEAD_SUITE, strategy="memory")
+    expected = _error(bad, HEAD_SUITE, engine="memory")
     # The folded counts, not the separate check queries, find the problem in a bucket.
     calls: list[int] = []
     real = _outofcore.value_checks
@@ -574,12 +593,12 @@ def test_folded_checks_per_bucket_raise_the_in_memory_message(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(_outofcore, "value_checks", counted)
-    assert _error(bad, HEAD_SUITE, strategy=strategy, n_buckets=5) == expected
+    assert _error(bad, HEAD_SUITE, engine=engine_of(strategy, n_buckets=5)) == expected
     assert calls == []
     # clean data passes; a metric off the head path (no cutoff) runs the check queries
-    prk.evaluate(df, HEAD_SUITE, strategy=strategy, n_buckets=5)
+    prk.evaluate(df, HEAD_SUITE, engine=engine_of(strategy, n_buckets=5))
     assert calls == []
-    assert _error(bad, ["map"], strategy=strategy, n_buckets=5) == _error(
-        bad, ["map"], strategy="memory"
+    assert _error(bad, ["map"], engine=engine_of(strategy, n_buckets=5)) == _error(
+        bad, ["map"], engine="memory"
     )
     assert calls

@@ -14,6 +14,7 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as prk
 from polars_rankeval._utils.types import make_columns
 from polars_rankeval.engines.buckets import BucketedEngine
+from polars_rankeval.engines.choice import Path, decide
 from polars_rankeval.engines.memory import MemoryEngine, run
 from polars_rankeval.plan.interface import Scalar
 from polars_rankeval.plan.job import Job
@@ -22,18 +23,22 @@ from tests._reference import random_frame
 METRICS = ["ndcg@3", "map", "mrr", "fallout@3", "global_auc"]
 
 
-def test_engine_polars_is_the_default() -> None:
+def test_engine_auto_is_the_default() -> None:
     df = random_frame(1, n_users=30, max_items=6)
     expected = prk.evaluate(df, METRICS)
-    assert_frame_equal(prk.evaluate(df, METRICS, engine="polars"), expected)
-    assert_frame_equal(prk.evaluate(df, METRICS, engine="auto", n_buckets=3), expected)
+    assert_frame_equal(prk.evaluate(df, METRICS, engine="auto"), expected)
+    assert_frame_equal(prk.evaluate(df, METRICS, engine="memory"), expected)
+    assert_frame_equal(prk.evaluate(df, METRICS, engine=prk.Memory()), expected)
+    assert_frame_equal(prk.evaluate(df, METRICS, engine=prk.Buckets(n_buckets=3)), expected)
 
 
 @pytest.mark.parametrize(
     ("engine", "error", "match"),
     [
         ("dask", ValueError, "engine must be one of"),
-        (5, TypeError, "engine must be 'auto', 'polars', 'spark' or an engine object, got 5"),
+        ("polars", ValueError, r"engine must be one of \['auto', 'buckets', 'memory', 'partition'"),
+        ("streaming", ValueError, r"engine='streaming' is one of Polars' engines"),
+        (5, TypeError, r"engine must be one of .* or an engine object .*got 5$"),
     ],
 )
 def test_bad_engine(engine: object, error: type[Exception], match: str) -> None:
@@ -95,8 +100,45 @@ def test_run_on_each_polars_engine_gives_evaluate(per_user: bool, tmp_path: obje
             per_user=per_user,
         )
 
-    memory = run(job(), MemoryEngine(df.lazy(), eager=True)).collect()
+    head = decide(job(), prk.Memory()).head
+    memory = run(job(), MemoryEngine(df.lazy(), eager=True), head=head).collect()
     engine = BucketedEngine(df.lazy(), k=3, mode="buckets", temp_dir=None, progress=False)
-    bucketed = run(job(), engine)
+    bucketed = run(job(), engine, head=head)
     assert_frame_equal(memory, expected)
     assert_frame_equal(bucketed, expected, abs_tol=1e-12)
+
+
+def test_decide_gives_the_path_of_every_engine() -> None:
+    df = random_frame(3, n_users=30, max_items=6)
+    cols = make_columns(user="user", item="item", score=None, relevance="relevance", rank=None)
+
+    def job(metrics: list[str]) -> Job:
+        return Job.create(
+            df.schema,
+            metrics,
+            cols,
+            by=None,
+            ties="expected",
+            users="truth",
+            empty="skip",
+            aggregate="mean",
+            per_user=False,
+        )
+
+    head, general = job(["ndcg@3", "mrr@2"]), job(["ndcg", "map"])
+    lf = df.lazy()
+    assert decide(head, prk.Memory(), rows=lf) == Path("memory", True)
+    assert decide(general, prk.Memory(), rows=lf) == Path("memory", False)
+    assert decide(head, prk.Buckets(n_buckets=3), rows=lf) == Path("buckets", True, 3)
+    assert decide(general, prk.Partition(n_buckets=4), rows=lf) == Path("partition", False, 4)
+    assert decide(general, prk.Auto(memory_limit="1GB"), rows=lf) == Path("memory", False)
+    # 1,000 bytes for the rows: bucketed; a scan over 2 buckets is partitioned
+    tiny = decide(general, prk.Auto(memory_limit=1_000), rows=lf)
+    assert tiny.where == "partition"
+    assert tiny.k > 2
+    eager = decide(general, prk.Auto(memory_limit=1_000), rows=lf, eager=True)
+    assert eager.where == "buckets"
+    assert eager.k == tiny.k
+    # a bucket budget without a count: the count follows the budget and the rows
+    assert decide(general, prk.Buckets(memory_limit=1_000), rows=lf).k == tiny.k
+    assert decide(head, prk.Spark()).where == "spark"

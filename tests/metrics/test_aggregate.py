@@ -131,7 +131,7 @@ def test_gmean() -> None:
     assert value(DF, "precision(aggregate=gmean)@1") == pytest.approx(
         np.exp(np.log([1, 1e-5, 1]).mean())
     )
-    bucketed = prk.evaluate(DF, ["map(aggregate=gmean)"], strategy="buckets", n_buckets=2)
+    bucketed = prk.evaluate(DF, ["map(aggregate=gmean)"], engine=prk.Buckets(n_buckets=2))
     assert bucketed.item(0, 0) == pytest.approx(value(DF, "map(aggregate=gmean)"))
 
 
@@ -157,7 +157,7 @@ def test_by_groups_buckets_and_long_summary() -> None:
         "map(aggregate=gmean)",
     ]
     memory = prk.evaluate(df, metrics, by="system")
-    buckets = prk.evaluate(df, metrics, by="system", strategy="buckets", n_buckets=5)
+    buckets = prk.evaluate(df, metrics, by="system", engine=prk.Buckets(n_buckets=5))
     from polars.testing import assert_frame_equal
 
     assert_frame_equal(memory, buckets, abs_tol=1e-9)

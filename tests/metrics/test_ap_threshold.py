@@ -123,7 +123,7 @@ def test_inline_expression_and_buckets() -> None:
     inline = df.group_by("user").agg(prk.map(tie_group="threshold")).sort("user")
     evaluated = prk.evaluate(df, [THRESHOLD], per_user=True)
     assert inline[THRESHOLD].to_list() == pytest.approx(evaluated[THRESHOLD].to_list(), abs=1e-12)
-    buckets = prk.evaluate(df, [THRESHOLD], strategy="buckets", n_buckets=3)
+    buckets = prk.evaluate(df, [THRESHOLD], engine=prk.Buckets(n_buckets=3))
     assert buckets.item(0, 0) == pytest.approx(prk.evaluate(df, [THRESHOLD]).item(0, 0))
 
 

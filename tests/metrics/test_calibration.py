@@ -171,8 +171,7 @@ def test_undefined_users_and_buckets() -> None:
         items=ITEMS,
         history=HISTORY,
         ties="item_asc",
-        strategy="buckets",
-        n_buckets=2,
+        engine=prk.Buckets(n_buckets=2),
     )
     assert buckets.item(0, "miscalibration@2") == pytest.approx(mem.item(0, "miscalibration@2"))
 

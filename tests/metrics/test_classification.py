@@ -24,6 +24,7 @@ from polars_rankeval.metrics.features import Features
 from polars_rankeval.metrics.grammar import parse_metric
 from polars_rankeval.metrics.registry import registered
 from polars_rankeval.metrics.spec import GlobalPlan
+from tests._engines import engine_of
 from tests._reference import Row, orderings, random_frame, rows_by_user
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
@@ -667,5 +668,7 @@ def test_bucketed_runs_agree_with_one_pass() -> None:
     metrics = ["lauc@5", "mcc@3", "fallout", "global_auc", "global_auc(rel=2)"]
     one = prk.evaluate(df, metrics, by="system", users="all")
     for strategy in ("buckets", "partition"):
-        split = prk.evaluate(df, metrics, by="system", users="all", strategy=strategy, n_buckets=3)  # type: ignore[arg-type]
+        split = prk.evaluate(
+            df, metrics, by="system", users="all", engine=engine_of(strategy, n_buckets=3)
+        )  # type: ignore[arg-type]
         assert_frame_equal(split, one, abs_tol=1e-12)

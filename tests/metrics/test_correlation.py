@@ -263,5 +263,5 @@ def test_errors(text: str, match: str) -> None:
 def test_bucketed_runs_agree_with_one_pass() -> None:
     df = rated_frame(4)
     one = prk.evaluate(df, METRICS, users="all")
-    split = prk.evaluate(df, METRICS, users="all", strategy="buckets", n_buckets=3)
+    split = prk.evaluate(df, METRICS, users="all", engine=prk.Buckets(n_buckets=3))
     assert_frame_equal(split, one, abs_tol=1e-12)

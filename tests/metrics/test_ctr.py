@@ -15,6 +15,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
+from tests._engines import engine_of
 
 # user 1: items 10 (0.9, click, p .5), 11 (0.6, no click, p .25), 12 (0.2, no log)
 # user 2: item 10 (0.8, no log), item 13 logged (click, p .5) but not recommended
@@ -269,9 +270,9 @@ def test_bucket_invariance_with_by(k: int) -> None:
     df = pl.concat(frames).with_columns(pl.col("score").round(1))  # ties
     metrics = [f"ctr@{k}", f"ctr(estimation=ips)@{k}", f"ctr(estimation=dr)@{k}"]
     options = {"by": "system", "users": "recs"}
-    expected = prk.evaluate(df, metrics, strategy="memory", **options)  # type: ignore[arg-type]
+    expected = prk.evaluate(df, metrics, engine="memory", **options)  # type: ignore[arg-type]
     for strategy in ("buckets", "partition"):
-        got = prk.evaluate(df, metrics, strategy=strategy, n_buckets=3, **options)  # type: ignore[arg-type]
+        got = prk.evaluate(df, metrics, engine=engine_of(strategy, n_buckets=3), **options)  # type: ignore[arg-type]
         assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12)
 
 

@@ -14,6 +14,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
+from tests._engines import engine_of
 from tests._reference import orderings, rows_by_user
 from tests.frames import TIED_TOP_TWO
 
@@ -253,13 +254,13 @@ def test_bucket_invariance_with_by(ties: str) -> None:
     df = pl.concat([a, b])
     metrics = ["inter_list_diversity@2", "inter_list_diversity", "intra_list_diversity@3"]
     options = {"by": "system", "items": feature_table(0, 8), "ties": ties}
-    expected = prk.evaluate(df, metrics, strategy="memory", **options)  # type: ignore[arg-type]
+    expected = prk.evaluate(df, metrics, engine="memory", **options)  # type: ignore[arg-type]
     assert expected.height == 2
     for strategy, n in (("buckets", 3), ("partition", 4)):
-        got = prk.evaluate(df, metrics, strategy=strategy, n_buckets=n, **options)  # type: ignore[arg-type]
+        got = prk.evaluate(df, metrics, engine=engine_of(strategy, n_buckets=n), **options)  # type: ignore[arg-type]
         assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12)
-    per_user = prk.evaluate(df, metrics[2:], per_user=True, strategy="memory", **options)  # type: ignore[arg-type]
-    got = prk.evaluate(df, metrics[2:], per_user=True, n_buckets=3, **options)  # type: ignore[arg-type]
+    per_user = prk.evaluate(df, metrics[2:], per_user=True, engine="memory", **options)  # type: ignore[arg-type]
+    got = prk.evaluate(df, metrics[2:], per_user=True, engine=prk.Buckets(n_buckets=3), **options)  # type: ignore[arg-type]
     assert_frame_equal(got, per_user, check_exact=False, rel_tol=1e-12)
 
 

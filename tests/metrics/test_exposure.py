@@ -17,6 +17,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
+from tests._engines import engine_of
 from tests._reference import orderings, rows_by_user
 from tests.frames import TIED_TOP_TWO
 from tests.metrics.test_diversity import small_frame, top_sets
@@ -397,9 +398,9 @@ def test_bucket_invariance_with_by(ties: str) -> None:
         "novelty@3",
     ]
     options = {"by": "system", "items": table, "ties": ties, "n_items": 10}
-    expected = prk.evaluate(df, metrics, strategy="memory", **options)  # type: ignore[arg-type]
+    expected = prk.evaluate(df, metrics, engine="memory", **options)  # type: ignore[arg-type]
     for strategy, n in (("buckets", 3), ("partition", 5)):
-        got = prk.evaluate(df, metrics, strategy=strategy, n_buckets=n, **options)  # type: ignore[arg-type]
+        got = prk.evaluate(df, metrics, engine=engine_of(strategy, n_buckets=n), **options)  # type: ignore[arg-type]
         assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12)
 
 

@@ -218,8 +218,8 @@ def test_bucketed_equals_in_memory() -> None:
         "novelty(source=history_users,unknown=one,normalize=true,denominator=k)@3",
     ]
     options = {"history": train, "items": items, "users": "recs"}
-    memory = prk.evaluate(df, metrics, strategy="memory", **options).row(0)[:4]
-    buckets = prk.evaluate(df, metrics, strategy="buckets", n_buckets=3, **options).row(0)[:4]
+    memory = prk.evaluate(df, metrics, engine="memory", **options).row(0)[:4]
+    buckets = prk.evaluate(df, metrics, engine=prk.Buckets(n_buckets=3), **options).row(0)[:4]
     assert buckets == pytest.approx(memory, rel=1e-12)
 
 
@@ -289,11 +289,14 @@ def test_novelty_cold_items_fail_before_the_plan_runs(monkeypatch: pytest.Monkey
     ):
         prk.evaluate(df, ["novelty@2"], history=TRAIN, users="recs")
     assert not built
-    # lazy input too: the check runs at the call
+    # lazy input too: the check runs when the result is collected, before the plan
+    # (the call itself reads nothing; building the output schema over no rows is no run)
+    lazy = prk.evaluate(
+        df.lazy(), ["novelty(source=history_interactions)@2"], history=TRAIN, users="recs"
+    )
+    built.clear()
     with pytest.raises(ValueError, match=r"2 item\(s\) in the top k of 2 user\(s\) have no"):
-        prk.evaluate(
-            df.lazy(), ["novelty(source=history_interactions)@2"], history=TRAIN, users="recs"
-        )
+        lazy.collect()
     assert not built
     # a cold item outside every top k is no error (x at rank 3 for @2; only a for @1)
     ok = recs([(1, "a", 3.0), (1, "b", 2.0), (1, "x", 1.0), (2, "a", 1.0), (2, "c", 0.6)])

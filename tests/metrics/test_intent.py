@@ -341,10 +341,10 @@ def test_buckets_by_groups_and_compare() -> None:
     metrics = ["alpha_ndcg@5", "err_ia@5", "nrbp(normalize=ideal)", "map_ia", "ndcg@5"]
     mem = prk.evaluate(long, metrics, ties="item_desc", by="system")
     buckets = prk.evaluate(
-        long, metrics, ties="item_desc", by="system", strategy="buckets", n_buckets=3
+        long, metrics, ties="item_desc", by="system", engine=prk.Buckets(n_buckets=3)
     )
     partition = prk.evaluate(
-        long, metrics, ties="item_desc", by="system", strategy="partition", n_buckets=2
+        long, metrics, ties="item_desc", by="system", engine=prk.Partition(n_buckets=2)
     )
     for metric in metrics:
         assert buckets[metric].to_list() == pytest.approx(mem[metric].to_list(), abs=1e-12)

@@ -11,6 +11,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
+from tests._engines import engine_of
 from tests._reference import orderings, random_frame, rows_by_user
 
 ITEM_METRICS = ["item_exposure@1", "item_hits@1", "item_recall@1", "item_precision@1"]
@@ -147,9 +148,9 @@ def test_bucket_invariance_with_by(ties: str) -> None:
     df = pl.concat([a, b]).with_columns(pl.format("u{}", "user").alias("user"))
     metrics = ["item_exposure@3", "item_hits(rel=2)@2", "item_recall@3", "item_precision"]
     options = {"by": "system", "per_item": True, "ties": ties}
-    expected = prk.evaluate(df, metrics, strategy="memory", **options)  # type: ignore[arg-type]
+    expected = prk.evaluate(df, metrics, engine="memory", **options)  # type: ignore[arg-type]
     for strategy, n in (("buckets", 3), ("partition", 7)):
-        got = prk.evaluate(df, metrics, strategy=strategy, n_buckets=n, **options)  # type: ignore[arg-type]
+        got = prk.evaluate(df, metrics, engine=engine_of(strategy, n_buckets=n), **options)  # type: ignore[arg-type]
         assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12)
 
 

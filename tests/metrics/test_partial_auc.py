@@ -274,10 +274,10 @@ def test_insufficient_raise_bucketed_and_compare() -> None:
     df = rectools_frame(RECO, INTER)
     kw: dict[str, Any] = {"rank": "rank", "rank_positions": "absolute"}
     with pytest.raises(ValueError, match=RAISED):
-        prk.evaluate(df, ["pap(insufficient=raise)@3"], strategy="buckets", n_buckets=3, **kw)
+        prk.evaluate(df, ["pap(insufficient=raise)@3"], engine=prk.Buckets(n_buckets=3), **kw)
     kept = df.filter(pl.col("user") != 2)
     bucketed = prk.evaluate(
-        kept, ["pap(insufficient=raise)@3"], strategy="buckets", n_buckets=3, **kw
+        kept, ["pap(insufficient=raise)@3"], engine=prk.Buckets(n_buckets=3), **kw
     )
     assert bucketed["pap(insufficient=raise)@3"].item() == pytest.approx((0 + 1 + 1 + 1 / 9) / 4)
     two = pl.concat([df.with_columns(system=pl.lit(s)) for s in ("a", "b")])

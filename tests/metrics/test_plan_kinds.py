@@ -88,7 +88,8 @@ def toy_metrics() -> Iterator[None]:
 
 @pytest.mark.parametrize("n_buckets", [None, 2, 5])
 def test_frame_global_and_extra_columns(n_buckets: int | None) -> None:
-    options = {"by": "system", "items": ITEMS, "n_buckets": n_buckets}
+    engine = "auto" if n_buckets is None else prk.Buckets(n_buckets=n_buckets)
+    options = {"by": "system", "items": ITEMS, "engine": engine}
     metrics = ["t_rows", "t_hits_share@2", "t_pop@1", "t_weight@2"]
     got = prk.evaluate(DATA, metrics, **options)
     # system a: users 1 (items 10,11,12 scores 3,2,1), 2 (10,13), 3 (11: relevance 0).
@@ -111,7 +112,13 @@ def test_frame_global_and_extra_columns(n_buckets: int | None) -> None:
 
 @pytest.mark.parametrize("n_buckets", [None, 3])
 def test_per_item(n_buckets: int | None) -> None:
-    got = prk.evaluate(DATA, "t_item_hits@1", by="system", per_item=True, n_buckets=n_buckets)
+    got = prk.evaluate(
+        DATA,
+        "t_item_hits@1",
+        by="system",
+        per_item=True,
+        engine=prk.Buckets(n_buckets=n_buckets) if n_buckets else "auto",
+    )
     # a: top 1 per user: u1 10 (rel) u2 10 (unjudged) u3 11 -> item 10: 1 hit, 11: 0
     # (items never in a top 1 still appear: their partial sums are 0)
     a = dict(got.filter(pl.col("system") == "a").select("item", "t_item_hits@1").rows())
@@ -122,8 +129,8 @@ def test_per_item(n_buckets: int | None) -> None:
 def test_bucketed_equals_memory_with_users_list() -> None:
     options = {"by": "system", "items": ITEMS, "users": [1, 3, 99]}
     metrics = ["t_rows", "t_hits_share@2", "t_pop@1"]
-    expected = prk.evaluate(DATA, metrics, strategy="memory", **options)
-    got = prk.evaluate(DATA, metrics, strategy="partition", n_buckets=3, **options)
+    expected = prk.evaluate(DATA, metrics, engine="memory", **options)
+    got = prk.evaluate(DATA, metrics, engine=prk.Partition(n_buckets=3), **options)
     assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-13)
 
 

@@ -273,8 +273,7 @@ def test_by_groups_and_buckets() -> None:
         items=tail,
         history=TRAIN,
         users="recs",
-        strategy="buckets",
-        n_buckets=3,
+        engine=prk.Buckets(n_buckets=3),
     )
     single = prk.evaluate(RECS, metrics, items=tail, history=TRAIN, users="recs")
     for name in metrics:

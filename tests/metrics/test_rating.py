@@ -216,5 +216,5 @@ def test_bucketed_runs_agree_with_one_pass() -> None:
     df = ratings(2)
     metrics = ["mae", "nmae", "rmse(average=global)", "nmae(average=global)"]
     one = prk.evaluate(df, metrics, by="system", users="all")
-    split = prk.evaluate(df, metrics, by="system", users="all", strategy="buckets", n_buckets=4)
+    split = prk.evaluate(df, metrics, by="system", users="all", engine=prk.Buckets(n_buckets=4))
     assert_frame_equal(split, one, abs_tol=1e-12)

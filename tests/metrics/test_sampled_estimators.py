@@ -21,6 +21,7 @@ import polars_rankeval as prk
 import polars_rankeval.plan.head as _head
 from polars_rankeval._utils.types import make_columns
 from polars_rankeval.plan.job import Job
+from tests._engines import engine_of
 from tests.frames import TWO_POSITIVES
 
 ESTIMATORS = ("sampled", "rank", "mb", "bv")
@@ -209,20 +210,20 @@ def test_bucketed_equals_in_memory(strategy: Any, tmp_path: Any) -> None:
          (("a", 1.0), ("b", -1.0))]
     )  # fmt: skip
     names = ["ndcg(estimator=bv)@3", "mrr(estimator=rank)", "auc(estimator=mb)"]
-    memory = prk.evaluate(df, names, n_items=60, by="system", per_user=True, strategy="memory")
+    memory = prk.evaluate(df, names, n_items=60, by="system", per_user=True, engine="memory")
     bucketed = prk.evaluate(
         df,
         names,
         n_items=60,
         by="system",
         per_user=True,
-        strategy=strategy,
-        n_buckets=4,
-        temp_dir=tmp_path,
+        engine=engine_of(strategy, n_buckets=4, temp_dir=tmp_path),
     )
     key = ["system", "user"]
     assert_frame_equal(bucketed.sort(key), memory.sort(key), abs_tol=1e-12)
-    summary = prk.evaluate(df, names, n_items=60, by="system", strategy=strategy, n_buckets=3)
+    summary = prk.evaluate(
+        df, names, n_items=60, by="system", engine=engine_of(strategy, n_buckets=3)
+    )
     assert_frame_equal(summary, prk.evaluate(df, names, n_items=60, by="system"), abs_tol=1e-12)
 
 
@@ -321,7 +322,7 @@ def test_data_errors() -> None:
         prk.evaluate(df, ["mrr(estimator=bv)"], n_items=9)
     # ...also under bucketed execution and with the estimator that needs no catalog
     with pytest.raises(ValueError, match="have no negative candidate"):
-        prk.evaluate(df, ["mrr(estimator=sampled)"], strategy="buckets", n_buckets=2)
+        prk.evaluate(df, ["mrr(estimator=sampled)"], engine=prk.Buckets(n_buckets=2))
     ranked = _one_user().with_columns(rank=pl.Series([1, 2, 3])).drop("score")
     with pytest.raises(ValueError, match="does not support rank_positions='absolute'"):
         prk.evaluate(ranked, ["mrr(estimator=rank)"], n_items=9, rank="rank",

@@ -226,7 +226,7 @@ def test_bucketed_equals_in_memory() -> None:
     ]
     kwargs = {"history": history, "items": feats, "n_items": 8, "users": "all"}
     mem = prk.evaluate(df, metrics, **kwargs)
-    buckets = prk.evaluate(df, metrics, n_buckets=3, strategy="buckets", **kwargs)
+    buckets = prk.evaluate(df, metrics, engine=prk.Buckets(n_buckets=3), **kwargs)
     for name in metrics:
         assert buckets.item(0, name) == pytest.approx(mem.item(0, name))
 

@@ -23,6 +23,7 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as prk
 from polars_rankeval.metrics.grammar import bind, expand_metric
 from polars_rankeval.metrics.registry import registered
+from tests._engines import engine_of
 from tests._reference import random_frame
 
 ALL_AGGREGATIONS = ["mean", "gmean", "hmean", "qmean", "median", "std"]
@@ -533,8 +534,8 @@ def test_bucketed_equals_in_memory(
         "aggregate": ["mean", "gmean", "median"],
         "items": side_items(df.get_column("item")),
     }
-    expected = prk.evaluate(df, metrics, strategy="memory", **options)
-    got = prk.evaluate(df, metrics, strategy=strategy, n_buckets=n_buckets, **options)
+    expected = prk.evaluate(df, metrics, engine="memory", **options)
+    got = prk.evaluate(df, metrics, engine=engine_of(strategy, n_buckets=n_buckets), **options)
     assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
 
 

@@ -94,7 +94,21 @@ def both(df: pl.DataFrame | pl.LazyFrame, metrics: list[str], **options: Any) ->
 
 
 def uses_head_path(df: pl.DataFrame, metrics: list[str], **options: Any) -> bool:
-    return _head.MARKER in prk.evaluate(df.lazy(), metrics, **options).explain()
+    """The evaluation builds the sorted-head plan (its per-user stage is called)."""
+    calls: list[int] = []
+    original = _head.per_user
+
+    def spy(*args: Any, **kwargs: Any) -> pl.LazyFrame:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    options.setdefault("validate", False)  # the path does not depend on the checks
+    _head.per_user = spy  # type: ignore[assignment]
+    try:
+        prk.evaluate(df.lazy(), metrics, **options).collect()
+    finally:
+        _head.per_user = original  # type: ignore[assignment]
+    return bool(calls)
 
 
 @pytest.mark.parametrize("ties", TIES)
@@ -191,7 +205,7 @@ def test_engines_and_buckets_agree() -> None:
     eager = prk.evaluate(df, METRICS, per_user=True)
     assert_frame_equal(eager, lazy.collect(engine="in-memory"), abs_tol=1e-12)
     assert_frame_equal(eager, lazy.collect(engine="streaming"), abs_tol=1e-12)
-    buckets = prk.evaluate(df, METRICS, per_user=True, strategy="buckets", n_buckets=3)
+    buckets = prk.evaluate(df, METRICS, per_user=True, engine=prk.Buckets(n_buckets=3))
     assert_frame_equal(eager, buckets, abs_tol=1e-12)
 
 
@@ -282,7 +296,7 @@ def test_validation_with_by_groups_and_valid_data() -> None:
     metrics = ["ndcg@5", "precision@3"]
     fast, slow = both(df, metrics, by="system", validate=True)
     assert_frame_equal(fast, slow, abs_tol=1e-12)
-    plan = prk.evaluate(df.lazy(), metrics, by="system")
+    plan = prk.evaluate(df.lazy(), metrics, by="system", engine="memory")
     # The duplicate count is read from the head path's own aggregation.
     assert f"{_head.MARKER}:extra" in plan.explain()
     assert_frame_equal(plan.collect(), fast)
@@ -561,7 +575,9 @@ def test_cutoff_lists_run_without_python_callbacks(ties: str) -> None:
             "relevance": [1.0, 0.0, 1.0, 0.0, 1.0],
         }
     )
-    lf = prk.evaluate(df.lazy(), ["ndcg@1..3", "map@[1,3]"], ties=ties, validate=False)
+    lf = prk.evaluate(
+        df.lazy(), ["ndcg@1..3", "map@[1,3]"], ties=ties, validate=False, engine="memory"
+    )
     plan = lf.explain()
     assert uses_head_path(df, ["ndcg@1..3", "map@[1,3]"])
     assert "cum_fold" not in plan
@@ -579,7 +595,7 @@ def _plan_length(n: int, ties: str) -> int:
     """Characters of the plan of five metrics at the cutoffs 1..n (a LazyFrame)."""
     df = frame(5, users=4)
     metrics = [f"{m}@1..{n}" for m in ("ndcg", "map", "precision", "mrr", "hit_rate")]
-    lf = prk.evaluate(df.lazy(), metrics, ties=ties, validate=False)
+    lf = prk.evaluate(df.lazy(), metrics, ties=ties, validate=False, engine="memory")
     plan = lf.explain()
     assert _head.MARKER in plan
     return len(plan)

@@ -88,7 +88,7 @@ def test_absolute_equals_gaps_filled_with_non_relevant_items(ties: str, seed: in
         assert got[name].to_list() == pytest.approx(want[name].to_list(), abs=1e-12), name
     # Bucket by bucket (out of core): the same values.
     buckets = prk.evaluate(
-        data, PADDING_INVARIANT, rank_positions="absolute", n_buckets=3, **kw
+        data, PADDING_INVARIANT, rank_positions="absolute", engine=prk.Buckets(n_buckets=3), **kw
     ).sort("user")
     assert_frame_equal(buckets, got, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
     # Relative positions (the default) differ as soon as a gap is closed.
