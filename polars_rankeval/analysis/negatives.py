@@ -24,6 +24,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import polars as pl
 
+from polars_rankeval._utils.stack import user_stacklevel
 from polars_rankeval._utils.ties import id_order
 from polars_rankeval._utils.types import check_choice, integer, type_label
 from polars_rankeval.plan.validate import to_lazy
@@ -329,7 +330,7 @@ def sample_negatives(
             f"items available (e.g. user {example[user]!r}: {example['_pool']}); they get "
             "all of them",
             NegativeSamplingWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     users = users.with_columns(_need=pl.min_horizontal("_pool", pl.lit(n_negatives, pl.Int64)))
     users = users.filter(pl.col("_need") > 0)

@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval._utils.constraints import COLUMN, COLUMNS, Frame, validate_params
+from polars_rankeval._utils.stack import user_stacklevel
 from polars_rankeval.plan.validate import align_ids, to_lazy
 
 LOGGER = logging.getLogger("polars_rankeval")
@@ -231,7 +232,7 @@ def describe(row: dict[str, Any]) -> str:
     )
 
 
-def report_overlap(summary: pl.DataFrame, by: list[str], *, stacklevel: int = 3) -> None:
+def report_overlap(summary: pl.DataFrame, by: list[str]) -> None:
     """Log the overlap of every group; warn with :class:`OverlapWarning` where it is bad."""
     for row in summary.iter_rows(named=True):
         group = ", ".join(f"{c}={row[c]!r}" for c in by)
@@ -245,4 +246,4 @@ def report_overlap(summary: pl.DataFrame, by: list[str], *, stacklevel: int = 3)
                 "and item ids are of one kind in both (e.g. '007' as text in one and 7 as "
                 "an integer in the other)"
             )
-            warnings.warn(msg, OverlapWarning, stacklevel=stacklevel)
+            warnings.warn(msg, OverlapWarning, stacklevel=user_stacklevel())

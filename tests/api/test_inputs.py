@@ -514,3 +514,12 @@ def test_cli_compare_recs_and_truth_follow_the_id_rule(
     code, _, err = run(capsys, *argv, "--truth", str(tmp_path / "truth_text.parquet"))
     assert code == 2
     assert "column 'user' has dtype Int64 in recs but String in truth" in err
+
+
+def test_a_warning_names_the_callers_line() -> None:
+    """Through @validate_params and the helpers, the warning points at the user's call."""
+    recs = pl.DataFrame({"user": [1], "item": [1], "score": [1.0]})
+    truth = pl.DataFrame({"user": [1], "item": [2], "relevance": [1]})
+    with pytest.warns(prk.OverlapWarning) as caught:
+        prk.join(recs, truth)
+    assert caught[0].filename == __file__

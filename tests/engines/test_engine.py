@@ -35,10 +35,10 @@ def test_engine_auto_is_the_default() -> None:
 @pytest.mark.parametrize(
     ("engine", "error", "match"),
     [
-        ("dask", ValueError, "engine must be one of"),
-        ("polars", ValueError, r"engine must be one of \['auto', 'buckets', 'memory', 'partition'"),
-        ("streaming", ValueError, r"engine='streaming' is one of Polars' engines"),
-        (5, TypeError, r"engine must be one of .* or an engine object .*got 5$"),
+        ("dask", ValueError, "'engine' of evaluate must be one of"),
+        ("polars", ValueError, r"'engine' of evaluate must be one of \['auto', 'buckets', 'memory'"),
+        ("streaming", ValueError, r"got 'streaming', one of Polars' engines.*collect\(engine="),
+        (5, TypeError, r"'engine' of evaluate must be one of .* or an engine object .*got int 5$"),
     ],
 )
 def test_bad_engine(engine: object, error: type[Exception], match: str) -> None:
