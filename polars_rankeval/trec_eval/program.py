@@ -155,17 +155,18 @@ def trec_eval(
     # run, then its docno codes, in a second thread; the qrels, then their query codes
     # and duplicate check, here. A qrels error is still the one reported when both
     # files are bad.
+    # (what the futures hand over is a list the taker empties: a finished future would
+    # otherwise keep the run's strings alive to the end)
     pool = ThreadPoolExecutor(max_workers=1)
-    reading: Future[tuple[pl.DataFrame, str]] = Future()
+    reading: Future[list[Any]] = Future()
     qrels_read: Future[pl.DataFrame] = Future()
     try:
         coding = pool.submit(_read_run_coded, run, reading, qrels_read)
         qrels_df = _as_qrels(qrels)
         qrels_read.set_result(qrels_df)
         prepared = _prepare_qrels(qrels_df, checks=checks)
-        run_df, tag = reading.result()
-        frames = [run_df]
-        del run_df  # held by ``frames`` alone: freed once ranked
+        frames: list[pl.DataFrame] = [reading.result().pop(0)]  # freed once ranked
+        tag = reading.result().pop()
         return _evaluate_frames(
             qrels_df, prepared, frames, tag, coding, columns, requests, per_query=per_query,
             complete=complete, max_docs=max_docs, rel_level=rel_level,
@@ -183,22 +184,23 @@ def _checks(requests: list[Request]) -> bool:
 
 
 def _read_run_coded(
-    run: Any, reading: Future[tuple[pl.DataFrame, str]], qrels_read: Future[pl.DataFrame]
-) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
-    """:func:`_as_run` into ``reading``, then the docno codes of the run and the qrels.
+    run: Any, reading: Future[list[Any]], qrels_read: Future[pl.DataFrame]
+) -> list[Any]:
+    """:func:`_as_run` into ``reading`` (``[frame, tag]``), then the docno codes.
 
-    Returns :func:`_docno_codes` of the run's docnos and each qrels row's docno code
-    (null: not in the run).
+    Returns ``[docnos, doc_codes, qrels_codes]``: :func:`_docno_codes` of the run's
+    docnos and each qrels row's docno code (null: not in the run).
     """
     try:
         run_df, tag = _as_run(run)
     except BaseException as error:
         reading.set_exception(error)
         raise
-    reading.set_result((run_df, tag))
+    reading.set_result([run_df, tag])
     docnos, doc_codes = _docno_codes(run_df["docno"])
+    del run_df
     qrels_codes = _string_codes(qrels_read.result()["docno"], docnos["docno"])
-    return docnos, doc_codes, qrels_codes
+    return [docnos, doc_codes, qrels_codes]
 
 
 @dataclass(frozen=True)
@@ -234,7 +236,7 @@ def _evaluate_frames(
     prepared: _PreparedQrels,
     frames: list[pl.DataFrame],
     tag: str,
-    coding: Future[tuple[pl.DataFrame, pl.Series, pl.Series]],
+    coding: Future[list[Any]],
     columns: list[_Column],
     requests: list[Request],
     *,
@@ -330,12 +332,16 @@ def _evaluate_frames(
     qrels_coded = qrels_eval
     if not (complete and missing.height):
         docnos, doc_codes, qrels_codes = coding.result()
+        coding.result().clear()
         coded = (docnos, doc_codes if every else doc_codes.filter(keep))
         if all_queries:  # the rows of ``qrels_eval`` are those of ``qrels_df``
             qrels_coded = qrels_eval.with_columns(qrels_codes.alias("__dc"))
     ranked = _ranked(run_df, qrels_coded, opts, codes["qid"], coded, order)
-    del qrels_coded
-    del run_df  # its strings are no longer needed: free them before the measures
+    # free what only the ranking needed (the run's strings, codes, scores) before the
+    # measures
+    del qrels_coded, run_df, order, coded, run_codes, keep
+    if not (complete and missing.height):
+        del docnos, doc_codes, qrels_codes
     queries = codes.select(pl.col("__code").alias("qid"))
     subset = _judged_subset(ranked, columns, opts.level)
     stats = _query_stats(ranked, qrels_eval, queries, opts, subset)
