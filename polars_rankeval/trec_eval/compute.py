@@ -12,14 +12,15 @@ The gain family (``ndcg``, ``Rndcg``, ``G``, ``rbp`` ...) is in :mod:`.gains`.
 
 from __future__ import annotations
 
+import itertools
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import polars as pl
 
 from polars_rankeval.trec_eval.errors import TrecEvalError
-from polars_rankeval.trec_eval.gains import _gain_measures, _with_log2
-from polars_rankeval.trec_eval.measures import _Column, _params_double
-from polars_rankeval.trec_eval.ranking import _Options, _rank_keys, _values_after
+from polars_rankeval.trec_eval.gains import gain_measures, with_log2
+from polars_rankeval.trec_eval.measures import Column, params_double
+from polars_rankeval.trec_eval.ranking import Options, judged_subset, rank_keys, values_after
 
 MIN_GEO_MEAN = 1e-5
 INFAP_EPSILON = 1e-5
@@ -37,12 +38,12 @@ def _query_stats(
     ranked: pl.DataFrame,
     qrels: pl.DataFrame,
     queries: pl.DataFrame,
-    opts: _Options,
+    opts: Options,
     subset: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Per query: num_ret, num_rel, num_rel_ret, num_nonpool, num_unjudged, num_nonrel_judged.
 
-    ``subset``: :func:`_judged_subset` of ``ranked`` (every row with rel != -1 or
+    ``subset``: :func:`judged_subset` of ``ranked`` (every row with rel != -1 or
     relevant); the counts are taken over it, and ``ranked`` gives only the lengths.
     """
     level = opts.level
@@ -80,13 +81,74 @@ def _query_stats(
     )
 
 
+# the measures are computed over at most about this many ranked rows at a time (whole
+# queries): their running columns are then held for one part of a large run, not all
+CHUNK_ROWS = 3_000_000
+
+
+def evaluate_queries(
+    ranked: pl.DataFrame,
+    qrels: pl.DataFrame,
+    n_queries: int,
+    columns: list[Column],
+    opts: Options,
+    chunk_rows: int | None = None,
+) -> pl.DataFrame:
+    """Every query's values (:func:`_compute`'s wide frame), a part of the queries at a time.
+
+    ``ranked`` is sorted by query code (0 to ``n_queries - 1``), ``qrels`` has the same
+    codes. The queries are cut into consecutive parts of about ``chunk_rows`` ranked
+    rows (default :data:`CHUNK_ROWS`); each part is computed on its own, its codes
+    renumbered from 0 (the measures read a query's values by its code as a row index),
+    and the parts are put together:
+    every value is computed from its own query's rows alone, so the result is the same
+    as for one part, while the per-rank columns of only one part are in memory.
+    """
+    code_type = ranked["qid"].dtype
+    if chunk_rows is None:
+        chunk_rows = CHUNK_ROWS
+    bounds = [0, n_queries]
+    if ranked.height > chunk_rows:
+        starts = ranked["qid"].search_sorted(
+            pl.int_range(n_queries + 1, dtype=pl.Int64, eager=True).cast(code_type), side="left"
+        )
+        # a part ends at the first query starting at or after each multiple of chunk_rows
+        cuts = starts.search_sorted(
+            pl.int_range(chunk_rows, ranked.height, chunk_rows, dtype=pl.Int64, eager=True).cast(
+                starts.dtype
+            ),
+            side="left",
+        )
+        bounds = sorted({0, n_queries, *(int(c) for c in cuts if 0 < c < n_queries)})
+    parts = []
+    for a, b in itertools.pairwise(bounds):
+        if len(bounds) == 2:
+            part, part_qrels = ranked, qrels
+        else:
+            qid = pl.col("qid")
+            shift = (qid - a).cast(code_type)
+            lo = int(ranked["qid"].search_sorted(a, side="left"))
+            hi = int(ranked["qid"].search_sorted(b, side="left"))
+            part = ranked.slice(lo, hi - lo).with_columns(shift.set_sorted())
+            part_qrels = qrels.filter((qid >= a) & (qid < b)).with_columns(shift)
+        queries = (
+            pl.int_range(b - a, dtype=pl.Int64, eager=True).cast(code_type).alias("qid").to_frame()
+        )
+        subset = judged_subset(part, columns, opts.level)
+        stats = _query_stats(part, part_qrels, queries, opts, subset)
+        wide = _compute(part, subset, part_qrels, stats, columns, opts)
+        del part, part_qrels, subset, stats
+        parts.append(wide.with_columns((pl.col("qid") + a).cast(code_type)) if a else wide)
+    return parts[0] if len(parts) == 1 else pl.concat(parts)
+
+
 def _compute(
     ranked: pl.DataFrame,
     subset: pl.DataFrame,
     qrels: pl.DataFrame,
     stats: pl.DataFrame,
-    columns: list[_Column],
-    opts: _Options,
+    columns: list[Column],
+    opts: Options,
 ) -> pl.DataFrame:
     """The per-query value of every column (wide: one row per query, one column per label).
 
@@ -103,7 +165,7 @@ def _compute(
     # a query's code is its row in ``stats`` (sorted): per-query values by gather, no join
     stats = stats.sort("qid")
     full = ranked
-    rows = _with_log2(subset.with_columns((i + 2).alias("disc_arg")), "disc_arg", "disc")
+    rows = with_log2(subset.with_columns((i + 2).alias("disc_arg")), "disc_arg", "disc")
     # the gain family (G, ndcg, rbp ...) reads only ``rows``' ranks, judgments and
     # discounts, ``full`` and the per-query counts: computed in a second thread beside
     # the rest (Polars releases the GIL)
@@ -111,12 +173,11 @@ def _compute(
     gain_cols = [c for c in columns if c.measure.kind == "pairs" or c.measure.name == "ndcg_cut"]
     rbp_cols = [c for c in gain_cols if c.measure.name in ("rbp", "rbp_resid")]
     groups = [g for g in ([c for c in gain_cols if c not in rbp_cols], rbp_cols) if g]
-    gains: list[tuple[Future[pl.DataFrame], list[_Column]]] = []
+    gains: list[tuple[Future[pl.DataFrame], list[Column]]] = []
     if groups:
         pool = ThreadPoolExecutor(max_workers=len(groups))
         gains = [
-            (pool.submit(_gain_measures, rows, full, qrels, stats, group), group)
-            for group in groups
+            (pool.submit(gain_measures, rows, full, qrels, stats, group), group) for group in groups
         ]
         pool.shutdown(wait=False)
     rows = rows.with_columns(
@@ -180,7 +241,7 @@ def _compute(
             (3 + i - rc).alias("bing_arg"),
         )
         if "bing_c" in running:
-            relevant = _with_log2(relevant, "bing_arg", "bing_log")
+            relevant = with_log2(relevant, "bing_arg", "bing_log")
         totals = relevant.group_by("qid").agg(
             [expr.cum_sum().last().alias(name) for name, expr in running.items()]
         )
@@ -195,14 +256,14 @@ def _compute(
     # rows are sorted by (query, rank) and hold num_ret rows per query: the value of a
     # running column after rank k of a query is at row start + min(k, num_ret) - 1.
     wide = stats.sort("qid")
-    row_keys = _rank_keys(rows)
+    row_keys = rank_keys(rows)
     unj_cuts = [c.param for c in columns if c.measure.name == "unj"]
     if unj_cuts:
         # unj reads the head of each ranking only: every row up to the largest cutoff
         head = full.filter(i < max(unj_cuts)).with_columns(
             (rel < 0).cast(pl.Int64).cum_sum().over("qid").alias("unj_c")
         )
-        head_keys = _rank_keys(head)
+        head_keys = rank_keys(head)
 
     # (source, cutoff) -> the cutoff and the labels reading it: resolved after the loop,
     # each source's cutoffs in one binary search
@@ -244,7 +305,7 @@ def _compute(
         elif name == "infAP":
             total(label, "infap_c")
         elif name == "relstring":
-            length = max(int(_params_double(column, m)[0]), 0)
+            length = max(int(params_double(column, m)[0]), 0)
             char = (
                 pl.when(rel > 9).then(pl.lit(">"))
                 .when(rel >= 0).then(rel.cast(pl.String))
@@ -274,7 +335,7 @@ def _compute(
         for source, js in by_source.items():
             frame, keys = (head, head_keys) if source == "unj_c" else (rows, row_keys)
             ks = [cutoffs[f"k{j}"] for j in js]
-            found = _values_after(frame, keys, source, wide["qid"], ks)
+            found = values_after(frame, keys, source, wide["qid"], ks)
             for j, values in zip(js, found, strict=True):
                 for label in entries[j][1]:
                     extra_columns[label] = values
@@ -367,7 +428,7 @@ def _compute(
                 .otherwise(0.0)
             )
         elif name == "utility":
-            params = _params_double(column, m)
+            params = params_double(column, m)
             if len(params) != 4:
                 msg = (
                     f"cannot calculate measure 'utility': it takes 4 parameters, got {len(params)}"
@@ -397,7 +458,7 @@ def _compute(
                 .otherwise(0.0)
             )
         elif name == "set_F":
-            x = _params_double(column, m)[0]
+            x = params_double(column, m)[0]
             p_, r_ = nrr_f / nret_f, nrr_f / nrel_f
             wide_exprs[label] = (
                 pl.when(n_rr > 0).then((x + 1.0) * p_ * r_ / (x * p_ + r_)).otherwise(0.0)
@@ -428,7 +489,7 @@ def _compute(
     return out
 
 
-def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]) -> pl.DataFrame:
+def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[Column]) -> pl.DataFrame:
     """iprec_at_recall and 11pt_avg: interpolated precision at recall levels."""
     # trec_eval walks up from the last rank with a counter that starts at num_rel_ret
     # (judged relevant) and drops at every document with rel >= level; below -l 0 the
@@ -455,7 +516,7 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
         levels = (
             [column.param]
             if column.measure.name == "iprec_at_recall"
-            else _params_double(column, column.measure)
+            else params_double(column, column.measure)
         )
         # trec_eval's pass over the levels from the last one: levels above num_rel_ret
         # at the end are skipped (0), each next level is reached when the counter falls
