@@ -157,19 +157,63 @@ def _compute(
     computed over those rows alone (``rows``), in the ranking's order, and read at a
     rank by a binary search. The documents not in the qrels (most of a long ranking)
     are read only by the per-query counts, ``unj``/``relstring`` (the head of each
-    ranking) and ``rbp_resid``.
+    ranking) and ``rbp_resid``. The steps: the gain family started in other threads,
+    the running counts, the sums read after the last rank, the values read at cutoffs
+    or per query, then each column's value from them.
     """
-    level = opts.level
-    rel, i = pl.col("rel"), pl.col("i")
-    isrel = rel >= level
     # a query's code is its row in ``stats`` (sorted): per-query values by gather, no join
     stats = stats.sort("qid")
     full = ranked
+    i = pl.col("i")
     rows = with_log2(subset.with_columns((i + 2).alias("disc_arg")), "disc_arg", "disc")
-    # the gain family (G, ndcg, rbp ...) reads only ``rows``' ranks, judgments and
-    # discounts, ``full`` and the per-query counts: computed in a second thread beside
-    # the rest (Polars releases the GIL)
-    # (rbp/rbp_resid apart from the others: two threads; small operations wait less)
+    gains = _start_gains(rows, full, qrels, stats, columns)
+    rows = _running_counts(rows, opts.level)
+    names = {c.measure.name for c in columns}
+    finals = _final_sums(rows, stats, _running_sums(names, opts.level))
+    wide = stats.sort("qid")
+    extra_columns, extra_frames = _reads(rows, full, wide, finals, columns)
+    wide = wide.with_columns(
+        pl.lit(0).alias("__n"), *[series.alias(lb) for lb, series in extra_columns.items()]
+    )
+    for extra in extra_frames:
+        wide = wide.join(extra, on="qid", how="left", maintain_order="left")
+    # Polars divides by a scalar as a multiplication by its reciprocal; C does not:
+    # divide by a column of the constant instead (``one * k``).
+    wide = wide.with_columns(
+        pl.col("__n").fill_null(0), (pl.col("num_ret") * 0 + 1).cast(pl.Float64).alias("__one")
+    )
+    wide_exprs = _value_exprs(columns, opts)
+    if "yaap" in names:
+        yaap = rows.group_by("qid").agg(pl.col("ap_c").last().alias("__yaap"))
+        wide = wide.join(yaap, on="qid", how="left", maintain_order="left")
+    interp = [c for c in columns if c.measure.name in ("iprec_at_recall", "11pt_avg")]
+    if interp:
+        wide = _interpolated(rows, wide, interp)
+        for column in interp:
+            wide_exprs[column.label] = pl.col(column.label)
+    for future, group in gains:
+        labels = [c.label for c in group]
+        wide = wide.join(
+            future.result().select("qid", *labels), on="qid", how="left", maintain_order="left"
+        )
+        for column in group:
+            wide_exprs[column.label] = pl.col(column.label)
+    return wide.select("qid", *[expr.alias(label) for label, expr in wide_exprs.items()])
+
+
+def _start_gains(
+    rows: pl.DataFrame,
+    full: pl.DataFrame,
+    qrels: pl.DataFrame,
+    stats: pl.DataFrame,
+    columns: list[Column],
+) -> list[tuple[Future[pl.DataFrame], list[Column]]]:
+    """The gain family's columns, started in other threads; each future with its columns.
+
+    The gain family (G, ndcg, rbp ...) reads only ``rows``' ranks, judgments and
+    discounts, ``full`` and the per-query counts: it runs beside the rest (Polars
+    releases the GIL), rbp/rbp_resid apart from the others (small operations wait less).
+    """
     gain_cols = [c for c in columns if c.measure.kind == "pairs" or c.measure.name == "ndcg_cut"]
     rbp_cols = [c for c in gain_cols if c.measure.name in ("rbp", "rbp_resid")]
     groups = [g for g in ([c for c in gain_cols if c not in rbp_cols], rbp_cols) if g]
@@ -180,6 +224,17 @@ def _compute(
             (pool.submit(gain_measures, rows, full, qrels, stats, group), group) for group in groups
         ]
         pool.shutdown(wait=False)
+    return gains
+
+
+def _running_counts(rows: pl.DataFrame, level: int) -> pl.DataFrame:
+    """``rows`` with each query's running counts and the running sum of precision.
+
+    The counts: relevant (``Rc``), judged non-relevant, unjudged, judged relevant; the
+    sum (``ap_c``): precision at each relevant rank, left to right.
+    """
+    rel, i = pl.col("rel"), pl.col("i")
+    isrel = rel >= level
     rows = rows.with_columns(
         isrel.alias("isrel"),
         isrel.cast(pl.Int64).cum_sum().over("qid").alias("Rc"),
@@ -191,13 +246,17 @@ def _compute(
     rows = rows.with_columns(
         pl.when("isrel").then(rc / (i + 1)).otherwise(0.0).cum_sum().over("qid").alias("ap_c"),
     )
-    names = {c.measure.name for c in columns}
-    extra_frames: list[pl.DataFrame] = []
-    wide_exprs: dict[str, pl.Expr] = {}
-    n_ret, n_rel = pl.col("num_ret"), pl.col("num_rel")
-    n_rr = pl.col("num_rel_ret")
+    return rows
+
+
+def _running_sums(names: set[str], level: int) -> dict[str, pl.Expr]:
+    """The terms of the sums read after a query's last rank (binG, bpref, infAP), by name.
+
+    Each is summed left to right over a query's ranks, as C sums them.
+    """
+    rel, i = pl.col("rel"), pl.col("i")
+    n_rel = pl.col("num_rel")
     judged_rel = (rel >= 0) & (rel >= level)
-    # Running sums over each query's ranks (C's left-to-right sums), read at a rank below.
     running: dict[str, pl.Expr] = {}
     if names & {"binG"}:
         term = pl.when("isrel").then(1.0 / pl.col("bing_log")).otherwise(0.0)
@@ -227,8 +286,17 @@ def _compute(
         running["infap_c"] = (
             pl.when(judged_rel).then(pl.when(i == 0).then(1.0).otherwise(inner)).otherwise(0.0)
         )
-    # the sums after a query's last rank (0.0 without relevant rows, null without rows),
-    # one column per running sum, in query code order
+    return running
+
+
+def _final_sums(
+    rows: pl.DataFrame, stats: pl.DataFrame, running: dict[str, pl.Expr]
+) -> pl.DataFrame:
+    """The sums after each query's last rank, one column per running sum, in code order.
+
+    0.0 for a query without relevant rows, null for one without rows.
+    """
+    i, rc = pl.col("i"), pl.col("Rc")
     finals = pl.DataFrame()
     if running:
         # These sums are read only after the last rank, and their terms are 0.0 except on
@@ -253,9 +321,27 @@ def _compute(
                 for name in running
             )
         )
+    return finals
+
+
+def _reads(
+    rows: pl.DataFrame,
+    full: pl.DataFrame,
+    wide: pl.DataFrame,
+    finals: pl.DataFrame,
+    columns: list[Column],
+) -> tuple[dict[str, pl.Series], list[pl.DataFrame]]:
+    """What each column reads of the rankings, per query.
+
+    Series by label (values at cutoffs, sums after the last rank) and frames to join
+    (``recip_rank``, ``relstring``); ``wide``: the per-query counts sorted by code.
+    """
+    rel, i = pl.col("rel"), pl.col("i")
+    rc = pl.col("Rc")
+    n_ret, n_rel = pl.col("num_ret"), pl.col("num_rel")
+    extra_frames: list[pl.DataFrame] = []
     # rows are sorted by (query, rank) and hold num_ret rows per query: the value of a
     # running column after rank k of a query is at row start + min(k, num_ret) - 1.
-    wide = stats.sort("qid")
     row_keys = rank_keys(rows)
     unj_cuts = [c.param for c in columns if c.measure.name == "unj"]
     if unj_cuts:
@@ -339,17 +425,15 @@ def _compute(
             for j, values in zip(js, found, strict=True):
                 for label in entries[j][1]:
                     extra_columns[label] = values
-    wide = wide.with_columns(
-        pl.lit(0).alias("__n"), *[series.alias(lb) for lb, series in extra_columns.items()]
-    )
-    for extra in extra_frames:
-        wide = wide.join(extra, on="qid", how="left", maintain_order="left")
-    # Polars divides by a scalar as a multiplication by its reciprocal; C does not:
-    # divide by a column of the constant instead (``one * k``).
-    wide = wide.with_columns(
-        pl.col("__n").fill_null(0), (pl.col("num_ret") * 0 + 1).cast(pl.Float64).alias("__one")
-    )
+    return extra_columns, extra_frames
+
+
+def _value_exprs(columns: list[Column], opts: Options) -> dict[str, pl.Expr]:
+    """Each column's value per query, by label, from what :func:`_reads` put in ``wide``."""
+    n_ret, n_rel = pl.col("num_ret"), pl.col("num_rel")
+    n_rr = pl.col("num_rel_ret")
     one = pl.col("__one")
+    wide_exprs: dict[str, pl.Expr] = {}
 
     def f(x: pl.Expr | str) -> pl.Expr:
         return (pl.col(x) if isinstance(x, str) else x).cast(pl.Float64)
@@ -470,23 +554,7 @@ def _compute(
             wide_exprs[label] = ((1.0 + s) / ((1.0 + nrel_f) - s)).log()
         elif name == "relstring":
             wide_exprs[label] = pl.col(label).fill_null("")
-    if "yaap" in names:
-        yaap = rows.group_by("qid").agg(pl.col("ap_c").last().alias("__yaap"))
-        wide = wide.join(yaap, on="qid", how="left", maintain_order="left")
-    interp = [c for c in columns if c.measure.name in ("iprec_at_recall", "11pt_avg")]
-    if interp:
-        wide = _interpolated(rows, wide, interp)
-        for column in interp:
-            wide_exprs[column.label] = pl.col(column.label)
-    for future, group in gains:
-        labels = [c.label for c in group]
-        wide = wide.join(
-            future.result().select("qid", *labels), on="qid", how="left", maintain_order="left"
-        )
-        for column in group:
-            wide_exprs[column.label] = pl.col(column.label)
-    out = wide.select("qid", *[expr.alias(label) for label, expr in wide_exprs.items()])
-    return out
+    return wide_exprs
 
 
 def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[Column]) -> pl.DataFrame:
