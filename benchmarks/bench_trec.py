@@ -5,9 +5,11 @@ included) and graded qrels into a temporary directory (removed afterwards), then
 each as its own process so that time and peak memory (``ru_maxrss`` from ``wait4``) are
 measured the same way, in interleaved rounds:
 
-* trec_eval 10.0-rc3 (built from ``shared/tools``) ``-m all_trec`` and ``-q -m all_trec``;
+* trec_eval 10.0-rc3 (built from ``shared/tools``) with its default measures
+  (``default``), ``-m all_trec`` (``summary``) and ``-q -m all_trec`` (``-q``);
 * ``polars-rankeval trec-eval`` with the same arguments (its output is checked to be
   byte-identical to trec_eval's);
+* the floor: the interpreter importing Polars and the clone, reading nothing;
 * pytrec_eval: ``parse_qrel`` / ``parse_run`` + ``RelevanceEvaluator`` over every measure
   it supports + per-query values (its ``-q`` equivalent) and their means.
 
@@ -19,7 +21,8 @@ older checkout, exported with ``git archive``), run in the same interleaved roun
 ``--record`` writes this size's (and order's) section of RESULTS_TREC.md (other sections
 and the hand-written notes are kept); the table gives each tool's wall time, CPU time
 (user + system, all threads), peak memory, its time beside trec_eval's and pytrec_eval's
-time divided by it.
+time divided by it, and its peak memory beside trec_eval's (the same arguments; the
+floor beside trec_eval's default run).
 """
 
 from __future__ import annotations
@@ -172,14 +175,22 @@ def main() -> None:
         ours = [sys.executable, "-m", "polars_rankeval", "trec-eval"]
         tools: dict[str, list[str]] = {}
         paths: dict[str, Path] = {}
-        for flags, name in (([], "summary"), (["-q"], "-q")):
-            files = [*flags, "-m", "all_trec", str(qrels), str(run)]
+        for flags, name in (
+            ([], "default"),
+            (["-m", "all_trec"], "summary"),
+            (["-q", "-m", "all_trec"], "-q"),
+        ):
+            files = [*flags, str(qrels), str(run)]
             if binary:
                 tools[f"trec_eval {name}"] = [binary, *files]
             if args.baseline is not None:
                 tools[f"polars-rankeval (baseline) {name}"] = [*ours, *files]
                 paths[f"polars-rankeval (baseline) {name}"] = args.baseline.resolve()
             tools[f"polars-rankeval {name}"] = [*ours, *files]
+        # the floor: the interpreter with Polars and the clone imported, nothing read
+        tools["floor (import only)"] = [
+            sys.executable, "-c", "import polars_rankeval.trec_eval.command",
+        ]  # fmt: skip
         try:
             import pytrec_eval  # noqa: F401
 
@@ -197,7 +208,7 @@ def main() -> None:
             loads.append(os.getloadavg()[0])
         same = {}
         if binary:
-            for name in ("summary", "-q"):
+            for name in ("default", "summary", "-q"):
                 a = (tmp / f"trec_eval_{name}.out").read_bytes()
                 b = (tmp / f"polars-rankeval_{name}.out").read_bytes()
                 same[name] = a == b
@@ -206,7 +217,12 @@ def main() -> None:
                     same[f"baseline {name}"] = a == c
         reference = {
             name: statistics.median(v[0] for v in samples[f"trec_eval {name}"])
-            for name in ("summary", "-q")
+            for name in ("default", "summary", "-q")
+            if binary
+        }
+        peaks = {
+            name: max(v[1] for v in samples[f"trec_eval {name}"])
+            for name in ("default", "summary", "-q")
             if binary
         }
         py_label = "pytrec_eval (per query + means)"
@@ -216,20 +232,26 @@ def main() -> None:
         )
         table = [
             "| tool | median s | median CPU s | peak MB | time / trec_eval's "
-            "| pytrec_eval's time / this | pytrec_eval's CPU / this |",
-            "|---|---|---|---|---|---|---|",
+            "| pytrec_eval's time / this | pytrec_eval's CPU / this | peak / trec_eval's |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for label, values in samples.items():
             t = statistics.median(v[0] for v in values)
             cpu = statistics.median(v[2] for v in values)
             mb = max(v[1] for v in values)
-            ref = reference.get("-q" if label.endswith("-q") or "pytrec" in label else "summary")
+            kind = (
+                "-q" if label.endswith("-q") or "pytrec" in label
+                else "default" if label.endswith("default") or "floor" in label
+                else "summary"
+            )  # fmt: skip
+            ref = reference.get(kind)
+            peak_ratio = f"{mb / peaks[kind]:.2f}" if kind in peaks else "n/a"
             ratio = f"{t / ref:.2f}" if ref else "n/a"
             speedup = f"{py_ref / t:.2f}" if py_ref else "n/a"
             cpu_speedup = f"{py_cpu / cpu:.2f}" if py_cpu and cpu else "n/a"
             table.append(
                 f"| {label} | {t:.2f} | {cpu:.2f} | {mb:.0f} | {ratio} | {speedup} "
-                f"| {cpu_speedup} |"
+                f"| {cpu_speedup} | {peak_ratio} |"
             )
         text = "\n".join(table)
         print(text)
@@ -245,7 +267,8 @@ def main() -> None:
                 f"## {lines:,} run lines{', sorted run' if args.sorted else ''}\n\n"
                 f"- {lines:,} run lines ({args.queries:,} queries x {args.docs:,} docs, tied "
                 f"scores; lines {order}), graded qrels (20% of each list judged); "
-                "`-m all_trec`\n"
+                "`default`: trec_eval's default measures, `summary`: `-m all_trec`, "
+                "`-q`: `-q -m all_trec`\n"
                 f"- {args.rounds} interleaved rounds, median time, peak RSS; load average "
                 f"{load_before:.1f} before, {load_after:.1f} after, after each round: "
                 f"{', '.join(f'{x:.1f}' for x in loads)}\n"

@@ -620,11 +620,44 @@ def _fast_source(source: str | Path | bytes, what: str) -> bytes | Path:
     return path
 
 
-def _read_csv(source: bytes | Path, **options: Any) -> pl.DataFrame:
-    """``pl.read_csv`` of bytes, or a lazy scan of a path (no copy of the file)."""
+def _read_csv(
+    source: bytes | Path, *, select: list[pl.Expr] | None = None, **options: Any
+) -> pl.DataFrame:
+    """``pl.read_csv`` of bytes, or a lazy scan of a path (no copy of the file).
+
+    ``select``: the expressions kept of the fields read; from a path they are computed
+    by Polars' streaming engine batch by batch, so that the fields not kept are never
+    held whole in memory.
+    """
     if isinstance(source, bytes):
-        return pl.read_csv(source, **options)
-    return pl.scan_csv(source, **options).collect()
+        frame = pl.read_csv(source, **options)
+        return frame if select is None else frame.select(select)
+    if select is None:
+        return pl.scan_csv(source, **options).collect()
+    return pl.scan_csv(source, **options).select(select).collect(engine="streaming")
+
+
+def _last_field(source: bytes | Path, index: int) -> str:
+    """Field ``index`` (0-based) of the last line of a file :func:`_fast_fields` read.
+
+    Such a file has no blank line and no white space inside a field, so its last line is
+    its last record and splits at white space; the tail of a path is read, not the file.
+    """
+    if isinstance(source, bytes):
+        tail = source[-65536:]
+    else:
+        with source.open("rb") as handle:
+            size = handle.seek(0, 2)
+            start = max(size - 65536, 0)
+            handle.seek(start)
+            tail = handle.read()
+            while b"\n" not in tail.rstrip(b"\n") and start > 0:  # a line over 64 KiB
+                start = max(start - 65536, 0)
+                handle.seek(start)
+                tail = handle.read()
+    line = tail[:-1] if tail.endswith(b"\n") else tail
+    line = line[line.rfind(b"\n") + 1 :]
+    return line.split()[index].decode("utf-8", errors="replace")
 
 
 def _fast_fields(
@@ -653,19 +686,19 @@ def _fast_fields(
         # error or nulls; the checks run inside Polars' reader, not over the bytes.
         for types in (typed or {}, {}) if typed else ({},):
             schema = {f"column_{k + 1}": types.get(k, pl.String()) for k in range(width)}
+            # the fields kept, and per line whether any field is null or it is a comment
+            flag = pl.any_horizontal(pl.all().is_null()) | pl.col("column_1").str.starts_with("#")
+            select = [*(pl.col(f"column_{k + 1}") for k in keep), flag.alias("__bad")]
             try:
                 frame = _read_csv(
-                    data, separator=" ", has_header=False, quote_char=None, schema=schema,
-                    truncate_ragged_lines=False,
+                    data, select=select, separator=" ", has_header=False, quote_char=None,
+                    schema=schema, truncate_ragged_lines=False,
                 )  # fmt: skip
             except (pl.exceptions.PolarsError, ValueError):
                 continue
-            clean = (
-                frame.height > 0
-                and not any(frame[c].null_count() for c in frame.columns)
-                and not frame.select(pl.col("column_1").str.starts_with("#").any()).item()
-            )
-            return frame.select(f"column_{k + 1}" for k in keep) if clean else None
+            if frame.height == 0 or frame["__bad"].any():
+                return None
+            return frame.drop("__bad")
         return None
     for separator in (" ", "\t"):
         try:
@@ -769,14 +802,16 @@ def read_trec_eval_run(source: str | Path | bytes) -> tuple[pl.DataFrame, str]:
     """
     fast_source = _fast_source(source, "run")
     # the rank field is not used; read as an integer it costs less than as a string
-    fast = _fast_fields(fast_source, 6, (0, 2, 4, 5), typed={3: pl.Int64(), 4: pl.Float64()})
+    # the run id is the last line's tag: the tags are not kept (read off the last line)
+    fast = _fast_fields(fast_source, 6, (0, 2, 4), typed={3: pl.Int64(), 4: pl.Float64()})
     if fast is not None:
+        tag = _last_field(fast_source, 5)
         frame = fast.select(
             pl.col("column_1").alias("qid"),
             pl.col("column_3").alias("docno"),
             _atof_column(fast, "column_5").alias("sim"),
         )
-        return frame, fast["column_6"][-1]
+        return frame, tag
     data = _read_bytes(fast_source, "run")  # the general reader reads bytes
     lines = _lines(data)
     body = pl.col("line").str.strip_chars_start(C_SPACE)

@@ -20,7 +20,7 @@ import polars as pl
 from polars_rankeval.io.cnumbers import atol
 from polars_rankeval.trec_eval.errors import TrecEvalError
 from polars_rankeval.trec_eval.measures import REL_FORMATS, parse_measures
-from polars_rankeval.trec_eval.output import _print_trec, read_zscores
+from polars_rankeval.trec_eval.output import print_trec, read_zscores
 from polars_rankeval.trec_eval.program import trec_eval
 
 VERSION = "10.0-rc3"
@@ -186,5 +186,5 @@ def command_line(argv: Sequence[str]) -> int:
     except (ValueError, OSError, pl.exceptions.PolarsError) as exc:
         print(f"trec_eval: {exc}", file=sys.stderr)
         return 2
-    _print_trec(result)
+    print_trec(result)
     return 0

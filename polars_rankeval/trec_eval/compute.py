@@ -26,14 +26,15 @@ registered metrics against trec_eval's printed output, the other tests and
 
 from __future__ import annotations
 
+import itertools
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import polars as pl
 
 from polars_rankeval.trec_eval.errors import TrecEvalError
-from polars_rankeval.trec_eval.gains import _gain_measures, _with_log2
-from polars_rankeval.trec_eval.measures import _Column, _params_double
-from polars_rankeval.trec_eval.ranking import _Options, _rank_keys, _values_after
+from polars_rankeval.trec_eval.gains import gain_measures, with_log2
+from polars_rankeval.trec_eval.measures import Column, params_double
+from polars_rankeval.trec_eval.ranking import Options, judged_subset, rank_keys, values_after
 
 MIN_GEO_MEAN = 1e-5
 INFAP_EPSILON = 1e-5
@@ -51,12 +52,12 @@ def _query_stats(
     ranked: pl.DataFrame,
     qrels: pl.DataFrame,
     queries: pl.DataFrame,
-    opts: _Options,
+    opts: Options,
     subset: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Per query: num_ret, num_rel, num_rel_ret, num_nonpool, num_unjudged, num_nonrel_judged.
 
-    ``subset``: :func:`_judged_subset` of ``ranked`` (every row with rel != -1 or
+    ``subset``: :func:`judged_subset` of ``ranked`` (every row with rel != -1 or
     relevant); the counts are taken over it, and ``ranked`` gives only the lengths.
     """
     level = opts.level
@@ -94,13 +95,74 @@ def _query_stats(
     )
 
 
+# the measures are computed over at most about this many ranked rows at a time (whole
+# queries): their running columns are then held for one part of a large run, not all
+CHUNK_ROWS = 3_000_000
+
+
+def evaluate_queries(
+    ranked: pl.DataFrame,
+    qrels: pl.DataFrame,
+    n_queries: int,
+    columns: list[Column],
+    opts: Options,
+    chunk_rows: int | None = None,
+) -> pl.DataFrame:
+    """Every query's values (:func:`_compute`'s wide frame), a part of the queries at a time.
+
+    ``ranked`` is sorted by query code (0 to ``n_queries - 1``), ``qrels`` has the same
+    codes. The queries are cut into consecutive parts of about ``chunk_rows`` ranked
+    rows (default :data:`CHUNK_ROWS`); each part is computed on its own, its codes
+    renumbered from 0 (the measures read a query's values by its code as a row index),
+    and the parts are put together:
+    every value is computed from its own query's rows alone, so the result is the same
+    as for one part, while the per-rank columns of only one part are in memory.
+    """
+    code_type = ranked["qid"].dtype
+    if chunk_rows is None:
+        chunk_rows = CHUNK_ROWS
+    bounds = [0, n_queries]
+    if ranked.height > chunk_rows:
+        starts = ranked["qid"].search_sorted(
+            pl.int_range(n_queries + 1, dtype=pl.Int64, eager=True).cast(code_type), side="left"
+        )
+        # a part ends at the first query starting at or after each multiple of chunk_rows
+        cuts = starts.search_sorted(
+            pl.int_range(chunk_rows, ranked.height, chunk_rows, dtype=pl.Int64, eager=True).cast(
+                starts.dtype
+            ),
+            side="left",
+        )
+        bounds = sorted({0, n_queries, *(int(c) for c in cuts if 0 < c < n_queries)})
+    parts = []
+    for a, b in itertools.pairwise(bounds):
+        if len(bounds) == 2:
+            part, part_qrels = ranked, qrels
+        else:
+            qid = pl.col("qid")
+            shift = (qid - a).cast(code_type)
+            lo = int(ranked["qid"].search_sorted(a, side="left"))
+            hi = int(ranked["qid"].search_sorted(b, side="left"))
+            part = ranked.slice(lo, hi - lo).with_columns(shift.set_sorted())
+            part_qrels = qrels.filter((qid >= a) & (qid < b)).with_columns(shift)
+        queries = (
+            pl.int_range(b - a, dtype=pl.Int64, eager=True).cast(code_type).alias("qid").to_frame()
+        )
+        subset = judged_subset(part, columns, opts.level)
+        stats = _query_stats(part, part_qrels, queries, opts, subset)
+        wide = _compute(part, subset, part_qrels, stats, columns, opts)
+        del part, part_qrels, subset, stats
+        parts.append(wide.with_columns((pl.col("qid") + a).cast(code_type)) if a else wide)
+    return parts[0] if len(parts) == 1 else pl.concat(parts)
+
+
 def _compute(
     ranked: pl.DataFrame,
     subset: pl.DataFrame,
     qrels: pl.DataFrame,
     stats: pl.DataFrame,
-    columns: list[_Column],
-    opts: _Options,
+    columns: list[Column],
+    opts: Options,
 ) -> pl.DataFrame:
     """The per-query value of every column (wide: one row per query, one column per label).
 
@@ -109,30 +171,84 @@ def _compute(
     computed over those rows alone (``rows``), in the ranking's order, and read at a
     rank by a binary search. The documents not in the qrels (most of a long ranking)
     are read only by the per-query counts, ``unj``/``relstring`` (the head of each
-    ranking) and ``rbp_resid``.
+    ranking) and ``rbp_resid``. The steps: the gain family started in other threads,
+    the running counts, the sums read after the last rank, the values read at cutoffs
+    or per query, then each column's value from them.
     """
-    level = opts.level
-    rel, i = pl.col("rel"), pl.col("i")
-    isrel = rel >= level
     # a query's code is its row in ``stats`` (sorted): per-query values by gather, no join
     stats = stats.sort("qid")
     full = ranked
-    rows = _with_log2(subset.with_columns((i + 2).alias("disc_arg")), "disc_arg", "disc")
-    # the gain family (G, ndcg, rbp ...) reads only ``rows``' ranks, judgments and
-    # discounts, ``full`` and the per-query counts: computed in a second thread beside
-    # the rest (Polars releases the GIL)
-    # (rbp/rbp_resid apart from the others: two threads; small operations wait less)
+    i = pl.col("i")
+    rows = with_log2(subset.with_columns((i + 2).alias("disc_arg")), "disc_arg", "disc")
+    gains = _start_gains(rows, full, qrels, stats, columns)
+    rows = _running_counts(rows, opts.level)
+    names = {c.measure.name for c in columns}
+    finals = _final_sums(rows, stats, _running_sums(names, opts.level))
+    wide = stats.sort("qid")
+    extra_columns, extra_frames = _reads(rows, full, wide, finals, columns)
+    wide = wide.with_columns(
+        pl.lit(0).alias("__n"), *[series.alias(lb) for lb, series in extra_columns.items()]
+    )
+    for extra in extra_frames:
+        wide = wide.join(extra, on="qid", how="left", maintain_order="left")
+    # Polars divides by a scalar as a multiplication by its reciprocal; C does not:
+    # divide by a column of the constant instead (``one * k``).
+    wide = wide.with_columns(
+        pl.col("__n").fill_null(0), (pl.col("num_ret") * 0 + 1).cast(pl.Float64).alias("__one")
+    )
+    wide_exprs = _value_exprs(columns, opts)
+    if "yaap" in names:
+        yaap = rows.group_by("qid").agg(pl.col("ap_c").last().alias("__yaap"))
+        wide = wide.join(yaap, on="qid", how="left", maintain_order="left")
+    interp = [c for c in columns if c.measure.name in ("iprec_at_recall", "11pt_avg")]
+    if interp:
+        wide = _interpolated(rows, wide, interp)
+        for column in interp:
+            wide_exprs[column.label] = pl.col(column.label)
+    for future, group in gains:
+        labels = [c.label for c in group]
+        wide = wide.join(
+            future.result().select("qid", *labels), on="qid", how="left", maintain_order="left"
+        )
+        for column in group:
+            wide_exprs[column.label] = pl.col(column.label)
+    return wide.select("qid", *[expr.alias(label) for label, expr in wide_exprs.items()])
+
+
+def _start_gains(
+    rows: pl.DataFrame,
+    full: pl.DataFrame,
+    qrels: pl.DataFrame,
+    stats: pl.DataFrame,
+    columns: list[Column],
+) -> list[tuple[Future[pl.DataFrame], list[Column]]]:
+    """The gain family's columns, started in other threads; each future with its columns.
+
+    The gain family (G, ndcg, rbp ...) reads only ``rows``' ranks, judgments and
+    discounts, ``full`` and the per-query counts: it runs beside the rest (Polars
+    releases the GIL), rbp/rbp_resid apart from the others (small operations wait less).
+    """
     gain_cols = [c for c in columns if c.measure.kind == "pairs" or c.measure.name == "ndcg_cut"]
     rbp_cols = [c for c in gain_cols if c.measure.name in ("rbp", "rbp_resid")]
     groups = [g for g in ([c for c in gain_cols if c not in rbp_cols], rbp_cols) if g]
-    gains: list[tuple[Future[pl.DataFrame], list[_Column]]] = []
+    gains: list[tuple[Future[pl.DataFrame], list[Column]]] = []
     if groups:
         pool = ThreadPoolExecutor(max_workers=len(groups))
         gains = [
-            (pool.submit(_gain_measures, rows, full, qrels, stats, group), group)
-            for group in groups
+            (pool.submit(gain_measures, rows, full, qrels, stats, group), group) for group in groups
         ]
         pool.shutdown(wait=False)
+    return gains
+
+
+def _running_counts(rows: pl.DataFrame, level: int) -> pl.DataFrame:
+    """``rows`` with each query's running counts and the running sum of precision.
+
+    The counts: relevant (``Rc``), judged non-relevant, unjudged, judged relevant; the
+    sum (``ap_c``): precision at each relevant rank, left to right.
+    """
+    rel, i = pl.col("rel"), pl.col("i")
+    isrel = rel >= level
     rows = rows.with_columns(
         isrel.alias("isrel"),
         isrel.cast(pl.Int64).cum_sum().over("qid").alias("Rc"),
@@ -144,13 +260,17 @@ def _compute(
     rows = rows.with_columns(
         pl.when("isrel").then(rc / (i + 1)).otherwise(0.0).cum_sum().over("qid").alias("ap_c"),
     )
-    names = {c.measure.name for c in columns}
-    extra_frames: list[pl.DataFrame] = []
-    wide_exprs: dict[str, pl.Expr] = {}
-    n_ret, n_rel = pl.col("num_ret"), pl.col("num_rel")
-    n_rr = pl.col("num_rel_ret")
+    return rows
+
+
+def _running_sums(names: set[str], level: int) -> dict[str, pl.Expr]:
+    """The terms of the sums read after a query's last rank (binG, bpref, infAP), by name.
+
+    Each is summed left to right over a query's ranks, as C sums them.
+    """
+    rel, i = pl.col("rel"), pl.col("i")
+    n_rel = pl.col("num_rel")
     judged_rel = (rel >= 0) & (rel >= level)
-    # Running sums over each query's ranks (C's left-to-right sums), read at a rank below.
     running: dict[str, pl.Expr] = {}
     if names & {"binG"}:
         term = pl.when("isrel").then(1.0 / pl.col("bing_log")).otherwise(0.0)
@@ -180,8 +300,17 @@ def _compute(
         running["infap_c"] = (
             pl.when(judged_rel).then(pl.when(i == 0).then(1.0).otherwise(inner)).otherwise(0.0)
         )
-    # the sums after a query's last rank (0.0 without relevant rows, null without rows),
-    # one column per running sum, in query code order
+    return running
+
+
+def _final_sums(
+    rows: pl.DataFrame, stats: pl.DataFrame, running: dict[str, pl.Expr]
+) -> pl.DataFrame:
+    """The sums after each query's last rank, one column per running sum, in code order.
+
+    0.0 for a query without relevant rows, null for one without rows.
+    """
+    i, rc = pl.col("i"), pl.col("Rc")
     finals = pl.DataFrame()
     if running:
         # These sums are read only after the last rank, and their terms are 0.0 except on
@@ -194,7 +323,7 @@ def _compute(
             (3 + i - rc).alias("bing_arg"),
         )
         if "bing_c" in running:
-            relevant = _with_log2(relevant, "bing_arg", "bing_log")
+            relevant = with_log2(relevant, "bing_arg", "bing_log")
         totals = relevant.group_by("qid").agg(
             [expr.cum_sum().last().alias(name) for name, expr in running.items()]
         )
@@ -206,17 +335,35 @@ def _compute(
                 for name in running
             )
         )
+    return finals
+
+
+def _reads(
+    rows: pl.DataFrame,
+    full: pl.DataFrame,
+    wide: pl.DataFrame,
+    finals: pl.DataFrame,
+    columns: list[Column],
+) -> tuple[dict[str, pl.Series], list[pl.DataFrame]]:
+    """What each column reads of the rankings, per query.
+
+    Series by label (values at cutoffs, sums after the last rank) and frames to join
+    (``recip_rank``, ``relstring``); ``wide``: the per-query counts sorted by code.
+    """
+    rel, i = pl.col("rel"), pl.col("i")
+    rc = pl.col("Rc")
+    n_ret, n_rel = pl.col("num_ret"), pl.col("num_rel")
+    extra_frames: list[pl.DataFrame] = []
     # rows are sorted by (query, rank) and hold num_ret rows per query: the value of a
     # running column after rank k of a query is at row start + min(k, num_ret) - 1.
-    wide = stats.sort("qid")
-    row_keys = _rank_keys(rows)
+    row_keys = rank_keys(rows)
     unj_cuts = [c.param for c in columns if c.measure.name == "unj"]
     if unj_cuts:
         # unj reads the head of each ranking only: every row up to the largest cutoff
         head = full.filter(i < max(unj_cuts)).with_columns(
             (rel < 0).cast(pl.Int64).cum_sum().over("qid").alias("unj_c")
         )
-        head_keys = _rank_keys(head)
+        head_keys = rank_keys(head)
 
     # (source, cutoff) -> the cutoff and the labels reading it: resolved after the loop,
     # each source's cutoffs in one binary search
@@ -258,7 +405,7 @@ def _compute(
         elif name == "infAP":
             total(label, "infap_c")
         elif name == "relstring":
-            length = max(int(_params_double(column, m)[0]), 0)
+            length = max(int(params_double(column, m)[0]), 0)
             char = (
                 pl.when(rel > 9).then(pl.lit(">"))
                 .when(rel >= 0).then(rel.cast(pl.String))
@@ -288,21 +435,19 @@ def _compute(
         for source, js in by_source.items():
             frame, keys = (head, head_keys) if source == "unj_c" else (rows, row_keys)
             ks = [cutoffs[f"k{j}"] for j in js]
-            found = _values_after(frame, keys, source, wide["qid"], ks)
+            found = values_after(frame, keys, source, wide["qid"], ks)
             for j, values in zip(js, found, strict=True):
                 for label in entries[j][1]:
                     extra_columns[label] = values
-    wide = wide.with_columns(
-        pl.lit(0).alias("__n"), *[series.alias(lb) for lb, series in extra_columns.items()]
-    )
-    for extra in extra_frames:
-        wide = wide.join(extra, on="qid", how="left", maintain_order="left")
-    # Polars divides by a scalar as a multiplication by its reciprocal; C does not:
-    # divide by a column of the constant instead (``one * k``).
-    wide = wide.with_columns(
-        pl.col("__n").fill_null(0), (pl.col("num_ret") * 0 + 1).cast(pl.Float64).alias("__one")
-    )
+    return extra_columns, extra_frames
+
+
+def _value_exprs(columns: list[Column], opts: Options) -> dict[str, pl.Expr]:
+    """Each column's value per query, by label, from what :func:`_reads` put in ``wide``."""
+    n_ret, n_rel = pl.col("num_ret"), pl.col("num_rel")
+    n_rr = pl.col("num_rel_ret")
     one = pl.col("__one")
+    wide_exprs: dict[str, pl.Expr] = {}
 
     def f(x: pl.Expr | str) -> pl.Expr:
         return (pl.col(x) if isinstance(x, str) else x).cast(pl.Float64)
@@ -381,7 +526,7 @@ def _compute(
                 .otherwise(0.0)
             )
         elif name == "utility":
-            params = _params_double(column, m)
+            params = params_double(column, m)
             if len(params) != 4:
                 msg = (
                     f"cannot calculate measure 'utility': it takes 4 parameters, got {len(params)}"
@@ -411,7 +556,7 @@ def _compute(
                 .otherwise(0.0)
             )
         elif name == "set_F":
-            x = _params_double(column, m)[0]
+            x = params_double(column, m)[0]
             p_, r_ = nrr_f / nret_f, nrr_f / nrel_f
             wide_exprs[label] = (
                 pl.when(n_rr > 0).then((x + 1.0) * p_ * r_ / (x * p_ + r_)).otherwise(0.0)
@@ -423,26 +568,10 @@ def _compute(
             wide_exprs[label] = ((1.0 + s) / ((1.0 + nrel_f) - s)).log()
         elif name == "relstring":
             wide_exprs[label] = pl.col(label).fill_null("")
-    if "yaap" in names:
-        yaap = rows.group_by("qid").agg(pl.col("ap_c").last().alias("__yaap"))
-        wide = wide.join(yaap, on="qid", how="left", maintain_order="left")
-    interp = [c for c in columns if c.measure.name in ("iprec_at_recall", "11pt_avg")]
-    if interp:
-        wide = _interpolated(rows, wide, interp)
-        for column in interp:
-            wide_exprs[column.label] = pl.col(column.label)
-    for future, group in gains:
-        labels = [c.label for c in group]
-        wide = wide.join(
-            future.result().select("qid", *labels), on="qid", how="left", maintain_order="left"
-        )
-        for column in group:
-            wide_exprs[column.label] = pl.col(column.label)
-    out = wide.select("qid", *[expr.alias(label) for label, expr in wide_exprs.items()])
-    return out
+    return wide_exprs
 
 
-def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]) -> pl.DataFrame:
+def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[Column]) -> pl.DataFrame:
     """iprec_at_recall and 11pt_avg: interpolated precision at recall levels."""
     # trec_eval walks up from the last rank with a counter that starts at num_rel_ret
     # (judged relevant) and drops at every document with rel >= level; below -l 0 the
@@ -469,7 +598,7 @@ def _interpolated(rows: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
         levels = (
             [column.param]
             if column.measure.name == "iprec_at_recall"
-            else _params_double(column, column.measure)
+            else params_double(column, column.measure)
         )
         # trec_eval's pass over the levels from the last one: levels above num_rel_ret
         # at the end are skipped (0), each next level is reached when the counter falls

@@ -16,8 +16,8 @@ import math
 import polars as pl
 
 from polars_rankeval.io.cnumbers import atol
-from polars_rankeval.trec_eval.measures import _Column, _pairs, _valid_int
-from polars_rankeval.trec_eval.ranking import _rank_keys, _value_after, _values_after
+from polars_rankeval.trec_eval.measures import Column, param_pairs, valid_int
+from polars_rankeval.trec_eval.ranking import rank_keys, value_after, values_after
 
 _LOG2_CACHE: list[pl.Series] = []
 
@@ -32,7 +32,7 @@ def _log2_int(n_max: int) -> pl.Series:
     return have
 
 
-def _with_log2(frame: pl.DataFrame, source: str, target: str) -> pl.DataFrame:
+def with_log2(frame: pl.DataFrame, source: str, target: str) -> pl.DataFrame:
     """Add ``target = log2(source)`` computed as C's ``log2`` (exact for integer arguments)."""
     col = frame[source]
     if col.len() == 0:
@@ -59,7 +59,7 @@ def _with_log2(frame: pl.DataFrame, source: str, target: str) -> pl.DataFrame:
 
 def _gain_expr(pairs: list[tuple[str, float]]) -> pl.Expr:
     """trec_eval's get_gain: the gain map's value for a level, else the level (0 if negative)."""
-    gains = {atol(name): value for name, value in reversed(pairs) if _valid_int(name)}
+    gains = {atol(name): value for name, value in reversed(pairs) if valid_int(name)}
     rel = pl.col("rel")
     default = pl.when(rel >= 0).then(rel.cast(pl.Float64)).otherwise(0.0)
     if not gains:
@@ -69,12 +69,12 @@ def _gain_expr(pairs: list[tuple[str, float]]) -> pl.Expr:
     )
 
 
-def _gain_measures(
+def gain_measures(
     rows: pl.DataFrame,
     full: pl.DataFrame,
     qrels: pl.DataFrame,
     wide: pl.DataFrame,
-    columns: list[_Column],
+    columns: list[Column],
 ) -> pl.DataFrame:
     """G, dcg, ideal_dcg, ndcg, ndcg_rel, Rndcg, rbp, rbp_resid and ndcg_cut.
 
@@ -95,7 +95,7 @@ def _gain_measures(
         name = column.measure.name
         if name == "ndcg_cut":
             continue
-        pairs = _pairs(column.measure, column.raw)
+        pairs = param_pairs(column.measure, column.raw)
         if name in ("rbp", "rbp_resid"):
             wide = _rbp(rows, full, wide, column, pairs, rbp_bases)
             continue
@@ -143,7 +143,7 @@ def _gain_frames(
         .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("qid").alias("p"))
         .with_columns((pl.col("p") + 2).alias("disc_arg"))
     )
-    ideal = _with_log2(ideal, "disc_arg", "disc")
+    ideal = with_log2(ideal, "disc_arg", "disc")
     ideal = ideal.with_columns((pl.col("g") / pl.col("disc")).cum_sum().over("qid").alias("idcg_c"))
     full = (
         res.group_by("qid")
@@ -211,7 +211,7 @@ def _rndcg(res: pl.DataFrame, ideal: pl.DataFrame, base: pl.DataFrame, label: st
     kk = pl.DataFrame({"n": base["num_ret"].gather(bounds["qid"]), "b": bounds["b"]}).select(
         pl.min_horizontal(pl.col("b"), pl.col("n"))
     )["b"]
-    after = _value_after(res, _rank_keys(res), "dcg_c", bounds["qid"], kk)
+    after = value_after(res, rank_keys(res), "dcg_c", bounds["qid"], kk)
     bounds = bounds.with_columns(after.fill_null(0.0).alias("dcg_c"))
     sums = (
         bounds.sort("qid", "b")
@@ -293,7 +293,7 @@ def _g(
             pl.col("g").cum_sum().over("qid").alias("got_c"),
         )
     rows = rows.with_columns(((2 + pl.col("cost_c")) - pl.col("got_c")).alias("g_arg"))
-    rows = _with_log2(rows, "g_arg", "g_log")
+    rows = with_log2(rows, "g_arg", "g_log")
     sums = rows.group_by("qid").agg(
         pl.when(pl.col("g") != 0).then(pl.col("g") / pl.col("g_log")).otherwise(0.0)
         .cum_sum().last().alias("rg")
@@ -310,7 +310,7 @@ def _rbp(
     rows: pl.DataFrame,
     full: pl.DataFrame,
     wide: pl.DataFrame,
-    column: _Column,
+    column: Column,
     pairs: list[tuple[str, float]],
     bases: dict[str, pl.DataFrame],
 ) -> pl.DataFrame:
@@ -351,7 +351,7 @@ def _rbp(
             out.select("qid", resid.fill_null(0.0).alias(column.label)), on="qid", how="left"
         )
     # gains with trec_eval's rescaling into [0, 1] (min and max over the gain list)
-    gains = {atol(n): v for n, v in reversed(pairs) if _valid_int(n)}
+    gains = {atol(n): v for n, v in reversed(pairs) if valid_int(n)}
     levels = wide.select("qid", "num_rel_levels")
     table = []
     for nrl in sorted(set(levels["num_rel_levels"].to_list())):
@@ -391,7 +391,7 @@ def _rbp(
 
 
 def _ndcg_cut(
-    res: pl.DataFrame, ideal: pl.DataFrame, wide: pl.DataFrame, columns: list[_Column]
+    res: pl.DataFrame, ideal: pl.DataFrame, wide: pl.DataFrame, columns: list[Column]
 ) -> pl.DataFrame:
     """ndcg_cut at every requested cutoff: gains are the relevance levels, no gain map.
 
@@ -399,11 +399,11 @@ def _ndcg_cut(
     over the ranks with a gain and the running ideal dcg by ideal position ``p``.
     """
     qid = wide["qid"]
-    res_keys = _rank_keys(res)
+    res_keys = rank_keys(res)
     ideal_keys = ideal["qid"].cast(pl.UInt64) * 2**32 + ideal["p"].cast(pl.UInt64)
     ks = [pl.Series([int(column.param)] * qid.len(), dtype=pl.Int64) for column in columns]
-    dcgs = _values_after(res, res_keys, "dcg_c", qid, ks)
-    ideals = _values_after(ideal, ideal_keys, "idcg_c", qid, ks)
+    dcgs = values_after(res, res_keys, "dcg_c", qid, ks)
+    ideals = values_after(ideal, ideal_keys, "idcg_c", qid, ks)
     values = pl.DataFrame(
         {f"d{j}": d.fill_null(0.0) for j, d in enumerate(dcgs)}
         | {f"i{j}": v.fill_null(0.0) for j, v in enumerate(ideals)}

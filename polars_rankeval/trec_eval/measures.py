@@ -4,7 +4,7 @@
 their kind (how their parameters read: cutoffs, levels, gain pairs ...); :data:`NICKNAMES`
 its measure sets (``official``, ``all_trec``, ``trec_prefs`` ...). :func:`parse_measures`
 reads ``-m`` arguments as trec_eval does (``P.5,10``, a bare ``P`` for its default
-cutoffs, parameters read by C's ``atof``/``atol``), and ``_columns`` turns the requests
+cutoffs, parameters read by C's ``atof``/``atol``), and ``columns_of`` turns the requests
 into the printed columns, labels spelled as trec_eval spells them (``P_10``,
 ``iprec_at_recall_0.10``, ``set_F``). These names are trec_eval's own, kept apart from the
 metric registry: a label, its parameter order and its duplicate rules are part of the
@@ -95,7 +95,7 @@ MEASURES: tuple[Measure, ...] = (
     Measure("rbp_resid", "pairs"),
     Measure("unj", "cut_long", (5.0, 10.0, 20.0)),
 )
-_BY_NAME = {m.name: m for m in MEASURES}
+BY_NAME = {m.name: m for m in MEASURES}
 NICKNAMES: dict[str, tuple[str, ...]] = {
     "official": (
         "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
@@ -154,18 +154,18 @@ def parse_measures(specs: Iterable[str]) -> list[Request]:
             params.setdefault(name, param)
         if name in NICKNAMES:
             marked.update(NICKNAMES[name])
-        elif name in _BY_NAME:
+        elif name in BY_NAME:
             marked.add(name)
         else:
             msg = (
-                f"illegal measure {spec!r}; known: {', '.join(_BY_NAME)} and {', '.join(NICKNAMES)}"
+                f"illegal measure {spec!r}; known: {', '.join(BY_NAME)} and {', '.join(NICKNAMES)}"
             )
             raise TrecEvalError(msg, 1)
     return [Request(m.name, params.get(m.name)) for m in MEASURES if m.name in marked]
 
 
 @dataclass(frozen=True)
-class _Column:
+class Column:
     """One printed value of a measure: its label and what to compute."""
 
     label: str
@@ -187,7 +187,7 @@ def _sorted_cutoffs(measure: Measure, raw: str | None, *, integer: bool) -> list
     return values
 
 
-def _pairs(measure: Measure, raw: str | None) -> list[tuple[str, float]]:
+def param_pairs(measure: Measure, raw: str | None) -> list[tuple[str, float]]:
     """``get_param_pairs``: ``name=value`` entries separated by commas."""
     if raw is None:
         return []
@@ -215,7 +215,8 @@ def _pairs(measure: Measure, raw: str | None) -> list[tuple[str, float]]:
     return out
 
 
-def _valid_int(text: str) -> bool:
+def valid_int(text: str) -> bool:
+    """Whether ``text`` is an optional sign and ASCII digits (a parameter read as a long)."""
     body = text[1:] if text[:1] in "+-" else text
     return body.isascii() and body.isdigit()
 
@@ -226,37 +227,43 @@ def _valid_int(text: str) -> bool:
 _SHARED_GAINS = ("dcg", "ideal_dcg", "ndcg")
 
 
-def _columns(requests: list[Request]) -> list[_Column]:
-    columns: list[_Column] = []
+def columns_of(requests: list[Request]) -> list[Column]:
+    """The printed columns of the requests, in print order: one per cutoff or label.
+
+    A cutoff measure gives one column per sorted cutoff; ``dcg``, ``ideal_dcg`` and
+    ``ndcg`` share their gain parameters as trec_eval's shared parameter block does.
+    """
+    columns: list[Column] = []
     shared = [r.params for r in requests if r.measure in _SHARED_GAINS and r.params is not None]
     shared_final = shared[-1] if shared else None
     shared_now: str | None = None
     for request in requests:
-        measure = _BY_NAME[request.measure]
+        measure = BY_NAME[request.measure]
         raw = request.params
         if measure.kind == "cut_long":
             for cut in _sorted_cutoffs(measure, raw, integer=True):
-                columns.append(_Column(f"{measure.name}_{int(cut)}", measure, cut, raw))
+                columns.append(Column(f"{measure.name}_{int(cut)}", measure, cut, raw))
         elif measure.kind == "cut_double":
             for cut in _sorted_cutoffs(measure, raw, integer=False):
-                columns.append(_Column(f"{measure.name}_{cut:3.2f}", measure, cut, raw))
+                columns.append(Column(f"{measure.name}_{cut:3.2f}", measure, cut, raw))
         elif measure.name in _SHARED_GAINS:
             if raw is not None:
-                _pairs(measure, raw)
+                param_pairs(measure, raw)
                 shared_now = raw
             label = measure.name if shared_now is None else f"{measure.name}_{shared_now}"
-            columns.append(_Column(label, measure, 0.0, shared_final))
+            columns.append(Column(label, measure, 0.0, shared_final))
         elif measure.kind in ("p_double", "pairs", "relstring"):
             if measure.kind == "pairs":
-                _pairs(measure, raw)
+                param_pairs(measure, raw)
             label = measure.name if raw is None else f"{measure.name}_{raw}"
-            columns.append(_Column(label, measure, 0.0, raw))
+            columns.append(Column(label, measure, 0.0, raw))
         else:
-            columns.append(_Column(measure.name, measure))
+            columns.append(Column(measure.name, measure))
     return columns
 
 
-def _params_double(column: _Column, measure: Measure) -> list[float]:
+def params_double(column: Column, measure: Measure) -> list[float]:
+    """The column's comma-separated parameters read by C's ``atof`` (else the defaults)."""
     if column.raw is None:
         return list(measure.default)
     return [atof(p) for p in column.raw.split(",")]

@@ -1,10 +1,10 @@
 """What the trec_eval clone prints: C's ``printf`` formats, the summary rows, ``-Z``.
 
 :func:`format_doubles` prints numbers as C's ``printf("%6.4f")`` does (correctly
-rounded, ``-nan``, ``inf``), the digits trec_eval prints; ``_assemble`` builds the table
+rounded, ``-nan``, ``inf``), the digits trec_eval prints; ``assemble`` builds the table
 trec_eval prints (per-query rows with ``-q``, then the summary: the sum over queries in qrels order
 divided by the number of queries, ``gm_`` measures as geometric means with trec_eval's
-floor ``MIN_GEO_MEAN``); :func:`read_zscores` and ``_apply_zscores`` read a ``-Z`` file
+floor ``MIN_GEO_MEAN``); :func:`read_zscores` and ``apply_zscores`` read a ``-Z`` file
 and turn values into z-scores; :func:`format_trec` gives the text, label padded to 22
 characters, tab, query, tab, value.
 """
@@ -20,7 +20,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval.trec_eval.compute import MIN_GEO_MEAN
-from polars_rankeval.trec_eval.measures import _Column
+from polars_rankeval.trec_eval.measures import Column
 
 MISSING_ZSCORE = -1000000.0
 
@@ -105,7 +105,8 @@ def format_doubles(values: pl.Series) -> pl.Series:
     return text.alias(values.name)
 
 
-def _fmt_long(values: pl.Expr) -> pl.Expr:
+def fmt_long(values: pl.Expr) -> pl.Expr:
+    """Values printed as C's ``%ld`` of a ``long`` cast (out of range: ``LONG_MIN``)."""
     return values.cast(pl.Int64, strict=False).fill_null(-(2**63)).cast(pl.String)
 
 
@@ -131,7 +132,8 @@ def read_zscores(source: str | Path | bytes) -> pl.DataFrame:
     ).unique(["qid", "measure"], keep="first", maintain_order=True)
 
 
-def _apply_zscores(wide: pl.DataFrame, columns: list[_Column], zscores: Any) -> pl.DataFrame:
+def apply_zscores(wide: pl.DataFrame, columns: list[Column], zscores: Any) -> pl.DataFrame:
+    """``-Z``: each numeric value as ``(value - mean) / stddev`` from the z-score table."""
     table = zscores if isinstance(zscores, pl.DataFrame) else read_zscores(zscores)
     numeric = [c.label for c in columns if c.measure.kind != "relstring"]
     known = table.select(pl.col("qid").unique())
@@ -152,9 +154,9 @@ def _apply_zscores(wide: pl.DataFrame, columns: list[_Column], zscores: Any) -> 
     return wide.drop(numeric).join(back, on="qid", how="left", maintain_order="left")
 
 
-def _assemble(
+def assemble(
     wide: pl.DataFrame,
-    columns: list[_Column],
+    columns: list[Column],
     qrels: pl.DataFrame,
     runid: str,
     per_query: bool,
@@ -163,6 +165,7 @@ def _assemble(
     n_qrels_queries: int,
     z: bool,
 ) -> pl.DataFrame:
+    """The printed table (see :func:`~.program.trec_eval`) from the per-query values."""
     schema = {
         "measure": pl.String,
         "query": pl.String,
@@ -208,7 +211,7 @@ def _assemble(
                     frame = pl.DataFrame({"v": wide[c.label].cast(pl.String)})
                     texts.append(frame.select(quoted).to_series())
                 elif kind == "long":
-                    texts.append(pl.select(_fmt_long(pl.lit(value))).to_series())
+                    texts.append(pl.select(fmt_long(pl.lit(value))).to_series())
                 else:
                     texts.append(formatted.slice(offset, n_q))
                     offset += n_q
@@ -279,7 +282,7 @@ def _assemble(
             pl.when(pl.col("kind") == "runid")
             .then(pl.lit(runid))
             .when(pl.col("long"))
-            .then(_fmt_long(pl.col("value")))
+            .then(fmt_long(pl.col("value")))
             .otherwise(pl.lit(format_doubles(frame["value"])))
             .alias("text"),
             (pl.lit(z) & (pl.col("kind") != "runid")).alias("zscore"),
@@ -314,7 +317,7 @@ def _trec_lines(result: pl.DataFrame) -> pl.DataFrame:
     return result.select(line.alias("line")).drop_nulls()
 
 
-def _print_trec(result: pl.DataFrame) -> None:
+def print_trec(result: pl.DataFrame) -> None:
     """Print :func:`format_trec`'s text; to a byte stream written by Polars (no str copy)."""
     out = getattr(sys.stdout, "buffer", None)
     if out is None:  # a text-only stream (a test's capture, ...)

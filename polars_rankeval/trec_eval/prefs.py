@@ -127,16 +127,16 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_rankeval.trec_eval.errors import TrecEvalError
-from polars_rankeval.trec_eval.prefs_jg import _jg_values
+from polars_rankeval.trec_eval.prefs_jg import jg_values
 from polars_rankeval.trec_eval.prefs_labels import (
     INTEGER_MEASURES,
-    _resolve_requests,
     format_accepts,
     incompatible_format_error,
     measure_labels,
+    resolve_requests,
 )
-from polars_rankeval.trec_eval.prefs_pairs import _prefs_values
-from polars_rankeval.trec_eval.prefs_read import _check_format
+from polars_rankeval.trec_eval.prefs_pairs import prefs_values
+from polars_rankeval.trec_eval.prefs_read import check_format
 from polars_rankeval.trec_eval.ranking import BOGUS_DOCNO
 
 
@@ -195,12 +195,12 @@ def relation_measures(
     >>> relation_measures(jg, None, run, [("map_avgjg", ())], relation_format="qrels_jg").rows()
     [('q', 'map_avgjg', 0.75, 'mean')]
     """
-    wanted = _resolve_requests(requests)
+    wanted = resolve_requests(requests)
     if relation_format == "qrels":
         if wanted:
             raise incompatible_format_error(next(iter(wanted)))
         return _empty()
-    _check_format(relation_format)
+    check_format(relation_format)
     if not wanted:
         return _empty()
     if relations is None:
@@ -237,11 +237,11 @@ def relation_measures(
     relations = relations.join(evaluated, on="user", how="semi")
     try:
         if relation_format == "qrels_jg":
-            values = _jg_values(
+            values = jg_values(
                 relations, present, wanted, rel_level, max_docs_per_query, judged_docs_only
             )
         else:
-            values = _prefs_values(relations, present, wanted, max_docs_per_query)
+            values = prefs_values(relations, present, wanted, max_docs_per_query)
     except TrecEvalError as failure:
         if failure.message.endswith("Can't calculate measure"):
             # trec_eval names the first requested measure (in its order) that failed

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_rankeval.trec_eval.prefs_labels import _append_double, _double_cutoffs, _long_cutoffs
-from polars_rankeval.trec_eval.prefs_rank import _rank
+from polars_rankeval.trec_eval.prefs_labels import append_double, double_cutoffs, long_cutoffs
+from polars_rankeval.trec_eval.prefs_rank import rank_by_score
 
 
-def _jg_values(
+def jg_values(
     rels: pl.DataFrame,
     run: pl.DataFrame,
     wanted: dict[str, tuple[str, ...]],
@@ -21,7 +21,10 @@ def _jg_values(
     max_docs: int | None,
     judged_only: bool,
 ) -> pl.DataFrame:
-    ranked = _rank(run, docno_descending=True, max_docs=max_docs).select("user", "item", "rank")
+    """The ``*_avgjg`` measures per query: each judgment group's value, averaged."""
+    ranked = rank_by_score(run, docno_descending=True, max_docs=max_docs).select(
+        "user", "item", "rank"
+    )
     jgs = rels.select("user", "jg").unique()
     num_jgs = jgs.group_by("user").agg(pl.len().alias("num_jgs"))
     rel_value = (
@@ -169,16 +172,16 @@ def _jg_values(
         )
 
     if "P_avgjg" in wanted:
-        cuts = _long_cutoffs("P_avgjg", wanted["P_avgjg"])
+        cuts = long_cutoffs("P_avgjg", wanted["P_avgjg"])
         table = pl.DataFrame(
             {"measure": [f"P_avgjg_{c}" for c in cuts], "c": cuts},
             schema={"measure": pl.String, "c": pl.Int64},
         )
         parts.append(avg_over_jgs(precision_at(jgs.join(table, how="cross"))))
     if "Rprec_mult_avgjg" in wanted:
-        mults = _double_cutoffs("Rprec_mult_avgjg", wanted["Rprec_mult_avgjg"])
+        mults = double_cutoffs("Rprec_mult_avgjg", wanted["Rprec_mult_avgjg"])
         table = pl.DataFrame(
-            {"measure": [_append_double("Rprec_mult_avgjg", m) for m in mults], "m": mults},
+            {"measure": [append_double("Rprec_mult_avgjg", m) for m in mults], "m": mults},
             schema={"measure": pl.String, "m": pl.Float64},
         )
         cut = per_jg.join(table, how="cross").with_columns(

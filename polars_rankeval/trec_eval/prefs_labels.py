@@ -160,12 +160,13 @@ def format_value(label: str, value: float) -> str:
     return f"{value:6.4f}"
 
 
-def _append_double(name: str, value: float) -> str:
+def append_double(name: str, value: float) -> str:
+    """A label with a real cutoff, cut as trec_eval's fixed-size buffer cuts it."""
     # append_double: snprintf(buf, strlen(name) + 10, "%s_%3.2f", ...) truncates
     return f"{name}_{value:3.2f}"[: len(name) + 9]
 
 
-def _resolve_requests(
+def resolve_requests(
     requests: Sequence[tuple[str, tuple[str, ...]]],
 ) -> dict[str, tuple[str, ...]]:
     """Measure name -> parameter text, for the measures of this module requested."""
@@ -187,7 +188,8 @@ def _resolve_requests(
     }
 
 
-def _long_cutoffs(name: str, params: tuple[str, ...]) -> list[int]:
+def long_cutoffs(name: str, params: tuple[str, ...]) -> list[int]:
+    """Integer cutoffs, sorted; trec_eval's errors for a non-positive or repeated one."""
     cutoffs = sorted(atol(p) for p in params)
     if cutoffs[0] <= 0:
         raise TrecEvalError(
@@ -202,7 +204,8 @@ def _long_cutoffs(name: str, params: tuple[str, ...]) -> list[int]:
     return cutoffs
 
 
-def _double_cutoffs(name: str, params: tuple[str, ...]) -> list[float]:
+def double_cutoffs(name: str, params: tuple[str, ...]) -> list[float]:
+    """Real cutoffs, sorted; trec_eval's error for a repeated one."""
     cutoffs = sorted(atof(p) for p in params)
     if len(set(cutoffs)) != len(cutoffs):
         raise TrecEvalError(
@@ -221,11 +224,11 @@ def measure_labels(requests: Sequence[tuple[str, tuple[str, ...]]]) -> list[str]
     ['prefs_simp', 'P_avgjg_5', 'P_avgjg_10']
     """
     labels: list[str] = []
-    for name, params in _resolve_requests(requests).items():
+    for name, params in resolve_requests(requests).items():
         if name == "P_avgjg":
-            labels += [f"P_avgjg_{c}" for c in _long_cutoffs(name, params)]
+            labels += [f"P_avgjg_{c}" for c in long_cutoffs(name, params)]
         elif name == "Rprec_mult_avgjg":
-            labels += [_append_double(name, c) for c in _double_cutoffs(name, params)]
+            labels += [append_double(name, c) for c in double_cutoffs(name, params)]
         else:
             labels.append(name)
     return labels

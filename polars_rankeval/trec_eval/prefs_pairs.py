@@ -14,19 +14,20 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from polars_rankeval.trec_eval.prefs_rank import _Failure, _raise_first, _rank
+from polars_rankeval.trec_eval.prefs_rank import Failure, raise_first, rank_by_score
 
 
-def _prefs_values(
+def prefs_values(
     rels: pl.DataFrame,
     run: pl.DataFrame,
     wanted: dict[str, tuple[str, ...]],
     max_docs: int | None,
 ) -> pl.DataFrame:
-    failures: list[_Failure] = []
-    ranked = _rank(run, docno_descending=False, max_docs=max_docs, failures=failures).select(
-        "user", "item", "rank"
-    )
+    """The ``prefs_*`` measures per query, from the preference pairs of each judgment group."""
+    failures: list[Failure] = []
+    ranked = rank_by_score(
+        run, docno_descending=False, max_docs=max_docs, failures=failures
+    ).select("user", "item", "rank")
     rels = rels.select("user", "jg", "jsg", "item", pl.col("rel_level").alias("lvl"))
     # judgment groups numbered in trec_eval's order (query, then jg, as bytes)
     jgs = (
@@ -74,7 +75,7 @@ def _prefs_values(
     _check_ec_levels(ec, failures)
     pa_rel = _pa_rel_levels(pa_rows, failures).join(jgs, on=["user", "jg"])
     pa_edges = _pa_closure(pa_rows, failures).join(jgs, on=["user", "jg"])
-    _raise_first(failures)
+    raise_first(failures)
 
     # ---- EC judgment groups (one JSG): counted from level counts, no pair expansion
     lc = _level_pair_counts(ec, ["g"])
@@ -213,7 +214,7 @@ def _prefs_values(
     return pl.concat([p.select("user", "measure", pl.col("value").cast(pl.Float64)) for p in parts])
 
 
-def _check_ec_levels(ec: pl.DataFrame, failures: list[_Failure]) -> None:
+def _check_ec_levels(ec: pl.DataFrame, failures: list[Failure]) -> None:
     """A doc at two rel_levels in a one-JSG judgment group is trec_eval's failure."""
     clash = (
         ec.group_by("user", "g", "d")
@@ -677,7 +678,7 @@ def _by_pair(pairs: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _pa_rel_levels(pa_rows: pl.DataFrame, failures: list[_Failure]) -> pl.DataFrame:
+def _pa_rel_levels(pa_rows: pl.DataFrame, failures: list[Failure]) -> pl.DataFrame:
     """Final rel_level of each doc of a preference-array JG; check 0 vs non-0 clashes."""
     ordered = pa_rows.sort(
         pl.col("user"),
@@ -716,7 +717,7 @@ def _pa_rel_levels(pa_rows: pl.DataFrame, failures: list[_Failure]) -> pl.DataFr
     )
 
 
-def _pa_closure(pa_rows: pl.DataFrame, failures: list[_Failure]) -> pl.DataFrame:
+def _pa_closure(pa_rows: pl.DataFrame, failures: list[Failure]) -> pl.DataFrame:
     """Distinct preferences (d over d_y) of each preference-array JG, transitively closed.
 
     A conflict (both directions) is trec_eval's abort.

@@ -1,8 +1,8 @@
 """The ranking and the failure order shared by the relation-format measures.
 
-``_rank`` ranks a run as trec_eval's ``form_prefs_counts``/``form_res_rels_jg`` do
+``rank_by_score`` ranks a run as trec_eval's ``form_prefs_counts``/``form_res_rels_jg`` do
 (score descending, docno by byte order in the direction each uses, ``-M`` cut) and
-reports duplicate documents; ``_raise_first`` raises, among the failures found for all
+reports duplicate documents; ``raise_first`` raises, among the failures found for all
 queries at once, the one trec_eval meets first (queries in byte order, then judgment
 groups, then stages), so the clone fails where trec_eval fails.
 """
@@ -13,10 +13,10 @@ import polars as pl
 
 from polars_rankeval.trec_eval.errors import TrecEvalError
 
-_Failure = tuple[str, int, int, str, int]  # query, JG number, stage, message, exit status
+Failure = tuple[str, int, int, str, int]  # query, JG number, stage, message, exit status
 
 
-def _raise_first(failures: list[_Failure]) -> None:
+def raise_first(failures: list[Failure]) -> None:
     """Raise the failure trec_eval meets first: queries in byte order, then JGs, stages."""
     if failures:
         query, _, _, message, code = min(
@@ -29,12 +29,12 @@ def _raise_first(failures: list[_Failure]) -> None:
 # check orders on ids that sort differently as text and as bytes).
 
 
-def _rank(
+def rank_by_score(
     run: pl.DataFrame,
     *,
     docno_descending: bool,
     max_docs: int | None,
-    failures: list[_Failure] | None = None,
+    failures: list[Failure] | None = None,
 ) -> pl.DataFrame:
     """Rank (1-based) by score descending, ties by docno; cut at ``max_docs``.
 
@@ -56,7 +56,7 @@ def _rank(
         .agg(pl.col("item").first())
     )
     where = "form_prefs_counts" if not docno_descending else "form_res_qrels"
-    found: list[_Failure] = [
+    found: list[Failure] = [
         (
             user,
             -1,
@@ -67,7 +67,7 @@ def _rank(
         for user, item in dup.rows()
     ]
     if failures is None:
-        _raise_first(found)
+        raise_first(found)
     else:
         failures.extend(found)
     return ranked

@@ -27,7 +27,8 @@ _WS = "[ \t\r\x0b\x0c]"
 _NOT_WS = "[^ \t\r\x0b\x0c]+"
 
 
-def _check_format(relation_format: str) -> None:
+def check_format(relation_format: str) -> None:
+    """Raise ``ValueError`` unless ``relation_format`` is one of ``RELATION_FORMATS``."""
     if relation_format not in RELATION_FORMATS:
         raise ValueError(
             f"relation_format must be one of {', '.join(RELATION_FORMATS)}, got {relation_format!r}"
@@ -68,7 +69,7 @@ def read_relations(
     >>> read_relations(path, "prefs").rows()
     [('q1', 'u1', 's1', 'd1', 3.0), ('q1', 'u1', 's1', 'd2', 1.0)]
     """
-    _check_format(relation_format)
+    check_format(relation_format)
     if isinstance(source, pl.DataFrame):
         return _relations_from_frame(source, relation_format)
     if not isinstance(source, (str, Path)):

@@ -43,29 +43,28 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval.io.trec import read_trec_eval_qrels, read_trec_eval_run
-from polars_rankeval.trec_eval.compute import _compute, _query_stats
+from polars_rankeval.trec_eval.compute import evaluate_queries
 from polars_rankeval.trec_eval.errors import TrecEvalError
 from polars_rankeval.trec_eval.measures import (
-    _BY_NAME,
+    BY_NAME,
     REL_FORMATS,
+    Column,
     RelFormat,
     Request,
-    _Column,
-    _columns,
+    columns_of,
     parse_measures,
 )
-from polars_rankeval.trec_eval.output import _apply_zscores, _assemble, _fmt_long, format_doubles
+from polars_rankeval.trec_eval.output import apply_zscores, assemble, fmt_long, format_doubles
 from polars_rankeval.trec_eval.prefs import relation_measures
 from polars_rankeval.trec_eval.prefs_labels import INTEGER_MEASURES, incompatible_format_error
 from polars_rankeval.trec_eval.prefs_read import read_relations
 from polars_rankeval.trec_eval.ranking import (
     BOGUS_DOCNO,
-    _docno_codes,
-    _judged_subset,
-    _Options,
-    _order,
-    _ranked,
-    _string_codes,
+    Options,
+    docno_codes,
+    ranked_lists,
+    run_order,
+    string_codes,
 )
 
 
@@ -142,30 +141,31 @@ def trec_eval(
     if rel_format not in REL_FORMATS:
         msg = f"illegal rel_format {rel_format!r}; expected one of {', '.join(REL_FORMATS)}"
         raise TrecEvalError(msg, 2)
-    if rel_format != "qrels" or any(_BY_NAME[r.measure].kind == "prefs" for r in requests):
+    if rel_format != "qrels" or any(BY_NAME[r.measure].kind == "prefs" for r in requests):
         return _relation_eval(
             qrels, run, requests, rel_format=rel_format, per_query=per_query,
             complete=complete, max_docs=max_docs, rel_level=rel_level,
             judged_only=judged_only, summary=summary, query=query, runid=runid,
             zscores=zscores,
         )  # fmt: skip
-    columns = _columns(requests)
+    columns = columns_of(requests)
     checks = _checks(requests)
     # The two files are read at the same time (Polars' reader releases the GIL): the
     # run, then its docno codes, in a second thread; the qrels, then their query codes
     # and duplicate check, here. A qrels error is still the one reported when both
     # files are bad.
+    # (what the futures hand over is a list the taker empties: a finished future would
+    # otherwise keep the run's strings alive to the end)
     pool = ThreadPoolExecutor(max_workers=1)
-    reading: Future[tuple[pl.DataFrame, str]] = Future()
+    reading: Future[list[Any]] = Future()
     qrels_read: Future[pl.DataFrame] = Future()
     try:
         coding = pool.submit(_read_run_coded, run, reading, qrels_read)
         qrels_df = _as_qrels(qrels)
         qrels_read.set_result(qrels_df)
         prepared = _prepare_qrels(qrels_df, checks=checks)
-        run_df, tag = reading.result()
-        frames = [run_df]
-        del run_df  # held by ``frames`` alone: freed once ranked
+        frames: list[pl.DataFrame] = [reading.result().pop(0)]  # freed once ranked
+        tag = reading.result().pop()
         return _evaluate_frames(
             qrels_df, prepared, frames, tag, coding, columns, requests, per_query=per_query,
             complete=complete, max_docs=max_docs, rel_level=rel_level,
@@ -183,22 +183,23 @@ def _checks(requests: list[Request]) -> bool:
 
 
 def _read_run_coded(
-    run: Any, reading: Future[tuple[pl.DataFrame, str]], qrels_read: Future[pl.DataFrame]
-) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
-    """:func:`_as_run` into ``reading``, then the docno codes of the run and the qrels.
+    run: Any, reading: Future[list[Any]], qrels_read: Future[pl.DataFrame]
+) -> list[Any]:
+    """:func:`_as_run` into ``reading`` (``[frame, tag]``), then the docno codes.
 
-    Returns :func:`_docno_codes` of the run's docnos and each qrels row's docno code
-    (null: not in the run).
+    Returns ``[docnos, doc_codes, qrels_codes]``: :func:`docno_codes` of the run's
+    docnos and each qrels row's docno code (null: not in the run).
     """
     try:
         run_df, tag = _as_run(run)
     except BaseException as error:
         reading.set_exception(error)
         raise
-    reading.set_result((run_df, tag))
-    docnos, doc_codes = _docno_codes(run_df["docno"])
-    qrels_codes = _string_codes(qrels_read.result()["docno"], docnos["docno"])
-    return docnos, doc_codes, qrels_codes
+    reading.set_result([run_df, tag])
+    docnos, doc_codes = docno_codes(run_df["docno"])
+    del run_df
+    qrels_codes = string_codes(qrels_read.result()["docno"], docnos["docno"])
+    return [docnos, doc_codes, qrels_codes]
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,7 @@ class _PreparedQrels:
 
 def _prepare_qrels(qrels: pl.DataFrame, *, checks: bool) -> _PreparedQrels:
     qids = qrels.select(pl.col("qid").unique().sort())
-    codes = _string_codes(qrels["qid"], qids["qid"])
+    codes = string_codes(qrels["qid"], qids["qid"])
     distinct = not checks or (
         pl.DataFrame({"qid": codes, "docno": qrels["docno"]}).select(_PAIR_HASH.n_unique()).item()
         == qrels.height
@@ -234,8 +235,8 @@ def _evaluate_frames(
     prepared: _PreparedQrels,
     frames: list[pl.DataFrame],
     tag: str,
-    coding: Future[tuple[pl.DataFrame, pl.Series, pl.Series]],
-    columns: list[_Column],
+    coding: Future[list[Any]],
+    columns: list[Column],
     requests: list[Request],
     *,
     per_query: bool,
@@ -254,7 +255,7 @@ def _evaluate_frames(
     if runid is None:
         runid = tag
     checks = _checks(requests)
-    opts = _Options(rel_level, max_docs, judged_only, num_docs, complete, checks)
+    opts = Options(rel_level, max_docs, judged_only, num_docs, complete, checks)
     qids = prepared.qids
     n_qrels_queries = qids.height
     # whether the evaluated queries are all the qrels queries (then ``prepared.codes``
@@ -265,7 +266,7 @@ def _evaluate_frames(
         all_queries = False
     # each run row's query as its position in ``qids`` (null: not evaluated); the
     # queries present are read off these small integers, not the strings
-    run_codes = _string_codes(run_df["qid"], qids["qid"])
+    run_codes = string_codes(run_df["qid"], qids["qid"])
     in_run = (
         pl.zeros(qids.height, dtype=pl.Boolean, eager=True)
         .scatter(run_codes.drop_nulls(), True)
@@ -278,7 +279,7 @@ def _evaluate_frames(
         run_df = pl.concat([run_df, bogus])
         missing_codes = pl.int_range(qids.height, dtype=pl.UInt32, eager=True).filter(~in_run)
         run_codes = pl.concat([run_codes, missing_codes])
-        # the placeholder docno is coded with the others in _ranked
+        # the placeholder docno is coded with the others in ranked_lists
     elif missing.height:
         print(
             f"trec_eval: note: {missing.height} qrels query(ies) without results not "
@@ -299,7 +300,7 @@ def _evaluate_frames(
 
     def encode(frame: pl.DataFrame) -> pl.DataFrame:
         # a lookup in file order (cheaper than a join on the strings)
-        code = _string_codes(frame["qid"], codes["qid"])
+        code = string_codes(frame["qid"], codes["qid"])
         return frame.with_columns(code.alias("qid")).filter(pl.col("qid").is_not_null())
 
     keep = run_codes.is_not_null()
@@ -326,20 +327,22 @@ def _evaluate_frames(
         msg = f"duplicate docno {docno!r} in the qrels of query {codes['qid'][code]!r}"
         raise TrecEvalError(msg, 4)
     # the run's order (score ranks when it needs a sort) while the docnos are coded
-    order = _order(run_df)
+    order = run_order(run_df)
     qrels_coded = qrels_eval
     if not (complete and missing.height):
         docnos, doc_codes, qrels_codes = coding.result()
+        coding.result().clear()
         coded = (docnos, doc_codes if every else doc_codes.filter(keep))
         if all_queries:  # the rows of ``qrels_eval`` are those of ``qrels_df``
             qrels_coded = qrels_eval.with_columns(qrels_codes.alias("__dc"))
-    ranked = _ranked(run_df, qrels_coded, opts, codes["qid"], coded, order)
-    del qrels_coded
-    del run_df  # its strings are no longer needed: free them before the measures
-    queries = codes.select(pl.col("__code").alias("qid"))
-    subset = _judged_subset(ranked, columns, opts.level)
-    stats = _query_stats(ranked, qrels_eval, queries, opts, subset)
-    wide = _compute(ranked, subset, qrels_eval, stats, columns, opts)
+    ranked = ranked_lists(run_df, qrels_coded, opts, codes["qid"], coded, order)
+    # free what only the ranking needed (the run's strings, codes, scores) before the
+    # measures
+    del qrels_coded, run_df, order, coded, run_codes, keep
+    if not (complete and missing.height):
+        del docnos, doc_codes, qrels_codes
+    wide = evaluate_queries(ranked, qrels_eval, codes.height, columns, opts)
+    del ranked
     valued = [c for c in columns if c.measure.kind not in ("runid",)]
     if complete and missing.height:
         bogus_rows = pl.col("qid").is_in(encode(missing.select("qid"))["qid"].implode())
@@ -360,8 +363,8 @@ def _evaluate_frames(
     wide = wide.with_columns(codes["qid"].gather(wide["qid"]).alias("qid"))
     z = zscores is not None
     if z:
-        wide = _apply_zscores(wide, valued, zscores)
-    return _assemble(
+        wide = apply_zscores(wide, valued, zscores)
+    return assemble(
         wide, columns, qrels_df, runid, per_query, summary, complete, n_qrels_queries, z
     )
 
@@ -383,8 +386,8 @@ def _relation_eval(
     zscores: Any,
 ) -> pl.DataFrame:
     """``-R qrels_jg / prefs / qrels_prefs`` and the preference measures (module ``prefs``)."""
-    prefs = [r for r in requests if _BY_NAME[r.measure].kind == "prefs"]
-    common = [r for r in requests if _BY_NAME[r.measure].kind != "prefs"]
+    prefs = [r for r in requests if BY_NAME[r.measure].kind == "prefs"]
+    common = [r for r in requests if BY_NAME[r.measure].kind != "prefs"]
     pairs = [(r.measure, tuple(r.params.split(",")) if r.params else ()) for r in prefs]
     schema = {
         "measure": pl.String,
@@ -443,7 +446,7 @@ def _relation_eval(
                 "query",
                 "value",
                 pl.when(integer)
-                .then(_fmt_long(pl.col("value")))
+                .then(fmt_long(pl.col("value")))
                 .otherwise(pl.lit(format_doubles(values["value"])))
                 .alias("text"),
                 pl.lit(False).alias("zscore"),
@@ -476,7 +479,7 @@ def _relation_eval(
             pl.lit("all").alias("query"),
             "value",
             pl.when(integer)
-            .then(_fmt_long(pl.col("value")))
+            .then(fmt_long(pl.col("value")))
             .otherwise(pl.lit(format_doubles(tail["value"])))
             .alias("text"),
             pl.lit(False).alias("zscore"),

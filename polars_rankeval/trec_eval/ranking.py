@@ -5,8 +5,8 @@ the registered metrics' tie policies: the order of tied documents changes trec_e
 numbers, so the clone keeps it); ``-M`` cuts the list, then ``-J``
 drops unjudged documents; relevance is -1 for a document not in the qrels. Docnos are
 read as integer codes (Enum casts, exact) and a run already in that order per query is
-not sorted again. Also the readers of running values at cutoffs (``_value_after``,
-``_values_after``) that the measures share, and :data:`BOGUS_DOCNO`, the placeholder
+not sorted again. Also the readers of running values at cutoffs (``value_after``,
+``values_after``) that the measures share, and :data:`BOGUS_DOCNO`, the placeholder
 document trec_eval ranks for a qrels query missing from the run under ``-c``.
 """
 
@@ -20,13 +20,15 @@ import polars as pl
 
 from polars_rankeval.io.cnumbers import atol
 from polars_rankeval.trec_eval.errors import TrecEvalError
-from polars_rankeval.trec_eval.measures import _Column, _pairs, _valid_int
+from polars_rankeval.trec_eval.measures import Column, param_pairs, valid_int
 
 BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
 
 @dataclass(frozen=True)
-class _Options:
+class Options:
+    """The options that shape the rankings: ``-l``, ``-M``, ``-J``, ``-N``, ``-c``."""
+
     level: int
     max_docs: int | None
     judged_only: bool
@@ -35,7 +37,7 @@ class _Options:
     checks: bool = True  # trec_eval checks duplicates only when a measure reads the rankings
 
 
-def _string_codes(values: pl.Series, keys: pl.Series) -> pl.Series:
+def string_codes(values: pl.Series, keys: pl.Series) -> pl.Series:
     """Each value's position in ``keys`` (distinct strings) as UInt32, null if absent.
 
     A cast to the Enum of ``keys`` (Polars' string lookup: exact, no hash to check).
@@ -43,10 +45,10 @@ def _string_codes(values: pl.Series, keys: pl.Series) -> pl.Series:
     return values.cast(pl.Enum(keys), strict=False).to_physical().cast(pl.UInt32)
 
 
-def _docno_codes(docno: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
+def docno_codes(docno: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
     """The run's distinct docnos in byte order (``docno``, ``__dc``) and each row's code."""
     docnos = docno.unique().sort().alias("docno").to_frame().with_row_index("__dc")
-    return docnos, _string_codes(docno, docnos["docno"])
+    return docnos, string_codes(docno, docnos["docno"])
 
 
 def _judged_codes(qrels: pl.DataFrame, docnos: pl.DataFrame) -> pl.DataFrame:
@@ -56,7 +58,7 @@ def _judged_codes(qrels: pl.DataFrame, docnos: pl.DataFrame) -> pl.DataFrame:
     """
     if "__dc" in qrels.columns:
         return qrels.filter(pl.col("__dc").is_not_null())
-    code = _string_codes(qrels["docno"], docnos["docno"])
+    code = string_codes(qrels["docno"], docnos["docno"])
     return qrels.with_columns(code.alias("__dc")).filter(pl.col("__dc").is_not_null())
 
 
@@ -70,7 +72,7 @@ def _positions(qid: pl.Series) -> pl.Series:
 
 @dataclass(frozen=True)
 class _Order:
-    """How a run's rows become trec_eval's order; needs no docno codes (see :func:`_order`).
+    """How a run's rows become trec_eval's order; needs no docno codes (see :func:`run_order`).
 
     ``sim``: the scores with -0.0 read as 0.0. ``blocks``: when each query's rows are
     contiguous with scores not increasing (in trec_eval's order, NaN lowest), the row
@@ -83,7 +85,7 @@ class _Order:
     score_rank: pl.Series | None
 
 
-def _order(run: pl.DataFrame) -> _Order:
+def run_order(run: pl.DataFrame) -> _Order:
     """:class:`_Order` of ``run`` (``qid`` codes, ``sim``): one comparison of consecutive rows.
 
     Most runs list each query's documents together by score descending; those need no
@@ -140,10 +142,10 @@ def _score_ranks(sim: pl.Series) -> pl.Series:
     )
 
 
-def _ranked(
+def ranked_lists(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
-    opts: _Options,
+    opts: Options,
     names: pl.Series,
     coded: tuple[pl.DataFrame, pl.Series] | None = None,
     order: _Order | None = None,
@@ -151,13 +153,13 @@ def _ranked(
     """Each query's ranked list: ``qid, i`` (0-based rank), ``rel``.
 
     ``rel`` is the judgment, -1 for a document not in the qrels, -2 for a negative one.
-    ``coded``: :func:`_docno_codes` of the run's docnos (row for row), when already known;
-    ``order``: :func:`_order` of the run, when already known.
+    ``coded``: :func:`docno_codes` of the run's docnos (row for row), when already known;
+    ``order``: :func:`run_order` of the run, when already known.
     """
     # Ties: docno descending in byte order, through its dense rank (an integer).
-    docnos, doc_codes = coded if coded is not None else _docno_codes(run["docno"])
+    docnos, doc_codes = coded if coded is not None else docno_codes(run["docno"])
     if order is None:
-        order = _order(run)
+        order = run_order(run)
     qid, n_dc = run["qid"], docnos.height
     with ThreadPoolExecutor(max_workers=1) as pool:
         # the duplicate check (a hash of every (query, docno) pair; the row order does
@@ -187,14 +189,14 @@ def _in_trec_order(
     """``qid, __dc`` in trec_eval's order without a full sort (:class:`_Order`'s ``blocks``).
 
     When the docnos of tied scores of a query (byte order; ``doc_codes`` from
-    :func:`_docno_codes`) are not all descending already, each run of tied scores is
+    :func:`docno_codes`) are not all descending already, each run of tied scores is
     sorted by docno descending (one sort of a key that keeps the runs in place); then
     the query blocks are put in code order by ``blocks``. ``None`` when that sort's key
     would not fit in 64 bits (sort everything).
     """
     frame = pl.DataFrame({"qid": qid, "sim": sim, "__dc": doc_codes.cast(pl.UInt32)})
     q, s, d = pl.col("qid"), pl.col("sim"), pl.col("__dc")
-    # scores do not increase within a query (see _order), so a tie is an equal score
+    # scores do not increase within a query (see run_order), so a tie is an equal score
     # (Polars: NaN == NaN)
     if frame.select(((q == q.shift(-1)) & (s == s.shift(-1)) & (d < d.shift(-1))).any()).item():
         bits = max(n_dc.bit_length(), 1)
@@ -271,7 +273,7 @@ def _sorted_ranking(
 def _looked_up(
     ranked: pl.DataFrame,
     qrels: pl.DataFrame,
-    opts: _Options,
+    opts: Options,
     names: pl.Series,
     docnos: pl.DataFrame,
     distinct: Future[int] | None = None,
@@ -329,7 +331,7 @@ def _looked_up(
     return ranked.select(pl.col("qid").set_sorted(), "i", "rel")  # in (qid, i) order
 
 
-def _judged_subset(ranked: pl.DataFrame, columns: list[_Column], level: int) -> pl.DataFrame:
+def judged_subset(ranked: pl.DataFrame, columns: list[Column], level: int) -> pl.DataFrame:
     """The ranks where a running value can change: judged or relevant documents.
 
     All of ``ranked`` when a measure reads the others (see :func:`_reads_unjudged`).
@@ -340,32 +342,32 @@ def _judged_subset(ranked: pl.DataFrame, columns: list[_Column], level: int) -> 
     return ranked.filter((rel != -1) | (rel >= level))
 
 
-def _rank_keys(frame: pl.DataFrame) -> pl.Series:
+def rank_keys(frame: pl.DataFrame) -> pl.Series:
     """``(query code, rank)`` as one UInt64 per row: increasing over a ranked frame."""
     return frame["qid"].cast(pl.UInt64) * 2**32 + frame["i"].cast(pl.UInt64)
 
 
-def _value_after(
+def value_after(
     frame: pl.DataFrame, keys: pl.Series, source: str, qid: pl.Series, k: pl.Series
 ) -> pl.Series:
     """A running column after the first ``k`` ranks of each query ``qid``.
 
     ``frame`` holds some of each query's ranks in (query, rank) order (``keys`` are its
-    :func:`_rank_keys`), among them every rank where ``source`` changes: its value after
+    :func:`rank_keys`), among them every rank where ``source`` changes: its value after
     ``k`` ranks is the one at the frame's last row of the query with rank < k, 0 when
     there is none, null when ``k < 1``. Binary searches on the sorted keys, no join.
     """
-    return _values_after(frame, keys, source, qid, [k])[0]
+    return values_after(frame, keys, source, qid, [k])[0]
 
 
-def _values_after(
+def values_after(
     frame: pl.DataFrame,
     keys: pl.Series,
     source: str,
     qid: pl.Series,
     ks: Sequence[pl.Series],
 ) -> list[pl.Series]:
-    """:func:`_value_after` for several cutoff series ``ks`` at once (one search each way)."""
+    """:func:`value_after` for several cutoff series ``ks`` at once (one search each way)."""
     if not ks:
         return []
     n = qid.len()
@@ -388,7 +390,7 @@ def _values_after(
     return [values.slice(j * n, n) for j in range(len(ks))]
 
 
-def _reads_unjudged(columns: list[_Column], level: int) -> bool:
+def _reads_unjudged(columns: list[Column], level: int) -> bool:
     """Whether a measure's running value changes at a document not in the qrels (rel -1).
 
     Only ``unj``, ``relstring`` and ``rbp_resid`` read those (handled apart), unless
@@ -399,7 +401,7 @@ def _reads_unjudged(columns: list[_Column], level: int) -> bool:
     for column in columns:
         if column.measure.kind == "pairs" and column.measure.name not in ("rbp_resid",):
             shared = column.raw
-            names = [n for n, _ in _pairs(column.measure, shared)]
-            if any(_valid_int(n) and atol(n) == -1 for n in names):
+            names = [n for n, _ in param_pairs(column.measure, shared)]
+            if any(valid_int(n) and atol(n) == -1 for n in names):
                 return True
     return False

@@ -21,15 +21,15 @@ from polars_rankeval.trec_eval.errors import TrecEvalError
 from polars_rankeval.trec_eval.output import format_doubles, format_trec
 from polars_rankeval.trec_eval.program import trec_eval
 from polars_rankeval.trec_eval.ranking import (
-    _docno_codes,
     _in_trec_order,
     _judged_codes,
-    _order,
-    _rank_keys,
     _score_ranks,
-    _string_codes,
-    _value_after,
-    _values_after,
+    docno_codes,
+    rank_keys,
+    run_order,
+    string_codes,
+    value_after,
+    values_after,
 )
 
 DOCNOS = pl.Series(["d3", "d1", "d2", "d1", "a", "d3"])
@@ -52,7 +52,7 @@ def _collide(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_docno_codes_are_byte_order_ranks(monkeypatch: pytest.MonkeyPatch, collide: bool) -> None:
     if collide:
         _collide(monkeypatch)
-    docnos, codes = _docno_codes(DOCNOS)
+    docnos, codes = docno_codes(DOCNOS)
     # distinct in byte order: a, d1, d2, d3 -> codes 0, 1, 2, 3
     assert docnos["docno"].to_list() == ["a", "d1", "d2", "d3"]
     assert codes.to_list() == [3, 1, 2, 1, 0, 3]
@@ -69,7 +69,7 @@ def test_string_codes(monkeypatch: pytest.MonkeyPatch, collide: bool) -> None:
     keys = pl.Series(["q1", "q2", "q3"])
     values = pl.Series(["q3", "q9", "q1", "q3"])
     # q3 is key 2, q9 is no key (null), q1 is key 0
-    assert _string_codes(values, keys).to_list() == [2, None, 0, 2]
+    assert string_codes(values, keys).to_list() == [2, None, 0, 2]
 
 
 @pytest.mark.parametrize(
@@ -115,10 +115,10 @@ def test_value_after_reads_the_last_row_before_each_cutoff() -> None:
         {"qid": [0, 0, 2], "i": [1, 4, 0], "x": [10.0, 30.0, 7.0]},
         schema={"qid": pl.UInt32, "i": pl.Int64, "x": pl.Float64},
     )
-    keys = _rank_keys(frame)
+    keys = rank_keys(frame)
     qid = pl.Series([0, 0, 0, 0, 1, 2, 2], dtype=pl.UInt32)
     k = pl.Series([0, 1, 2, 5, 3, 1, 9])
-    got = _value_after(frame, keys, "x", qid, k).to_list()
+    got = value_after(frame, keys, "x", qid, k).to_list()
     # k=0: no rank read (null); after 1 rank (rank 0): no row yet -> 0; after 2 ranks
     # (ranks 0-1): the row at rank 1 -> 10; after 5: rank 4's row -> 30; query 1: 0;
     # query 2 after 1 rank: 7, after 9: still 7
@@ -154,7 +154,7 @@ def test_g_fractional_gains_sum_over_every_rank() -> None:
 
 # --------------------------------------------------------------------------- runs in trec order
 # A run whose queries' lines are contiguous and by score descending skips the sort
-# (_order / _in_trec_order); anything else falls back to sorting every row.
+# (run_order / _in_trec_order); anything else falls back to sorting every row.
 ORDER_QRELS = b"q1 0 d1 1\nq1 0 d2 2\nq1 0 d4 0\nq2 0 d3 1\nq2 0 d1 1\n"
 # q1: d4 and d2 tie at 2.0 (trec_eval: docno descending, d4 before d2), then d1, d3;
 # q2: d3, d1 tie at 1.0 -> d3, d1
@@ -180,13 +180,13 @@ def _frame(lines: list[str]) -> pl.DataFrame:
 
 
 def test_order_of_a_run_in_trec_order() -> None:
-    order = _order(_frame(TREC_ORDER))
+    order = run_order(_frame(TREC_ORDER))
     # contiguous, scores not increasing: no score ranks, blocks already in code order
     assert order.blocks is not None
     assert order.blocks.len() == 0
     assert order.score_rank is None
     # queries listed q2 first: the blocks are gathered back, rows 4-6 then 0-3
-    order = _order(_frame(TREC_ORDER[4:] + TREC_ORDER[:4]))
+    order = run_order(_frame(TREC_ORDER[4:] + TREC_ORDER[:4]))
     assert order.blocks is not None
     assert order.blocks.to_list() == [3, 4, 5, 6, 0, 1, 2]
 
@@ -200,7 +200,7 @@ def test_order_of_a_run_in_trec_order() -> None:
     ],
 )
 def test_order_falls_back_to_the_sort(lines: list[str]) -> None:
-    order = _order(_frame(lines))
+    order = run_order(_frame(lines))
     assert order.blocks is None
     # score ranks for the sort: 2.0 -> 0, 1.5 -> 1, 1.0 -> 2, 0.0 -> 3, nan last (4)
     assert order.score_rank is not None
@@ -212,8 +212,8 @@ def test_ties_out_of_docno_order_are_sorted_among_themselves() -> None:
     # q1's tie d2/d4 listed d2 first, q2's d1/d3 too: only those rows are reordered
     lines = [TREC_ORDER[i] for i in (1, 0, 2, 3, 5, 4, 6)]
     frame = _frame(lines)
-    docnos, codes = _docno_codes(frame["docno"])
-    order = _order(frame)
+    docnos, codes = docno_codes(frame["docno"])
+    order = run_order(frame)
     assert order.blocks is not None
     ranked = _in_trec_order(frame["qid"], order.sim, order.blocks, codes, docnos.height)
     assert ranked is not None
@@ -250,11 +250,11 @@ def test_values_after_several_cutoffs_at_once_equal_one_at_a_time() -> None:
         {"qid": [0, 0, 2], "i": [1, 4, 0], "x": [10.0, 30.0, 7.0]},
         schema={"qid": pl.UInt32, "i": pl.Int64, "x": pl.Float64},
     )
-    keys = _rank_keys(frame)
+    keys = rank_keys(frame)
     qid = pl.Series([0, 1, 2], dtype=pl.UInt32)
     ks = [pl.Series([0, 3, 1]), pl.Series([2, 2, 2]), pl.Series([5, 0, 9])]
-    batched = _values_after(frame, keys, "x", qid, ks)
-    single = [_value_after(frame, keys, "x", qid, k) for k in ks]
+    batched = values_after(frame, keys, "x", qid, ks)
+    single = [value_after(frame, keys, "x", qid, k) for k in ks]
     assert [s.to_list() for s in batched] == [s.to_list() for s in single]
     # by hand: query 0 after 0/2/5 ranks: null, 10, 30; query 1: 0, 0, null; query 2: 7
     assert [s.to_list() for s in batched] == [[None, 0.0, 7.0], [10.0, 0.0, 7.0], [30.0, None, 7.0]]
@@ -272,7 +272,7 @@ def _long_ranking(n: int, swap_at: int | None) -> pl.DataFrame:
 def test_order_reads_past_a_sorted_head(swap_at: int | None, in_order: bool) -> None:
     # the first 4,096 rows decide alone only when they are out of order; a run sorted
     # there and out of order further down is still sorted in full
-    order = _order(_long_ranking(10_000, swap_at))
+    order = run_order(_long_ranking(10_000, swap_at))
     assert (order.blocks is not None) is in_order
     assert (order.score_rank is None) is in_order
 
@@ -364,7 +364,7 @@ def test_score_ranks_of_mostly_distinct_scores(
     values[::7] = values[1::7][: len(values[::7])]  # some ties
     if with_nan:
         values[3] = np.nan
-    sim = pl.Series(values) + 0.0  # -0.0 read as 0.0, as _order does
+    sim = pl.Series(values) + 0.0  # -0.0 read as 0.0, as run_order does
     got = _score_ranks(sim)
     distinct = sim.filter(sim.is_not_nan()).unique().sort(descending=True)
     expected = sim.replace_strict(

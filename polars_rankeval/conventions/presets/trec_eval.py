@@ -25,7 +25,7 @@ def _spelling(text: str) -> list[Spelled] | None:
             return None
         spec = f"{label['base']}.{label['param']}"
     out = []
-    for column in te._columns(te.parse_measures([spec])):
+    for column in te.columns_of(te.parse_measures([spec])):
         measure = column.measure
         if measure.kind in ("pairs", "p_double") and column.raw is not None:
             msg = (

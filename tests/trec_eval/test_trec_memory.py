@@ -1,0 +1,106 @@
+"""The memory-saving paths of the trec_eval clone give what the plain paths give.
+
+The measures are computed a part of the queries at a time on large runs (``CHUNK_ROWS``
+ranked rows): forced down to a few rows here, every option's output must stay the one
+computed in one part. The reader keeps only the run's used fields and reads the run id
+off the file's last line: the tag must be the last line's, from a path or from bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from polars_rankeval.io.trec import read_trec_eval_run
+from polars_rankeval.trec_eval import compute
+from polars_rankeval.trec_eval.output import format_trec
+from polars_rankeval.trec_eval.program import trec_eval
+
+
+def _files(tmp_path: Path, seed: int) -> tuple[Path, Path]:
+    """A run of 40 queries (one only in the qrels, one only in the run) and graded qrels."""
+    rng = np.random.default_rng(seed)
+    run_lines, qrels_lines = [], []
+    for q in range(40):
+        n = int(rng.integers(1, 60))
+        docs = rng.choice(200, size=n, replace=False)
+        scores = np.round(rng.random(n), 1)  # many ties
+        if q != 39:
+            run_lines += [
+                f"q{q} Q0 D{d} {r} {s} tag{q}"
+                for r, (d, s) in enumerate(zip(docs, scores, strict=True))
+            ]
+        if q != 38:
+            judged = rng.choice(200, size=int(rng.integers(1, 40)), replace=False)
+            rels = rng.choice([-1, 0, 0, 1, 1, 2, 3], size=judged.size)
+            qrels_lines += [f"q{q} 0 D{d} {r}" for d, r in zip(judged, rels, strict=True)]
+    order = rng.permutation(len(run_lines))
+    run_path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run_path.write_text("\n".join(run_lines[i] for i in order) + "\n")
+    qrels_path.write_text("\n".join(qrels_lines) + "\n")
+    return qrels_path, run_path
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"complete": True},
+        {"judged_only": True, "rel_level": 2},
+        {"max_docs": 7, "rel_level": 0},
+        {"query": "q5"},
+    ],
+)
+@pytest.mark.parametrize("chunk_rows", [1, 40, 333])
+def test_measures_by_parts_equal_one_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, object], chunk_rows: int
+) -> None:
+    qrels, run = _files(tmp_path, seed=chunk_rows)
+    whole = format_trec(trec_eval(qrels, run, ["all_trec"], per_query=True, **options))  # type: ignore[arg-type]
+    monkeypatch.setattr(compute, "CHUNK_ROWS", chunk_rows)
+    parts = format_trec(trec_eval(qrels, run, ["all_trec"], per_query=True, **options))  # type: ignore[arg-type]
+    assert parts == whole
+
+
+def test_parts_cover_every_query_once() -> None:
+    ranked = pl.DataFrame(
+        {
+            "qid": pl.Series([0, 0, 0, 1, 3, 3, 4], dtype=pl.UInt32).set_sorted(),
+            "i": [0, 1, 2, 0, 0, 1, 0],
+            "rel": [1, -1, 0, 1, -1, 2, 0],
+        }
+    )
+    qrels = pl.DataFrame(
+        {"qid": pl.Series([0, 1, 2, 3, 4], dtype=pl.UInt32), "docno": list("abcde"), "rel": [1] * 5}
+    )
+    from polars_rankeval.trec_eval.measures import columns_of, parse_measures
+    from polars_rankeval.trec_eval.ranking import Options
+
+    columns = columns_of(parse_measures(["P.1,2", "map", "num_ret", "num_rel"]))
+    opts = Options(1, None, False, 0, False, True)
+    whole = compute.evaluate_queries(ranked, qrels, 5, columns, opts)
+    for rows in (1, 2, 3):
+        assert compute.evaluate_queries(ranked, qrels, 5, columns, opts, rows).equals(whole)
+    assert whole["qid"].to_list() == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("as_bytes", [False, True])
+@pytest.mark.parametrize("end", ["\n", ""])
+def test_run_id_is_the_last_lines_tag(tmp_path: Path, as_bytes: bool, end: str) -> None:
+    text = "q1 Q0 d1 1 0.5 tagA\nq2 Q0 d2 1 0.25 tagB\nq1 Q0 d3 2 0.1 tagC" + end
+    path = tmp_path / "run.txt"
+    path.write_text(text)
+    frame, runid = read_trec_eval_run(text.encode() if as_bytes else path)
+    assert runid == "tagC"
+    assert frame.rows() == [("q1", "d1", 0.5), ("q2", "d2", 0.25), ("q1", "d3", 0.1)]
+
+
+def test_run_id_after_a_long_last_line(tmp_path: Path) -> None:
+    # the tail read grows until it holds the whole last line
+    tag = "t" * 70_000
+    path = tmp_path / "run.txt"
+    path.write_text(f"q1 Q0 d1 1 0.5 first\nq1 Q0 d2 2 0.4 {tag}\n")
+    assert read_trec_eval_run(path)[1] == tag
