@@ -44,6 +44,8 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.api.subtopics import group_subtopics
     from polars_rankeval.conventions.convention import Convention
     from polars_rankeval.conventions.resolve import conventions
+    from polars_rankeval.fusion.fuse import fuse
+    from polars_rankeval.fusion.registry import list_fusion_methods
     from polars_rankeval.io.datasets import load_example, load_systems
     from polars_rankeval.metrics.functions import *  # noqa: F403 - every metric function
     from polars_rankeval.metrics.registry import (
@@ -160,6 +162,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "list_metrics": ("polars_rankeval.metrics.registry", "list_metrics"),
     "parse_metric": ("polars_rankeval.metrics.registry", "parse_metric"),
     "report": ("polars_rankeval.analysis.report", "report"),
+    "fuse": ("polars_rankeval.fusion.fuse", "fuse"),
+    "list_fusion_methods": ("polars_rankeval.fusion.registry", "list_fusion_methods"),
     # The metric functions, generated from the metric declarations.
     **{name: ("polars_rankeval.metrics.functions", name) for name in _METRIC_FUNCTIONS},
 }
@@ -252,6 +256,8 @@ __all__ = [
     "report",
     "sample_negatives",
     "trec",
+    "fuse",
+    "list_fusion_methods",
     *(name for name in _METRIC_FUNCTIONS if name not in _SHADOWING),
 ]
 
