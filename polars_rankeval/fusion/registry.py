@@ -182,13 +182,13 @@ def list_fusion_methods() -> pl.DataFrame:
     >>> table = prk.list_fusion_methods()
     >>> table.filter(method="rrf").select("method", "parameters", "ranx")
     shape: (1, 3)
-    ┌────────┬───────────────────────────────────┬──────┐
-    │ method ┆ parameters                        ┆ ranx │
-    │ ---    ┆ ---                               ┆ ---  │
-    │ str    ┆ str                               ┆ str  │
-    ╞════════╪═══════════════════════════════════╪══════╡
-    │ rrf    ┆ k = 60 (an integer >= 1)          ┆ rrf  │
-    └────────┴───────────────────────────────────┴──────┘
+    ┌────────┬──────────────────────────┬──────┐
+    │ method ┆ parameters               ┆ ranx │
+    │ ---    ┆ ---                      ┆ ---  │
+    │ str    ┆ str                      ┆ str  │
+    ╞════════╪══════════════════════════╪══════╡
+    │ rrf    ┆ k = 60 (an integer >= 1) ┆ rrf  │
+    └────────┴──────────────────────────┴──────┘
     """
     rows = [
         {
