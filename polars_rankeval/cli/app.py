@@ -22,6 +22,7 @@ import polars as pl
 
 import polars_rankeval.cli.compare as compare
 import polars_rankeval.cli.evaluate as evaluate
+import polars_rankeval.cli.fuse as fuse
 import polars_rankeval.cli.metrics as metrics
 import polars_rankeval.cli.plot as plot
 import polars_rankeval.cli.trec_eval as trec_eval
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
 INTERRUPTED_EXIT = 128 + signal.SIGINT
 """Exit status after Ctrl-C (130)."""
-SUBCOMMANDS: tuple[str, ...] = ("evaluate", "metrics", "trec-eval", "compare", "plot")
+SUBCOMMANDS: tuple[str, ...] = ("evaluate", "metrics", "trec-eval", "compare", "plot", "fuse")
 
 
 # --------------------------------------------------------------------------- parsing
@@ -79,13 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{evaluate,metrics,trec-eval,compare,plot}")
+    sub = parser.add_subparsers(dest="command", metavar="{evaluate,metrics,trec-eval,compare,plot,fuse}")
 
     evaluate.add_parser(sub)
     metrics.add_parser(sub)
     trec_eval.add_parser(sub)
     compare.add_parser(sub)
     plot.add_parser(sub)
+    fuse.add_parser(sub)
     return parser
 
 
