@@ -80,7 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{evaluate,metrics,trec-eval,compare,plot,fuse}")
+    sub = parser.add_subparsers(
+        dest="command", metavar="{evaluate,metrics,trec-eval,compare,plot,fuse}"
+    )
 
     evaluate.add_parser(sub)
     metrics.add_parser(sub)
