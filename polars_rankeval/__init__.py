@@ -45,6 +45,7 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.conventions.convention import Convention
     from polars_rankeval.conventions.resolve import conventions
     from polars_rankeval.fusion.fuse import fuse
+    from polars_rankeval.fusion.optimize import optimize_fusion
     from polars_rankeval.fusion.registry import list_fusion_methods
     from polars_rankeval.io.datasets import load_example, load_systems
     from polars_rankeval.metrics.functions import *  # noqa: F403 - every metric function
@@ -164,6 +165,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "report": ("polars_rankeval.analysis.report", "report"),
     "fuse": ("polars_rankeval.fusion.fuse", "fuse"),
     "list_fusion_methods": ("polars_rankeval.fusion.registry", "list_fusion_methods"),
+    "optimize_fusion": ("polars_rankeval.fusion.optimize", "optimize_fusion"),
     # The metric functions, generated from the metric declarations.
     **{name: ("polars_rankeval.metrics.functions", name) for name in _METRIC_FUNCTIONS},
 }
@@ -258,6 +260,7 @@ __all__ = [
     "trec",
     "fuse",
     "list_fusion_methods",
+    "optimize_fusion",
     *(name for name in _METRIC_FUNCTIONS if name not in _SHADOWING),
 ]
 
