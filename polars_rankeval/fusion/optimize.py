@@ -206,6 +206,7 @@ def optimize_fusion(
     if not isinstance(qrels, pl.DataFrame | pl.LazyFrame):
         msg = f"qrels must be a polars DataFrame or LazyFrame, got {type(qrels).__name__}"
         raise TypeError(msg)
+    rows = rows.cache()  # shared by every candidate
     names = runs_frame.collect()["_r"].to_list()  # the caller's order
     if isinstance(runs, pl.DataFrame | pl.LazyFrame):  # one frame: its systems, sorted
         names = sorted(names)
