@@ -4,8 +4,8 @@ Every kernel receives ``rows`` (:data:`~polars_rankeval.fusion.registry.ROW_COLU
 one row per run, user and retrieved item, after normalisation) and ``runs`` (``_r,
 _w``: every run with its weight) and returns ``_u, _i, score``: one row per user and
 item any run retrieved. Formulas follow ranx (``ranx.fusion``, v0.3.21) except where
-its docs and code disagree; ``docs`` and the module :mod:`polars_rankeval.fusion`
-list those places.
+it has no defined answer (ties, set orders); the docstring of
+:mod:`polars_rankeval.fusion` lists those places.
 """
 
 from __future__ import annotations

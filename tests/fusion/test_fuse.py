@@ -173,3 +173,65 @@ def test_one_run_is_refused() -> None:
         prk.fuse({"a": A})
     with pytest.raises(TypeError, match="runs must be a frame with a system column"):
         prk.fuse(3)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ every method by hand
+# norm=None. A: x 3, y 1 (positions x, y); B: y 4, x 2, z 0 (positions y, x, z).
+# Training judgments: y is relevant (one query): A has it 2nd, B 1st.
+R2, L4, MIN = math.sqrt(2), math.log(0.2 / 0.8), math.log(0.001 / 0.999)
+BY_HAND: dict[str, tuple[dict[str, Any], dict[str, float]]] = {
+    "comb_sum": ({}, {"x": 3 + 2, "y": 1 + 4, "z": 0}),
+    "comb_min": ({}, {"x": 2, "y": 1, "z": 0}),
+    "comb_max": ({}, {"x": 3, "y": 4, "z": 0}),
+    "comb_med": ({}, {"x": (3 + 2) / 2, "y": (1 + 4) / 2, "z": 0}),
+    "comb_anz": ({}, {"x": (3 + 2) / 2, "y": (1 + 4) / 2, "z": 0 / 1}),
+    "comb_mnz": ({}, {"x": 5 * 2, "y": 5 * 2, "z": 0 * 1}),
+    "comb_gmnz": ({"params": {"gamma": 0.5}}, {"x": 5 * R2, "y": 5 * R2, "z": 0}),
+    "wsum": ({"weights": [2, 1]}, {"x": 2 * 3 + 2, "y": 2 * 1 + 4, "z": 0}),
+    "wmnz": ({"weights": [2, 1]}, {"x": 5 * 3, "y": 5 * 3, "z": 0 * 1}),
+    "mixed": ({"weights": [2, 1]}, {"x": (6 + 2) * R2, "y": (2 + 4) * R2, "z": 0}),
+    # A: mean 2, sample sd sqrt(2); B: mean 2, sd 2; (s - (mean - 3 sd)) / (6 sd)
+    "dbsf": ({"norm": "dbsf"}, {"x": (1 + 3 * R2) / (6 * R2) + 6 / 12,
+                                "y": (-1 + 3 * R2) / (6 * R2) + 8 / 12, "z": 4 / 12}),
+    "isr": ({}, {"x": (1 + 1 / 4) * 2, "y": (1 / 4 + 1) * 2, "z": 1 / 9 * 1}),
+    "log_isr": ({}, {"x": 1.25 * math.log(2), "y": 1.25 * math.log(2), "z": 0.0}),
+    "logn_isr": ({"params": {"sigma": 0.5}},
+                 {"x": 1.25 * math.log(2.5), "y": 1.25 * math.log(2.5),
+                  "z": 1 / 9 * math.log(1.5)}),
+    "rrf": ({"params": {"k": 1}}, {"x": 1 / 2 + 1 / 3, "y": 1 / 3 + 1 / 2, "z": 1 / 4}),
+    "w_rrf": ({"params": {"k": 1}, "weights": [2, 1]},
+              {"x": 2 / 2 + 1 / 3, "y": 2 / 3 + 1 / 2, "z": 1 / 4}),
+    "rbc": ({"params": {"phi": 0.5}}, {"x": 0.5 + 0.25, "y": 0.25 + 0.5, "z": 0.5 * 0.25}),
+    "bordafuse": ({}, {"x": 3 + 2, "y": 2 + 3, "z": 1 + 1}),
+    "w_bordafuse": ({"weights": [2, 1]}, {"x": 2 * 3 + 2, "y": 2 * 2 + 3, "z": 2 * 1 + 1}),
+    # x-y: a draw (A for x, B for y); both beat z.
+    "condorcet": ({}, {"x": 1 + 1 + 0.5, "y": 1 + 1 + 0.5, "z": 1}),
+    "w_condorcet": ({"weights": [2, 1]}, {"x": 1 + 2, "y": 1 + 1, "z": 1}),
+    # P(rel | position): A [0, 1], B [1, 0, 0]
+    "posfuse": ({}, {"x": 0 + 0, "y": 1 + 1, "z": 0}),
+    # 2 segments: A sizes 1 -> [0, 1]; B sizes 2 -> [1/2, 0]; divided by k
+    "probfuse": ({"params": {"n_segments": 2}}, {"x": 0 + 0.5 / 1, "y": 1 / 2 + 0.5 / 1,
+                                                 "z": 0 / 2}),
+    # first segment (5 positions): 1/5 in both; times score + 1
+    "segfuse": ({}, {"x": 0.2 * 4 + 0.2 * 3, "y": 0.2 * 2 + 0.2 * 5, "z": 0.2 * 1}),
+    "slidefuse": ({"params": {"w": 1}}, {"x": (0 + 1) / 2 + (1 + 0 + 0) / 3,
+                                          "y": (0 + 1) / 2 + (1 + 0) / 2, "z": (0 + 0) / 2}),
+    # MAP: A 1/2, B 1; divided by the rank
+    "mapfuse": ({}, {"x": 0.5 / 1 + 1 / 2, "y": 0.5 / 2 + 1 / 1, "z": 1 / 3}),
+    # first bucket: precision 1/5 in both -> log(0.2 / 0.8); z lacks A
+    "bayesfuse": ({}, {"x": 2 * L4, "y": 2 * L4, "z": L4 + MIN}),
+}
+
+
+def test_every_method_has_a_hand_computed_case() -> None:
+    assert set(BY_HAND) == set(fusion_methods())
+
+
+@pytest.mark.parametrize("name", sorted(BY_HAND))
+def test_by_hand(name: str) -> None:
+    kwargs, expected = BY_HAND[name]
+    kwargs = {"norm": None, **kwargs}
+    if fusion_methods()[name].trained:
+        kwargs["qrels"] = pl.DataFrame({"user": ["q"], "item": ["y"], "relevance": [1]})
+    out = scores(prk.fuse({"a": A, "b": B}, method=name, **kwargs))
+    assert out == pytest.approx(expected, rel=1e-12)

@@ -4,7 +4,8 @@ Random runs hold tied scores, items missing from lists and a query in one run on
 ranx breaks ties in a numba quicksort's order; the runs handed to ranx are already in
 ours (score descending, then item descending), which ranx keeps. Where ranx reorders a
 run itself (``borda`` and ``min-max-inverted`` normalisations) only the methods that
-read no position are compared; docs/fusion.md lists each difference.
+read no position are compared; the docstring of polars_rankeval.fusion lists each
+difference.
 """
 
 from __future__ import annotations
