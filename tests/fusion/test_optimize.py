@@ -125,3 +125,21 @@ def test_errors(kwargs: dict[str, Any], error: type[Exception], match: str) -> N
     runs = _continuous_runs(4)
     with pytest.raises(error, match=match):
         prk.optimize_fusion(runs, random_qrels(4, n_queries=12), **kwargs)
+
+
+def test_row_order_and_laziness_do_not_matter() -> None:
+    from polars.testing import assert_frame_equal
+
+    runs = _continuous_runs(5)
+    qrels = random_qrels(5, n_queries=12)
+    eager = prk.optimize_fusion(runs, qrels, method="rrf", folds=3)
+    shuffled = {k: f.sample(fraction=1.0, shuffle=True, seed=3).lazy() for k, f in runs.items()}
+    lazy = prk.optimize_fusion(shuffled, qrels.lazy(), method="rrf", folds=3)
+    assert_frame_equal(eager.candidates, lazy.candidates)
+    assert_frame_equal(eager.folds, lazy.folds)
+    assert eager.best == lazy.best
+    assert eager.score == lazy.score
+    # one frame with a system column: the runs in sorted order
+    stacked = pl.concat([f.with_columns(system=pl.lit(k)) for k, f in runs.items()])
+    one = prk.optimize_fusion(stacked, qrels, method="rrf", folds=3)
+    assert_frame_equal(one.candidates, eager.candidates)
