@@ -24,8 +24,8 @@ def add_parser(sub: Any) -> None:
     )
     fu.add_argument("--run", action="append", required=True, metavar="[NAME=]PATH",
                     help="a TREC run (repeat: at least two); NAME defaults to the file name")
-    fu.add_argument("--method", default="rrf", metavar="NAME",
-                    help="the fusion method (default: rrf)")
+    fu.add_argument("--method", default="wsum", metavar="NAME",
+                    help="the fusion method (default: wsum, as prk.fuse and ranx)")
     fu.add_argument("--norm", default="auto", metavar="NORM",
                     help=f"normalisation: one of {', '.join(NORMS)}, none, or auto (the "
                     "method's own; default)")
