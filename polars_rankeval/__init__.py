@@ -51,6 +51,9 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.conventions.convention import Convention
     from polars_rankeval.conventions.resolve import conventions
     from polars_rankeval.engines.choice import Auto, Buckets, Memory, Partition, Spark
+    from polars_rankeval.fusion.fuse import fuse
+    from polars_rankeval.fusion.optimize import optimize_fusion
+    from polars_rankeval.fusion.registry import list_fusion_methods
     from polars_rankeval.io.datasets import load_example, load_systems
     from polars_rankeval.metrics.functions import *  # noqa: F403 - every metric function
     from polars_rankeval.metrics.grammar import bind, expand_metric, parse_metric
@@ -175,6 +178,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Memory": ("polars_rankeval.engines.choice", "Memory"),
     "Partition": ("polars_rankeval.engines.choice", "Partition"),
     "Spark": ("polars_rankeval.engines.choice", "Spark"),
+    "fuse": ("polars_rankeval.fusion.fuse", "fuse"),
+    "list_fusion_methods": ("polars_rankeval.fusion.registry", "list_fusion_methods"),
+    "optimize_fusion": ("polars_rankeval.fusion.optimize", "optimize_fusion"),
     # The metric functions, generated from the metric declarations.
     **{name: ("polars_rankeval.metrics.functions", name) for name in _METRIC_FUNCTIONS},
 }
@@ -275,6 +281,9 @@ __all__ = [
     "Memory",
     "Partition",
     "Spark",
+    "fuse",
+    "list_fusion_methods",
+    "optimize_fusion",
     *(name for name in _METRIC_FUNCTIONS if name not in _SHADOWING),
 ]
 

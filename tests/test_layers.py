@@ -30,6 +30,7 @@ ORDER = [
     'analysis',
     'io',
     'trec_eval',
+    'fusion',
     'plot',
     'cli',
 ]

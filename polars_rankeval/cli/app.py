@@ -23,6 +23,7 @@ import polars as pl
 import polars_rankeval.cli.compare as compare
 import polars_rankeval.cli.differences as differences
 import polars_rankeval.cli.evaluate as evaluate
+import polars_rankeval.cli.fuse as fuse
 import polars_rankeval.cli.metrics as metrics
 import polars_rankeval.cli.plot as plot
 import polars_rankeval.cli.trec_eval as trec_eval
@@ -54,6 +55,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "plot",
     "differences",
     "judgements",
+    "fuse",
 )
 
 
@@ -89,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(
-        dest="command", metavar="{evaluate,metrics,trec-eval,compare,plot,differences,judgements}"
+        dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}"
     )
 
     evaluate.add_parser(sub)
@@ -98,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_parser(sub)
     plot.add_parser(sub)
     differences.add_parser(sub)
+    fuse.add_parser(sub)
     return parser
 
 

@@ -248,7 +248,7 @@ def test_bad_options(
 
 
 def test_bad_engine_name() -> None:
-    with pytest.raises(ValueError, match=r"^argument 'engine' of evaluate must be one of \['auto', 'buckets'"):
+    with pytest.raises(ValueError, match=r"^argument 'engine' of evaluate must be one of \['auto'"):
         prk.evaluate(random_frame(1), "map", engine="disk")  # type: ignore[arg-type]
 
 

@@ -36,7 +36,7 @@ def test_engine_auto_is_the_default() -> None:
     ("engine", "error", "match"),
     [
         ("dask", ValueError, "'engine' of evaluate must be one of"),
-        ("polars", ValueError, r"'engine' of evaluate must be one of \['auto', 'buckets', 'memory'"),
+        ("polars", ValueError, r"'engine' of evaluate must be one of \['auto', 'buckets'"),
         ("streaming", ValueError, r"got 'streaming', one of Polars' engines.*collect\(engine="),
         (5, TypeError, r"'engine' of evaluate must be one of .* or an engine object .*got int 5$"),
     ],
