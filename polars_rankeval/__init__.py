@@ -20,7 +20,7 @@ from polars_rankeval import namespace as _namespace  # registers df.rankeval / l
 
 if _typing.TYPE_CHECKING:
     import polars_rankeval.api.spark as spark
-    import polars_rankeval.io.datasets as datasets
+    import polars_rankeval.api.datasets as datasets
     import polars_rankeval.io.trec as trec
     import polars_rankeval.plot as plot
     from polars_rankeval._utils.types import (
@@ -54,7 +54,7 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.fusion.fuse import fuse
     from polars_rankeval.fusion.optimize import optimize_fusion
     from polars_rankeval.fusion.registry import list_fusion_methods
-    from polars_rankeval.io.datasets import load_example, load_systems
+    from polars_rankeval.api.datasets import load_example, load_systems
     from polars_rankeval.metrics.functions import *  # noqa: F403 - every metric function
     from polars_rankeval.metrics.grammar import bind, expand_metric, parse_metric
     from polars_rankeval.metrics.registry import list_metrics
@@ -127,7 +127,7 @@ _METRIC_FUNCTIONS = (
 _LAZY: dict[str, tuple[str, str | None]] = {
     "OverlapWarning": ("polars_rankeval.api.overlap", "OverlapWarning"),
     "overlap": ("polars_rankeval.api.overlap", "overlap"),
-    "datasets": ("polars_rankeval.io.datasets", None),
+    "datasets": ("polars_rankeval.api.datasets", None),
     "plot": ("polars_rankeval.plot", None),
     "spark": ("polars_rankeval.api.spark", None),
     "trec": ("polars_rankeval.io.trec", None),
@@ -144,8 +144,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "conventions": ("polars_rankeval.conventions.resolve", "conventions"),
     "curve": ("polars_rankeval.analysis.curves", "curve"),
     "pr_curve": ("polars_rankeval.analysis.curves", "pr_curve"),
-    "load_example": ("polars_rankeval.io.datasets", "load_example"),
-    "load_systems": ("polars_rankeval.io.datasets", "load_systems"),
+    "load_example": ("polars_rankeval.api.datasets", "load_example"),
+    "load_systems": ("polars_rankeval.api.datasets", "load_systems"),
     "evaluate": ("polars_rankeval.api.evaluate", "evaluate"),
     "join": ("polars_rankeval.api.evaluate", "join"),
     "group_subtopics": ("polars_rankeval.api.subtopics", "group_subtopics"),
@@ -228,7 +228,7 @@ for _name in _LAZY:
 _sys.modules[__name__].__class__ = _Package
 del _name
 
-__version__ = "0.1.0"
+from polars_rankeval._utils.version import __version__ as __version__
 
 _SHADOWING = ("map",)
 """Public names that shadow a builtin: attributes (``prk.map``), not in ``__all__``."""

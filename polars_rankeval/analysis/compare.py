@@ -233,7 +233,7 @@ def compare(
     Examples
     --------
     >>> import polars_rankeval as prk
-    >>> from polars_rankeval.io.datasets import load_systems
+    >>> from polars_rankeval.api.datasets import load_systems
     >>> runs = load_systems()
     >>> result = prk.compare(runs, ["ndcg@10"], baseline="bm25", n_resamples=1000)
     >>> result.select("system", "baseline", "n_users", "significant")

@@ -109,7 +109,7 @@ def largest_differences(
     Examples
     --------
     >>> import polars_rankeval as prk
-    >>> from polars_rankeval.io.datasets import load_systems
+    >>> from polars_rankeval.api.datasets import load_systems
     >>> out = prk.largest_differences(load_systems(), ["ndcg@10"], baseline="bm25",
     ...                               systems=["bm25", "dense"], n=2)
     >>> out.select("system", "direction", "rank", "difference").shape

@@ -2,5 +2,5 @@
 
 With the helpers of their inputs (overlap, subtopics) and the Spark entry point.
 
-May import: ``engines``, ``conventions``, ``plan``, ``metrics``, ``_utils``.
+May import: ``engines`` and the layers below it.
 """

@@ -247,7 +247,7 @@ def _compare_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str] | N
     if args.qrels is not None:
         msg = "--qrels needs --run files"
         raise UsageError(msg)
-    from polars_rankeval.io.datasets import load_systems
+    from polars_rankeval.api.datasets import load_systems
 
     print(
         f"{PROG}: no input given; comparing the bundled example (4 systems, 500 users)",

@@ -467,7 +467,7 @@ def load_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         data = read_data(args)
         return data, _with_system(data, by)
     if args.recs is None and args.truth is None:
-        from polars_rankeval.io.datasets import load_example
+        from polars_rankeval.api.datasets import load_example
 
         print(
             f"{PROG}: no --recs/--truth given; evaluating the bundled example "

@@ -114,7 +114,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Evaluate what the chart needs and save it to ``--output``."""
     import polars_rankeval.analysis.curves as curves
-    from polars_rankeval import plot
+    import polars_rankeval.plot as plot
     from polars_rankeval.api.evaluate import evaluate
 
     out: Path = args.out
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         msg = f"cannot write {str(out)!r}: use a {formats} file"
         raise UsageError(msg)
     if args.data is None and args.recs is None and args.truth is None:
-        from polars_rankeval.io.datasets import load_systems
+        from polars_rankeval.api.datasets import load_systems
 
         print(f"{PROG}: no input given; plotting the bundled multi-system example", file=sys.stderr)
         data: pl.LazyFrame = load_systems().lazy()

@@ -6,7 +6,7 @@
 - :mod:`~polars_rankeval.conventions.resolve`: a call under a preset (library metric
   names to polars_rankeval metrics and options) and the ``conventions()`` table.
 
-May import: ``plan``, ``metrics``, ``_utils``.
+May import: ``trec_eval`` and the layers below it.
 """
 
 from polars_rankeval.conventions.convention import Convention, Mapped

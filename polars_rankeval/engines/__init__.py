@@ -44,5 +44,5 @@ Examples
 ... )
 {'items': 2, 'top': 2}
 
-May import: ``conventions``, ``plan``, ``metrics``, ``_utils``.
+May import: ``conventions`` and the layers below it.
 """

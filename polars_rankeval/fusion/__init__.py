@@ -5,7 +5,8 @@ RRF ``w_rrf``), after a normalisation per run; :func:`optimize_fusion` tunes wei
 parameters on training queries with k-fold cross-validation, every candidate evaluated
 in one plan. Each method is declared once (:mod:`polars_rankeval.fusion.registry`):
 name, kernel, parameters with their ranges, whether it learns, its reference and the
-tuning grid; :func:`list_fusion_methods` prints the table.
+tuning grid; :func:`list_fusion_methods` prints the table. May import: ``analysis`` and
+the layers below it.
 
 Where ranx (0.3.21) and this package differ, and why (``tests/fusion`` checks the
 numbers are otherwise equal):

@@ -23,7 +23,7 @@ This package is ``prk.plot``; one module per kind of chart
 (:mod:`~polars_rankeval.plot.metric_curves`, :mod:`~polars_rankeval.plot.per_user`,
 :mod:`~polars_rankeval.plot.differences`, :mod:`~polars_rankeval.plot.exposure`,
 :mod:`~polars_rankeval.plot.judgements`). May
-import: ``trec_eval`` and the layers below it.
+import: ``fusion`` and the layers below it.
 """
 
 from __future__ import annotations

@@ -306,7 +306,7 @@ def largest_differences(
     Examples
     --------
     >>> import polars_rankeval as prk
-    >>> from polars_rankeval.io.datasets import load_systems
+    >>> from polars_rankeval.api.datasets import load_systems
     >>> top = prk.largest_differences(load_systems(), ["ndcg@10"], baseline="bm25", n=5)
     >>> chart = prk.plot.largest_differences(top)
     >>> len(chart.vconcat)  # dense, hybrid and random against bm25

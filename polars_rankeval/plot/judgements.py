@@ -49,7 +49,7 @@ def judgement_gaps(gaps: Any, *, title: str | None = None) -> alt.VConcatChart:
     Examples
     --------
     >>> import polars_rankeval as prk
-    >>> from polars_rankeval.io.datasets import load_systems
+    >>> from polars_rankeval.api.datasets import load_systems
     >>> gaps = prk.judgement_gaps(load_systems(), ["ndcg@10", "precision@5"])
     >>> len(prk.plot.judgement_gaps(gaps).vconcat)
     2

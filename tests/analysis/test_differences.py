@@ -9,7 +9,7 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 from polars_rankeval.analysis.differences import DIFFERENCE_COLUMNS
-from polars_rankeval.io.datasets import load_systems
+from polars_rankeval.api.datasets import load_systems
 
 
 def frame(metric: str, a: list[float | None], b: list[float | None]) -> pl.DataFrame:

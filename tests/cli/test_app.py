@@ -15,7 +15,7 @@ import pytest
 import polars_rankeval as prk
 from polars_rankeval.cli.app import main
 from polars_rankeval.cli.evaluate import DEFAULT_METRICS
-from polars_rankeval.io.datasets import load_example
+from polars_rankeval.api.datasets import load_example
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -309,7 +309,7 @@ def test_python_dash_m() -> None:
 
 # ----------------------------------------------------------- TREC input, --per-user FILE
 def test_trec_files_as_input(capsys: pytest.CaptureFixture[str]) -> None:
-    from polars_rankeval.io.datasets import example_paths
+    from polars_rankeval.api.datasets import example_paths
 
     qrels, run = example_paths()
     assert (

@@ -11,7 +11,7 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 from polars_rankeval.cli.app import main
-from polars_rankeval.io.datasets import load_systems
+from polars_rankeval.api.datasets import load_systems
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from polars_rankeval import plot
 from polars_rankeval.cli.app import main
 from polars_rankeval.cli.plot import PLOT_KINDS
-from polars_rankeval.io.datasets import load_systems
+from polars_rankeval.api.datasets import load_systems
 
 pytest.importorskip("altair")
 pytest.importorskip("vl_convert")

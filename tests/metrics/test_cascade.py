@@ -337,7 +337,7 @@ def test_more_gain_at_the_top_never_lowers_insq() -> None:
 
 
 def test_compare_takes_the_new_measures() -> None:
-    from polars_rankeval.io.datasets import load_systems
+    from polars_rankeval.api.datasets import load_systems
 
     runs = load_systems().filter(pl.col("user") < 60)
     out = prk.compare(

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.io.datasets import load_systems
+from polars_rankeval.api.datasets import load_systems
 
 pytest.importorskip("altair")
 

@@ -24,7 +24,7 @@ def load_example() -> pl.DataFrame:
 
     Examples
     --------
-    >>> from polars_rankeval.io.datasets import load_example
+    >>> from polars_rankeval.api.datasets import load_example
     >>> df = load_example()
     >>> df.columns, df.height, df["user"].n_unique()
     (['user', 'item', 'score', 'relevance'], 4443, 3)
@@ -63,7 +63,7 @@ def load_systems() -> pl.DataFrame:
 
     Examples
     --------
-    >>> from polars_rankeval.io.datasets import load_systems
+    >>> from polars_rankeval.api.datasets import load_systems
     >>> df = load_systems()
     >>> df.columns, df["system"].unique().sort().to_list(), df["user"].n_unique()
     (['system', 'user', 'item', 'score', 'relevance'], ['bm25', 'dense', 'hybrid', 'random'], 500)
