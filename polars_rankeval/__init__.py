@@ -17,10 +17,11 @@ import types as _types
 import typing as _typing
 
 from polars_rankeval import namespace as _namespace  # registers df.rankeval / lf.rankeval
+from polars_rankeval._utils.version import __version__ as __version__
 
 if _typing.TYPE_CHECKING:
-    import polars_rankeval.api.spark as spark
     import polars_rankeval.api.datasets as datasets
+    import polars_rankeval.api.spark as spark
     import polars_rankeval.io.trec as trec
     import polars_rankeval.plot as plot
     from polars_rankeval._utils.types import (
@@ -45,6 +46,7 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.analysis.report import report
     from polars_rankeval.analysis.sampled_correction import correction_table, evaluate_sampled
     from polars_rankeval.analysis.sampled_diversity import inter_list_diversity_sampled
+    from polars_rankeval.api.datasets import load_example, load_systems
     from polars_rankeval.api.evaluate import evaluate, join
     from polars_rankeval.api.overlap import OverlapWarning, overlap
     from polars_rankeval.api.subtopics import group_subtopics
@@ -54,7 +56,6 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.fusion.fuse import fuse
     from polars_rankeval.fusion.optimize import optimize_fusion
     from polars_rankeval.fusion.registry import list_fusion_methods
-    from polars_rankeval.api.datasets import load_example, load_systems
     from polars_rankeval.metrics.functions import *  # noqa: F403 - every metric function
     from polars_rankeval.metrics.grammar import bind, expand_metric, parse_metric
     from polars_rankeval.metrics.registry import list_metrics
@@ -228,7 +229,6 @@ for _name in _LAZY:
 _sys.modules[__name__].__class__ = _Package
 del _name
 
-from polars_rankeval._utils.version import __version__ as __version__
 
 _SHADOWING = ("map",)
 """Public names that shadow a builtin: attributes (``prk.map``), not in ``__all__``."""

@@ -288,8 +288,30 @@ def benchmark_page(path: Path) -> str:
     return title + note + rest
 
 
+def fusion_methods() -> str:
+    """The fusion methods' table, read from their declarations (``prk.list_fusion_methods``)."""
+    import polars_rankeval as prk
+
+    rows = [
+        "| method | what | parameters | weighted | trained | reference |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in prk.list_fusion_methods().iter_rows(named=True):
+        cells = [
+            f"`{m['method']}`",
+            m["summary"],
+            m["parameters"] or "",
+            _fmt(m["weighted"]),
+            _fmt(m["trained"]),
+            m["reference"],
+        ]
+        rows.append("| " + " | ".join(_cell(str(c)) for c in cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "metric-families": family_list,
+    "fusion-methods": fusion_methods,
     "conventions-matrix": lambda: _script("gen_convention_matrix").matrix(),
     "benchmarks": benchmark_list,
 }

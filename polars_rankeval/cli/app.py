@@ -27,8 +27,8 @@ import polars_rankeval.cli.fuse as fuse
 import polars_rankeval.cli.metrics as metrics
 import polars_rankeval.cli.plot as plot
 import polars_rankeval.cli.trec_eval as trec_eval
-from polars_rankeval._utils.version import __version__
 from polars_rankeval._utils.signals import sigterm_exits
+from polars_rankeval._utils.version import __version__
 from polars_rankeval.cli.inputs import several_files
 from polars_rankeval.cli.output import (
     PROG,

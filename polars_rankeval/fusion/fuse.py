@@ -16,6 +16,8 @@ from typing import Any, Literal, TypeAlias, overload
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import validate_params
+from polars_rankeval.fusion.constraints import FUSE
 from polars_rankeval.fusion.methods import with_candidates
 from polars_rankeval.fusion.normalize import NORMS, borda_value, check_norm, fill, norm_expr
 from polars_rankeval.fusion.registry import FusionMethod, get_method
@@ -118,7 +120,9 @@ def stack(
             msg = f"runs has no column {missing[0]!r}; columns: {frame.collect_schema().names()!r}"
             raise ValueError(msg)
         rows = frame.select(
-            _u=pl.col(user), _i=pl.col(item), _r=pl.col(system).cast(pl.String),
+            _u=pl.col(user),
+            _i=pl.col(item),
+            _r=pl.col(system).cast(pl.String),
             _raw=pl.col(score).cast(pl.Float64),
         )
         names = None
@@ -133,7 +137,9 @@ def stack(
                     raise ValueError(msg)
             parts.append(
                 lf.select(
-                    _u=pl.col(user), _i=pl.col(item), _r=pl.lit(key, pl.String),
+                    _u=pl.col(user),
+                    _i=pl.col(item),
+                    _r=pl.lit(key, pl.String),
                     _raw=pl.col(score).cast(pl.Float64),
                 )
             )
@@ -190,7 +196,10 @@ def hits_frame(
         .join(nrel, on="_u", how="left")
         .join(users.select(_nq=pl.len().cast(pl.Int64)), how="cross")
         .select(
-            "_r", "_u", "_p", "_n",
+            "_r",
+            "_u",
+            "_p",
+            "_n",
             pl.col("_hit").fill_null(0.0),
             pl.col("_nrel").fill_null(0),
             "_nq",
@@ -224,9 +233,7 @@ def fuse_rows(
         rows = rows.with_columns(_s=norm_expr(norms))
     repositioned = bool(used & {"borda", "min-max-inverted"})
     if "borda" in used:
-        only = (
-            [k for k, v in norms.items() if v == "borda"] if isinstance(norms, dict) else None
-        )
+        only = [k for k, v in norms.items() if v == "borda"] if isinstance(norms, dict) else None
         rows = fill(rows, runs, borda_value(), only=only)
     if missing is not None:
         rows = fill(with_candidates(rows), runs, pl.lit(missing))
@@ -239,17 +246,38 @@ def fuse_rows(
 
 
 @overload
-def fuse(runs: pl.DataFrame | Mapping[str, pl.DataFrame] | Sequence[pl.DataFrame], *,
-         method: str = ..., norm: NormArg | Literal["auto"] = ..., weights: Any = ...,
-         params: Mapping[str, Any] | None = ..., qrels: Frame | None = ...,
-         missing: float | None = ..., system: str = ..., user: str = ..., item: str = ...,
-         score: str = ..., relevance: str = ...) -> pl.DataFrame | pl.LazyFrame: ...
+def fuse(
+    runs: pl.DataFrame | Mapping[str, pl.DataFrame] | Sequence[pl.DataFrame],
+    *,
+    method: str = ...,
+    norm: NormArg | Literal["auto"] = ...,
+    weights: Any = ...,
+    params: Mapping[str, Any] | None = ...,
+    qrels: Frame | None = ...,
+    missing: float | None = ...,
+    system: str = ...,
+    user: str = ...,
+    item: str = ...,
+    score: str = ...,
+    relevance: str = ...,
+) -> pl.DataFrame | pl.LazyFrame: ...
 @overload
-def fuse(runs: Runs, *, method: str = ..., norm: NormArg | Literal["auto"] = ...,
-         weights: Any = ..., params: Mapping[str, Any] | None = ...,
-         qrels: Frame | None = ..., missing: float | None = ..., system: str = ...,
-         user: str = ..., item: str = ..., score: str = ...,
-         relevance: str = ...) -> pl.DataFrame | pl.LazyFrame: ...
+def fuse(
+    runs: Runs,
+    *,
+    method: str = ...,
+    norm: NormArg | Literal["auto"] = ...,
+    weights: Any = ...,
+    params: Mapping[str, Any] | None = ...,
+    qrels: Frame | None = ...,
+    missing: float | None = ...,
+    system: str = ...,
+    user: str = ...,
+    item: str = ...,
+    score: str = ...,
+    relevance: str = ...,
+) -> pl.DataFrame | pl.LazyFrame: ...
+@validate_params(FUSE)
 def fuse(
     runs: Runs,
     *,
@@ -332,16 +360,24 @@ def fuse(
     ``b`` is second in ``bm25`` and first in ``dense``: 1/(1+2) + 1/(1+1).
     """
     spec, rows, runs_frame, norms, bound, eager = prepare(
-        runs, method=method, norm=norm, weights=weights, params=params, qrels=qrels,
-        missing=missing, system=system, user=user, item=item, score=score,
+        runs,
+        method=method,
+        norm=norm,
+        weights=weights,
+        params=params,
+        qrels=qrels,
+        missing=missing,
+        system=system,
+        user=user,
+        item=item,
+        score=score,
     )
     hits = (
         hits_frame(rows, qrels, user=user, item=item, relevance=relevance)
         if qrels is not None
         else None
     )
-    fused = fuse_rows(rows, runs_frame, spec, norms=norms, params=bound, hits=hits,
-                      missing=missing)
+    fused = fuse_rows(rows, runs_frame, spec, norms=norms, params=bound, hits=hits, missing=missing)
     out = fused.select(
         pl.col("_u").alias(user), pl.col("_i").alias(item), pl.col("score").alias(score)
     )
@@ -362,8 +398,12 @@ def prepare(
     item: str,
     score: str,
 ) -> tuple[
-    FusionMethod, pl.LazyFrame, pl.LazyFrame, dict[str, str | None] | str | None,
-    dict[str, Any], bool,
+    FusionMethod,
+    pl.LazyFrame,
+    pl.LazyFrame,
+    dict[str, str | None] | str | None,
+    dict[str, Any],
+    bool,
 ]:
     """Every argument of :func:`fuse` checked, in one place; the positioned rows."""
     spec = get_method(method)

@@ -42,43 +42,69 @@ COUNT = pl.len().cast(pl.Float64)
 
 
 # ------------------------------------------------------------------ score combinations
-@register_fusion("comb_sum", summary="sum of the scores", reference=FOX, ranx="sum",
-                 score_based=True)
+@register_fusion(
+    "comb_sum", summary="sum of the scores", reference=FOX, ranx="sum", score_based=True
+)
 def comb_sum(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Sum of the item's scores over the runs retrieving it."""
     return combine(rows, S.sum())
 
 
-@register_fusion("comb_min", summary="lowest score among the runs retrieving the item",
-                 reference=FOX, ranx="min", score_based=True)
+@register_fusion(
+    "comb_min",
+    summary="lowest score among the runs retrieving the item",
+    reference=FOX,
+    ranx="min",
+    score_based=True,
+)
 def comb_min(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Lowest of the item's scores (ranx: min with 1e9 for a missing score)."""
     return combine(rows, S.min())
 
 
-@register_fusion("comb_max", summary="highest score among the runs retrieving the item",
-                 reference=FOX, ranx="max", score_based=True)
+@register_fusion(
+    "comb_max",
+    summary="highest score among the runs retrieving the item",
+    reference=FOX,
+    ranx="max",
+    score_based=True,
+)
 def comb_max(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Highest of the item's scores (ranx: max with -1e9 for a missing score)."""
     return combine(rows, S.max())
 
 
-@register_fusion("comb_med", summary="median score among the runs retrieving the item",
-                 reference=FOX, ranx="med", score_based=True)
+@register_fusion(
+    "comb_med",
+    summary="median score among the runs retrieving the item",
+    reference=FOX,
+    ranx="med",
+    score_based=True,
+)
 def comb_med(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Median of the item's scores over the runs retrieving it."""
     return combine(rows, S.median())
 
 
-@register_fusion("comb_anz", summary="mean score among the runs retrieving the item",
-                 reference=FOX, ranx="anz", score_based=True)
+@register_fusion(
+    "comb_anz",
+    summary="mean score among the runs retrieving the item",
+    reference=FOX,
+    ranx="anz",
+    score_based=True,
+)
 def comb_anz(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Mean of the item's scores over the runs retrieving it (CombSUM / count)."""
     return combine(rows, S.mean())
 
 
-@register_fusion("comb_mnz", summary="sum of the scores times the number of runs retrieving it",
-                 reference=FOX, ranx="mnz", score_based=True)
+@register_fusion(
+    "comb_mnz",
+    summary="sum of the scores times the number of runs retrieving it",
+    reference=FOX,
+    ranx="mnz",
+    score_based=True,
+)
 def comb_mnz(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """CombSUM times the number of runs retrieving the item."""
     return combine(rows, S.sum() * COUNT)
@@ -102,25 +128,41 @@ def comb_gmnz(
     return combine(rows, S.sum() * COUNT.pow(gamma))
 
 
-@register_fusion("wsum", summary="weighted sum of the scores (a missing score counts 0)",
-                 reference="the linear combination of scores", ranx="wsum", weighted=True,
-                 score_based=True)
+@register_fusion(
+    "wsum",
+    summary="weighted sum of the scores (a missing score counts 0)",
+    reference="the linear combination of scores",
+    ranx="wsum",
+    weighted=True,
+    score_based=True,
+)
 def wsum(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Sum of weight * score over the runs (a run lacking the item adds 0)."""
     return combine(rows, (W * S).sum())
 
 
-@register_fusion("wmnz", summary="sum of the scores times the sum of the weights of the runs "
-                 "retrieving the item", reference=WU, ranx="wmnz", weighted=True,
-                 score_based=True)
+@register_fusion(
+    "wmnz",
+    summary="sum of the scores times the sum of the weights of the runs retrieving the item",
+    reference=WU,
+    ranx="wmnz",
+    weighted=True,
+    score_based=True,
+)
 def wmnz(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Sum of the scores times the sum of the weights of the runs retrieving the item."""
     return combine(rows, S.sum() * W.sum())
 
 
-@register_fusion("mixed", summary="weighted sum of the scores times the square root of the "
-                 "number of runs retrieving the item", reference=WU, ranx="mixed",
-                 weighted=True, score_based=True)
+@register_fusion(
+    "mixed",
+    summary="weighted sum of the scores times the square root of the "
+    "number of runs retrieving the item",
+    reference=WU,
+    ranx="mixed",
+    weighted=True,
+    score_based=True,
+)
 def mixed(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Sum of weight * score times sqrt(number of runs retrieving the item)."""
     return combine(rows, (W * S).sum() * COUNT.sqrt())
@@ -144,15 +186,23 @@ def dbsf(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
 RANK = P + 1  # 1-based position
 
 
-@register_fusion("isr", summary="sum of 1 / rank ** 2 times the number of runs retrieving it",
-                 reference=MOURAO, ranx="isr")
+@register_fusion(
+    "isr",
+    summary="sum of 1 / rank ** 2 times the number of runs retrieving it",
+    reference=MOURAO,
+    ranx="isr",
+)
 def isr(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Sum of 1 / rank ** 2 times the number of runs retrieving the item."""
     return combine(rows, (1.0 / RANK.cast(pl.Float64).pow(2)).sum() * COUNT)
 
 
-@register_fusion("log_isr", summary="sum of 1 / rank ** 2 times log(number of runs "
-                 "retrieving it)", reference=MOURAO, ranx="log_isr")
+@register_fusion(
+    "log_isr",
+    summary="sum of 1 / rank ** 2 times log(number of runs retrieving it)",
+    reference=MOURAO,
+    ranx="log_isr",
+)
 def log_isr(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Sum of 1 / rank ** 2 times log(number of runs retrieving the item)."""
     return combine(rows, (1.0 / RANK.cast(pl.Float64).pow(2)).sum() * COUNT.log())
@@ -179,8 +229,7 @@ RRF_REF = "Cormack et al., Reciprocal rank fusion outperforms Condorcet, SIGIR (
 K_GRID = {"k": tuple(range(10, 101, 10))}
 
 
-@register_fusion("rrf", summary="sum of 1 / (k + rank)", reference=RRF_REF, ranx="rrf",
-                 grid=K_GRID)
+@register_fusion("rrf", summary="sum of 1 / (k + rank)", reference=RRF_REF, ranx="rrf", grid=K_GRID)
 def rrf(
     rows: pl.LazyFrame,
     runs: pl.LazyFrame,
@@ -191,8 +240,13 @@ def rrf(
     return combine(rows, (1.0 / (k + RANK).cast(pl.Float64)).sum())
 
 
-@register_fusion("w_rrf", summary="weighted sum of 1 / (k + rank), as hybrid search engines "
-                 "weight their lists", reference=RRF_REF, weighted=True, grid=K_GRID)
+@register_fusion(
+    "w_rrf",
+    summary="weighted sum of 1 / (k + rank), as hybrid search engines weight their lists",
+    reference=RRF_REF,
+    weighted=True,
+    grid=K_GRID,
+)
 def w_rrf(
     rows: pl.LazyFrame,
     runs: pl.LazyFrame,
@@ -249,16 +303,25 @@ def _borda(rows: pl.LazyFrame, runs: pl.LazyFrame, weighted: bool) -> pl.LazyFra
     )
 
 
-@register_fusion("bordafuse", summary="Borda count: nc - rank + 1 points per run, an item "
-                 "a run lacks gets the mean of the points left", reference=BORDA_REF,
-                 ranx="bordafuse")
+@register_fusion(
+    "bordafuse",
+    summary="Borda count: nc - rank + 1 points per run, an item "
+    "a run lacks gets the mean of the points left",
+    reference=BORDA_REF,
+    ranx="bordafuse",
+)
 def bordafuse(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Sum of Borda points: nc - rank + 1 in a run, (nc - n + 1) / 2 if it lacks it."""
     return _borda(rows, runs, weighted=False)
 
 
-@register_fusion("w_bordafuse", summary="weighted Borda count", reference=BORDA_REF,
-                 ranx="w_bordafuse", weighted=True)
+@register_fusion(
+    "w_bordafuse",
+    summary="weighted Borda count",
+    reference=BORDA_REF,
+    ranx="w_bordafuse",
+    weighted=True,
+)
 def w_bordafuse(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Weighted sum of Borda points (see ``bordafuse``)."""
     return _borda(rows, runs, weighted=True)
@@ -299,15 +362,24 @@ def _condorcet(rows: pl.LazyFrame, runs: pl.LazyFrame, weighted: bool) -> pl.Laz
     )
 
 
-@register_fusion("condorcet", summary="Condorcet fusion (Copeland's rule over pairwise "
-                 "majorities)", reference=CONDORCET_REF, ranx="condorcet")
+@register_fusion(
+    "condorcet",
+    summary="Condorcet fusion (Copeland's rule over pairwise majorities)",
+    reference=CONDORCET_REF,
+    ranx="condorcet",
+)
 def condorcet(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """1 + pairwise majority wins + draws / 2 (Copeland's rule)."""
     return _condorcet(rows, runs, weighted=False)
 
 
-@register_fusion("w_condorcet", summary="weighted Condorcet fusion", reference=CONDORCET_REF,
-                 ranx="w_condorcet", weighted=True)
+@register_fusion(
+    "w_condorcet",
+    summary="weighted Condorcet fusion",
+    reference=CONDORCET_REF,
+    ranx="w_condorcet",
+    weighted=True,
+)
 def w_condorcet(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Copeland's rule with each run's vote weighted."""
     return _condorcet(rows, runs, weighted=True)

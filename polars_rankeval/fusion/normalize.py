@@ -45,9 +45,7 @@ def norm_expr(norm: str | None) -> pl.Expr:
     if norm == "dbsf":
         sd = s.std(ddof=1).over(LIST)
         low = s.mean().over(LIST) - 3.0 * sd
-        return (
-            pl.when((pl.col("_n") < 2) | (sd == 0.0)).then(0.5).otherwise((s - low) / (6.0 * sd))
-        )
+        return pl.when((pl.col("_n") < 2) | (sd == 0.0)).then(0.5).otherwise((s - low) / (6.0 * sd))
     msg = f"norm must be one of {list(NORMS)!r} or None, got {norm!r}"
     raise ValueError(msg)
 

@@ -19,9 +19,20 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polars_rankeval._utils.constraints import (
+    Frame as FrameConstraint,
+)
+from polars_rankeval._utils.constraints import (
+    Instance,
+    Integer,
+    Text,
+    validate_params,
+)
 from polars_rankeval._utils.types import integer
+from polars_rankeval.fusion.constraints import COLUMNS, METHOD, NORM, RUNS
 from polars_rankeval.fusion.fuse import Frame, Runs, fuse_rows, hits_frame, prepare
 from polars_rankeval.fusion.registry import FusionMethod
+from polars_rankeval.metrics.params import Interval
 
 WEIGHT_STEPS = 10
 """The weight grid: multiples of 1/10 (ranx's step 0.1) summing to 1."""
@@ -93,8 +104,10 @@ def _candidates(
             msg = f"search has no key {key!r} for method {spec.name!r}; valid: {valid!r}"
             raise ValueError(msg)
     keys = list(grid)
-    combos = [spec.bind(dict(zip(keys, values, strict=True)))
-              for values in itertools.product(*(grid[k] for k in keys))]
+    combos = [
+        spec.bind(dict(zip(keys, values, strict=True)))
+        for values in itertools.product(*(grid[k] for k in keys))
+    ]
     if weights is not None and not weights:
         msg = "search['weights'] must hold at least one weight vector"
         raise ValueError(msg)
@@ -111,6 +124,19 @@ def _folds(qrels: pl.LazyFrame, folds: int, seed: int) -> pl.DataFrame:
     return pl.DataFrame({"_u": users.gather(order), "_fold": np.arange(users.len()) % folds})
 
 
+@validate_params(
+    {
+        "runs": RUNS,
+        "qrels": FrameConstraint("polars"),
+        "metric": Text("a metric name (str)"),
+        "method": METHOD,
+        "norm": NORM,
+        "search": [Instance(Mapping, what="a mapping of parameter name to values"), None],
+        "folds": Integer(Interval(2, None)),
+        "seed": Integer(Interval(0, None)),
+        **COLUMNS,
+    }
+)
 def optimize_fusion(
     runs: Runs,
     qrels: Frame,
@@ -199,9 +225,17 @@ def optimize_fusion(
         msg = f"metric must be one metric name (a str), got {metric!r}"
         raise TypeError(msg)
     spec, rows, runs_frame, norms, _, _ = prepare(
-        runs, method=method, norm=norm, weights=None, params=None,
-        qrels=qrels if method_trained(method) else None, missing=None,
-        system=system, user=user, item=item, score=score,
+        runs,
+        method=method,
+        norm=norm,
+        weights=None,
+        params=None,
+        qrels=qrels if method_trained(method) else None,
+        missing=None,
+        system=system,
+        user=user,
+        item=item,
+        score=score,
     )
     if not isinstance(qrels, pl.DataFrame | pl.LazyFrame):
         msg = f"qrels must be a polars DataFrame or LazyFrame, got {type(qrels).__name__}"
@@ -213,42 +247,53 @@ def optimize_fusion(
     candidates = _candidates(spec, names, search)
     types = rows.collect_schema()
     truth = qrels.lazy().select(
-        _u=pl.col(user).cast(types["_u"]), _i=pl.col(item).cast(types["_i"]),
+        _u=pl.col(user).cast(types["_u"]),
+        _i=pl.col(item).cast(types["_i"]),
         _rel=pl.col(relevance),
     )
     assignment = _folds(truth, k, seed)
     fold_ids = [-1, *range(k)] if spec.trained else [-1]
     parts = []
     for c, (weights, params) in enumerate(candidates):
-        frame = runs_frame if weights is None else pl.LazyFrame(
-            {"_r": names, "_w": list(weights)}, schema={"_r": pl.String, "_w": pl.Float64}
+        frame = (
+            runs_frame
+            if weights is None
+            else pl.LazyFrame(
+                {"_r": names, "_w": list(weights)}, schema={"_r": pl.String, "_w": pl.Float64}
+            )
         )
         for f in fold_ids:
             hits = None
             if spec.trained:
                 kept = assignment.filter(pl.col("_fold") != f).select(user=pl.col("_u"))
-                train = qrels.lazy().join(kept.lazy(), left_on=user, right_on="user",
-                                          how="semi")
+                train = qrels.lazy().join(kept.lazy(), left_on=user, right_on="user", how="semi")
                 hits = hits_frame(rows, train, user=user, item=item, relevance=relevance)
-            fused = fuse_rows(rows, frame, spec, norms=norms, params=params, hits=hits,
-                              missing=None)
-            parts.append(fused.select(
-                user="_u", item="_i", score="score",
-                candidate=pl.lit(c, pl.Int64), fold=pl.lit(f, pl.Int64),
-            ))
+            fused = fuse_rows(
+                rows, frame, spec, norms=norms, params=params, hits=hits, missing=None
+            )
+            parts.append(
+                fused.select(
+                    user="_u",
+                    item="_i",
+                    score="score",
+                    candidate=pl.lit(c, pl.Int64),
+                    fold=pl.lit(f, pl.Int64),
+                )
+            )
     by = ["candidate", "fold"]
     long = join(
         pl.concat(parts),
         truth.select(user="_u", item="_i", relevance="_rel"),
-        by=by, score="score", relevance="relevance", check_overlap=False,
+        by=by,
+        score="score",
+        relevance="relevance",
+        check_overlap=False,
     )
     per_user = evaluate(long, [metric], by=by, per_user=True)
     per_user = per_user.lazy().collect() if isinstance(per_user, pl.LazyFrame) else per_user
     value = next(c for c in per_user.columns if c not in (*by, "user"))
     table = per_user.join(assignment.rename({"_u": "user"}), on="user").rename({value: "_m"})
-    overall = (
-        table.filter(pl.col("fold") == -1).group_by("candidate").agg(_all=pl.col("_m").mean())
-    )
+    overall = table.filter(pl.col("fold") == -1).group_by("candidate").agg(_all=pl.col("_m").mean())
     rounds = []
     for f in range(k):
         source = table.filter(pl.col("fold") == (f if spec.trained else -1))

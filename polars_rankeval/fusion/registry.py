@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import validate_params
 from polars_rankeval._utils.types import integer
 from polars_rankeval.metrics.params import Param, param_from
 
@@ -61,8 +62,7 @@ class FusionMethod:
         if unknown:
             valid = sorted(self.params)
             msg = (
-                f"params has no parameter {unknown[0]!r} for method {self.name!r}; "
-                f"valid: {valid!r}"
+                f"params has no parameter {unknown[0]!r} for method {self.name!r}; valid: {valid!r}"
             )
             raise ValueError(msg)
         out: dict[str, Any] = {}
@@ -167,6 +167,7 @@ def get_method(method: object) -> FusionMethod:
     return methods[method]
 
 
+@validate_params({})
 def list_fusion_methods() -> pl.DataFrame:
     """Every fusion method with its parameters, as a table.
 

@@ -30,16 +30,16 @@ def _position_probs(hits: pl.LazyFrame) -> pl.LazyFrame:
     return hits.group_by("_r", "_p").agg(_prob=HIT.mean())
 
 
-def _sum_learned(rows: pl.LazyFrame, learned: pl.LazyFrame, on: list[str],
-                 value: pl.Expr) -> pl.LazyFrame:
+def _sum_learned(
+    rows: pl.LazyFrame, learned: pl.LazyFrame, on: list[str], value: pl.Expr
+) -> pl.LazyFrame:
     joined = rows.join(learned, on=on, how="left")
     return combine(joined, value.fill_null(0.0).sum())
 
 
 @register_fusion(
     "posfuse",
-    summary="sum of the probability, learned per run and position, that the item there is "
-    "relevant",
+    summary="sum of the probability, learned per run and position, that the item there is relevant",
     reference="Lillis et al., Estimating probabilities for effective data fusion, SIGIR (2010)",
     ranx="posfuse",
     trained=True,
@@ -66,6 +66,7 @@ def probfuse(
     n_segments: Annotated[int, Interval(1, None), "segments per list"] = 10,
 ) -> pl.LazyFrame:
     """Sum of P(relevant | run, segment k) / k over n_segments segments per list."""
+
     def segment(frame: pl.LazyFrame) -> pl.LazyFrame:
         size = (pl.col("_n") + n_segments - 1) // n_segments  # ceil(n / n_segments)
         return frame.with_columns(_k=P // size)

@@ -14,8 +14,8 @@ import pytest
 import polars_rankeval as prk
 from polars_rankeval.analysis.compare import metric_direction
 from polars_rankeval.analysis.report import ReportText
-from polars_rankeval.cli.app import main
 from polars_rankeval.api.datasets import load_systems
+from polars_rankeval.cli.app import main
 
 
 def result_frame(

@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
+from polars_rankeval.api.datasets import load_example
 from polars_rankeval.cli.app import main
 from polars_rankeval.cli.evaluate import DEFAULT_METRICS
-from polars_rankeval.api.datasets import load_example
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

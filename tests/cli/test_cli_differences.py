@@ -10,8 +10,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval.cli.app import main
 from polars_rankeval.api.datasets import load_systems
+from polars_rankeval.cli.app import main
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ import polars as pl
 import pytest
 
 from polars_rankeval import plot
+from polars_rankeval.api.datasets import load_systems
 from polars_rankeval.cli.app import main
 from polars_rankeval.cli.plot import PLOT_KINDS
-from polars_rankeval.api.datasets import load_systems
 
 pytest.importorskip("altair")
 pytest.importorskip("vl_convert")

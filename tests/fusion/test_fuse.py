@@ -150,7 +150,7 @@ ERRORS: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"norm": ["max"]}, ValueError, r"norm must hold one value per run \(2\), got 1"),
     ({"method": "rrf", "weights": [1, 2]}, ValueError, "weights apply to weighted methods"),
     ({"weights": [1.0]}, ValueError, r"weights must hold one value per run \(2\), got 1"),
-    ({"weights": [1.0, float("nan")]}, ValueError, r"weights\['b'\] must be a finite number"),
+    ({"weights": [1.0, float("nan")]}, ValueError, r"'weights' of fuse .*, got an entry nan"),
     ({"method": "rrf", "params": {"k": 0}}, ValueError,
      r"parameter 'k' of method 'rrf' must be >= 1, got 0"),
     ({"method": "rrf", "params": {"k": 1.5}}, TypeError, "parameter 'k' of method 'rrf'"),
@@ -158,7 +158,7 @@ ERRORS: list[tuple[dict[str, Any], type[Exception], str]] = [
      r"params has no parameter 'kk' for method 'rrf'; valid: \['k'\]"),
     ({"method": "posfuse"}, ValueError, "method 'posfuse' learns from training queries"),
     ({"method": "rrf", "missing": 0.0}, ValueError, "missing applies to the score-combining"),
-    ({"missing": "0"}, ValueError, "missing must be a finite number or None, got '0'"),
+    ({"missing": "0"}, TypeError, "'missing' of fuse must be a number or None, got str '0'"),
 ]
 
 

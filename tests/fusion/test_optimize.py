@@ -110,8 +110,8 @@ def test_candidate_scores_equal_ranx_optimize_fusion() -> None:
 
 
 ERRORS = [
-    ({"folds": 1}, ValueError, "folds must be at least 2, got 1"),
-    ({"folds": 2.0}, TypeError, "folds must be an integer"),
+    ({"folds": 1}, ValueError, "'folds' of optimize_fusion must be an integer >= 2, got 1"),
+    ({"folds": 2.0}, TypeError, "'folds' of optimize_fusion must be an integer >= 2, got float"),
     ({"search": {"kk": [1]}, "method": "rrf"}, ValueError,
      r"search has no key 'kk' for method 'rrf'; valid: \['k'\]"),
     ({"search": {"weights": [(1.0,)]}}, ValueError, "one weight per run"),
