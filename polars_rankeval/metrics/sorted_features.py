@@ -181,16 +181,32 @@ class SortedFeatures(Features):
         return self._reg(1, "__prk_a", pl.when(self._starts).then(self.o).forward_fill())
 
     @property
+    def _ends(self) -> pl.Expr:
+        """True on the last row of each tie group."""
+        order = self._order
+        return self._reg(0, "__prk_end", order.ne_missing(order.shift(-1)).fill_null(True))
+
+    @property
     def _b(self) -> pl.Expr:
-        ends = self._starts.shift(-1).fill_null(True)
-        return self._reg(1, "__prk_b", pl.when(ends).then(self.o).backward_fill())
+        return self._reg(1, "__prk_b", pl.when(self._ends).then(self.o).backward_fill())
+
+    def _group_sum(self, x: pl.Expr) -> pl.Expr:
+        """Sum of ``x`` over the row's tie group: running sums read at the group's bounds.
+
+        Fills rather than ``gather``: inside ``list.eval`` a gather by per-row indices
+        does not run over all groups at once.
+        """
+        running = x.cum_sum()
+        at_end = pl.when(self._ends).then(running).backward_fill()
+        before = pl.when(self._starts).then(running - x).forward_fill()
+        return at_end - before
 
     # ------------------------------------------------------------------ tie-group sums
     def gsum(self, x: pl.Expr, name: str) -> pl.Expr:
         """Sum of the row value ``x`` over the row's tie group."""
         if not self.expected:
             return x
-        return self._tie(1, f"__prk_gsum[{name}]", self._prefix_range(x, self.a, self._b), x)
+        return self._tie(1, f"__prk_gsum[{name}]", self._group_sum(x), x)
 
     def tie_row(
         self, name: str, expr: pl.Expr, singleton: pl.Expr, *, after: bool = False
@@ -208,8 +224,7 @@ class SortedFeatures(Features):
         """For rows where ``mask`` holds: such rows strictly above the row's tie group."""
         count = mask.cast(pl.Int64)
         if self.expected:
-            first = self.a - 1
-            above = count.cum_sum().gather(first) - count.gather(first)
+            above = pl.when(self._starts).then(count.cum_sum() - count).forward_fill()
         else:
             above = count.cum_sum() - count
         return pl.when(mask).then(above)
