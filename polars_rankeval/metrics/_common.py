@@ -191,7 +191,11 @@ def inline(
 
     The body of every generated public function; ``n_items`` is the catalog size of
     the metrics that need it (a stand-alone expression cannot count the catalog).
+    The kernel runs on the group's rows sorted once by the tie policy's order
+    (:mod:`polars_rankeval.metrics.sorted_features`).
     """
+    from polars_rankeval.metrics.sorted_features import metric_expression
+
     spec = get_spec(name)
     policy = spec.check_ties(ties)
     if "n_items" in spec.needs:
@@ -201,4 +205,4 @@ def inline(
             raise ValueError(msg)
     metric = bind(name, k, **options)
     cols = make_columns(item=item, score=score, relevance=relevance, rank=rank)
-    return metric.expr(Features(cols, policy, keys=None, n_items=n_items))
+    return metric_expression(metric, cols, policy, n_items)

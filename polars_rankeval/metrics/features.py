@@ -8,7 +8,10 @@ positions, tie groups and tie-group sums. Two providers implement it:
   requested metrics; metrics then reduce with scalar sums in one ``group_by``.
 * **agg** (used when a metric function is called on its own, e.g.
   ``lf.group_by("user").agg(prk.ndcg(k=10))``): the same features computed inline
-  within the aggregation context of one user.
+  within the aggregation context of one user. The metric functions use its sort-once
+  form, :class:`polars_rankeval.metrics.sorted_features.SortedFeatures` (the rows
+  sorted once per expression); this class remains for kernels that read a column
+  by ``pl.col``.
 
 Positions cover *all* of a user's rows: recommended rows first, ordered by score, then
 the judged-but-not-recommended rows (null score) as one block at the bottom. Metrics
