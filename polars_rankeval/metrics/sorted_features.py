@@ -38,7 +38,7 @@ from polars_rankeval._utils.types import Columns
 from polars_rankeval.metrics.features import Features, f64
 
 if TYPE_CHECKING:
-    from polars_rankeval.metrics.registry import Metric
+    from polars_rankeval.metrics.spec import Metric
 
 _ORDER = "__prk_order"
 _REL = "__prk_relevance"

@@ -15,7 +15,8 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.metrics.registry import bind, registered
+from polars_rankeval.metrics.grammar import bind
+from polars_rankeval.metrics.registry import registered
 
 N_ITEMS = 40
 TOL = 1e-12
