@@ -200,7 +200,9 @@ def discriminative_power_per_user(
       z - mean(z)``, and each of ``n_resamples`` (B) resamples ``w*`` of the users gives
       ``t(w*)``; ``ASL = (1 + #{|t(w*)| >= |t(z)|}) / (B + 1)`` (Sakai writes
       ``#{...} / B``; the +1 is compare's rule for every resampling test, so that an
-      ASL is never 0).
+      ASL is never 0). With very few users the studentized ASL cannot be small: a
+      resample of one repeated user has sd 0 and an infinite ``|t|``, always counted
+      (4 of the 256 resamples of 4 users).
     * ``test="bootstrap"``, ``statistic="mean"``: the same resamples, the mean
       difference unstudentized: exactly ``compare(test="bootstrap")``'s p-values.
     * ``test="tukey"``: the randomized Tukey HSD over all the compared systems
@@ -323,7 +325,7 @@ def discriminative_power_per_user(
                     p, null = bootstrap_t(diffs, n_resamples, seed, name, bar)
                     with np.errstate(invalid="ignore", divide="ignore"):
                         scale = diffs.std(axis=0, ddof=1) / math.sqrt(n) if n > 1 else np.nan
-                    required = _kth_largest(null, k) * scale
+                        required = _kth_largest(null, k) * scale
                 else:
                     means = bootstrap_means(diffs, n_resamples, seed, name, "test", bar)
                     p = bootstrap_p(diffs, means)
