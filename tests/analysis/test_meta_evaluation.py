@@ -493,3 +493,24 @@ def test_asl_curves_chart() -> None:
     assert spec["layer"][1]["mark"]["type"] == "rule"
     with pytest.raises(ValueError, match=r"lacks column\(s\)"):
         prk.plot.asl_curves(result.summary)
+
+
+def test_hand_example_discriminative_power_by_hand() -> None:
+    # The unstudentized bootstrap on the 4-user example. c - a = 0, .2, 0, 0 (mean .05);
+    # shifted: -.05, .15, -.05, -.05. A resample drawing user 2 k times has mean
+    # .05 (k - 1): it reaches |.05| unless k = 1, P(k = 1) = 4 (1/4) (3/4)**3 = 27/64,
+    # so the exact ASL is 37/64. b - a and c - b: the exact ASL over the 4**4 resamples.
+    out = prk.discriminative_power_per_user(HAND, statistic="mean", n_resamples=40_000)
+    asl = {(s, b): v for s, b, v in out.asl.select("system", "baseline", "asl").rows()}
+    assert asl[("c", "a")] == pytest.approx(37 / 64, abs=0.01)
+    index = np.array(list(itertools.product(range(4), repeat=4)))
+    for (s, b), (x, y) in {("b", "a"): (B, A), ("c", "b"): (C, B)}.items():
+        z = np.array(x) - np.array(y)
+        shifted_means = (z - z.mean())[index].mean(axis=1)
+        exact = np.mean(np.abs(shifted_means) >= abs(z.mean()) - 1e-12)
+        assert asl[(s, b)] == pytest.approx(exact, abs=0.01)
+    # no pair at or below 0.05: a discriminative power of 0 / 3
+    assert min(asl.values()) > 0.05
+    summary = out.summary.row(0, named=True)
+    assert (summary["n_pairs"], summary["n_significant"]) == (3, 0)
+    assert summary["discriminative_power"] == 0 / 3
