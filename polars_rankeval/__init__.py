@@ -39,13 +39,23 @@ if _typing.TYPE_CHECKING:
         largest_differences,
         largest_differences_per_user,
     )
+    from polars_rankeval.analysis.discriminative import (
+        DiscriminativePower,
+        discriminative_power,
+        discriminative_power_per_user,
+    )
     from polars_rankeval.analysis.judgements import JudgementGaps, judgement_gaps
+    from polars_rankeval.analysis.metric_agreement import (
+        metric_agreement,
+        metric_agreement_per_user,
+    )
     from polars_rankeval.analysis.negatives import sample_negatives
     from polars_rankeval.analysis.popularity import item_popularity, long_tail_items
     from polars_rankeval.analysis.rank_similarity import rank_correlation, rank_similarity
     from polars_rankeval.analysis.report import report
     from polars_rankeval.analysis.sampled_correction import correction_table, evaluate_sampled
     from polars_rankeval.analysis.sampled_diversity import inter_list_diversity_sampled
+    from polars_rankeval.analysis.swap_rate import SwapRates, swap_rate, swap_rate_per_user
     from polars_rankeval.api.datasets import load_example, load_systems
     from polars_rankeval.api.evaluate import evaluate, join
     from polars_rankeval.api.overlap import OverlapWarning, overlap
@@ -182,6 +192,20 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "fuse": ("polars_rankeval.fusion.fuse", "fuse"),
     "list_fusion_methods": ("polars_rankeval.fusion.registry", "list_fusion_methods"),
     "optimize_fusion": ("polars_rankeval.fusion.optimize", "optimize_fusion"),
+    "DiscriminativePower": ("polars_rankeval.analysis.discriminative", "DiscriminativePower"),
+    "discriminative_power": ("polars_rankeval.analysis.discriminative", "discriminative_power"),
+    "discriminative_power_per_user": (
+        "polars_rankeval.analysis.discriminative",
+        "discriminative_power_per_user",
+    ),
+    "SwapRates": ("polars_rankeval.analysis.swap_rate", "SwapRates"),
+    "swap_rate": ("polars_rankeval.analysis.swap_rate", "swap_rate"),
+    "swap_rate_per_user": ("polars_rankeval.analysis.swap_rate", "swap_rate_per_user"),
+    "metric_agreement": ("polars_rankeval.analysis.metric_agreement", "metric_agreement"),
+    "metric_agreement_per_user": (
+        "polars_rankeval.analysis.metric_agreement",
+        "metric_agreement_per_user",
+    ),
     # The metric functions, generated from the metric declarations.
     **{name: ("polars_rankeval.metrics.functions", name) for name in _METRIC_FUNCTIONS},
 }
@@ -284,6 +308,14 @@ __all__ = [
     "fuse",
     "list_fusion_methods",
     "optimize_fusion",
+    "DiscriminativePower",
+    "discriminative_power",
+    "discriminative_power_per_user",
+    "SwapRates",
+    "swap_rate",
+    "swap_rate_per_user",
+    "metric_agreement",
+    "metric_agreement_per_user",
     *(name for name in _METRIC_FUNCTIONS if name not in _SHADOWING),
 ]
 

@@ -355,6 +355,11 @@ def _charts() -> dict[str, Callable[[], Any]]:
         "judgement_gaps": lambda: prk.plot.judgement_gaps(
             prk.judgement_gaps(systems(), ["ndcg@10", "precision@5"])
         ),
+        "asl_curves": lambda: prk.plot.asl_curves(
+            prk.discriminative_power(
+                systems().filter(pl.col("user") <= 40), ["ndcg@10", "precision@5", "mrr@10"]
+            )
+        ),
     }
 
 
@@ -367,6 +372,7 @@ CHARTS = (
     "long_tail",
     "largest_differences",
     "judgement_gaps",
+    "asl_curves",
 )
 
 

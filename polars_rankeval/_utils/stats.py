@@ -72,7 +72,7 @@ BLOCK_VALUES = 2**24
 #: multinomial counts (Chamandy et al. 2012); see :func:`bootstrap_means`.
 POISSON_ABOVE = 50_000
 
-_PURPOSE = {"test": 0, "ci": 1}
+_PURPOSE = {"test": 0, "ci": 1, "swap": 2}
 
 
 def scipy_stats(
@@ -94,13 +94,19 @@ def _name_key(metric: str) -> tuple[int, int]:
 
 
 def blocks(
-    seed: int, metric: str, purpose: Literal["test", "ci"], n_resamples: int, n: int, width: int = 1
+    seed: int,
+    metric: str,
+    purpose: Literal["test", "ci", "swap"],
+    n_resamples: int,
+    n: int,
+    width: int = 1,
 ) -> Iterator[tuple[int, int, np.random.Generator]]:
     """Blocks ``(first resample, size, generator)`` of one metric's resamples.
 
     ``size = max(1, BLOCK_VALUES // (n * width))``; block ``b`` is drawn from
     ``PCG64(SeedSequence(seed, spawn_key=(h1, h2, purpose, b)))``, ``h1, h2`` the two
-    32-bit halves of BLAKE2b-64(metric name) and ``purpose`` 0 (test) or 1 (interval).
+    32-bit halves of BLAKE2b-64(metric name) and ``purpose`` 0 (test), 1 (interval) or
+    2 (the user subsets of :func:`polars_rankeval.swap_rate`).
     """
     size = max(1, BLOCK_VALUES // max(1, n * width))
     key = (*_name_key(metric), _PURPOSE[purpose])
@@ -212,6 +218,13 @@ def _weights(raw: np.ndarray) -> np.ndarray:
     return weights
 
 
+def _poisson_weights(rng: np.random.Generator, size: int, n: int) -> np.ndarray:
+    """``(size, n)`` Poisson(1)-like bootstrap weights from one block's raw bytes."""
+    raw = rng.bit_generator.random_raw((size * n + 7) // 8).astype("<u8", copy=False)
+    weights = _weights(raw.view(np.uint8)[: size * n]).astype(np.float64)
+    return weights.reshape(size, n)
+
+
 def bootstrap_scheme(n: int) -> str:
     """``"multinomial"`` (the classical bootstrap) up to POISSON_ABOVE users, else ``"poisson"``."""
     return "multinomial" if n <= POISSON_ABOVE else "poisson"
@@ -243,9 +256,7 @@ def bootstrap_means(
     label = metric if purpose == "test" else f"{metric} (interval)"
     for start, size, rng in blocks(seed, metric, purpose, n_resamples, n):
         if poisson:
-            raw = rng.bit_generator.random_raw((size * n + 7) // 8).astype("<u8", copy=False)
-            weights = _weights(raw.view(np.uint8)[: size * n]).astype(np.float64)
-            weights = weights.reshape(size, n)
+            weights = _poisson_weights(rng, size, n)
             total = weights.sum(axis=1)
             total[total == 0] = np.nan
             out[start : start + size] = (weights @ diffs) / total[:, None]
@@ -268,6 +279,58 @@ def bootstrap_p(diffs: np.ndarray, means: np.ndarray) -> np.ndarray:
     tol = _tolerance(diffs)
     count = (np.abs(means - observed) >= np.abs(observed) - tol).sum(axis=0)
     return (count + 1) / (means.shape[0] + 1)
+
+
+def bootstrap_t(
+    diffs: np.ndarray,
+    n_resamples: int,
+    seed: int,
+    metric: str,
+    progress: Progress | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Studentized paired bootstrap test (Sakai 2006): ASLs and the null |t| values.
+
+    The differences ``z`` of a pair are shifted to a zero mean, ``w = z - mean(z)``
+    (the null hypothesis made true); each resample ``w*`` of the users gives ``t(w*) =
+    mean(w*) / (sd(w*) / sqrt(n))`` (sd with ddof 1), and the two-sided achieved
+    significance level of the observed ``t(z)`` is ``(1 + #{|t(w*)| >= |t(z)|}) / (B +
+    1)`` (Sakai counts ``#{...} / B``, which can be 0; the +1 makes it a p-value that
+    is never 0, as for every resampling test here, Phipson & Smyth 2010). The users are
+    drawn exactly as :func:`bootstrap_means` draws them (same blocks, generators and
+    scheme: multinomial counts, or Poisson(1) weights above ``POISSON_ABOVE`` users,
+    where a resample of total weight W has ``t = mean_w / sqrt(var_w / W)``, ``var_w``
+    the weighted variance with W - 1 degrees of freedom). A resample whose sd is 0 has
+    ``|t| = inf`` (or NaN when its mean is 0 too, which never counts).
+
+    Returns ``(p, |t*|)``: the ASL per pair and the ``(n_resamples, n_pairs)`` null
+    values, from which :func:`polars_rankeval.discriminative_power` reads the
+    difference required.
+    """
+    n, n_pairs = diffs.shape
+    shifted = np.asfortranarray(diffs - diffs.mean(axis=0))
+    out = np.empty((n_resamples, n_pairs), dtype=np.float64)
+    poisson = bootstrap_scheme(n) == "poisson"
+    squared = shifted**2 if poisson else None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for start, size, rng in blocks(seed, metric, "test", n_resamples, n):
+            if poisson:
+                weights = _poisson_weights(rng, size, n)
+                total = weights.sum(axis=1)[:, None]
+                mean = (weights @ shifted) / total
+                var = ((weights @ squared) / total - mean**2) * total / (total - 1.0)
+                out[start : start + size] = np.abs(mean / np.sqrt(np.maximum(var, 0.0) / total))
+            else:
+                index = rng.integers(0, n, size=(size, n), dtype=np.int64)
+                for j in range(n_pairs):
+                    drawn = np.take(shifted[:, j], index)
+                    mean = drawn.mean(axis=1)
+                    sd = drawn.std(axis=1, ddof=1)
+                    out[start : start + size, j] = np.abs(mean / (sd / math.sqrt(n)))
+            if progress is not None:
+                progress.step(label=metric, n=size)
+        observed = np.abs(diffs.mean(axis=0) / (diffs.std(axis=0, ddof=1) / math.sqrt(n)))
+    count = (out >= observed * (1.0 - 1e-9)).sum(axis=0)
+    return (count + 1) / (n_resamples + 1), out
 
 
 def bootstrap_ci(
@@ -308,31 +371,26 @@ def bootstrap_ci(
 
 
 # ------------------------------------------------------------------ tukey
-def tukey_hsd(
+def tukey_ranges(
     values: np.ndarray,
     n_resamples: int,
     seed: int,
     metric: str,
     progress: Progress | None = None,
 ) -> np.ndarray:
-    """Randomized Tukey HSD (Carterette 2012): p-values of all pairs of systems.
+    """The randomized Tukey HSD null distribution: the range of permuted system means.
 
     Under the null the systems are exchangeable within a user: each resample permutes
     every user's row of ``values`` (n_users x m systems) at random and records the
-    range (max - min) of the m permuted system means. ``p[i, j] = (1 + #{range* >=
-    |mean_i - mean_j|}) / (R + 1)``: the family-wise error over all pairs is controlled
-    by construction. A permutation is one of the m! (``Generator.integers``) for
-    m <= 7, else the argsort of m uniform keys. Costs O(R n m). The draws depend on the
-    order of the columns: :func:`polars_rankeval.compare_per_user` passes the systems
-    sorted by name, so the p-values do not depend on the order of ``systems=``.
+    range (max - min) of the m permuted system means (``n_resamples`` of them). A
+    permutation is one of the m! (``Generator.integers``) for m <= 7, else the argsort
+    of m uniform keys. Costs O(R n m). The draws depend on the order of the columns:
+    :func:`polars_rankeval.compare_per_user` passes the systems sorted by name.
     """
     import itertools
 
     n, m = values.shape
     table = np.array(list(itertools.permutations(range(m))), dtype=np.intp) if m <= 7 else None
-    means = values.mean(axis=0)
-    observed = np.abs(means[:, None] - means[None, :])
-    tol = 1e-9 * max(float(np.abs(values).mean()), 1e-300)
     ranges = np.empty(n_resamples, dtype=np.float64)
     rows = np.arange(n, dtype=np.intp)[None, :, None]
     for start, size, rng in blocks(seed, metric, "test", n_resamples, n, width=m):
@@ -344,8 +402,34 @@ def tukey_hsd(
         ranges[start : start + size] = permuted.max(axis=1) - permuted.min(axis=1)
         if progress is not None:
             progress.step(label=metric, n=size)
+    return ranges
+
+
+def tukey_p(values: np.ndarray, ranges: np.ndarray) -> np.ndarray:
+    """``p[i, j] = (1 + #{range* >= |mean_i - mean_j|}) / (R + 1)`` from :func:`tukey_ranges`."""
+    means = values.mean(axis=0)
+    observed = np.abs(means[:, None] - means[None, :])
+    tol = 1e-9 * max(float(np.abs(values).mean()), 1e-300)
     count = (ranges[:, None, None] >= observed[None] - tol).sum(axis=0)
-    return (count + 1) / (n_resamples + 1)
+    return np.asarray((count + 1) / (ranges.shape[0] + 1))
+
+
+def tukey_hsd(
+    values: np.ndarray,
+    n_resamples: int,
+    seed: int,
+    metric: str,
+    progress: Progress | None = None,
+) -> np.ndarray:
+    """Randomized Tukey HSD (Carterette 2012): p-values of all pairs of systems.
+
+    ``p[i, j] = (1 + #{range* >= |mean_i - mean_j|}) / (R + 1)`` over the ranges of
+    :func:`tukey_ranges`: the family-wise error over all pairs is controlled by
+    construction. The draws depend on the order of the columns:
+    :func:`polars_rankeval.compare_per_user` passes the systems sorted by name, so the
+    p-values do not depend on the order of ``systems=``.
+    """
+    return tukey_p(values, tukey_ranges(values, n_resamples, seed, metric, progress))
 
 
 # ------------------------------------------------------------------ analytic tests
@@ -542,6 +626,28 @@ def smallest_p(
     return np.minimum(floor, 1.0), reason
 
 
+def conclude(
+    test: str, values: np.ndarray, diffs: np.ndarray, p: np.ndarray, n_resamples: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str | None]]:
+    """What the test can conclude on these users: the policy applied to raw p-values.
+
+    Returns ``(p, smallest p, raised, note)`` per pair (see the module docstring): a p
+    below the smallest the test can reach is raised to it, a p the test cannot give is
+    null, and a pair whose differences are all zero has p = 1.
+    """
+    floor, note = smallest_p(test, values, diffs, n_resamples)
+    raised = p < floor
+    p = np.maximum(p, floor)  # NaN (undefined) stays NaN
+    p[[r is not None for r in note]] = np.nan
+    zero = np.all(diffs == 0, axis=0) & (diffs.shape[0] > 0)
+    p = np.where(zero, 1.0, p)
+    floor = np.where(zero, 1.0, floor)
+    raised &= ~zero
+    for j in np.flatnonzero(zero):
+        note[j] = "every difference is zero: p = 1"
+    return p, floor, raised, note
+
+
 def run_tests(
     values: np.ndarray,
     pairs: list[tuple[int, int]],
@@ -580,16 +686,7 @@ def run_tests(
         table = tukey_hsd(values, n_resamples, seed, metric, progress)
         p = np.array([table[a, b] for a, b in pairs])
         used, scheme = n_resamples, "permutation"
-    floor, note = smallest_p(test, values, diffs, n_resamples)
-    raised = p < floor
-    p = np.maximum(p, floor)  # NaN (undefined) stays NaN
-    p[[r is not None for r in note]] = np.nan
-    zero = np.all(diffs == 0, axis=0) & (diffs.shape[0] > 0)
-    p = np.where(zero, 1.0, p)
-    floor = np.where(zero, 1.0, floor)
-    raised &= ~zero
-    for j in np.flatnonzero(zero):
-        note[j] = "every difference is zero: p = 1"
+    p, floor, raised, note = conclude(test, values, diffs, p, n_resamples)
     if ci == "t":
         low, high = t_interval(diffs, confidence)
     elif ci in ("bca", "percentile"):

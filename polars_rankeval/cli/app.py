@@ -24,6 +24,7 @@ import polars_rankeval.cli.compare as compare
 import polars_rankeval.cli.differences as differences
 import polars_rankeval.cli.evaluate as evaluate
 import polars_rankeval.cli.fuse as fuse
+import polars_rankeval.cli.meta as meta
 import polars_rankeval.cli.metrics as metrics
 import polars_rankeval.cli.plot as plot
 import polars_rankeval.cli.trec_eval as trec_eval
@@ -56,6 +57,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "differences",
     "judgements",
     "fuse",
+    "meta",
 )
 
 
@@ -101,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_parser(sub)
     differences.add_parser(sub)
     fuse.add_parser(sub)
+    meta.add_parser(sub)
     return parser
 
 

@@ -17,12 +17,13 @@ functions), so it can be checked or plotted with another library.
 * :func:`long_tail`: the popularity of the recommended items against the catalog;
 * :func:`largest_differences`: the users where two systems differ most, named, both ways;
 * :func:`judgement_gaps`: each system's metric with unjudged items removed and as
-  non-relevant, side by side.
+  non-relevant, side by side;
+* :func:`asl_curves`: the ASL curves of ``discriminative_power``, one line per metric.
 
 This package is ``prk.plot``; one module per kind of chart
 (:mod:`~polars_rankeval.plot.metric_curves`, :mod:`~polars_rankeval.plot.per_user`,
 :mod:`~polars_rankeval.plot.differences`, :mod:`~polars_rankeval.plot.exposure`,
-:mod:`~polars_rankeval.plot.judgements`). May
+:mod:`~polars_rankeval.plot.judgements`, :mod:`~polars_rankeval.plot.meta_evaluation`). May
 import: ``fusion`` and the layers below it.
 """
 
@@ -36,10 +37,12 @@ from polars_rankeval.plot.differences import (
 )
 from polars_rankeval.plot.exposure import long_tail, long_tail_data, lorenz, lorenz_data
 from polars_rankeval.plot.judgements import judgement_gaps
+from polars_rankeval.plot.meta_evaluation import asl_curves
 from polars_rankeval.plot.metric_curves import curves, pr_curves
 from polars_rankeval.plot.per_user import distribution, distribution_data
 
 __all__ = [
+    "asl_curves",
     "curve_gaps",
     "curves",
     "distribution",
