@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 
 _ORDER = "__prk_order"
 _REL = "__prk_relevance"
-_ITEM = "__prk_item"
 _EXTRA = "__prk_column:"
 
 
@@ -100,7 +99,6 @@ class SortedFeatures(Features):
         fields = [
             pl.col(self.cols.order).alias(_ORDER),
             pl.col(self.cols.relevance).alias(_REL),
-            pl.col(self.cols.item).alias(_ITEM),
             *(pl.col(name).alias(_EXTRA + name) for name in self.extra),
         ]
         keys, descending = self._sort_keys()
