@@ -11,9 +11,11 @@ sorted once:
    (:data:`polars_rankeval.metrics.features.TIE_ORDER`; under ``ties="expected"``
    by the score alone), then imploded into one list per group;
 2. the kernel's expression runs inside ``list.eval`` over that list, where each
-   column is a field of the sorted rows: positions are ``int_range``, tie groups come
-   from the sorted score (a change from the previous row starts a group) and the
-   counts of relevant rows above a row are running sums.
+   column is a field of the sorted rows: positions are one ``int_range`` field, tie
+   groups come from the sorted score (a change from the previous row starts a group),
+   and tie-group sums, counts of relevant rows above a row and running products inside
+   a tie group (:meth:`SortedFeatures.first_of`) are running sums read back at the
+   group's bounds with fills.
 
 Why a list. Polars does not eliminate common sub-expressions inside an aggregation
 context, so an expression that names a sorted column ten times sorts ten times. Inside
