@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benchmarks/bench_expr.py [--users 20000] [--rounds 3] [--record]
+    python benchmarks/bench_expr.py [--users 20000] [--rounds 3] [--no-per-metric]
+                                    [--record | --record-append]
 
 Data: bench_core's generator, users x 100 candidates (scores rounded to 3 decimals,
 about 14% of recommended rows tied, 5% not recommended). For every tie policy, in
@@ -12,9 +13,14 @@ interleaved rounds in one process:
 2. ``df.lazy().group_by("user").agg(prk.ndcg(10), prk.recall(20), ...)`` with the
    same ``ties=``, checked equal to 1. per user (1e-12);
 3. the per-user sort primitive
-   ``group_by("user").agg(pl.col("relevance").sort_by(["score", "item"]).head(10))``.
+   ``group_by("user").agg(pl.col("relevance").sort_by(["score", "item"]).head(10))``;
+4. unless ``--no-per-metric``: each metric alone, its expression against ``evaluate``
+   of that metric.
 
-Prints a table of medians; ``--record`` writes ``benchmarks/RESULTS_EXPR.md``.
+Wall-clock and CPU seconds (``time.process_time``, both threads) are recorded: the
+machine is shared, and the CPU time of a run is the steadier of the two. Prints the
+tables of medians; ``--record`` writes ``benchmarks/RESULTS_EXPR.md`` (keeping its
+``## Findings`` section), ``--record-append`` adds the tables of another data size.
 """
 
 from __future__ import annotations
@@ -39,41 +45,59 @@ import polars_rankeval as prk
 
 METRICS = ["ndcg@10", "recall@20", "map@10", "mrr@10", "precision@10"]
 RESULTS = Path(__file__).resolve().parent / "RESULTS_EXPR.md"
+FINDINGS = "## Findings"
 
 
-def expressions(ties: str) -> list[pl.Expr]:
-    """The five metric functions of METRICS with ``ties=``."""
-    return [
-        prk.ndcg(10, ties=ties),  # type: ignore[arg-type]
-        prk.recall(20, ties=ties),  # type: ignore[arg-type]
-        prk.map(10, ties=ties),  # type: ignore[arg-type]
-        prk.mrr(10, ties=ties),  # type: ignore[arg-type]
-        prk.precision(10, ties=ties),  # type: ignore[arg-type]
-    ]
+def expression(metric: str, ties: str) -> pl.Expr:
+    """The metric function of one of METRICS with ``ties=``."""
+    name, k = metric.split("@")
+    return getattr(prk, name)(int(k), ties=ties)  # type: ignore[no-any-return]
 
 
-def check_same(df: pl.DataFrame, ties: str) -> float:
+def difference(ev: pl.DataFrame, ex: pl.DataFrame, metrics: list[str]) -> float:
     """The largest per-user difference between the expressions and evaluate."""
-    ev = prk.evaluate(df, METRICS, per_user=True, ties=ties)  # type: ignore[arg-type]
-    ex = df.lazy().group_by("user").agg(expressions(ties)).collect()
     joined = ev.join(ex, on="user", suffix="_x")
+    assert joined.height == ev.height == ex.height
     return max(
-        joined.select((pl.col(m) - pl.col(m + "_x")).abs().max()).item() or 0.0 for m in METRICS
+        joined.select((pl.col(m) - pl.col(m + "_x")).abs().max()).item() or 0.0 for m in metrics
     )
 
 
+def _table(rows: list[tuple[str, list[float], list[float], str]]) -> str:
+    lines = [
+        "| what | median s | runs s | median CPU s | expressions / evaluate (wall; CPU) |",
+        "|---|---|---|---|---|",
+    ]
+    for name, wall, cpu, ratio in rows:
+        shown = ", ".join(f"{x:.3f}" for x in wall)
+        lines.append(
+            f"| {name} | {statistics.median(wall):.3f} | {shown} | "
+            f"{statistics.median(cpu):.3f} | {ratio} |"
+        )
+    return "\n".join(lines)
+
+
+def _ratio(wall: dict[str, list[float]], cpu: dict[str, list[float]], a: str, b: str) -> str:
+    w = statistics.median(wall[a]) / statistics.median(wall[b])
+    c = statistics.median(cpu[a]) / statistics.median(cpu[b])
+    return f"{w:.2f}x; {c:.2f}x"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark; print the table, and write it with ``--record``."""
+    """Run the benchmark; print the tables, and write them with ``--record``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--record", action="store_true")
+    parser.add_argument("--no-per-metric", action="store_true")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--record", action="store_true")
+    group.add_argument("--record-append", action="store_true")
     args = parser.parse_args(argv)
     df = make_data(args.users, 100)
     info = describe_data(df)
     lf = df.lazy()
     prim = pl.col("relevance").sort_by(["score", "item"], descending=True, nulls_last=True)
-    cases: dict[str, Callable[[], object]] = {
+    cases: dict[str, Callable[[], pl.DataFrame]] = {
         "primitive: agg(relevance.sort_by([score, item]).head(10))": lambda: (
             lf.group_by("user").agg(prim.head(10)).collect()
         )
@@ -83,57 +107,82 @@ def main(argv: list[str] | None = None) -> int:
             lambda t=ties: prk.evaluate(df, METRICS, per_user=True, ties=t)  # type: ignore[misc]
         )
         cases[f"group_by('user').agg(5 expressions), ties={ties!r}"] = lambda t=ties: (
-            lf.group_by("user").agg(expressions(t)).collect()
+            lf.group_by("user").agg([expression(m, t) for m in METRICS]).collect()
         )
-    diffs = {ties: check_same(df, ties) for ties in prk.TIE_POLICIES}
-    runs: dict[str, list[float]] = {name: [] for name in cases}
+        for metric in [] if args.no_per_metric else METRICS:
+            cases[f"{metric}: evaluate, ties={ties!r}"] = (
+                lambda t=ties, m=metric: prk.evaluate(df, [m], per_user=True, ties=t)  # type: ignore[misc]
+            )
+            cases[f"{metric}: expression, ties={ties!r}"] = lambda t=ties, m=metric: (
+                lf.group_by("user").agg(expression(m, t)).collect()
+            )
+    wall: dict[str, list[float]] = {name: [] for name in cases}
+    cpu: dict[str, list[float]] = {name: [] for name in cases}
+    last: dict[str, pl.DataFrame] = {}
     for _ in range(args.rounds):
         for name, fn in cases.items():
-            start = time.perf_counter()
-            fn()
-            runs[name].append(time.perf_counter() - start)
-    med = {name: statistics.median(r) for name, r in runs.items()}
-    prim_t = med[next(iter(cases))]
-    lines = [
-        "| what | median s | runs s | / primitive | expressions / evaluate |",
-        "|---|---|---|---|---|",
-    ]
-    for name, r in runs.items():
-        ratio = ""
-        if name.startswith("group_by"):
-            ties = name.split("ties=")[1]
-            ratio = f"{med[name] / med[f'evaluate(per_user=True), ties={ties}']:.2f}x"
-        shown = ", ".join(f"{x:.3f}" for x in r)
-        lines.append(
-            f"| {name} | {med[name]:.3f} | {shown} | {med[name] / prim_t:.2f}x | {ratio} |"
+            start, start_cpu = time.perf_counter(), time.process_time()
+            last[name] = fn()
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
+    diffs = {}
+    five: list[tuple[str, list[float], list[float], str]] = []
+    alone: list[tuple[str, list[float], list[float], str]] = []
+    first = next(iter(cases))
+    five.append((first, wall[first], cpu[first], ""))
+    for ties in prk.TIE_POLICIES:
+        ev, ex = (
+            f"evaluate(per_user=True), ties={ties!r}",
+            f"group_by('user').agg(5 expressions), ties={ties!r}",
         )
-    table = "\n".join(lines)
-    print(table)
+        diffs[ties] = difference(last[ev], last[ex], METRICS)
+        five.append((ev, wall[ev], cpu[ev], ""))
+        five.append((ex, wall[ex], cpu[ex], _ratio(wall, cpu, ex, ev)))
+        for metric in [] if args.no_per_metric else METRICS:
+            ev1, ex1 = f"{metric}: evaluate, ties={ties!r}", f"{metric}: expression, ties={ties!r}"
+            diffs[ties] = max(diffs[ties], difference(last[ev1], last[ex1], [metric]))
+            alone.append((ex1, wall[ex1], cpu[ex1], _ratio(wall, cpu, ex1, ev1)))
+    tables = [_table(five)] + ([_table(alone)] if alone else [])
+    print("\n\n".join(tables))
     print("max |expression - evaluate| per policy:", diffs)
-    if args.record:
+    if args.record or args.record_append:
         rev = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
         ).stdout.strip()
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        text = [
-            "# Stand-alone metric expressions: benchmark results",
-            "",
-            "Generated by `python benchmarks/bench_expr.py --record` (issue 26).",
+        section = [
+            f"## {info['rows']:,} rows",
             "",
             f"- date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; revision {rev}",
             f"- machine: {os.cpu_count()} cores (shared with other jobs), {platform.platform()}; "
             f"polars {pl.__version__} ({pl.thread_pool_size()} threads); load at end {load}",
             f"- data: {info['rows']:,} rows = {info['users']:,} users x 100, tied share of "
             f"recommended rows {info['tied_share']:.1%}",
-            f"- metrics: {', '.join(METRICS)}; median of {args.rounds} interleaved rounds, "
-            "wall-clock seconds",
+            f"- metrics: {', '.join(METRICS)}; median of {args.rounds} interleaved rounds",
             f"- same numbers: max per-user |expression - evaluate| = "
             f"{max(diffs.values()):.1e} over every tie policy",
             "",
-            table,
-            "",
+            *(part for table in tables for part in (table, "")),
         ]
-        RESULTS.write_text("\n".join(text), "utf-8")
+        old = RESULTS.read_text("utf-8") if RESULTS.exists() else ""
+        findings = old[old.index(FINDINGS) :] if FINDINGS in old else ""
+        if args.record_append and old:
+            head = old[: old.index(FINDINGS)] if findings else old
+            text = head.rstrip("\n") + "\n\n" + "\n".join(section)
+        else:
+            text = "\n".join(
+                [
+                    "# Stand-alone metric expressions: benchmark results",
+                    "",
+                    "Generated by `python benchmarks/bench_expr.py --record` (issue 26); "
+                    "the findings below are written by hand.",
+                    "",
+                    *section,
+                ]
+            )
+        RESULTS.write_text(
+            text.rstrip("\n") + "\n" + ("\n" + findings if findings else ""), "utf-8"
+        )
     return 0
 
 

@@ -320,3 +320,16 @@ __all__ = [
 ]
 
 del _namespace
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """A registered metric without a function: say why, and to use ``evaluate``."""
+    # A subpackage being imported (``import polars_rankeval.metrics.x``) is looked up here.
+    if not name.startswith("_") and f"{__name__}.{name}" not in _sys.modules:
+        from polars_rankeval.metrics._common import no_expression_error
+
+        error = no_expression_error(name)
+        if error is not None:
+            raise error
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

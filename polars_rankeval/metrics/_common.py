@@ -7,7 +7,8 @@
   :func:`safe_div`), the one Float64 cast (:func:`f64`) and the one "sum the
   partials per group" step of a :class:`~polars_rankeval.metrics.spec.GlobalPlan`
   (:func:`partial_sums`);
-* :func:`inline`, the body of every generated public ``pl.Expr`` function.
+* :func:`inline`, the body of every generated public ``pl.Expr`` function, and
+  :func:`no_expression_error`, the error of a metric that has none.
 
 This module is the bottom of ``metrics/``: it imports the registry and the feature
 provider, never ``evaluate`` or anything above it.
@@ -206,3 +207,82 @@ def inline(
     metric = bind(name, k, **options)
     cols = make_columns(item=item, score=score, relevance=relevance, rank=rank)
     return metric_expression(metric, cols, policy, n_items)
+
+
+# --------------------------------------------------------------------------- honest limits
+class NoExpressionError(AttributeError, ValueError):
+    """A registered metric asked for as a stand-alone expression that it cannot be.
+
+    Raised by ``polars_rankeval.NAME`` for a metric without a public ``pl.Expr``
+    function: a value per system or per item, or a per-user value that reads statistics
+    over the whole data (item popularity, the users' history, item features, subtopics),
+    which one group's rows do not hold. A ``ValueError`` saying what to use instead,
+    and an ``AttributeError`` (``hasattr`` stays ``False``).
+    """
+
+
+_NO_EXPRESSION = {
+    "popularity_bias": (
+        "it reads each item's long-tail flag, a statistic over the whole data (a long_tail "
+        "column of the data or items=, or derived from the popularity in history=)"
+    ),
+    "exposure": (
+        "it reads each item's popularity or the user's past interactions, statistics over "
+        "the whole data (a column of the data or items=, or counted over history=)"
+    ),
+    "serendipity": (
+        "it reads the item popularity over history= and the catalog size, or a baseline's "
+        "ranking, beyond the user's rows"
+    ),
+    "calibration": "it compares the top k's category mix with the user's history= rows",
+    "diversity": "it joins the items' feature vectors and forms the pairs of the top k",
+    "categorical": "it joins each item's categories in a plan of its own",
+    "intent": "it reads each item's subtopic judgments in a plan of its own",
+    "correlation": "it forms the pairs of the user's items in a plan of its own",
+    "similarity": "it compares the list with a reference ranking in a plan of its own",
+}
+"""Why a per-user metric family has no stand-alone expression (by family)."""
+
+
+def _probe_hint(name: str) -> str:
+    """What ``evaluate`` needs for metric ``name``: the kernel's own error, if it has one."""
+    spec = get_spec(name)
+    cols = make_columns(item="item", score="score", relevance="relevance", rank=None)
+    try:
+        features = Features(cols, spec.tie_policies[0], keys=["user"])  # type: ignore[arg-type]
+        bind(name, 10 if spec.takes_k else None).plan(features)
+    except (ValueError, TypeError) as error:
+        text = str(error)
+        return text[text.index("pass ") :] if "pass " in text else ""
+    except Exception:  # a probe without data: the hint is optional
+        return ""
+    return ""
+
+
+def no_expression_error(name: str) -> NoExpressionError | None:
+    """The error for ``polars_rankeval.NAME`` when ``name`` is a metric without a function.
+
+    ``None`` when ``name`` is not a registered metric name or has a public function.
+    The message says why no stand-alone expression exists (a value per system or per
+    item; a per-user value over data-wide statistics) and to use ``evaluate``, with what
+    to pass to it when the metric needs a side table or the catalog size.
+    """
+    from polars_rankeval.metrics.registry import registered
+
+    spec = registered().get(name)
+    if spec is None or spec.public is not None:
+        return None
+    if spec.scope == "global":
+        why = "its value is one number per system over every user's rows, not a value per user"
+    elif spec.scope == "item":
+        why = "its value is one number per item over every user's rows, not a value per user"
+    else:
+        why = _NO_EXPRESSION.get(spec.family, "it is computed by a plan of its own")
+    example = f"{name}@10" if spec.takes_k else name
+    hint = _probe_hint(name)
+    msg = (
+        f"metric {name!r} has no stand-alone pl.Expr function: {why}; use "
+        f"polars_rankeval.evaluate(data, [{example!r}], ...) instead"
+        + (f" and {hint}" if hint else "")
+    )
+    return NoExpressionError(msg)

@@ -442,12 +442,10 @@ def _mrr(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
         within = f.ret & (is_rel > 0) if k is None else f.ret & (is_rel > 0) & (f.o <= k)
         best = pl.when(within).then(1.0 / f.o.cast(pl.Float64)).max().fill_null(0.0)
         return defined_if(num_relevant(f, rel) > 0, best)
-    a, n, j = f.a, f.n, f.j
+    a, j = f.a, f.j
     r = f.gsum(is_rel, f"rel>={rel}")
     first_a = f.user_min(pl.when(f.ret & (is_rel > 0)).then(a), f"first_rel_pos:{rel}")
-    p_first = f.tie_row(
-        f"mrr_first_at_j:{rel}", comb_ratio([(n - 1 - j, r - 1)], [(n, r)]), pl.lit(1.0)
-    )
+    p_first = f.first_of(r, f"mrr_first_at_j:{rel}")
     position = (a + j).cast(pl.Float64)
     within = pl.lit(True) if k is None else position <= k
     contrib = pl.when(f.ret & (a == first_a) & within).then(p_first / position).otherwise(0.0)

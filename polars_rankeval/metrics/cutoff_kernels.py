@@ -44,7 +44,7 @@ from polars_rankeval.metrics._common import (
     ideal_discount_sum,
 )
 from polars_rankeval.metrics.binary import APDenominator, PrecisionDenominator, _map
-from polars_rankeval.metrics.features import Features, comb_ratio
+from polars_rankeval.metrics.features import Features
 from polars_rankeval.metrics.registry import register_curve, registered
 from polars_rankeval.metrics.spec import CurvePlan
 
@@ -144,12 +144,10 @@ def _mrr_curve(f: Features, ks: tuple[int, ...], *, rel: Rel = 1.0) -> CurvePlan
     is_rel = f.is_rel(rel)
     position = f.o.cast(pl.Float64)
     if f.expected:
-        a, n, j = f.a, f.n, f.j
+        a = f.a
         r = f.gsum(is_rel, f"rel>={rel}")
         first_a = f.user_min(pl.when(f.ret & (is_rel > 0)).then(a), f"first_rel_pos:{rel}")
-        p_first = f.tie_row(
-            f"mrr_first_at_j:{rel}", comb_ratio([(n - 1 - j, r - 1)], [(n, r)]), pl.lit(1.0)
-        )
+        p_first = f.first_of(r, f"mrr_first_at_j:{rel}")
         contribution = pl.when(f.ret & (a == first_a)).then(p_first / position).otherwise(0.0)
     else:
         first = f.ret & (is_rel > 0) & (f.rel_above(rel) == 0)

@@ -568,6 +568,19 @@ class Features:
         p = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
         return self._prefix_range(masked(p), self.a, self._b) / self.n
 
+    def first_of(self, r: pl.Expr, name: str) -> pl.Expr:
+        """Probability that the row comes first among the ``r`` marked rows of its tie group.
+
+        Under expected ties the group's ``n`` rows take its positions in a uniformly
+        random order; for the row at offset ``j`` this is ``C(n-1-j, r-1) / C(n, r)``
+        (0 when ``r = 0`` or ``j > n - r``). ``r`` is a tie-group sum (:meth:`gsum`).
+        1 under a deterministic policy.
+        """
+        if not self.expected:
+            return pl.lit(1.0)
+        n, j = self.n, self.j
+        return self.tie_row(name, comb_ratio([(n - 1 - j, r - 1)], [(n, r)]), pl.lit(1.0))
+
     def within(self, k: int | pl.Expr) -> pl.Expr:
         """How many rows of the row's tie group fit in the top ``k`` (``count_within``)."""
         return count_within(k, self.a, self.n)

@@ -11,9 +11,11 @@ sorted once:
    (:data:`polars_rankeval.metrics.features.TIE_ORDER`; under ``ties="expected"``
    by the score alone), then imploded into one list per group;
 2. the kernel's expression runs inside ``list.eval`` over that list, where each
-   column is a field of the sorted rows: positions are ``int_range``, tie groups come
-   from the sorted score (a change from the previous row starts a group) and the
-   counts of relevant rows above a row are running sums.
+   column is a field of the sorted rows: positions are one ``int_range`` field, tie
+   groups come from the sorted score (a change from the previous row starts a group),
+   and tie-group sums, counts of relevant rows above a row and running products inside
+   a tie group (:meth:`SortedFeatures.first_of`) are running sums read back at the
+   group's bounds with fills.
 
 Why a list. Polars does not eliminate common sub-expressions inside an aggregation
 context, so an expression that names a sorted column ten times sorts ten times. Inside
@@ -35,14 +37,13 @@ import polars as pl
 
 from polars_rankeval._utils.ties import Ties, id_order
 from polars_rankeval._utils.types import Columns
-from polars_rankeval.metrics.features import Features, f64
+from polars_rankeval.metrics.features import Features, PosFn, f64
 
 if TYPE_CHECKING:
     from polars_rankeval.metrics.spec import Metric
 
 _ORDER = "__prk_order"
 _REL = "__prk_relevance"
-_ITEM = "__prk_item"
 _EXTRA = "__prk_column:"
 
 
@@ -100,7 +101,6 @@ class SortedFeatures(Features):
         fields = [
             pl.col(self.cols.order).alias(_ORDER),
             pl.col(self.cols.relevance).alias(_REL),
-            pl.col(self.cols.item).alias(_ITEM),
             *(pl.col(name).alias(_EXTRA + name) for name in self.extra),
         ]
         keys, descending = self._sort_keys()
@@ -153,7 +153,9 @@ class SortedFeatures(Features):
     def _starts(self) -> pl.Expr:
         """True on the first row of each tie group (rows sorted by the score)."""
         order = self._order
-        return self._reg(0, "__prk_start", order.ne_missing(order.shift(1)).fill_null(True))
+        # The first row explicitly: a null order (not recommended) equals the shifted-in null.
+        first = pl.int_range(pl.len()) == 0
+        return self._reg(0, "__prk_start", first | order.ne_missing(order.shift(1)))
 
     @property
     def key(self) -> pl.Expr:
@@ -170,8 +172,8 @@ class SortedFeatures(Features):
     # ------------------------------------------------------------------ positions
     @property
     def o(self) -> pl.Expr:
-        """The row's 1-based position in the sorted rows."""
-        return pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+        """The row's 1-based position in the sorted rows (a field: read, not recomputed)."""
+        return self._reg(0, "__prk_o", pl.int_range(1, pl.len() + 1, dtype=pl.Int64))
 
     @property
     def a(self) -> pl.Expr:
@@ -184,7 +186,8 @@ class SortedFeatures(Features):
     def _ends(self) -> pl.Expr:
         """True on the last row of each tie group."""
         order = self._order
-        return self._reg(0, "__prk_end", order.ne_missing(order.shift(-1)).fill_null(True))
+        last = pl.int_range(pl.len()) == pl.len() - 1
+        return self._reg(0, "__prk_end", last | order.ne_missing(order.shift(-1)))
 
     @property
     def _b(self) -> pl.Expr:
@@ -207,6 +210,37 @@ class SortedFeatures(Features):
         if not self.expected:
             return x
         return self._tie(1, f"__prk_gsum[{name}]", self._group_sum(x), x)
+
+    def gmean_pos(self, f: PosFn, k: int | pl.Expr | None, name: str) -> pl.Expr:
+        """Mean of ``f(p) * [p <= k]`` over the positions p of the row's tie group."""
+
+        def masked(p: pl.Expr) -> pl.Expr:
+            v = f64(f(p))
+            return v if k is None else pl.when(p <= k).then(v).otherwise(0.0)
+
+        if not self.expected:
+            return masked(self.o)
+        mean = self._group_sum(masked(self.o)) / f64(self.n)
+        return self._tie(1, f"__prk_gmean[{name}@{k}]", mean, masked(self.o))
+
+    def first_of(self, r: pl.Expr, name: str) -> pl.Expr:
+        """Probability that the row comes first among the ``r`` marked rows of its tie group.
+
+        ``C(n-1-j, r-1) / C(n, r)`` as ``r/n`` times the running product over the
+        group's offsets ``1..j`` of ``(n-r-i+1) / (n-i)`` (a running sum of logs read
+        from the group's start): one logarithm a row instead of six log-gammas.
+        """
+        if not self.expected:
+            return pl.lit(1.0)
+        n, j = self.n, self.j
+        valid = (r >= 1) & (j <= n - r)
+        ratio = f64(n - r - j + 1) / f64(n - j)
+        log_ratio = pl.when(valid & (j >= 1)).then(ratio.log()).otherwise(0.0)
+        step = self._tie(2, f"{name}:step", log_ratio, pl.lit(0.0))
+        running = step.cum_sum()
+        before = pl.when(self._starts).then(running - step).forward_fill()
+        value = pl.when(valid).then(f64(r) / f64(n) * (running - before).exp()).otherwise(0.0)
+        return self._tie(3, name, value, pl.lit(1.0))
 
     def tie_row(
         self, name: str, expr: pl.Expr, singleton: pl.Expr, *, after: bool = False

@@ -56,10 +56,10 @@ def _public() -> list[Any]:
     return [s for s in registered().values() if s.public is not None and s.scope == "user"]
 
 
-def _call(spec: Any, ties: str) -> tuple[str, pl.Expr]:
-    """The metric's canonical name (for evaluate) and its expression."""
+def _call(spec: Any, ties: str, cutoff: bool = True) -> tuple[str, pl.Expr]:
+    """The metric's canonical name (for evaluate) and its expression (@K or no cutoff)."""
     options = {name: REQUIRED[name] for name in spec.public.required}
-    k = K if spec.takes_k else None
+    k = K if spec.takes_k and cutoff else None
     name = bind(spec.name, k, **options).name
     kwargs: dict[str, Any] = {"ties": ties, **options}
     if "n_items" in spec.needs and "n_items" not in spec.public.required:
@@ -106,9 +106,12 @@ def _compare(
 @pytest.mark.parametrize("ties", prk.TIE_POLICIES)
 @pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
 @pytest.mark.parametrize("keys", [["user"], ["system", "user"]], ids=["user", "system_user"])
-def test_expressions_match_evaluate(ties: str, lazy: bool, keys: list[str]) -> None:
+@pytest.mark.parametrize("cutoff", [True, False], ids=["at_k", "no_cutoff"])
+def test_expressions_match_evaluate(ties: str, lazy: bool, keys: list[str], cutoff: bool) -> None:
+    # No cutoff: every row counts, the not-recommended rows (a null score, sorted last)
+    # included, e.g. in auc's ranks.
     specs = _by_policy()[ties]
-    calls = [_call(spec, ties) for spec in specs]
+    calls = [_call(spec, ties, cutoff) for spec in specs]
     names = [name for name, _ in calls]
     df = _frame()
     if keys == ["user"]:
