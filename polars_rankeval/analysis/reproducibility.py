@@ -186,9 +186,11 @@ def _rank(
     """Each run's ranking ``__prk_user, item, pos`` (score desc, then item id desc), cut at depth.
 
     The positions are :func:`polars_rankeval.analysis.rank_similarity`'s (trec_eval's
-    order); duplicated (topic, document) rows are an error, checked for all runs at once.
+    order); duplicated (topic, document) rows are an error. The inputs are read once:
+    the rankings and the checks of all runs are collected together, and every measure
+    reads the rankings (as large as the runs cut at ``depth``) from memory.
     """
-    ranked, checks, names = {}, [], []
+    ranked, checks, names = [], [], []
     for key, lf in runs.items():
         name = f"{key[1]} run ({key[0]})"
         out, check = _ranked(
@@ -203,12 +205,13 @@ def _rank(
         )
         if depth is not None:
             out = out.filter(pl.col("pos") <= depth)
-        ranked[key] = out.select("__prk_user", "item", "pos").cache()
+        ranked.append(out.select("__prk_user", "item", pl.col("pos").cast(pl.Int32)))
         checks.append(check)
         names.append(name)
-    for seen, name in zip(pl.collect_all(checks), names, strict=True):
+    frames = pl.collect_all([*checks, *ranked])
+    for seen, name in zip(frames[: len(checks)], names, strict=True):
         _check(seen.row(0, named=True), name, "score")
-    return ranked
+    return {key: frame.lazy() for key, frame in zip(runs, frames[len(checks) :], strict=True)}
 
 
 def _scores(
@@ -274,65 +277,44 @@ def _inversions(perm: np.ndarray) -> np.ndarray:
     return out
 
 
-def _ktu(a: pl.LazyFrame, b: pl.LazyFrame, both: pl.LazyFrame) -> pl.DataFrame:
-    """KTU per topic of ``both`` (``__prk_user, __prk_t, n_original, n_reproduced``).
+def _ktu(lists: pl.DataFrame) -> np.ndarray:
+    """KTU per row of ``lists`` (``n`` and the two lists' ``sa``, ``sb``), as repro_eval.
 
     repro_eval pairs the two lists position by position: the i-th document of the
     original and the i-th of the reproduced list, each replaced by its index in the
     sorted union of the two lists, and Kendall's tau of those two index sequences. An
     index in a sorted union orders documents by id, so that is Kendall's tau between the
-    ids at each rank. Both lists are cut to the shorter one (repro_eval needs equal
-    lengths). The ids are distinct within a list (no ties): tau = 1 - 4 D / (n (n - 1))
-    with D the discordant pairs, the inversions of the reproduced ids' order read in the
-    original ids' order. Null for n < 2.
+    ids found at each rank. Both lists are cut to the shorter one (repro_eval needs
+    equal lengths). The ids are distinct within a list (no ties): tau = 1 - 4 D /
+    (n (n - 1)) with D the discordant pairs, the inversions of the reproduced ids'
+    ranks read in the order of the original ids. ``sa`` and ``sb`` are each list's
+    positions (0-based) in id order; NaN for n < 2.
     """
-    n = pl.min_horizontal("n_original", "n_reproduced")
-    key = both.select("__prk_user", "__prk_t", n=n)
-
-    def side(lf: pl.LazyFrame, name: str) -> pl.LazyFrame:
-        return (
-            lf.join(key, on="__prk_user", how="inner", nulls_equal=True)
-            .filter(pl.col("pos") <= pl.col("n"))
-            .select(
-                "__prk_t",
-                "pos",
-                pl.col("item").rank("ordinal").over("__prk_user").cast(pl.Int32).alias(name),
-            )
-        )
-
-    seq = (
-        side(a, "ra")
-        .join(side(b, "rb"), on=["__prk_t", "pos"], how="inner")
-        .select("__prk_t", "ra", "rb")
-        .sort("__prk_t")
-        .collect()
-    )
-    lengths = key.select("__prk_t", "n").sort("__prk_t").collect()
-    topics = lengths.height
-    n_of = lengths["n"].to_numpy().astype(np.int64)
-    t = seq["__prk_t"].to_numpy()
-    ra = seq["ra"].to_numpy()
-    rb = seq["rb"].to_numpy()
-    bounds = np.searchsorted(t, np.arange(topics + 1)) if topics else np.zeros(1, np.int64)
+    n_of = lists["n"].to_numpy().astype(np.int64)
+    topics = len(n_of)
     discordant = np.zeros(topics, dtype=np.int64)
-    width_all = int(n_of.max()) if topics else 0
-    width = 1 << max(0, (max(width_all, 1) - 1).bit_length())
+    width = 1 << max(0, (int(n_of.max(initial=1)) - 1).bit_length())
     step = max(1, _CHUNK // width)
+    ends = np.cumsum(n_of)
+    sa_all = lists["sa"].explode().to_numpy().astype(np.int32)
+    sb_all = lists["sb"].explode().to_numpy().astype(np.int32)
     for start in range(0, topics, step):
         stop = min(topics, start + step)
-        lo, hi = bounds[start], bounds[stop]
-        # Pads after the real values, larger and increasing: no inversion with them.
-        perm = np.broadcast_to(
-            width + np.arange(width, dtype=np.int32), (stop - start, width)
-        ).copy()
-        perm[t[lo:hi] - start, ra[lo:hi] - 1] = rb[lo:hi]
-        discordant[start:stop] = _inversions(perm)
+        n = n_of[start:stop]
+        lo, hi = int(ends[start] - n_of[start]), int(ends[stop - 1])
+        rows = np.repeat(np.arange(stop - start), n)
+        cols = np.arange(hi - lo) - np.repeat(np.cumsum(n) - n, n)
+        # rank_b[r, p]: the rank (0-based) of the reproduced id at position p
+        rank_b = np.zeros((stop - start, width), dtype=np.int32)
+        rank_b[rows, sb_all[lo:hi]] = cols
+        # Read in the original ids' order; pads after, larger and increasing: no
+        # inversion with them.
+        seq = np.broadcast_to(width + np.arange(width, dtype=np.int32), rank_b.shape).copy()
+        seq[rows, cols] = rank_b[rows, sa_all[lo:hi]]
+        discordant[start:stop] = _inversions(seq)
     with np.errstate(divide="ignore", invalid="ignore"):
         tau = 1.0 - 4.0 * discordant / (n_of * (n_of - 1))
-    tau = np.where(n_of >= 2, tau, np.nan)
-    return pl.DataFrame({"__prk_t": lengths["__prk_t"], "ktu": tau}).with_columns(
-        pl.col("ktu").fill_nan(None)
-    )
+    return np.where(n_of >= 2, tau, np.nan)
 
 
 def _rbo(
@@ -359,47 +341,62 @@ def _rbo(
         .group_by("__prk_user")
         .agg(s=pl.col("tail").sum())
     )
-    return (
-        both.select("__prk_user", "__prk_t")
-        .join(sums, on="__prk_user", how="left", nulls_equal=True)
-        .select("__prk_t", rbo=pl.col("s").fill_null(0.0) / norm)
+    return both.join(sums, on="__prk_user", how="left", nulls_equal=True).select(
+        "__prk_user", rbo=pl.col("s").fill_null(0.0) / norm
     )
 
 
 def _ordering(
     a: pl.LazyFrame, b: pl.LazyFrame, rbo_p: float, rbo_depth: int
 ) -> tuple[pl.DataFrame, dict[str, int]]:
-    """Per-topic KTU and RBO of one pair, and the counts of topics in one run only."""
-    na = a.group_by("__prk_user").agg(n_original=pl.len().cast(pl.Int64))
-    nb = b.group_by("__prk_user").agg(n_reproduced=pl.len().cast(pl.Int64))
-    both = (
-        na.join(nb, on="__prk_user", how="inner", nulls_equal=True)
-        .sort("__prk_user")
-        .with_row_index("__prk_t")
-        .with_columns(pl.col("__prk_t").cast(pl.Int64))
-        .collect()
-        .lazy()
-    )
-    counts = pl.concat(
+    """Per-topic KTU and RBO of one pair, and the counts of topics in one run only.
+
+    One aggregation per run gives each topic's list (by position), from which the
+    lengths, the topics in one run only and KTU's id orders come.
+    """
+
+    def listed(lf: pl.LazyFrame, name: str) -> pl.LazyFrame:
+        return lf.group_by("__prk_user").agg(pl.col("item").sort_by("pos").alias(name))
+
+    la, lb = listed(a, "la"), listed(b, "lb")
+    n = pl.min_horizontal("n_original", "n_reproduced")
+    first_n = pl.element().arg_sort()
+    both, counts = pl.collect_all(
         [
-            na.join(nb, on="__prk_user", how="anti", nulls_equal=True).select(
-                only_original=pl.len()
+            la.join(lb, on="__prk_user", how="inner", nulls_equal=True)
+            .sort("__prk_user")
+            .with_columns(
+                n_original=pl.col("la").list.len().cast(pl.Int64),
+                n_reproduced=pl.col("lb").list.len().cast(pl.Int64),
+            )
+            .with_columns(n=n)
+            .select(
+                "__prk_user",
+                "n_original",
+                "n_reproduced",
+                "n",
+                sa=pl.col("la").list.head(pl.col("n")).list.eval(first_n),
+                sb=pl.col("lb").list.head(pl.col("n")).list.eval(first_n),
             ),
-            nb.join(na, on="__prk_user", how="anti", nulls_equal=True).select(
-                only_reproduced=pl.len()
+            pl.concat(
+                [
+                    la.join(lb, on="__prk_user", how="anti", nulls_equal=True).select(
+                        only_original=pl.len()
+                    ),
+                    lb.join(la, on="__prk_user", how="anti", nulls_equal=True).select(
+                        only_reproduced=pl.len()
+                    ),
+                ],
+                how="horizontal",
             ),
-        ],
-        how="horizontal",
-    ).collect()
-    ktu = _ktu(a, b, both)
-    rbo = _rbo(a, b, both, rbo_p, rbo_depth).collect()
-    per = (
-        both.collect()
-        .join(ktu, on="__prk_t", how="left")
-        .join(rbo, on="__prk_t", how="left")
-        .sort("__prk_t")
-        .drop("__prk_t")
+        ]
     )
+    ktu = _ktu(both)
+    topics = both.select("__prk_user", "n_original", "n_reproduced").with_columns(
+        ktu=pl.Series(ktu).fill_nan(None)
+    )
+    rbo = _rbo(a, b, topics.lazy().select("__prk_user"), rbo_p, rbo_depth).collect()
+    per = topics.join(rbo, on="__prk_user", how="left", nulls_equal=True, maintain_order="left")
     return per, counts.row(0, named=True)
 
 
