@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -454,7 +455,9 @@ def _effectiveness_rpd(scores: pl.DataFrame, names: list[str], runs: Sequence[st
             rmse = math.sqrt(float(np.mean(diff * diff)))
             worst = np.maximum(o, 1.0 - o)
             max_rmse = math.sqrt(float(np.mean(worst * worst)))
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                # scipy warns of identical or constant data; that case is handled here
+                warnings.simplefilter("ignore", RuntimeWarning)
                 p = float(stats.ttest_rel(o, r).pvalue) if n >= 2 else math.nan
             row |= {
                 "mean_original": float(o.mean()),
@@ -485,7 +488,8 @@ def _effectiveness_rpl(scores: pl.DataFrame, names: list[str], runs: Sequence[st
             row: dict[str, Any] = {"run": run, "metric": name}
             row["n_topics_original"], row["n_topics_replicated"] = len(o), len(r)
             if len(o) and len(r):
-                with np.errstate(all="ignore"):
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
                     p = float(stats.ttest_ind(o, r).pvalue) if len(o) + len(r) > 2 else math.nan
                 same = bool(np.ptp(o) == 0 and np.ptp(r) == 0 and o[0] == r[0])
                 row |= {
