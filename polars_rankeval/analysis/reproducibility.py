@@ -92,8 +92,9 @@ class Reproducibility(NamedTuple):
         (``n_original``, ``n_reproduced``, after ``depth``), ``ktu`` and ``rbo``.
     effectiveness
         One row per (run, metric): the means of the original and reproduced per-topic
-        scores over the paired topics, ``rmse``, ``nrmse``, the paired t-test's
-        ``p_value``, ``n_topics`` (paired) and the topics scored for one run only.
+        scores, ``rmse``, ``nrmse``, the paired t-test's ``p_value``, ``n_topics``
+        (with a value for both runs) and of them those each run does not rank
+        (``n_unranked_original``, ``n_unranked_reproduced``: scored as empty rankings).
     effects
         One row per metric: the mean improvements of the advanced run over the
         baseline, ``er``, the relative improvements and ``delta_ri``; ``None`` without
@@ -113,7 +114,8 @@ class Replicability(NamedTuple):
     ----------
     effectiveness
         One row per (run, metric): the mean scores over the original and the
-        replicated topics, the unpaired t-test's ``p_value`` and both topic counts.
+        replicated topics, the unpaired t-test's ``p_value``, both topic counts and
+        the topics of each the run does not rank (``n_unranked_*``).
     effects
         As :attr:`Reproducibility.effects` (``*_replicated`` for ``*_reproduced``);
         ``None`` without the baseline pair.
@@ -183,13 +185,14 @@ def _check_options(depth: int | None, rbo_p: float | None, rbo_depth: int | None
 
 def _rank(
     runs: dict[tuple[str, str], pl.LazyFrame], depth: int | None
-) -> dict[tuple[str, str], pl.LazyFrame]:
+) -> tuple[dict[tuple[str, str], pl.LazyFrame], dict[tuple[str, str], pl.Series]]:
     """Each run's ranking ``__prk_user, item, pos`` (score desc, then item id desc), cut at depth.
 
     The positions are :func:`polars_rankeval.analysis.rank_similarity`'s (trec_eval's
     order); duplicated (topic, document) rows are an error. The inputs are read once:
     the rankings and the checks of all runs are collected together, and every measure
-    reads the rankings (as large as the runs cut at ``depth``) from memory.
+    reads the rankings (as large as the runs cut at ``depth``) from memory. Also
+    returns the topics each run ranks.
     """
     ranked, checks, names = [], [], []
     for key, lf in runs.items():
@@ -212,18 +215,23 @@ def _rank(
     frames = pl.collect_all([*checks, *ranked])
     for seen, name in zip(frames[: len(checks)], names, strict=True):
         _check(seen.row(0, named=True), name, "score")
-    return {key: frame.lazy() for key, frame in zip(runs, frames[len(checks) :], strict=True)}
+    collected = dict(zip(runs, frames[len(checks) :], strict=True))
+    topics = {key: frame.get_column("__prk_user").unique() for key, frame in collected.items()}
+    return {key: frame.lazy() for key, frame in collected.items()}, topics
 
 
 def _scores(
-    sides: Sequence[tuple[str, pl.LazyFrame, pl.LazyFrame]],
+    groups: Sequence[Sequence[tuple[str, pl.LazyFrame, pl.LazyFrame]]],
     metrics: MetricsArg,
     evaluate_options: dict[str, Any],
 ) -> tuple[pl.DataFrame, list[str]]:
-    """Per-topic scores of every run: ``__prk_run, user, <metric>...``, one plan.
+    """Per-topic scores of every run: ``__prk_run, user, <metric>...``.
 
-    ``sides``: (label, ranking, qrels) per run; the rankings are evaluated by their
-    positions (``rank=``), the order the ordering measures read.
+    Each group, (label, ranking, qrels) per run, is one ``evaluate`` plan over the runs
+    as ``by`` groups: its runs are scored on the same topics, the judged topics any of
+    them ranks, a run without a ranking for one of them scoring it as an empty list
+    (as ``compare`` pairs systems). The rankings are evaluated by their positions
+    (``rank=``), the order the ordering measures read.
     """
     from polars_rankeval.api.evaluate import evaluate, join
 
@@ -236,15 +244,18 @@ def _scores(
         options.pop("conventions", None)
         for key, value in (("ties", "item_desc"), ("users", "both"), ("empty", "zero")):
             options.setdefault(key, value)
-    parts = []
-    for label, ranking, qrels in sides:
-        recs = ranking.select(pl.col("__prk_user").alias("user"), "item", "pos")
-        joined = join(recs, qrels, rank="pos", check_overlap=False)
-        assert isinstance(joined, pl.LazyFrame)  # lazy in, lazy out
-        parts.append(joined.with_columns(__prk_run=pl.lit(label)))
-    data = pl.concat(parts, how="vertical_relaxed")
-    out = evaluate(data, metrics, rank="pos", by="__prk_run", per_user=True, **options)
-    frame = out.collect() if isinstance(out, pl.LazyFrame) else out
+    frames = []
+    for group in groups:
+        parts = []
+        for label, ranking, qrels in group:
+            recs = ranking.select(pl.col("__prk_user").alias("user"), "item", "pos")
+            joined = join(recs, qrels, rank="pos", check_overlap=False)
+            assert isinstance(joined, pl.LazyFrame)  # lazy in, lazy out
+            parts.append(joined.with_columns(__prk_run=pl.lit(label)))
+        data = pl.concat(parts, how="vertical_relaxed")
+        out = evaluate(data, metrics, rank="pos", by="__prk_run", per_user=True, **options)
+        frames.append(out.collect() if isinstance(out, pl.LazyFrame) else out)
+    frame = pl.concat(frames, how="vertical_relaxed")
     names = [c for c in frame.columns if c not in ("__prk_run", "user")]
     return frame, names
 
@@ -411,8 +422,8 @@ def _pvalue(statistic_p: float, same: bool) -> float | None:
 
 def _paired(
     scores: pl.DataFrame, names: list[str], first: str, second: str
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per metric, the two runs' scores on the topics both have a value for."""
+) -> dict[str, tuple[np.ndarray, np.ndarray, pl.Series]]:
+    """Per metric, the two runs' scores on the topics both have a value for, and those topics."""
     x = scores.filter(pl.col("__prk_run") == first).drop("__prk_run")
     y = scores.filter(pl.col("__prk_run") == second).drop("__prk_run")
     # In topic order: repro_eval sums the topics sorted, and so does this (the same
@@ -421,33 +432,46 @@ def _paired(
     out = {}
     for name in names:
         pair = joined.select(
-            pl.col(name).cast(pl.Float64), pl.col(f"{name}__y").cast(pl.Float64)
+            "user", pl.col(name).cast(pl.Float64), pl.col(f"{name}__y").cast(pl.Float64)
         ).drop_nulls()
-        out[name] = (pair[:, 0].to_numpy(), pair[:, 1].to_numpy())
+        out[name] = (pair[:, 1].to_numpy(), pair[:, 2].to_numpy(), pair["user"])
     return out
 
 
-def _values(scores: pl.DataFrame, name: str, run: str) -> np.ndarray:
-    column = (
-        scores.filter(pl.col("__prk_run") == run).sort("user").get_column(name).cast(pl.Float64)
+def _values(scores: pl.DataFrame, name: str, run: str) -> tuple[np.ndarray, pl.Series]:
+    """One run's defined scores of a metric, in topic order, and their topics."""
+    frame = (
+        scores.filter(pl.col("__prk_run") == run)
+        .select("user", pl.col(name).cast(pl.Float64))
+        .drop_nulls()
+        .sort("user")
     )
-    return column.drop_nulls().to_numpy()
+    return frame[name].to_numpy(), frame["user"]
 
 
-def _effectiveness_rpd(scores: pl.DataFrame, names: list[str], runs: Sequence[str]) -> pl.DataFrame:
+def _unranked(topics: pl.Series, ranked: pl.Series) -> int:
+    """How many of ``topics`` the run did not rank (scored as an empty list)."""
+    return int((~topics.is_in(ranked.implode())).sum())
+
+
+def _effectiveness_rpd(
+    scores: pl.DataFrame,
+    names: list[str],
+    runs: Sequence[str],
+    ranked: Mapping[tuple[str, str], pl.Series],
+) -> pl.DataFrame:
     from polars_rankeval._utils.stats import scipy_stats
 
     stats = scipy_stats()
     rows = []
     for run in runs:
-        first, second = f"{run}/original", f"{run}/reproduced"
-        paired = _paired(scores, names, first, second)
+        paired = _paired(scores, names, f"{run}/original", f"{run}/reproduced")
         for name in names:
-            o, r = paired[name]
+            o, r, topics = paired[name]
             n = len(o)
-            n_o, n_r = len(_values(scores, name, first)), len(_values(scores, name, second))
             row: dict[str, Any] = {"run": run, "metric": name, "n_topics": n}
-            row["n_topics_only_original"], row["n_topics_only_reproduced"] = n_o - n, n_r - n
+            row["n_unranked_original"] = _unranked(topics, ranked[run, "original"])
+            row["n_unranked_reproduced"] = _unranked(topics, ranked[run, "reproduced"])
             if n == 0:
                 rows.append(row)
                 continue
@@ -470,23 +494,30 @@ def _effectiveness_rpd(scores: pl.DataFrame, names: list[str], runs: Sequence[st
     schema = {
         "run": pl.String, "metric": pl.String, "mean_original": pl.Float64,
         "mean_reproduced": pl.Float64, "rmse": pl.Float64, "nrmse": pl.Float64,
-        "p_value": pl.Float64, "n_topics": pl.Int64, "n_topics_only_original": pl.Int64,
-        "n_topics_only_reproduced": pl.Int64,
+        "p_value": pl.Float64, "n_topics": pl.Int64, "n_unranked_original": pl.Int64,
+        "n_unranked_reproduced": pl.Int64,
     }  # fmt: skip
     return pl.DataFrame(rows, schema=schema)
 
 
-def _effectiveness_rpl(scores: pl.DataFrame, names: list[str], runs: Sequence[str]) -> pl.DataFrame:
+def _effectiveness_rpl(
+    scores: pl.DataFrame,
+    names: list[str],
+    runs: Sequence[str],
+    ranked: Mapping[tuple[str, str], pl.Series],
+) -> pl.DataFrame:
     from polars_rankeval._utils.stats import scipy_stats
 
     stats = scipy_stats()
     rows = []
     for run in runs:
         for name in names:
-            o = _values(scores, name, f"{run}/original")
-            r = _values(scores, name, f"{run}/replicated")
+            o, topics_o = _values(scores, name, f"{run}/original")
+            r, topics_r = _values(scores, name, f"{run}/replicated")
             row: dict[str, Any] = {"run": run, "metric": name}
             row["n_topics_original"], row["n_topics_replicated"] = len(o), len(r)
+            row["n_unranked_original"] = _unranked(topics_o, ranked[run, "original"])
+            row["n_unranked_replicated"] = _unranked(topics_r, ranked[run, "replicated"])
             if len(o) and len(r):
                 with np.errstate(all="ignore"), warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
@@ -502,6 +533,7 @@ def _effectiveness_rpl(scores: pl.DataFrame, names: list[str], runs: Sequence[st
         "run": pl.String, "metric": pl.String, "mean_original": pl.Float64,
         "mean_replicated": pl.Float64, "p_value": pl.Float64,
         "n_topics_original": pl.Int64, "n_topics_replicated": pl.Int64,
+        "n_unranked_original": pl.Int64, "n_unranked_replicated": pl.Int64,
     }  # fmt: skip
     return pl.DataFrame(rows, schema=schema)
 
@@ -532,7 +564,7 @@ def _effects(scores: pl.DataFrame, names: list[str], second: str) -> pl.DataFram
         row: dict[str, Any] = {"metric": name}
         stats = {}
         for side in ("original", second):
-            adv, base = sides[side][name]
+            adv, base, _ = sides[side][name]
             row[f"n_topics_{side}"] = len(adv)
             if len(adv):
                 stats[side] = (float(np.mean(adv - base)), float(adv.mean()), float(base.mean()))
@@ -584,8 +616,8 @@ def reproducibility(
       (``ktu``: repro_eval's position-wise Kendall's tau, see below) and rank-biased
       overlap (``rbo``, to ``rbo_depth`` with persistence ``rbo_p``, normalised by the
       weights to that depth: no extrapolation), and their means over the topics;
-    * effectiveness, per metric over the topics both runs are scored on: the RMSE of
-      the per-topic scores, the nRMSE (the RMSE over its largest value given the
+    * effectiveness, per metric over the topics (below): the RMSE of the per-topic
+      scores, the nRMSE (the RMSE over its largest value given the
       original scores, ``sqrt(mean(max(x, 1 - x)^2))``: scores in [0, 1]) and the
       two-sided paired t-test (:func:`scipy.stats.ttest_rel`);
     * with the baseline pair, the effect of the advanced run (``original``) over the
@@ -596,17 +628,21 @@ def reproducibility(
     order, and repro_eval's for a run file listed by descending score), and cut to its
     top ``depth`` (repro_eval's ``trim``) before anything is measured. The metrics are
     :func:`polars_rankeval.evaluate`'s per topic, with trec_eval's rules by default
-    (``ties="item_desc"``, ``users="both"``: topics both in the run and the qrels,
-    ``empty="zero"``): ``map``, ``ndcg@10``, ``precision@10`` ... give trec_eval's
-    ``map``, ``ndcg_cut_10``, ``P_10``; ``conventions="trec_eval"`` takes trec_eval's
-    names (``P_10``) instead.
+    (``ties="item_desc"``, ``users="both"``, ``empty="zero"``): ``map``, ``ndcg@10``,
+    ``precision@10`` ... give trec_eval's ``map``, ``ndcg_cut_10``, ``P_10``;
+    ``conventions="trec_eval"`` takes trec_eval's names (``P_10``) instead. All runs
+    are scored on the same topics, as ``compare`` scores systems: the judged topics
+    that any of the runs ranks; a run that does not rank one of them scores it as an
+    empty ranking (0 for trec_eval's measures, as ``trec_eval -c``; repro_eval fails
+    there), counted in ``n_unranked_*``. The document ordering compares the topics
+    both runs of a pair rank.
 
     KTU: repro_eval pairs the lists by position and replaces each document by its
     index in the sorted union of the two lists; Kendall's tau of the two index
-    sequences is then Kendall's tau between the document ids found at each rank (not a
-    tau over the union with missing documents ranked last, as the paper describes).
-    Lists of different lengths are compared over the shorter length (repro_eval raises
-    there); a topic with fewer than 2 documents has no KTU (null, left out of the mean).
+    sequences is then Kendall's tau between the document ids found at each rank, so it
+    changes when documents are renamed. Lists of different lengths are compared over
+    the shorter length (repro_eval raises there); a topic with fewer than 2 documents
+    has no KTU (null, left out of the mean).
 
     Parameters
     ----------
@@ -661,9 +697,9 @@ def reproducibility(
         for side, value in zip(("original", "reproduced"), pair, strict=True)
     }
     judged = _frame(qrels, "qrels", {user: "user", item: "item", relevance: "relevance"})
-    ranked = _rank(runs, depth)
+    ranked, topics = _rank(runs, depth)
     scores, names = _scores(
-        [(f"{run}/{side}", lf, judged) for (run, side), lf in ranked.items()],
+        [[(f"{run}/{side}", lf, judged) for (run, side), lf in ranked.items()]],
         metrics,
         evaluate_options,
     )
@@ -691,7 +727,7 @@ def reproducibility(
     }
     ordering = pl.DataFrame(ordering_rows, schema=schema)
     ordering_per_topic = pl.concat(per_topic).rename({"__prk_user": user})
-    effectiveness = _effectiveness_rpd(scores, names, list(pairs))
+    effectiveness = _effectiveness_rpd(scores, names, list(pairs), topics)
     effects = _effects(scores, names, "reproduced") if "baseline" in pairs else None
     return Reproducibility(ordering, ordering_per_topic, effectiveness, effects)
 
@@ -721,7 +757,9 @@ def replicability(
     (:func:`scipy.stats.ttest_ind`, equal variances: Student's test) and, with the
     baseline pair, ER and DeltaRI (as in :func:`reproducibility`). The runs are ranked,
     cut to ``depth`` and evaluated as there: the original runs against
-    ``qrels_original``, the replicated ones against ``qrels_replicated``.
+    ``qrels_original`` and the replicated ones against ``qrels_replicated``, one plan
+    per collection (the two may use the same topic ids), each on the judged topics
+    that either of its runs ranks.
 
     Parameters
     ----------
@@ -770,12 +808,16 @@ def replicability(
         "original": _frame(qrels_original, "qrels_original", qrels_columns),
         "replicated": _frame(qrels_replicated, "qrels_replicated", qrels_columns),
     }
-    ranked = _rank(runs, depth)
+    ranked, topics = _rank(runs, depth)
+    # One plan per collection: the topic ids of the two need not be distinct.
     scores, names = _scores(
-        [(f"{run}/{side}", lf, judged[side]) for (run, side), lf in ranked.items()],
+        [
+            [(f"{run}/{side}", lf, judged[side]) for (run, s), lf in ranked.items() if s == side]
+            for side in ("original", "replicated")
+        ],
         metrics,
         evaluate_options,
     )
-    effectiveness = _effectiveness_rpl(scores, names, list(pairs))
+    effectiveness = _effectiveness_rpl(scores, names, list(pairs), topics)
     effects = _effects(scores, names, "replicated") if "baseline" in pairs else None
     return Replicability(effectiveness, effects)

@@ -165,6 +165,37 @@ def test_topics_in_one_run_only() -> None:
     assert out.ordering_per_topic["user"].to_list() == ["q"]
 
 
+def test_a_judged_topic_a_run_lacks_scores_as_an_empty_ranking() -> None:
+    qrels = pl.DataFrame({"user": ["q", "r"], "item": ["a", "a"], "relevance": [1, 1]})
+    # precision@1: original 1 (q), 1 (r); the reproduction lost r: 1, 0
+    out = prk.reproducibility(
+        run({"q": "ab", "r": "ab"}), run({"q": "ab"}), qrels=qrels, metrics=["precision@1"]
+    )
+    row = out.effectiveness.row(0, named=True)
+    assert row["rmse"] == pytest.approx(math.sqrt((0**2 + 1**2) / 2), abs=1e-15)
+    assert (row["n_topics"], row["n_unranked_original"], row["n_unranked_reproduced"]) == (2, 0, 1)
+    # the ordering compares the topics both rank
+    assert out.ordering.select("n_topics", "n_topics_only_original").row(0) == (1, 1)
+
+
+def test_replicability_collections_may_share_topic_ids() -> None:
+    q1 = pl.DataFrame({"user": ["1", "2"], "item": ["a", "a"], "relevance": [1, 1]})
+    q2 = pl.DataFrame({"user": ["1", "3"], "item": ["x", "x"], "relevance": [1, 1]})
+    # original: topic 1 finds a (1), topic 2 does not (0); replicated: topic 1 finds x
+    # (1), topic 3 is not ranked (0 over its judgments), and nothing of q1 leaks in.
+    out = prk.replicability(
+        run({"1": "ab", "2": "ba"}),
+        run({"1": "xa"}),
+        qrels_original=q1,
+        qrels_replicated=q2,
+        metrics=["precision@1"],
+        users="truth",
+    )
+    row = out.effectiveness.row(0, named=True)
+    assert (row["mean_original"], row["mean_replicated"]) == ((1 + 0) / 2, (1 + 0) / 2)
+    assert (row["n_unranked_original"], row["n_unranked_replicated"]) == (0, 1)
+
+
 def test_lazy_and_eager_agree() -> None:
     orig, rep = run({"q": "abcd", "r": "cab"}), run({"q": "bacd", "r": "abc"})
     eager = prk.reproducibility(orig, rep, qrels=QRELS)
