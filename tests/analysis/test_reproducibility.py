@@ -91,6 +91,19 @@ def test_rbo_hand_computed() -> None:
     assert out.ordering_per_topic["rbo"].item() == pytest.approx(num / den, abs=1e-15)
 
 
+def test_rbo_differs_from_rank_similarity_webber_estimate() -> None:
+    # The same lists, p = 1/2, depth 4: Webber et al.'s extrapolated RBO (rank_similarity)
+    # against repro_eval's normalised sum: two definitions, two numbers.
+    orig, rep = run({"q": "abcd"}), run({"q": "bace"})
+    webber = prk.rank_similarity(orig, rep, ["rbo(p=0.5)@4"], per_user=True)
+    ext = (1 - 0.5) / 0.5 * (0.5**2 * 2 / 2 + 0.5**3 * 3 / 3 + 0.5**4 * 3 / 4) + 3 / 4 * 0.5**4
+    assert webber["rbo(p=0.5)@4"].item() == pytest.approx(ext, abs=1e-15)  # 0.46875
+    ours = prk.reproducibility(orig, rep, qrels=QRELS, metrics=["map"], rbo_p=0.5, rbo_depth=4)
+    normalised = (0.5 * 2 / 2 + 0.25 * 3 / 3 + 0.125 * 3 / 4) / (1 + 0.5 + 0.25 + 0.125)
+    assert ours.ordering_per_topic["rbo"].item() == pytest.approx(normalised, abs=1e-15)  # 0.45
+    assert ext != pytest.approx(normalised)
+
+
 def test_rmse_nrmse_ttest_hand_computed() -> None:
     qrels = pl.DataFrame({"user": ["q", "r"], "item": ["a", "a"], "relevance": [1, 1]})
     # precision@1: original 1, 0 ; reproduced 0, 0.
