@@ -115,7 +115,7 @@ class Replicability(NamedTuple):
     effectiveness
         One row per (run, metric): the mean scores over the original and the
         replicated topics, the unpaired t-test's ``p_value``, both topic counts and
-        the topics of each the run does not rank (``n_unranked_*``).
+        the topics each run does not rank (``n_unranked_*``).
     effects
         As :attr:`Reproducibility.effects` (``*_replicated`` for ``*_reproduced``);
         ``None`` without the baseline pair.
