@@ -53,6 +53,12 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.analysis.popularity import item_popularity, long_tail_items
     from polars_rankeval.analysis.rank_similarity import rank_correlation, rank_similarity
     from polars_rankeval.analysis.report import report
+    from polars_rankeval.analysis.reproducibility import (
+        Replicability,
+        Reproducibility,
+        replicability,
+        reproducibility,
+    )
     from polars_rankeval.analysis.sampled_correction import correction_table, evaluate_sampled
     from polars_rankeval.analysis.sampled_diversity import inter_list_diversity_sampled
     from polars_rankeval.analysis.swap_rate import SwapRates, swap_rate, swap_rate_per_user
@@ -206,6 +212,10 @@ _LAZY: dict[str, tuple[str, str | None]] = {
         "polars_rankeval.analysis.metric_agreement",
         "metric_agreement_per_user",
     ),
+    "Reproducibility": ("polars_rankeval.analysis.reproducibility", "Reproducibility"),
+    "Replicability": ("polars_rankeval.analysis.reproducibility", "Replicability"),
+    "reproducibility": ("polars_rankeval.analysis.reproducibility", "reproducibility"),
+    "replicability": ("polars_rankeval.analysis.reproducibility", "replicability"),
     # The metric functions, generated from the metric declarations.
     **{name: ("polars_rankeval.metrics.functions", name) for name in _METRIC_FUNCTIONS},
 }
@@ -316,6 +326,10 @@ __all__ = [
     "swap_rate_per_user",
     "metric_agreement",
     "metric_agreement_per_user",
+    "Reproducibility",
+    "Replicability",
+    "reproducibility",
+    "replicability",
     *(name for name in _METRIC_FUNCTIONS if name not in _SHADOWING),
 ]
 

@@ -27,6 +27,7 @@ import polars_rankeval.cli.fuse as fuse
 import polars_rankeval.cli.meta as meta
 import polars_rankeval.cli.metrics as metrics
 import polars_rankeval.cli.plot as plot
+import polars_rankeval.cli.repro as repro
 import polars_rankeval.cli.trec_eval as trec_eval
 from polars_rankeval._utils.signals import sigterm_exits
 from polars_rankeval._utils.version import __version__
@@ -58,6 +59,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "judgements",
     "fuse",
     "meta",
+    "repro",
 )
 
 
@@ -104,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     differences.add_parser(sub)
     fuse.add_parser(sub)
     meta.add_parser(sub)
+    repro.add_parser(sub)
     return parser
 
 
