@@ -41,6 +41,13 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.analysis.judgements import JudgementGaps, judgement_gaps
     from polars_rankeval.analysis.negatives import sample_negatives
     from polars_rankeval.analysis.popularity import item_popularity, long_tail_items
+    from polars_rankeval.analysis.power import (
+        achieved_power,
+        sample_size,
+        sample_size_per_user,
+        topic_set_size,
+        topic_set_size_per_user,
+    )
     from polars_rankeval.analysis.rank_similarity import rank_correlation, rank_similarity
     from polars_rankeval.analysis.report import report
     from polars_rankeval.analysis.sampled_correction import correction_table, evaluate_sampled
@@ -172,6 +179,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     ),
     "JudgementGaps": ("polars_rankeval.analysis.judgements", "JudgementGaps"),
     "judgement_gaps": ("polars_rankeval.analysis.judgements", "judgement_gaps"),
+    "achieved_power": ("polars_rankeval.analysis.power", "achieved_power"),
+    "sample_size": ("polars_rankeval.analysis.power", "sample_size"),
+    "sample_size_per_user": ("polars_rankeval.analysis.power", "sample_size_per_user"),
+    "topic_set_size": ("polars_rankeval.analysis.power", "topic_set_size"),
+    "topic_set_size_per_user": ("polars_rankeval.analysis.power", "topic_set_size_per_user"),
     # The metric functions, generated from the metric declarations.
     **{name: ("polars_rankeval.metrics.functions", name) for name in _METRIC_FUNCTIONS},
 }
@@ -267,6 +279,11 @@ __all__ = [
     "largest_differences_per_user",
     "JudgementGaps",
     "judgement_gaps",
+    "achieved_power",
+    "sample_size",
+    "sample_size_per_user",
+    "topic_set_size",
+    "topic_set_size_per_user",
     *(name for name in _METRIC_FUNCTIONS if name not in _SHADOWING),
 ]
 
