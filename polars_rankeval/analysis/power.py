@@ -154,7 +154,11 @@ def t_power(
     nc = np.sqrt(n) * effect_size
     if alternative == "two-sided":
         crit = st.t.ppf(1.0 - alpha / 2.0, df)
-        return np.asarray(st.nct.sf(crit, df, nc) + st.nct.cdf(-crit, df, nc))
+        # The far tail underflows to NaN in scipy's nct when the noncentrality is large
+        # (about 11 and more): there it is below 1e-25, nothing beside the near tail.
+        far = np.asarray(st.nct.cdf(-crit, df, nc), dtype=np.float64)
+        far = np.where(np.isnan(far) & (nc > crit + 8.0), 0.0, far)
+        return np.asarray(st.nct.sf(crit, df, nc) + far)
     return np.asarray(st.nct.sf(st.t.ppf(1.0 - alpha, df), df, nc))
 
 

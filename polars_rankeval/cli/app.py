@@ -25,6 +25,7 @@ import polars_rankeval.cli.differences as differences
 import polars_rankeval.cli.evaluate as evaluate
 import polars_rankeval.cli.metrics as metrics
 import polars_rankeval.cli.plot as plot
+import polars_rankeval.cli.power as power
 import polars_rankeval.cli.trec_eval as trec_eval
 from polars_rankeval import __version__
 from polars_rankeval._utils.signals import sigterm_exits
@@ -54,6 +55,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "plot",
     "differences",
     "judgements",
+    "power",
 )
 
 
@@ -89,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(
-        dest="command", metavar="{evaluate,metrics,trec-eval,compare,plot,differences,judgements}"
+        dest="command",
+        metavar="{evaluate,metrics,trec-eval,compare,plot,differences,judgements,power}",
     )
 
     evaluate.add_parser(sub)
@@ -98,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_parser(sub)
     plot.add_parser(sub)
     differences.add_parser(sub)
+    power.add_parser(sub)
     return parser
 
 

@@ -342,6 +342,12 @@ def test_achieved_power_from_compare_on_data() -> None:
     assert out["alpha"].to_list() == [0.01]
     assert out["power"].to_list() == [0.9]
     assert 0 < out["achieved_power"][0] <= 1
+    # large effects (random against bm25: d about -1.4 over 500 users): power 1, not NaN
+    every = prk.achieved_power(
+        prk.compare(prk.load_systems(), ["ndcg@10"], baseline="bm25", test="t")
+    )
+    assert every["achieved_power"].is_nan().sum() == 0
+    assert every.filter(pl.col("system") == "random")["achieved_power"][0] == pytest.approx(1.0)
 
 
 # ------------------------------------------------------------------ errors
@@ -426,3 +432,11 @@ def test_data_errors() -> None:
         prk.achieved_power(per_user)
     with pytest.raises(TypeError, match="must be the DataFrame"):
         prk.achieved_power(per_user.lazy())  # type: ignore[arg-type]
+
+
+def test_large_noncentrality_is_not_nan() -> None:
+    # scipy's nct.cdf of the far tail is NaN past a noncentrality of about 11
+    assert t_power([500, 10_000], 0.51).tolist() == pytest.approx([1.0, 1.0])
+    assert t_power(500, 0.51)[0] == pytest.approx(
+        stats.nct.sf(stats.t.ppf(0.975, 499), 499, math.sqrt(500) * 0.51)
+    )
