@@ -154,10 +154,12 @@ def t_power(
     nc = np.sqrt(n) * effect_size
     if alternative == "two-sided":
         crit = st.t.ppf(1.0 - alpha / 2.0, df)
-        # The far tail underflows to NaN in scipy's nct when the noncentrality is large
-        # (about 11 and more): there it is below 1e-25, nothing beside the near tail.
+        # scipy's nct gives NaN for the far tail when the noncentrality is large (from
+        # about 5 on). That tail, P(Z + nc < -crit S) with S >= 0, is at most
+        # Phi(-nc) < 3e-7 there, beside a near tail of about 1: its normal
+        # approximation Phi(-crit - nc) stands in.
         far = np.asarray(st.nct.cdf(-crit, df, nc), dtype=np.float64)
-        far = np.where(np.isnan(far) & (nc > crit + 8.0), 0.0, far)
+        far = np.where(np.isnan(far), st.norm.cdf(-crit - nc), far)
         return np.asarray(st.nct.sf(crit, df, nc) + far)
     return np.asarray(st.nct.sf(st.t.ppf(1.0 - alpha, df), df, nc))
 

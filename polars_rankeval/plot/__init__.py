@@ -17,7 +17,9 @@ functions), so it can be checked or plotted with another library.
 * :func:`long_tail`: the popularity of the recommended items against the catalog;
 * :func:`largest_differences`: the users where two systems differ most, named, both ways;
 * :func:`judgement_gaps`: each system's metric with unjudged items removed and as
-  non-relevant, side by side.
+  non-relevant, side by side;
+* :func:`power_curve`: the power of the paired t test against the number of users, per
+  row of ``prk.sample_size``.
 
 This package is ``prk.plot``; one module per kind of chart
 (:mod:`~polars_rankeval.plot.metric_curves`, :mod:`~polars_rankeval.plot.per_user`,
@@ -38,6 +40,7 @@ from polars_rankeval.plot.exposure import long_tail, long_tail_data, lorenz, lor
 from polars_rankeval.plot.judgements import judgement_gaps
 from polars_rankeval.plot.metric_curves import curves, pr_curves
 from polars_rankeval.plot.per_user import distribution, distribution_data
+from polars_rankeval.plot.power import power_curve, power_curve_data
 
 __all__ = [
     "curve_gaps",
@@ -50,6 +53,8 @@ __all__ = [
     "long_tail_data",
     "lorenz",
     "lorenz_data",
+    "power_curve",
+    "power_curve_data",
     "pr_curves",
     "topic_differences",
     "topic_differences_data",
