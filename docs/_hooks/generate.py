@@ -333,6 +333,7 @@ def _charts() -> dict[str, Callable[[], Any]]:
         "judgement_gaps": lambda: prk.plot.judgement_gaps(
             prk.judgement_gaps(systems(), ["ndcg@10", "precision@5"])
         ),
+        "power_curve": lambda: prk.plot.power_curve(prk.sample_size(delta=[0.02, 0.05], sd=0.2)),
     }
 
 
@@ -345,6 +346,7 @@ CHARTS = (
     "long_tail",
     "largest_differences",
     "judgement_gaps",
+    "power_curve",
 )
 
 
