@@ -317,16 +317,25 @@ def _wide(
     compared_pairs(available, systems, None, by)  # the systems: distinct, present, >= 2
     chosen = available if systems is None else [str(s) for s in systems]
     columns = [f"__s{i}" for i in range(len(chosen))]
-    wide = (
-        lazy.filter(pl.col(by).is_in(chosen))
-        .unpivot(index=[by, user], on=names, variable_name="metric", value_name="value")
-        .with_columns(pl.col("value").cast(pl.Float64).fill_nan(None))
-        .group_by("metric", user)
-        .agg(
-            pl.col("value").filter(pl.col(by) == s).first().alias(c)
-            for s, c in zip(chosen, columns, strict=True)
+    # One frame per system (user, its metric columns), joined on the user: a user with
+    # no row for some system is left out, as with no value.
+    sides = [
+        lazy.filter(pl.col(by) == s).select(
+            user, *(pl.col(name).cast(pl.Float64).alias(f"{name}\x00{i}") for name in names)
         )
-        .drop_nulls(columns)
+        for i, s in enumerate(chosen)
+    ]
+    joined = sides[0]
+    for side in sides[1:]:
+        joined = joined.join(side, on=user, how="inner")
+    wide = pl.concat(
+        [
+            joined.select(
+                pl.lit(name).alias("metric"),
+                *(pl.col(f"{name}\x00{i}").fill_nan(None).alias(c) for i, c in enumerate(columns)),
+            ).drop_nulls(columns)
+            for name in names
+        ]
     )
     return wide, names, chosen
 
