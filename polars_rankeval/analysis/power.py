@@ -16,8 +16,9 @@ Every computation is exact: the noncentral t and F distributions of
 :mod:`scipy.stats`, and the smallest integer number of users found by a search over
 the integers (the power and the expected interval width are monotone in it). The
 per-user values are read as ``compare`` reads them: one ``evaluate(per_user=True)``
-plan, then one lazy query over the per-user frame that holds a row per user and
-metric with one column per system, never more.
+plan, collected once (a row per system and user), then one lazy query that joins one
+frame per system on the user and aggregates per metric; only the per-metric sums are
+kept.
 """
 
 from __future__ import annotations
@@ -448,7 +449,9 @@ def _evaluated(
         msg = f"by must be one column name (str), got {by!r}"
         raise TypeError(msg)
     source, _ = to_lazy(data)
-    per_user = evaluate(source, metrics, by=by, per_user=True, **options)
+    # Collected once (one row per system and user, as compare holds them): the pairing
+    # then reads it several times without running the evaluate plan again.
+    per_user = _local(evaluate(source, metrics, by=by, per_user=True, **options))
     return per_user, [m.name for m in parse_metrics(metrics)], options.get("user", "user")
 
 
