@@ -302,13 +302,16 @@ def _wide(
             msg = f"metric column {name!r} must be numeric, got {schema[name]}"
             raise TypeError(msg)
     lazy = lazy.with_columns(pl.col(by).cast(pl.String))
-    found, duplicate = pl.collect_all(
-        [
-            lazy.select(pl.col(by).drop_nulls().unique(maintain_order=True)),
-            lazy.group_by(by, user).len().filter(pl.col("len") > 1).head(1),
-        ]
+    # The systems in order of appearance and, per system, its rows and distinct users:
+    # one cheap query (a duplicate (system, user) row is looked up only when there is one).
+    found = (
+        lazy.filter(pl.col(by).is_not_null())
+        .group_by(by, maintain_order=True)
+        .agg(pl.len().alias("__rows"), pl.col(user).n_unique().alias("__users"))
+        .collect()
     )
-    if duplicate.height:
+    if (found.get_column("__rows") != found.get_column("__users")).any():
+        duplicate = lazy.group_by(by, user).len().filter(pl.col("len") > 1).head(1).collect()
         msg = (
             f"the per-user frame has duplicate ({by}, {user}) rows, e.g. "
             f"{by}={duplicate[by][0]!r}, {user}={duplicate[user][0]!r}"
