@@ -41,17 +41,12 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.analysis.judgements import JudgementGaps, judgement_gaps
     from polars_rankeval.analysis.negatives import sample_negatives
     from polars_rankeval.analysis.popularity import item_popularity, long_tail_items
-    from polars_rankeval.analysis.power import (
-        achieved_power,
-        sample_size,
-        sample_size_per_user,
-        topic_set_size,
-        topic_set_size_per_user,
-    )
+    from polars_rankeval.analysis.power import achieved_power, sample_size, sample_size_per_user
     from polars_rankeval.analysis.rank_similarity import rank_correlation, rank_similarity
     from polars_rankeval.analysis.report import report
     from polars_rankeval.analysis.sampled_correction import correction_table, evaluate_sampled
     from polars_rankeval.analysis.sampled_diversity import inter_list_diversity_sampled
+    from polars_rankeval.analysis.topic_set_size import topic_set_size, topic_set_size_per_user
     from polars_rankeval.api.evaluate import evaluate, join
     from polars_rankeval.api.overlap import OverlapWarning, overlap
     from polars_rankeval.api.subtopics import group_subtopics
@@ -182,8 +177,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "achieved_power": ("polars_rankeval.analysis.power", "achieved_power"),
     "sample_size": ("polars_rankeval.analysis.power", "sample_size"),
     "sample_size_per_user": ("polars_rankeval.analysis.power", "sample_size_per_user"),
-    "topic_set_size": ("polars_rankeval.analysis.power", "topic_set_size"),
-    "topic_set_size_per_user": ("polars_rankeval.analysis.power", "topic_set_size_per_user"),
+    "topic_set_size": ("polars_rankeval.analysis.topic_set_size", "topic_set_size"),
+    "topic_set_size_per_user": (
+        "polars_rankeval.analysis.topic_set_size",
+        "topic_set_size_per_user",
+    ),
     # The metric functions, generated from the metric declarations.
     **{name: ("polars_rankeval.metrics.functions", name) for name in _METRIC_FUNCTIONS},
 }

@@ -24,7 +24,7 @@ from polars_rankeval.cli.compare import _compare_data, add_system_inputs
 from polars_rankeval.cli.inputs import UsageError, add_side_inputs, pooled, side_inputs
 from polars_rankeval.cli.output import FORMATS, write_frame
 
-# The choices of polars_rankeval.analysis.power (checked equal in the tests), written here:
+# The choices of analysis.power and analysis.topic_set_size (checked equal in the tests):
 # the parser is built without importing the analysis.
 ALTERNATIVES: tuple[str, ...] = ("one-sided", "two-sided")
 DESIGNS: tuple[str, ...] = ("anova", "ci", "paired_t")
@@ -150,7 +150,8 @@ def _data(args: argparse.Namespace) -> tuple[Any, list[str] | None, list[str], d
 def run_power(args: argparse.Namespace) -> int:
     """Print the sample size, topic set size or achieved power table on standard output."""
     from polars_rankeval.analysis.compare import compare
-    from polars_rankeval.analysis.power import achieved_power, sample_size, topic_set_size
+    from polars_rankeval.analysis.power import achieved_power, sample_size
+    from polars_rankeval.analysis.topic_set_size import topic_set_size
 
     given = args.sd is not None or args.variance is not None
     if given and _has_data(args):

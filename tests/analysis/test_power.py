@@ -11,13 +11,11 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval.analysis.power import (
-    ACHIEVED_COLUMNS,
-    SAMPLE_SIZE_COLUMNS,
+from polars_rankeval.analysis.power import ACHIEVED_COLUMNS, SAMPLE_SIZE_COLUMNS, t_power
+from polars_rankeval.analysis.topic_set_size import (
     TOPIC_SET_COLUMNS,
     _anova_power,
     _expected_half_width,
-    t_power,
 )
 
 stats = pytest.importorskip("scipy.stats")
@@ -451,3 +449,38 @@ def test_power_is_finite_over_a_grid() -> None:
             p = t_power(n, nc / math.sqrt(n))[0]
             assert math.isfinite(p)
             assert p == pytest.approx(stats.nct.sf(c, n - 1, nc), abs=3e-7) or nc < 5
+
+
+def test_smallest_n_property() -> None:
+    # n is the smallest number of users >= 2 whose power reaches the target
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        d = float(rng.uniform(0.05, 2.0))
+        alpha = float(rng.choice([0.01, 0.05, 0.1]))
+        power = float(rng.uniform(0.5, 0.95))
+        alternative = str(rng.choice(["two-sided", "one-sided"]))
+        out = prk.sample_size(delta=d, sd=1.0, alpha=alpha, power=power, alternative=alternative)
+        n = out["n_users"][0]
+        assert t_power(n, d, alpha=alpha, alternative=alternative)[0] >= power  # type: ignore[arg-type]
+        if n > 2:
+            assert t_power(n - 1, d, alpha=alpha, alternative=alternative)[0] < power  # type: ignore[arg-type]
+
+
+def test_lazy_equals_eager_for_the_designs() -> None:
+    rng = np.random.default_rng(2)
+    per_user = pl.concat(
+        pl.DataFrame({"system": s, "user": np.arange(50), "m": rng.random(50)}) for s in "abc"
+    )
+    for design in ("paired_t", "anova"):
+        eager = prk.topic_set_size_per_user(per_user, design=design, min_diff=0.1)  # type: ignore[arg-type]
+        lazy = prk.topic_set_size_per_user(per_user.lazy(), design=design, min_diff=0.1)  # type: ignore[arg-type]
+        assert_frame_equal(eager, lazy)
+
+
+def test_zero_mean_difference_has_the_power_alpha() -> None:
+    # b - a: +0.1, -0.1: mean 0, sd > 0; compare's d is 0
+    result = prk.compare_per_user(frame([0.2, 0.4], [0.3, 0.3]), baseline="a", test="t")
+    out = prk.achieved_power(result)
+    assert out["achieved_power"][0] == pytest.approx(0.05)
+    assert out["n_users_needed"][0] is None
+    assert "mean difference is 0" in out["note"][0]

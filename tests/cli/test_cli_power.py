@@ -11,6 +11,7 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 from polars_rankeval.analysis import power as analysis
+from polars_rankeval.analysis import topic_set_size as design
 from polars_rankeval.cli import power as cli
 from polars_rankeval.cli.app import main
 from polars_rankeval.io.datasets import load_systems
@@ -29,8 +30,8 @@ def read(text: str) -> pl.DataFrame:
 
 def test_choices_are_the_analysis_ones() -> None:
     assert cli.ALTERNATIVES == analysis.ALTERNATIVES
-    assert cli.DESIGNS == analysis.DESIGNS
-    assert cli.VARIANCE_ESTIMATES == analysis.VARIANCE_ESTIMATES
+    assert cli.DESIGNS == design.DESIGNS
+    assert cli.VARIANCE_ESTIMATES == design.VARIANCE_ESTIMATES
 
 
 def test_given_sd(capsys: pytest.CaptureFixture[str]) -> None:
