@@ -51,6 +51,7 @@ if _typing.TYPE_CHECKING:
     )
     from polars_rankeval.analysis.negatives import sample_negatives
     from polars_rankeval.analysis.popularity import item_popularity, long_tail_items
+    from polars_rankeval.analysis.power import achieved_power, sample_size, sample_size_per_user
     from polars_rankeval.analysis.rank_similarity import rank_correlation, rank_similarity
     from polars_rankeval.analysis.report import report
     from polars_rankeval.analysis.reproducibility import (
@@ -62,6 +63,7 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.analysis.sampled_correction import correction_table, evaluate_sampled
     from polars_rankeval.analysis.sampled_diversity import inter_list_diversity_sampled
     from polars_rankeval.analysis.swap_rate import SwapRates, swap_rate, swap_rate_per_user
+    from polars_rankeval.analysis.topic_set_size import topic_set_size, topic_set_size_per_user
     from polars_rankeval.api.datasets import load_example, load_systems
     from polars_rankeval.api.evaluate import evaluate, join
     from polars_rankeval.api.overlap import OverlapWarning, overlap
@@ -216,6 +218,14 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Replicability": ("polars_rankeval.analysis.reproducibility", "Replicability"),
     "reproducibility": ("polars_rankeval.analysis.reproducibility", "reproducibility"),
     "replicability": ("polars_rankeval.analysis.reproducibility", "replicability"),
+    "achieved_power": ("polars_rankeval.analysis.power", "achieved_power"),
+    "sample_size": ("polars_rankeval.analysis.power", "sample_size"),
+    "sample_size_per_user": ("polars_rankeval.analysis.power", "sample_size_per_user"),
+    "topic_set_size": ("polars_rankeval.analysis.topic_set_size", "topic_set_size"),
+    "topic_set_size_per_user": (
+        "polars_rankeval.analysis.topic_set_size",
+        "topic_set_size_per_user",
+    ),
     # The metric functions, generated from the metric declarations.
     **{name: ("polars_rankeval.metrics.functions", name) for name in _METRIC_FUNCTIONS},
 }
@@ -330,6 +340,11 @@ __all__ = [
     "Replicability",
     "reproducibility",
     "replicability",
+    "achieved_power",
+    "sample_size",
+    "sample_size_per_user",
+    "topic_set_size",
+    "topic_set_size_per_user",
     *(name for name in _METRIC_FUNCTIONS if name not in _SHADOWING),
 ]
 

@@ -360,6 +360,7 @@ def _charts() -> dict[str, Callable[[], Any]]:
                 systems().filter(pl.col("user") <= 40), ["ndcg@10", "precision@5", "mrr@10"]
             )
         ),
+        "power_curve": lambda: prk.plot.power_curve(prk.sample_size(delta=[0.02, 0.05], sd=0.2)),
     }
 
 
@@ -373,6 +374,7 @@ CHARTS = (
     "largest_differences",
     "judgement_gaps",
     "asl_curves",
+    "power_curve",
 )
 
 

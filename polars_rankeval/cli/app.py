@@ -27,6 +27,7 @@ import polars_rankeval.cli.fuse as fuse
 import polars_rankeval.cli.meta as meta
 import polars_rankeval.cli.metrics as metrics
 import polars_rankeval.cli.plot as plot
+import polars_rankeval.cli.power as power
 import polars_rankeval.cli.repro as repro
 import polars_rankeval.cli.trec_eval as trec_eval
 from polars_rankeval._utils.signals import sigterm_exits
@@ -60,6 +61,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "fuse",
     "meta",
     "repro",
+    "power",
 )
 
 
@@ -107,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     fuse.add_parser(sub)
     meta.add_parser(sub)
     repro.add_parser(sub)
+    power.add_parser(sub)
     return parser
 
 

@@ -19,11 +19,14 @@ functions), so it can be checked or plotted with another library.
 * :func:`judgement_gaps`: each system's metric with unjudged items removed and as
   non-relevant, side by side;
 * :func:`asl_curves`: the ASL curves of ``discriminative_power``, one line per metric.
+* :func:`power_curve`: the power of the paired t test against the number of users, per
+  row of ``prk.sample_size``.
 
 This package is ``prk.plot``; one module per kind of chart
 (:mod:`~polars_rankeval.plot.metric_curves`, :mod:`~polars_rankeval.plot.per_user`,
 :mod:`~polars_rankeval.plot.differences`, :mod:`~polars_rankeval.plot.exposure`,
-:mod:`~polars_rankeval.plot.judgements`, :mod:`~polars_rankeval.plot.meta_evaluation`). May
+:mod:`~polars_rankeval.plot.judgements`, :mod:`~polars_rankeval.plot.meta_evaluation`,
+:mod:`~polars_rankeval.plot.power`). May
 import: ``fusion`` and the layers below it.
 """
 
@@ -40,6 +43,7 @@ from polars_rankeval.plot.judgements import judgement_gaps
 from polars_rankeval.plot.meta_evaluation import asl_curves
 from polars_rankeval.plot.metric_curves import curves, pr_curves
 from polars_rankeval.plot.per_user import distribution, distribution_data
+from polars_rankeval.plot.power import power_curve, power_curve_data
 
 __all__ = [
     "asl_curves",
@@ -53,6 +57,8 @@ __all__ = [
     "long_tail_data",
     "lorenz",
     "lorenz_data",
+    "power_curve",
+    "power_curve_data",
     "pr_curves",
     "topic_differences",
     "topic_differences_data",

@@ -51,3 +51,25 @@ def test_judgement_gaps_chart() -> None:
     assert same["vconcat"][0]["layer"][0]["encoding"] == spec["vconcat"][0]["layer"][0]["encoding"]
     with pytest.raises(ValueError, match="lacks column\\(s\\) condensed"):
         prk.plot.judgement_gaps(gaps.summary.drop("condensed"))
+
+
+def test_power_curve_chart() -> None:
+    from polars_rankeval.analysis.power import t_power
+
+    sample = prk.sample_size(delta=[0.05, 0.1], sd=0.2)
+    data = prk.plot.power_curve_data(sample)
+    assert data["series"].unique(maintain_order=True).to_list() == ["delta 0.05", "delta 0.1"]
+    # 1.5 x the largest n_users (128)
+    assert data["n_users"].max() == 192
+    row = data.filter((pl.col("series") == "delta 0.1") & (pl.col("n_users") == 34))
+    assert row["power"][0] == pytest.approx(t_power(34, 0.5)[0])
+    spec = prk.plot.power_curve(sample).to_dict()
+    assert len(spec["layer"]) == 3
+    # pairs from data: one line per pair; an sd of 0 has no curve
+    tied = pl.DataFrame(
+        {"system": ["a", "a", "b", "b"], "user": [1, 2, 1, 2], "m": [0.1, 0.3, 0.2, 0.4]}
+    )
+    with pytest.raises(ValueError, match="no rows"):
+        prk.plot.power_curve(prk.sample_size_per_user(tied, delta=0.1))
+    with pytest.raises(ValueError, match=r"prk\.sample_size"):
+        prk.plot.power_curve(sample.drop("sd"))
