@@ -44,6 +44,7 @@ from polars_rankeval._utils.constraints import (
 from polars_rankeval._utils.types import integer, type_label
 from polars_rankeval.analysis.rank_similarity import _check, _ranked
 from polars_rankeval.api.evaluate import METRICS
+from polars_rankeval.metrics.defaults import REPRODUCIBILITY
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import MetricsArg
 
@@ -81,7 +82,7 @@ EFFECT_COLUMNS: tuple[str, ...] = (
     "n_topics_original",
     "n_topics_reproduced",
 )
-DEFAULT_METRICS: tuple[str, ...] = ("map", "ndcg@10", "precision@10")
+DEFAULT_METRICS: tuple[str, ...] = REPRODUCIBILITY
 _RUNS = ("advanced", "baseline")
 _NOT_FORWARDED = ("per_user", "per_item", "aggregate", "by", "score", "rank", "item", "user")
 _CHUNK = 1 << 22  # padded positions per chunk of the KTU kernel

@@ -65,7 +65,9 @@ def add_parser(sub: Any) -> None:
         metavar="K",
         help="top documents kept per topic of every run (repro_eval's trim; default 1000)",
     )
-    rp.add_argument("--rbo-p", type=float, default=0.95, metavar="P", help="RBO's persistence")
+    rp.add_argument(
+        "--rbo-p", type=float, default=0.95, metavar="PERSISTENCE", help="RBO's persistence p"
+    )
     rp.add_argument(
         "--rbo-depth", type=int, default=1000, metavar="D", help="RBO's depth (default 1000)"
     )

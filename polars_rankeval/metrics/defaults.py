@@ -25,5 +25,7 @@ RANK_SIMILARITY: tuple[str, ...] = ("rbo", "intersection")
 """The measures ``rank_similarity`` compares two runs with."""
 RBO = "rbo"
 """Rank-biased overlap, which ``rank_similarity`` computes on the two runs' lists."""
+REPRODUCIBILITY: tuple[str, ...] = ("map", "ndcg@10", "precision@10")
+"""The metrics ``reproducibility`` and ``replicability`` compare per topic by default."""
 INTER_LIST_DIVERSITY = "inter_list_diversity"
 """The metric ``inter_list_diversity_sampled`` estimates on a sample of users."""

@@ -20,11 +20,17 @@ PACKAGE = Path(prk.__file__).parent
 ALLOWED_FOLDERS = ("metrics", "conventions", "trec_eval")
 """Where metric names may be written: the declarations, the other libraries' names,
 and trec_eval's own measure names."""
-COLUMNS = {"precision", "recall", "gini", "unjudged"}
+COLUMNS = {"precision", "recall", "gini", "unjudged", "rbo", "rmse"}
 """Output column names that coincide with a metric's name (``pr_curve``'s
 ``recall``/``precision`` columns, the Lorenz chart's ``gini`` column, judgement_gaps'
-``unjudged`` share): allowed in the modules of :data:`COLUMN_MODULES` only."""
-COLUMN_MODULES = ("plot/", "analysis/curves.py", "analysis/judgements.py")
+``unjudged`` share, reproducibility's ``rbo`` and ``rmse``, computed as repro_eval
+defines them): allowed in the modules of :data:`COLUMN_MODULES` only."""
+COLUMN_MODULES = (
+    "plot/",
+    "analysis/curves.py",
+    "analysis/judgements.py",
+    "analysis/reproducibility.py",
+)
 """The modules building or drawing those frames."""
 
 
