@@ -309,9 +309,20 @@ def fusion_methods() -> str:
     return "\n".join(rows) + "\n"
 
 
+def fusion_differences() -> str:
+    """Where fusion differs from ranx, and why: the fusion package's docstring, as Markdown."""
+    import polars_rankeval.fusion as fusion
+
+    doc = fusion.__doc__ or ""
+    text = doc[doc.index("Where ranx") :]
+    text = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", text)
+    return text.replace("``", "`")
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "metric-families": family_list,
     "fusion-methods": fusion_methods,
+    "fusion-differences": fusion_differences,
     "conventions-matrix": lambda: _script("gen_convention_matrix").matrix(),
     "benchmarks": benchmark_list,
 }
