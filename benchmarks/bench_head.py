@@ -88,7 +88,7 @@ def first_stage(df: pl.DataFrame, ties: str) -> Callable[[], object]:
         _head._expected_sums = lambda users, need, length, keys, **_: users  # type: ignore[assignment]
         _head._prefix_sums = lambda users, need, expected: users  # type: ignore[assignment]
         # Keep the head in the plan (read its length), or projection pushdown drops it.
-        _head._value = lambda need, metric, expected: pl.col(_head._HEAD).list.len()  # type: ignore[assignment]
+        _head._value = lambda reader, metric: pl.col(_head._HEAD).list.len()  # type: ignore[assignment]
         try:
             return prk.evaluate(df, METRICS, ties=ties, validate=False)  # type: ignore[arg-type]
         finally:
