@@ -348,13 +348,39 @@ def test_users_without_positive_are_counted() -> None:
         ({"metrics": "auc@5"}, ValueError, "auc over all candidates"),
         ({"metrics": "precision"}, ValueError, "precision with a cutoff"),
         ({"metrics": "nope@3"}, ValueError, "nope"),
-        ({"gamma": 1.5}, ValueError, r"gamma must be in \[0, 1\]"),
-        ({"gamma": "x"}, TypeError, "gamma must be a number"),
-        ({"estimators": ["bv", "magic"]}, ValueError, "estimators must be one of"),
-        ({"sampling": "poisson"}, ValueError, "sampling must be one of"),
-        ({"ties": "random"}, ValueError, "ties must be one of"),
+        (
+            {"gamma": 1.5},
+            ValueError,
+            r"'gamma' of evaluate_sampled must be a number in \[0, 1\], got 1\.5",
+        ),
+        (
+            {"gamma": "x"},
+            TypeError,
+            r"'gamma' of evaluate_sampled must be a number in \[0, 1\], got str 'x'",
+        ),
+        (
+            {"estimators": ["bv", "magic"]},
+            ValueError,
+            r"'estimators' of evaluate_sampled must be one of \['bv', 'mb', 'rank', 'sampled'\] or a list of "
+            r"estimator names, got an entry 'magic'",
+        ),
+        (
+            {"sampling": "poisson"},
+            ValueError,
+            r"'sampling' of evaluate_sampled must be one of \['with_replacement', 'without_replacement'\], "
+            r"got 'poisson'",
+        ),
+        (
+            {"ties": "random"},
+            ValueError,
+            r"'ties' of evaluate_sampled must be one of \[.*\], got 'random'",
+        ),
         ({"n_items": 3}, ValueError, "allows at most 2"),
-        ({"n_items": 3.5}, TypeError, "n_items must be an int"),
+        (
+            {"n_items": 3.5},
+            TypeError,
+            r"'n_items' of evaluate_sampled must be an integer >= 2, got float 3\.5",
+        ),
         ({"score": "nope"}, ValueError, "no column 'nope'"),
         ({"prior": [1.0, 2.0]}, ValueError, "one weight per full-catalog rank"),
     ],
