@@ -544,14 +544,30 @@ def test_sample_negatives_insufficient() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "pattern"),
     [
-        ({"n_negatives": 0}, ValueError, "n_negatives must be at least 1, got 0"),
-        ({"n_negatives": 2.0}, TypeError, "n_negatives must be an int"),
-        ({"seed": "x"}, TypeError, "seed must be an int"),
-        ({"insufficient": "some"}, ValueError, "insufficient must be one of"),
+        (
+            {"n_negatives": 0},
+            ValueError,
+            r"'n_negatives' of sample_negatives must be an integer >= 1, got 0",
+        ),
+        (
+            {"n_negatives": 2.0},
+            TypeError,
+            r"'n_negatives' of sample_negatives must be an integer >= 1, got float 2\.0",
+        ),
+        ({"seed": "x"}, TypeError, r"'seed' of sample_negatives must be an integer, got str 'x'"),
+        (
+            {"insufficient": "some"},
+            ValueError,
+            r"'insufficient' of sample_negatives must be one of \['all', 'error'\], got 'some'",
+        ),
         ({"catalog": ["a", "b", "c"]}, TypeError, "catalog items are String"),
         ({"catalog": [1, None, 3]}, ValueError, "catalog has 1 null"),
         ({"catalog": []}, ValueError, "catalog is empty"),
-        ({"catalog": 7}, TypeError, "catalog must be"),
+        (
+            {"catalog": 7},
+            TypeError,
+            r"'catalog' of sample_negatives must be .* or a sequence of items, got int 7",
+        ),
         ({"catalog": pl.DataFrame({"x": [1]})}, ValueError, "catalog has no column 'item'"),
         ({"exclude": pl.DataFrame({"user": [1]})}, ValueError, "exclude has no column 'item'"),
         ({"user": "uid"}, ValueError, "truth has no column 'uid'"),

@@ -350,7 +350,9 @@ def test_conventions_table() -> None:
     assert row["rank_positions"] == "absolute"  # RecTools' ranks keep their gaps
     assert set(conventions("ranx")["rank_positions"]) == {"relative"}
     assert set(conventions()["preset"]) == set(PRESETS)
-    with pytest.raises(ValueError, match=r"argument 'name' of conventions must be one of \[.*\], got 'nope'"):
+    with pytest.raises(
+        ValueError, match=r"argument 'name' of conventions must be one of \[.*\], got 'nope'"
+    ):
         conventions("nope")
 
 
