@@ -351,7 +351,8 @@ def test_conventions_table() -> None:
     assert set(conventions("ranx")["rank_positions"]) == {"relative"}
     assert set(conventions()["preset"]) == set(PRESETS)
     with pytest.raises(
-        ValueError, match=r"argument 'name' of conventions must be one of \[.*\], got 'nope'"
+        ValueError,
+        match=r"argument 'name' of conventions must be one of \[.*\] or None, got 'nope'",
     ):
         conventions("nope")
 
