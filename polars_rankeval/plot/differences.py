@@ -28,6 +28,16 @@ if TYPE_CHECKING:
     import altair as alt
 
 
+_TOPIC = {
+    "per_user": Frame(),
+    "metric": Text("a metric name (str)"),
+    "baseline": Text("a system name (str)"),
+    "by": COLUMN,
+    "user": COLUMN,
+}
+
+
+@validate_params(_TOPIC)
 def topic_differences_data(
     per_user: Any,
     metric: str,
@@ -143,6 +153,7 @@ def _compare_line(compare: pl.DataFrame, metric: str, system: str, baseline: str
     )
 
 
+@validate_params({**_TOPIC, "compare": [Frame(), None], "title": [Text(), None]})
 def topic_differences(
     per_user: Any,
     metric: str,
