@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval._utils.constraints import COLUMN, Frame, Text, validate_params
+from polars_rankeval._utils.constraints import COLUMN, Frame, Spec, Text, validate_params
 from polars_rankeval._utils.pvalue import p_clause
 from polars_rankeval.metrics.grammar import parse_metric
 from polars_rankeval.plot._common import (
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import altair as alt
 
 
-_TOPIC = {
+_TOPIC: dict[str, Spec] = {
     "per_user": Frame(),
     "metric": Text("a metric name (str)"),
     "baseline": Text("a system name (str)"),

@@ -12,6 +12,7 @@ from polars_rankeval._utils.constraints import (
     Frame,
     Integer,
     Options,
+    Spec,
     Text,
     validate_params,
 )
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 DistributionKind = Literal["histogram", "ecdf"]
 
-_PER_USER = {
+_PER_USER: dict[str, Spec] = {
     "per_user": Frame(),
     "metric": Text("a metric name (str)"),
     "by": [*COLUMNS, None],

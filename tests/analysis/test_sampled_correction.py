@@ -361,14 +361,15 @@ def test_users_without_positive_are_counted() -> None:
         (
             {"estimators": ["bv", "magic"]},
             ValueError,
-            r"'estimators' of evaluate_sampled must be one of \['bv', 'mb', 'rank', 'sampled'\] or a list of "
-            r"estimator names, got an entry 'magic'",
+            r"'estimators' of evaluate_sampled must be one of "
+            r"\['bv', 'mb', 'rank', 'sampled'\] or a list of estimator names, "
+            r"got an entry 'magic'",
         ),
         (
             {"sampling": "poisson"},
             ValueError,
-            r"'sampling' of evaluate_sampled must be one of \['with_replacement', 'without_replacement'\], "
-            r"got 'poisson'",
+            r"'sampling' of evaluate_sampled must be one of "
+            r"\['with_replacement', 'without_replacement'\], got 'poisson'",
         ),
         (
             {"ties": "random"},

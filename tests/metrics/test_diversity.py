@@ -369,7 +369,8 @@ def test_sampled_estimate_options() -> None:
         ({"runs": 0}, r"'runs' of inter_list_diversity_sampled must be an integer >= 1, got 0"),
         (
             {"ties": "random"},
-            r"'ties' of inter_list_diversity_sampled must be one of \[.*\] or a Ties policy, got 'random'",
+            r"'ties' of inter_list_diversity_sampled must be one of \[.*\] "
+            r"or a Ties policy, got 'random'",
         ),
     ]:
         with pytest.raises(ValueError, match=match):
@@ -377,7 +378,8 @@ def test_sampled_estimate_options() -> None:
     # A wrong type is a TypeError (the integer rule of tests/api/test_integer_arguments.py).
     with pytest.raises(
         TypeError,
-        match=r"'sample_size' of inter_list_diversity_sampled must be an integer >= 1 or None, got float 0\.5",
+        match=r"'sample_size' of inter_list_diversity_sampled must be an integer >= 1 "
+        r"or None, got float 0\.5",
     ):
         prk.inter_list_diversity_sampled(df, 2, sample_size=0.5)  # type: ignore[arg-type]
 
