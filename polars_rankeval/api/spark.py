@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from polars_rankeval._utils.constraints import Frame, Integer, validate_params
+from polars_rankeval._utils.constraints import Frame, Integer, Rejection, validate_params
 from polars_rankeval._utils.types import make_columns
 from polars_rankeval.api.evaluate import METRICS
 from polars_rankeval.api.evaluate import evaluate as _evaluate
@@ -41,9 +41,17 @@ __all__ = [
 ]
 
 
+class _SparkFrame(Frame):
+    """A Spark DataFrame; without pyspark, how to install it (whatever the value)."""
+
+    def reject(self, value: Any) -> Rejection | None:
+        require_pyspark()
+        return super().reject(value)
+
+
 @validate_params(
     {
-        "data": Frame("pyspark"),
+        "data": _SparkFrame("pyspark"),
         "metrics": METRICS,
         "n_partitions": [Integer(Interval(1, None)), None],
     }
