@@ -11,7 +11,22 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import polars as pl
 
 if TYPE_CHECKING:
-    from polars_rankeval.api.evaluate import MetricsArg
+    from collections.abc import Sequence
+    from typing import Literal
+
+    from polars_rankeval.analysis.compare import CIMethod, CorrectionName, Family, TestName
+    from polars_rankeval.analysis.curves import KsArg
+    from polars_rankeval.api.evaluate import (
+        Aggregation,
+        EmptyPolicy,
+        EngineArg,
+        MetricsArg,
+        NItemsArg,
+        RankPositions,
+        SummaryForm,
+        TiePolicy,
+        UsersArg,
+    )
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
@@ -62,16 +77,127 @@ class _RankEval(Generic[FrameT]):
     def __init__(self, frame: FrameT) -> None:
         self._frame: FrameT = frame
 
-    if TYPE_CHECKING:  # the runtime methods carry the functions' real signatures
+    if TYPE_CHECKING:  # the targets' parameters (tests/test_public_params.py keeps them equal)
 
-        def evaluate(self, metrics: MetricsArg, **options: Any) -> FrameT: ...
-        def per_user(self, metrics: MetricsArg, **options: Any) -> FrameT: ...
-        def per_item(self, metrics: MetricsArg, **options: Any) -> FrameT: ...
-        def compare(self, metrics: MetricsArg, **options: Any) -> pl.DataFrame: ...
-        def curve(
-            self, metrics: str | list[str], ks: Any = None, **options: Any
+        def evaluate(
+            self,
+            metrics: MetricsArg,
+            *,
+            user: str = "user",
+            item: str = "item",
+            score: str | None = None,
+            relevance: str = "relevance",
+            rank: str | None = None,
+            rank_positions: RankPositions = "relative",
+            ties: TiePolicy = "expected",
+            by: str | Sequence[str] | None = None,
+            per_user: bool = False,
+            per_item: bool = False,
+            users: UsersArg = "truth",
+            empty: EmptyPolicy = "skip",
+            aggregate: Aggregation | Sequence[Aggregation] = "mean",
+            summary: SummaryForm = "wide",
+            ci: Literal["t", "bootstrap"] | None = None,
+            confidence: float = 0.95,
+            n_items: NItemsArg = None,
+            items: pl.DataFrame | pl.LazyFrame | None = None,
+            history: Any = None,
+            rating_range: tuple[float, float] | None = None,
+            validate: bool = True,
+            engine: EngineArg = "auto",
+            conventions: str | None = None,
+        ) -> FrameT: ...
+        def per_user(
+            self,
+            metrics: MetricsArg,
+            *,
+            user: str = "user",
+            item: str = "item",
+            score: str | None = None,
+            relevance: str = "relevance",
+            rank: str | None = None,
+            rank_positions: RankPositions = "relative",
+            ties: TiePolicy = "expected",
+            by: str | Sequence[str] | None = None,
+            per_item: bool = False,
+            users: UsersArg = "truth",
+            empty: EmptyPolicy = "skip",
+            aggregate: Aggregation | Sequence[Aggregation] = "mean",
+            summary: SummaryForm = "wide",
+            ci: Literal["t", "bootstrap"] | None = None,
+            confidence: float = 0.95,
+            n_items: NItemsArg = None,
+            items: pl.DataFrame | pl.LazyFrame | None = None,
+            history: Any = None,
+            rating_range: tuple[float, float] | None = None,
+            validate: bool = True,
+            engine: EngineArg = "auto",
+            conventions: str | None = None,
+        ) -> FrameT: ...
+        def per_item(
+            self,
+            metrics: MetricsArg,
+            *,
+            user: str = "user",
+            item: str = "item",
+            score: str | None = None,
+            relevance: str = "relevance",
+            rank: str | None = None,
+            rank_positions: RankPositions = "relative",
+            ties: TiePolicy = "expected",
+            by: str | Sequence[str] | None = None,
+            per_user: bool = False,
+            users: UsersArg = "truth",
+            empty: EmptyPolicy = "skip",
+            aggregate: Aggregation | Sequence[Aggregation] = "mean",
+            summary: SummaryForm = "wide",
+            ci: Literal["t", "bootstrap"] | None = None,
+            confidence: float = 0.95,
+            n_items: NItemsArg = None,
+            items: pl.DataFrame | pl.LazyFrame | None = None,
+            history: Any = None,
+            rating_range: tuple[float, float] | None = None,
+            validate: bool = True,
+            engine: EngineArg = "auto",
+            conventions: str | None = None,
+        ) -> FrameT: ...
+        def compare(
+            self,
+            metrics: MetricsArg,
+            *,
+            by: str = "system",
+            baseline: Any = None,
+            systems: Sequence[Any] | None = None,
+            test: TestName = "randomization",
+            correction: CorrectionName | None = None,
+            family: Family = "all",
+            alpha: float = 0.05,
+            n_resamples: int = 10000,
+            seed: int = 0,
+            confidence: float = 0.95,
+            ci: CIMethod = "auto",
+            tie_tolerance: float = 1e-09,
+            progress: bool | None = None,
+            **evaluate_options: Any,
         ) -> pl.DataFrame: ...
-        def pr_curve(self, **options: Any) -> pl.DataFrame: ...
+        def curve(
+            self,
+            metrics: str | Sequence[str],
+            ks: KsArg = None,
+            *,
+            by: str | Sequence[str] | None = None,
+            aggregate: Aggregation = "mean",
+            **options: Any,
+        ) -> pl.DataFrame: ...
+        def pr_curve(
+            self,
+            *,
+            levels: int | Sequence[float] = 11,
+            rel: float = 1.0,
+            by: str | Sequence[str] | None = None,
+            ties: TiePolicy = "item_desc",
+            **options: Any,
+        ) -> pl.DataFrame: ...
 
     else:
         evaluate = _Method(

@@ -12,6 +12,8 @@ A parameter added without a constraint fails here.
 
 from __future__ import annotations
 
+import ast
+import importlib
 import inspect
 import types
 from collections.abc import Callable
@@ -21,38 +23,15 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
+from polars_rankeval import namespace
 from polars_rankeval._utils.constraints import Unchecked, check, declared
 
 MODULES = ("trec", "plot", "datasets", "spark")
 DF = pl.DataFrame({"user": [1], "item": [1], "score": [1.0], "relevance": [1]})
-PLACEHOLDERS: list[Any] = [DF, "ndcg@1", 1, 0.5, True, ["user"], None]
-
-# Public functions whose parameters are not declared yet: this set may only shrink.
-NOT_YET_DECLARED = {
-    "bind",
-    "conventions",
-    "correction_table",
-    "evaluate_sampled",
-    "expand_metric",
-    "group_subtopics",
-    "inter_list_diversity_sampled",
-    "list_metrics",
-    "parse_metric",
-    "rank_similarity",
-    "sample_negatives",
-    "plot.curve_gaps",
-    "plot.curves",
-    "plot.distribution",
-    "plot.distribution_data",
-    "plot.long_tail",
-    "plot.long_tail_data",
-    "plot.lorenz",
-    "plot.lorenz_data",
-    "plot.pr_curves",
-    "plot.topic_differences",
-    "plot.topic_differences_data",
-    "spark.evaluate",
-}
+# A stand-in a Frame("pyspark") constraint accepts (told apart by its module): the
+# calls below refuse another argument before any data is read.
+SPARK_FRAME = type("DataFrame", (), {"__module__": "pyspark.sql.dataframe"})()
+PLACEHOLDERS: list[Any] = [DF, "ndcg@1", 1, 10, 0.5, True, ["user"], SPARK_FRAME, None]
 
 
 def public_functions() -> dict[str, Callable[..., Any]]:
@@ -77,20 +56,13 @@ def public_functions() -> dict[str, Callable[..., Any]]:
 
 
 FUNCTIONS = public_functions()
-DECLARED = sorted(name for name in FUNCTIONS if name not in NOT_YET_DECLARED)
+DECLARED = sorted(FUNCTIONS)
 
 
 def test_the_enumeration_finds_the_public_functions() -> None:
     for name in ("evaluate", "join", "compare", "report", "trec.read_run", "plot.curves"):
         assert name in FUNCTIONS
     assert "ndcg" not in FUNCTIONS  # a metric function validates through the registry
-
-
-def test_the_pending_list_only_names_undeclared_functions() -> None:
-    """Declaring a function's parameters removes it from NOT_YET_DECLARED."""
-    assert set(FUNCTIONS) >= NOT_YET_DECLARED
-    stale = sorted(name for name in NOT_YET_DECLARED if declared(FUNCTIONS[name]) is not None)
-    assert not stale, f"declared now, remove from NOT_YET_DECLARED: {stale}"
 
 
 @pytest.mark.parametrize("name", DECLARED)
@@ -118,8 +90,10 @@ def _invalid_cases() -> list[Any]:
             values = [v for a in alternatives if a is not None for v in a.invalid()]
             refused = [v for v in values if _refused(name, parameter, v, alternatives)]
             assert refused, f"{name}: no invalid value generated for {parameter!r}"
-            cases += [pytest.param(name, parameter, v, id=f"{name}-{parameter}-{i}")
-                      for i, v in enumerate(refused)]
+            cases += [
+                pytest.param(name, parameter, v, id=f"{name}-{parameter}-{i}")
+                for i, v in enumerate(refused)
+            ]
     return cases
 
 
@@ -169,3 +143,76 @@ def test_the_namespace_methods_show_the_functions_parameters() -> None:
     assert "levels" in inspect.signature(frame.rankeval.pr_curve).parameters
     with pytest.raises(TypeError, match="unexpected keyword argument 'tie'"):
         frame.rankeval.evaluate("mrr", tie="expected")
+
+
+def _stubs() -> dict[str, ast.FunctionDef]:
+    """The static signatures of the namespace methods (its ``if TYPE_CHECKING:`` block)."""
+    tree = ast.parse(inspect.getsource(namespace))
+    rank_eval = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "_RankEval")
+    block = next(n for n in rank_eval.body if isinstance(n, ast.If))
+    return {n.name: n for n in block.body if isinstance(n, ast.FunctionDef)}
+
+
+def _stub_parameters(stub: ast.FunctionDef) -> list[tuple[str, str, str, Any]]:
+    """(name, kind, annotation, default) of each parameter after ``self``."""
+    args = stub.args
+
+    def annotation(node: ast.expr | None) -> str:
+        return ast.dump(node) if node is not None else ""
+
+    positional = args.args[1:]
+    defaults = [inspect.Parameter.empty] * (len(positional) - len(args.defaults))
+    defaults += [ast.literal_eval(d) for d in args.defaults]
+    out = [
+        (a.arg, "POSITIONAL_OR_KEYWORD", annotation(a.annotation), d)
+        for a, d in zip(positional, defaults, strict=True)
+    ]
+    out += [
+        (
+            a.arg,
+            "KEYWORD_ONLY",
+            annotation(a.annotation),
+            inspect.Parameter.empty if d is None else ast.literal_eval(d),
+        )
+        for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    ]
+    if args.kwarg is not None:
+        out.append(
+            (
+                args.kwarg.arg,
+                "VAR_KEYWORD",
+                annotation(args.kwarg.annotation),
+                inspect.Parameter.empty,
+            )
+        )
+    return out
+
+
+def _target_parameters(method: Any) -> list[tuple[str, str, str, Any]]:
+    """The same for the target of a namespace method, without the frame and fixed ones."""
+    function = getattr(importlib.import_module(method.module), method.target)
+    return [
+        (
+            p.name,
+            p.kind.name,
+            ast.dump(ast.parse(str(p.annotation), mode="eval").body),
+            p.default,
+        )
+        for p in list(inspect.signature(function).parameters.values())[1:]
+        if p.name not in method.fixed
+    ]
+
+
+STUBS = _stubs()
+
+
+def test_every_namespace_method_has_a_static_signature() -> None:
+    methods = {n for n, v in vars(namespace._RankEval).items() if isinstance(v, namespace._Method)}
+    assert set(STUBS) == methods
+
+
+@pytest.mark.parametrize("name", sorted(STUBS))
+def test_the_namespace_stubs_declare_the_targets_parameters(name: str) -> None:
+    """Names, kinds, annotations and defaults as the target's: mypy sees what runs."""
+    method = vars(namespace._RankEval)[name]
+    assert _stub_parameters(STUBS[name]) == _target_parameters(method)

@@ -10,7 +10,6 @@ systems sorted by name) are compare's.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,7 +28,7 @@ from polars_rankeval._utils.constraints import (
     Spec,
     Text,
 )
-from polars_rankeval._utils.types import integer, is_spark_frame
+from polars_rankeval._utils.types import is_spark_frame
 from polars_rankeval.analysis.compare import (
     TEST_OPTIONS,
     TIE_TOLERANCE,
@@ -84,31 +83,6 @@ SWAPS: dict[str, Spec] = {
 """The options of :func:`~polars_rankeval.swap_rate`."""
 DIRECTIONS: Spec = [Instance(Mapping, what="a mapping of metric -> bool or None"), None]
 """``higher_is_better=`` of the per-user forms."""
-
-
-def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
-    """A ValueError naming ``name`` and listing the sorted ``choices`` unless ``value`` is one."""
-    if not isinstance(value, str) or value not in choices:
-        msg = f"{name} must be one of {', '.join(map(repr, sorted(choices)))}, got {value!r}"
-        raise ValueError(msg)
-
-
-def check_options(*, alpha: float | None = None, seed: int = 0, **counts: Any) -> None:
-    """``alpha`` in (0, 1), ``seed`` >= 0 and every ``counts`` entry an int >= 1."""
-    if alpha is not None:
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
-            msg = f"alpha must be a number in (0, 1), got {alpha!r}"
-            raise TypeError(msg)
-        if not (math.isfinite(alpha) and 0.0 < float(alpha) < 1.0):
-            msg = f"alpha must be in (0, 1), got {alpha!r}"
-            raise ValueError(msg)
-    if integer("seed", seed, what="an int") < 0:
-        msg = f"seed must be >= 0, got {seed!r}"
-        raise ValueError(msg)
-    for name, value in counts.items():
-        if integer(name, value, what="an int >= 1") < 1:
-            msg = f"{name} must be an int >= 1, got {value!r}"
-            raise ValueError(msg)
 
 
 def evaluate_per_user(

@@ -37,8 +37,6 @@ from polars_rankeval.analysis._system_values import (
     FROM_PER_USER,
     RESAMPLING,
     all_pairs,
-    check_choice,
-    check_options,
     evaluate_per_user,
     value_matrices,
 )
@@ -55,8 +53,6 @@ __all__ = [
 
 PowerTest = Literal["bootstrap", "tukey"]
 Statistic = Literal["t", "mean"]
-POWER_TESTS: tuple[str, ...] = ("bootstrap", "tukey")
-STATISTICS: tuple[str, ...] = ("t", "mean")
 
 #: The columns of :attr:`DiscriminativePower.summary`, in order.
 POWER_COLUMNS: tuple[str, ...] = (
@@ -303,9 +299,6 @@ def discriminative_power_per_user(
     alike leaves the range unchanged, so a Tukey p is at least (3!)**(1 - 3) = 1/36,
     and c - a (0.033) is below every permuted range.
     """
-    check_choice("test", test, POWER_TESTS)
-    check_choice("statistic", statistic, STATISTICS)
-    check_options(alpha=alpha, seed=seed, n_resamples=n_resamples)
     chosen, canonical, prepared = value_matrices(
         per_user, metrics, by=by, user=user, systems=systems
     )

@@ -24,9 +24,19 @@ from typing import Any, Literal, overload
 import numpy as np
 import polars as pl
 
+from polars_rankeval._utils.constraints import (
+    COLUMN,
+    Frame,
+    Instance,
+    Integer,
+    ListOf,
+    Options,
+    validate_params,
+)
 from polars_rankeval._utils.stack import user_stacklevel
 from polars_rankeval._utils.ties import id_order
-from polars_rankeval._utils.types import check_choice, integer, type_label
+from polars_rankeval._utils.types import type_label
+from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.validate import to_lazy
 
 Insufficient = Literal["error", "all"]
@@ -162,6 +172,27 @@ def sample_negatives(
     relevance: str = ...,
     insufficient: Insufficient = ...,
 ) -> pl.DataFrame: ...
+@validate_params(
+    {
+        "truth": Frame(),
+        "n_negatives": Integer(Interval(1, None)),
+        "catalog": [
+            Instance(
+                pl.Series,
+                pl.DataFrame,
+                pl.LazyFrame,
+                what="a polars Series, DataFrame or LazyFrame (with the item column)",
+            ),
+            ListOf(what="a sequence of items"),
+        ],
+        "seed": Integer(),
+        "exclude": [Frame(), None],
+        "user": COLUMN,
+        "item": COLUMN,
+        "relevance": COLUMN,
+        "insufficient": Options.of(Insufficient),
+    }
+)
 def sample_negatives(
     truth: Any,
     *,
@@ -256,12 +287,7 @@ def sample_negatives(
     >>> cands.equals(again)  # the same negatives, whatever the row order
     True
     """
-    n_negatives = integer("n_negatives", n_negatives, what="an int")
-    if n_negatives < 1:
-        msg = f"n_negatives must be at least 1, got {n_negatives!r}"
-        raise ValueError(msg)
-    seed = integer("seed", seed, what="an int")
-    check_choice("insufficient", insufficient, INSUFFICIENT)
+    n_negatives = int(n_negatives)
     if isinstance(catalog, range):
         catalog = list(catalog)
     truth_lf, eager = to_lazy(truth, "truth")

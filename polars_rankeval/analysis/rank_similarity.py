@@ -20,9 +20,18 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from polars_rankeval._utils.constraints import COLUMN, Instance, ListOf, Options, validate_params
+from polars_rankeval._utils.constraints import (
+    COLUMN,
+    FLAG,
+    Frame,
+    Instance,
+    ListOf,
+    Options,
+    Text,
+    validate_params,
+)
 from polars_rankeval._utils.ties import id_order
-from polars_rankeval._utils.types import type_label
+from polars_rankeval.conventions.presets import PRESETS
 from polars_rankeval.metrics.defaults import RANK_SIMILARITY, RBO
 from polars_rankeval.metrics.features import share_within
 from polars_rankeval.metrics.grammar import parse_metric
@@ -59,9 +68,6 @@ def _ranked(
     rows, ranks below 1 under absolute positions, ranked rows) are collected by the
     caller, both runs at once (:func:`_check`).
     """
-    if not isinstance(run, pl.DataFrame | pl.LazyFrame):
-        msg = f"{name} must be a polars DataFrame or LazyFrame, got {type_label(run)}"
-        raise TypeError(msg)
     lf = run.lazy()
     schema = lf.collect_schema()
     order = rank if rank is not None else score
@@ -139,6 +145,25 @@ def _bind(text: str) -> Metric:
     return metric
 
 
+@validate_params(
+    {
+        "run_a": Frame("polars"),
+        "run_b": Frame("polars"),
+        "measures": [
+            Text("a measure name (str)"),
+            ListOf(Text("a measure name (str)"), what="a list of measure names"),
+        ],
+        "user": COLUMN,
+        "item": COLUMN,
+        "score": [COLUMN, None],
+        "rank": [COLUMN, None],
+        "ties": [Options.of(RunTies), None],
+        "users": [Options.of(PairUsers), None],
+        "rank_positions": Options.of(RankPositions),
+        "per_user": FLAG,
+        "conventions": [Options(*PRESETS), None],
+    }
+)
 def rank_similarity(
     run_a: pl.DataFrame | pl.LazyFrame,
     run_b: pl.DataFrame | pl.LazyFrame,
@@ -281,15 +306,6 @@ def rank_similarity(
         raise ValueError(msg)
     ties = "item_desc" if ties is None else ties
     users = "both" if users is None else users
-    if ties not in ("item_desc", "item_asc", "expected"):
-        msg = f"ties must be one of ['expected', 'item_asc', 'item_desc'], got {ties!r}"
-        raise ValueError(msg)
-    if users not in ("both", "a", "b", "either"):
-        msg = f"users must be one of ['a', 'b', 'both', 'either'], got {users!r}"
-        raise ValueError(msg)
-    if rank_positions not in ("relative", "absolute"):
-        msg = f"rank_positions must be 'relative' or 'absolute', got {rank_positions!r}"
-        raise ValueError(msg)
     absolute = rank_positions == "absolute"
     if absolute and rank is None:
         msg = "rank_positions='absolute' reads explicit ranks: pass rank= (not score=)"

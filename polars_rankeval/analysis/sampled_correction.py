@@ -52,9 +52,24 @@ from typing import Any, Literal, overload
 import numpy as np
 import polars as pl
 
+from polars_rankeval._utils.constraints import (
+    COLUMN,
+    COLUMNS,
+    FLAG,
+    Constraint,
+    Frame,
+    Integer,
+    ListOf,
+    Number,
+    Options,
+    Spec,
+    Text,
+    validate_params,
+)
 from polars_rankeval._utils.ties import id_order
-from polars_rankeval._utils.types import TIE_POLICIES, TiePolicy, check_choice, integer
+from polars_rankeval._utils.types import TIE_POLICIES, TiePolicy
 from polars_rankeval.metrics.grammar import expand_metric
+from polars_rankeval.metrics.params import Interval
 from polars_rankeval.metrics.sampled_estimators import (
     ESTIMATORS,
     SAMPLED_DEFAULTS,
@@ -63,7 +78,6 @@ from polars_rankeval.metrics.sampled_estimators import (
     Sampling,
     Target,
     _cached_solve,
-    _check_gamma,
     _check_sizes,
     _estimator_values,
     _solve,
@@ -90,6 +104,16 @@ __all__ = [
 ]
 
 SummaryForm = Literal["long", "wide"]
+
+_ESTIMATOR: Constraint = Options.of(Estimator)
+CORRECTION: dict[str, Spec] = {
+    "n_items": Integer(Interval(2, None)),
+    "estimators": [_ESTIMATOR, ListOf(_ESTIMATOR, what="a list of estimator names")],
+    "gamma": Number(Interval(0, 1)),
+    "sampling": Options.of(Sampling),
+    "prior": [ListOf(what="a list of weights, one per full-catalog rank"), None],
+}
+"""The options :func:`correction_table` and :func:`evaluate_sampled` share."""
 
 
 def target(metric: str | Metric) -> Target:
@@ -139,14 +163,15 @@ def _check_estimators(estimators: Any) -> tuple[str, ...]:
     if not out:
         msg = "estimators must name at least one estimator"
         raise ValueError(msg)
-    for e in out:
-        check_choice("estimators", e, ESTIMATORS)
     if len(set(out)) != len(out):
         msg = f"estimators has duplicates: {list(out)!r}"
         raise ValueError(msg)
     return out
 
 
+@validate_params(
+    {"metric": Text("a metric name (str)"), "n_negatives": Integer(Interval(1, None)), **CORRECTION}
+)
 def correction_table(
     metric: str,
     *,
@@ -209,9 +234,8 @@ def correction_table(
     └──────────────┴─────────┴──────┴───────┴──────┘
     """
     tgt = target(metric)
-    n, m = _check_sizes(n_items, n_negatives)
-    g = _check_gamma(gamma)
-    check_choice("sampling", sampling, SAMPLINGS)
+    n, m = _check_sizes(n_items, n_negatives)  # n_negatives <= n_items - 1
+    g = float(gamma)
     names = _check_estimators(estimators)
     weights = _prior(prior, n)
     columns: dict[str, Any] = {"sampled_rank": np.arange(1, m + 2, dtype=np.int64)}
@@ -262,6 +286,26 @@ def evaluate_sampled(
     relevance: str = ...,
     validate: bool = ...,
 ) -> pl.DataFrame: ...
+@validate_params(
+    {
+        "data": Frame(),
+        "metrics": [
+            Text("a metric name (str)"),
+            ListOf(Text("a metric name (str)"), what="a list of metric names"),
+        ],
+        **CORRECTION,
+        "by": [*COLUMNS, None],
+        "per_user": FLAG,
+        "summary": Options.of(SummaryForm),
+        "ties": Options(*TIE_POLICIES),
+        "user": COLUMN,
+        "item": COLUMN,
+        "score": [COLUMN, None],
+        "rank": [COLUMN, None],
+        "relevance": COLUMN,
+        "validate": FLAG,
+    }
+)
 def evaluate_sampled(
     data: Any,
     metrics: str | Sequence[str],
@@ -368,11 +412,7 @@ def evaluate_sampled(
     └────────┴───────────┴──────────┘
     """
     targets = _targets(metrics)
-    n_items = integer("n_items", n_items, what="an int")
-    g = _check_gamma(gamma)
-    check_choice("sampling", sampling, SAMPLINGS)
-    check_choice("ties", ties, TIE_POLICIES)
-    check_choice("summary", summary, ("long", "wide"))
+    g = float(gamma)
     names = _check_estimators(estimators)
     n = int(n_items)
     weights = _prior(prior, n)
@@ -529,9 +569,6 @@ def _targets(metrics: str | Sequence[str]) -> list[Target]:
         metrics = [metrics]
     out: list[Target] = []
     for name in metrics:
-        if not isinstance(name, str):
-            msg = f"metrics must be metric names, got {type(name).__name__}"
-            raise TypeError(msg)
         out.extend(target(m) for m in expand_metric(name))
     if not out:
         msg = "metrics must name at least one metric"

@@ -13,13 +13,37 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_rankeval._utils.ties import resolve_ties
-from polars_rankeval._utils.types import TiePolicy, integer, make_columns
+from polars_rankeval._utils.constraints import (
+    COLUMN,
+    Frame,
+    Instance,
+    Integer,
+    Options,
+    validate_params,
+)
+from polars_rankeval._utils.ties import POLICIES, Ties
+from polars_rankeval._utils.types import TiePolicy, make_columns
 from polars_rankeval.api.evaluate import evaluate
 from polars_rankeval.metrics.defaults import INTER_LIST_DIVERSITY
+from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.validate import to_lazy
 
 
+@validate_params(
+    {
+        "data": Frame(),
+        "k": [Integer(Interval(1, None)), None],
+        "sample_size": [Integer(Interval(1, None)), None],
+        "runs": Integer(Interval(1, None)),
+        "seed": Integer(),
+        "user": COLUMN,
+        "item": COLUMN,
+        "score": [COLUMN, None],
+        "rank": [COLUMN, None],
+        "relevance": COLUMN,
+        "ties": [Options(live=POLICIES), Instance(Ties, what="a Ties policy")],
+    }
+)
 def inter_list_diversity_sampled(
     data: Any,
     k: int | None,
@@ -81,18 +105,8 @@ def inter_list_diversity_sampled(
     >>> round(prk.inter_list_diversity_sampled(recs, 2, sample_size=2, runs=4, seed=0), 6)
     0.75
     """
-    if sample_size is not None:
-        sample_size = integer("sample_size", sample_size, what="a positive integer or None")
-        if sample_size < 1:
-            msg = f"sample_size must be a positive integer or None, got {sample_size!r}"
-            raise ValueError(msg)
-    runs = integer("runs", runs, what="a positive integer")
-    if runs < 1:
-        msg = f"runs must be a positive integer, got {runs!r}"
-        raise ValueError(msg)
-    seed = integer("seed", seed)
-    k = None if k is None else integer("k", k, what="a positive integer or None")
-    resolve_ties(ties)
+    sample_size = None if sample_size is None else int(sample_size)
+    runs, seed, k = int(runs), int(seed), None if k is None else int(k)
     cols = make_columns(user=user, item=item, score=score, relevance=relevance, rank=rank)
     lf, _ = to_lazy(data)
     schema = lf.collect_schema()

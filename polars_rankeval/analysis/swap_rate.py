@@ -27,7 +27,6 @@ from polars_rankeval.analysis._system_values import (
     FROM_PER_USER,
     SWAPS,
     all_pairs,
-    check_options,
     evaluate_per_user,
     value_matrices,
 )
@@ -261,13 +260,6 @@ def swap_rate_per_user(
     distinct users (the two one-user subsets of a trial), 8 have opposite signs, so
     the swap rate converges to 8 / 12 = 0.667.
     """
-    check_options(seed=seed, n_trials=n_trials)
-    if isinstance(max_swap_rate, bool) or not isinstance(max_swap_rate, (int, float)):
-        msg = f"max_swap_rate must be a number in (0, 1), got {max_swap_rate!r}"
-        raise TypeError(msg)
-    if not 0.0 < float(max_swap_rate) < 1.0:
-        msg = f"max_swap_rate must be in (0, 1), got {max_swap_rate!r}"
-        raise ValueError(msg)
     chosen, canonical, prepared = value_matrices(
         per_user, metrics, by=by, user=user, systems=systems
     )

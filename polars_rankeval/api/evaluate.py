@@ -77,9 +77,9 @@ __all__ = [
 METRICS = [
     Text("a metric name (str)"),
     Instance(Metric, what="a Metric"),
-    ListOf(what="a list of metric names"),
+    ListOf(Instance(str, Metric, what="a metric name or a Metric"), what="a list of metric names"),
 ]
-"""``metrics=``: one name or a list (each entry is checked by ``parse_metric``)."""
+"""``metrics=``: one name or a list (what each name says is checked by ``parse_metric``)."""
 
 
 @overload

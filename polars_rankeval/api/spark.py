@@ -17,11 +17,14 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from polars_rankeval._utils.constraints import Frame, Integer, Rejection, validate_params
 from polars_rankeval._utils.types import make_columns
+from polars_rankeval.api.evaluate import METRICS
 from polars_rankeval.api.evaluate import evaluate as _evaluate
 from polars_rankeval.engines.choice import decide
 from polars_rankeval.engines.spark_engine import DEFAULT_PARTITIONS, SIDE_COLUMNS, SparkEngine
 from polars_rankeval.engines.spark_ops import INSTALL_HINT, col, require_pyspark, worker_errors
+from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.build import build
 from polars_rankeval.plan.job import Job, MetricsArg
 
@@ -38,6 +41,21 @@ __all__ = [
 ]
 
 
+class _SparkFrame(Frame):
+    """A Spark DataFrame; without pyspark, how to install it (whatever the value)."""
+
+    def reject(self, value: Any) -> Rejection | None:
+        require_pyspark()
+        return super().reject(value)
+
+
+@validate_params(
+    {
+        "data": _SparkFrame("pyspark"),
+        "metrics": METRICS,
+        "n_partitions": [Integer(Interval(1, None)), None],
+    }
+)  # options: checked by polars_rankeval.evaluate
 def evaluate(
     data: SparkDataFrame, metrics: MetricsArg, *, n_partitions: int | None = None, **options: Any
 ) -> SparkDataFrame:

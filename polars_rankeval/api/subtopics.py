@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import COLUMN, Frame, validate_params
 from polars_rankeval.metrics._checks import fail_if
 from polars_rankeval.plan.validate import to_lazy
 
@@ -21,6 +22,16 @@ SUBTOPICS = "subtopics"
 """The name of the list column (the intent metrics' default ``subtopics=``)."""
 
 
+@validate_params(
+    {
+        "truth": Frame(),
+        "user": COLUMN,
+        "item": COLUMN,
+        "subtopic": COLUMN,
+        "relevance": [COLUMN, None],
+        "output": COLUMN,
+    }
+)
 def group_subtopics(
     truth: Any,
     *,

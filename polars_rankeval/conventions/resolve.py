@@ -28,6 +28,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import Options, validate_params
 from polars_rankeval.conventions.convention import HISTORY_USERS, Convention, Mapped
 from polars_rankeval.conventions.presets import PRESETS
 from polars_rankeval.metrics.grammar import expand_metric
@@ -44,6 +45,7 @@ def get_convention(name: str) -> Convention:
     return PRESETS[name]
 
 
+@validate_params({"name": [Options(*PRESETS), None]})
 def conventions(name: str | None = None) -> pl.DataFrame:
     """The metric mapping of a preset (or of every preset) as a table.
 

@@ -26,7 +26,7 @@ import polars as pl
 from polars_rankeval._utils.ties import Ties
 from polars_rankeval._utils.types import TiePolicy, integer, make_columns
 from polars_rankeval.metrics.features import Features, f64
-from polars_rankeval.metrics.grammar import bind
+from polars_rankeval.metrics.grammar import _bind
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.metrics.registry import get_spec
 
@@ -204,7 +204,7 @@ def inline(
         if n_items <= 0:
             msg = f"n_items must be a positive integer (the catalog size), got {n_items!r}"
             raise ValueError(msg)
-    metric = bind(name, k, **options)
+    metric = _bind(name, k, options, text=False)  # its errors name the metric, not bind
     cols = make_columns(item=item, score=score, relevance=relevance, rank=rank)
     return metric_expression(metric, cols, policy, n_items)
 

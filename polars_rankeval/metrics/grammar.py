@@ -25,8 +25,9 @@ import re
 from typing import Any
 
 import polars_rankeval.metrics.aggregate as _aggregate
+from polars_rankeval._utils.constraints import Instance, Integer, Text, validate_params
 from polars_rankeval._utils.types import integer
-from polars_rankeval.metrics.params import int_range
+from polars_rankeval.metrics.params import Interval, int_range
 from polars_rankeval.metrics.registry import get_spec, known_names, unknown_message
 from polars_rankeval.metrics.spec import Metric, MetricSpec
 
@@ -86,6 +87,9 @@ def _suggest(text: str) -> str | None:
     return None
 
 
+@validate_params(
+    {"name": Text("a metric name (str)"), "k": [Integer(Interval(1, None)), None]}
+)  # options: checked against the metric's own parameters
 def bind(name: str, k: int | None = None, **options: Any) -> Metric:
     """Bind a metric name to a cutoff and options, checking them against its signature.
 
@@ -231,13 +235,11 @@ def _parse(text: str) -> tuple[MetricSpec, int | tuple[int, ...] | None, dict[st
     return spec, k, options
 
 
-def _check_text(text: object) -> str:
-    if not isinstance(text, str):
-        msg = f"a metric must be a string such as 'ndcg@10', got {type(text).__name__}"
-        raise TypeError(msg)
-    return text
+_TEXT = [Text("a metric name such as 'ndcg@10' (str)"), Instance(Metric, what="a Metric")]
+"""``text=`` of :func:`parse_metric` and :func:`expand_metric`."""
 
 
+@validate_params({"text": _TEXT})
 def parse_metric(text: str | Metric) -> Metric:
     """Parse ``name[(key=value,...)][@k]`` into a bound :class:`Metric`.
 
@@ -256,7 +258,7 @@ def parse_metric(text: str | Metric) -> Metric:
     """
     if isinstance(text, Metric):
         return text
-    metrics = expand_metric(_check_text(text))
+    metrics = expand_metric(text)
     if len(metrics) != 1:
         msg = (
             f"{text!r} names {len(metrics)} metrics (one per cutoff); use expand_metric, "
@@ -266,6 +268,7 @@ def parse_metric(text: str | Metric) -> Metric:
     return metrics[0]
 
 
+@validate_params({"text": _TEXT})
 def expand_metric(text: str | Metric) -> list[Metric]:
     """Parse a metric name whose cutoff may be a list or range: one metric per cutoff.
 
@@ -286,7 +289,7 @@ def expand_metric(text: str | Metric) -> list[Metric]:
     if isinstance(text, Metric):
         return [text]
     try:
-        return _expand(_check_text(text))
+        return _expand(text)
     except ValueError as error:
         if not str(error).startswith(("unknown metric", "cannot parse metric")):
             raise

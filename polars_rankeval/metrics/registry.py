@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import validate_params
 from polars_rankeval._utils.ties import POLICIES, Capability, supported
 from polars_rankeval._utils.types import make_columns
 from polars_rankeval.metrics.features import Features
@@ -248,6 +249,7 @@ def unknown_message(name: str, suggestion: str | None) -> str:
 _LISTING = "polars_rankeval.list_metrics() for every metric"
 
 
+@validate_params({})  # no parameter
 def list_metrics() -> pl.DataFrame:
     """Every registered metric with its family, options and one-line definition.
 

@@ -84,7 +84,7 @@ def aggregations(aggregate: Aggregation | Sequence[Aggregation]) -> list[Aggrega
     """Normalise ``aggregate=`` to a non-empty list of distinct aggregations."""
     aggs = [aggregate] if isinstance(aggregate, str) else list(aggregate)
     if not aggs:
-        msg = f"aggregate must name at least one of {', '.join(AGGREGATIONS)}"
+        msg = f"aggregate must name at least one of {', '.join(sorted(AGGREGATIONS))}"
         raise ValueError(msg)
     for agg in aggs:
         check_choice("aggregate", agg, AGGREGATIONS)

@@ -10,6 +10,8 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import COLUMN, Instance, Integer, validate_params
+from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plot._common import inline_values
 
 LINE_WIDTH = 2.0
@@ -31,6 +33,15 @@ DASHES: tuple[tuple[int, ...], ...] = (
 """Stroke patterns of the systems' curves: curves that coincide stay told apart."""
 
 
+@validate_params(
+    {
+        "frame": Instance(pl.DataFrame, what="a polars DataFrame"),
+        "series": COLUMN,
+        "x": COLUMN,
+        "y": COLUMN,
+        "n_grid": Integer(Interval(1, None)),
+    }
+)
 def curve_gaps(
     frame: pl.DataFrame, series: str, x: str, y: str, *, n_grid: int = GAP_GRID
 ) -> pl.DataFrame:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval._utils.constraints import COLUMN, Frame, Text, validate_params
+from polars_rankeval._utils.constraints import COLUMN, Frame, Spec, Text, validate_params
 from polars_rankeval._utils.pvalue import p_clause
 from polars_rankeval.metrics.grammar import parse_metric
 from polars_rankeval.plot._common import (
@@ -28,6 +28,16 @@ if TYPE_CHECKING:
     import altair as alt
 
 
+_TOPIC: dict[str, Spec] = {
+    "per_user": Frame(),
+    "metric": Text("a metric name (str)"),
+    "baseline": Text("a system name (str)"),
+    "by": COLUMN,
+    "user": COLUMN,
+}
+
+
+@validate_params(_TOPIC)
 def topic_differences_data(
     per_user: Any,
     metric: str,
@@ -143,6 +153,7 @@ def _compare_line(compare: pl.DataFrame, metric: str, system: str, baseline: str
     )
 
 
+@validate_params({**_TOPIC, "compare": [Frame(), None], "title": [Text(), None]})
 def topic_differences(
     per_user: Any,
     metric: str,

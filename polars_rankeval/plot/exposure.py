@@ -7,9 +7,19 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import (
+    COLUMNS,
+    Frame,
+    Instance,
+    Integer,
+    Number,
+    Spec,
+    Text,
+    validate_params,
+)
 from polars_rankeval._utils.ties import id_order
-from polars_rankeval._utils.types import integer
 from polars_rankeval.api.evaluate import evaluate
+from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.validate import to_lazy
 from polars_rankeval.plot._common import (
     MAX_POINTS,
@@ -48,12 +58,23 @@ def _exposure(
     return frame, item
 
 
-def _counts(k: Any, max_points: Any) -> tuple[int, int | None]:
-    """``k`` and ``max_points`` (or ``None``) by the integer rule of ``_types.integer``."""
-    points = None if max_points is None else integer("max_points", max_points, what="an int")
-    return integer("k", k, what="a positive integer"), points
+_EXPOSURE: dict[str, Spec] = {
+    "data": Frame(),
+    "k": Integer(Interval(1, None)),
+    "by": [*COLUMNS, None],
+}
+"""The inputs of the exposure charts (``**options`` pass on to ``evaluate``)."""
+_LORENZ: dict[str, Spec] = {**_EXPOSURE, "n_items": [Integer(Interval(1, None)), None]}
+_LONG_TAIL: dict[str, Spec] = {
+    **_EXPOSURE,
+    "popularity": [Instance(pl.DataFrame, what="a polars DataFrame (item, popularity)"), None],
+    "rel": Number(),
+}
+_POINTS: Spec = [Integer(Interval(2, None)), None]
+_TITLE: Spec = [Text(), None]
 
 
+@validate_params({**_LORENZ, "max_points": _POINTS})
 def lorenz_data(
     data: Any,
     *,
@@ -90,11 +111,10 @@ def lorenz_data(
     [(0.0, 0.0, 0.6666666666666666), (0.6666666666666666, 0.0, 0.6666666666666666),
      (1.0, 1.0, 0.6666666666666666)]
     """
-    k, max_points = _counts(k, max_points)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     lf, _ = to_lazy(data)
     exposure, item = _exposure(lf, k, by_cols, options, "lorenz")
-    catalog = None if n_items is None else integer("n_items", n_items, what="an int or None")
+    catalog = None if n_items is None else int(n_items)
     if catalog is None:
         catalog = int(lf.select(pl.col(item).n_unique()).collect().item())
     gini = evaluate(lf, [f"gini@{k}"], by=by_cols or None, n_items=catalog, **options)
@@ -150,6 +170,7 @@ def lorenz_data(
     return out.sort([*by_cols, "item_share", "exposure_share"])
 
 
+@validate_params({**_LORENZ, "title": _TITLE})
 def lorenz(
     data: Any,
     *,
@@ -230,6 +251,7 @@ def lorenz(
     return alt.layer(diagonal, *lines).properties(width=WIDTH, height=WIDTH, title=heading)
 
 
+@validate_params({**_LONG_TAIL, "max_points": _POINTS})
 def long_tail_data(
     data: Any,
     *,
@@ -256,7 +278,6 @@ def long_tail_data(
         ``series, item_share, share`` (series: "catalog" or the system name), at most
         ``max_points`` points per series.
     """
-    k, max_points = _counts(k, max_points)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     lf, _ = to_lazy(data)
     item = options.get("item", "item")
@@ -272,9 +293,7 @@ def long_tail_data(
             .collect()
         )
     else:
-        if not isinstance(popularity, pl.DataFrame) or not {item, "popularity"} <= set(
-            popularity.columns
-        ):
+        if not {item, "popularity"} <= set(popularity.columns):
             msg = f"popularity must be a polars DataFrame with columns {item!r} and 'popularity'"
             raise ValueError(msg)
         pop = popularity.select(item, pl.col("popularity").cast(pl.Float64))
@@ -318,6 +337,7 @@ def long_tail_data(
     return pl.concat([origin, out]).with_columns(pl.col("share").cast(pl.Float64))
 
 
+@validate_params({**_LONG_TAIL, "title": _TITLE})
 def long_tail(
     data: Any,
     *,

@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import Frame, Integer, Text, validate_params
 from polars_rankeval.metrics.grammar import expand_metric
+from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import RESERVED, count_name
 from polars_rankeval.plot._common import (
     HEIGHT,
@@ -57,6 +59,7 @@ def _tidy_curves(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     return long.select(*by, "metric", "k", pl.col("value").cast(pl.Float64)), by
 
 
+@validate_params({"frame": Frame(), "title": [Text(), None], "columns": Integer(Interval(1, None))})
 def curves(frame: Any, *, title: str | None = None, columns: int = 3) -> alt.Chart:
     """Metric@k over k, one line per system, one panel per metric.
 
@@ -121,6 +124,7 @@ def curves(frame: Any, *, title: str | None = None, columns: int = 3) -> alt.Cha
     return chart.properties(title=text)
 
 
+@validate_params({"frame": Frame(), "title": [Text(), None]})
 def pr_curves(frame: Any, *, title: str | None = None) -> alt.Chart:
     """Interpolated precision-recall curves, one per system.
 

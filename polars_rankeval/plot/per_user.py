@@ -7,7 +7,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
+from polars_rankeval._utils.constraints import (
+    COLUMNS,
+    Frame,
+    Integer,
+    Options,
+    Spec,
+    Text,
+    validate_params,
+)
 from polars_rankeval.metrics.grammar import parse_metric
+from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plot._common import (
     HEIGHT,
     MAX_POINTS,
@@ -29,7 +39,14 @@ if TYPE_CHECKING:
 
 DistributionKind = Literal["histogram", "ecdf"]
 
+_PER_USER: dict[str, Spec] = {
+    "per_user": Frame(),
+    "metric": Text("a metric name (str)"),
+    "by": [*COLUMNS, None],
+}
 
+
+@validate_params(_PER_USER)
 def distribution_data(
     per_user: Any, metric: str, *, by: str | Sequence[str] | None = "system"
 ) -> pl.DataFrame:
@@ -81,6 +98,14 @@ def distribution_data(
     return values.with_columns(pl.col("n_users", "n_undefined").cast(pl.Int64))
 
 
+@validate_params(
+    {
+        **_PER_USER,
+        "kind": Options.of(DistributionKind),
+        "bins": Integer(Interval(1, None)),
+        "title": [Text(), None],
+    }
+)
 def distribution(
     per_user: Any,
     metric: str,
@@ -123,12 +148,6 @@ def distribution(
     >>> chart = prk.plot.distribution(per_user, "ndcg@10", kind="ecdf")
     """
     alt = import_altair()
-    if kind not in ("histogram", "ecdf"):
-        msg = f"kind must be one of ['ecdf', 'histogram'], got {kind!r}"
-        raise ValueError(msg)
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-        msg = f"bins must be a positive integer, got {bins!r}"
-        raise ValueError(msg)
     name = parse_metric(metric).name
     data = distribution_data(per_user, metric, by=by)
     by_cols = by_columns(data, ("value", "ecdf", "n_users", "n_undefined"))

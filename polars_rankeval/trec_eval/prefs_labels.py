@@ -84,7 +84,7 @@ def required_format(name: str) -> Literal["qrels_jg", "prefs"]:
         return "qrels_jg"
     if name in _PREFS_NAMES:
         return "prefs"
-    raise ValueError(f"measure must be one of {', '.join(PREFS_MEASURES)}, got {name!r}")
+    raise ValueError(f"measure must be one of {', '.join(sorted(PREFS_MEASURES))}, got {name!r}")
 
 
 def format_accepts(name: str, relation_format: str) -> bool:

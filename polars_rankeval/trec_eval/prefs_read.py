@@ -31,7 +31,8 @@ def check_format(relation_format: str) -> None:
     """Raise ``ValueError`` unless ``relation_format`` is one of ``RELATION_FORMATS``."""
     if relation_format not in RELATION_FORMATS:
         raise ValueError(
-            f"relation_format must be one of {', '.join(RELATION_FORMATS)}, got {relation_format!r}"
+            f"relation_format must be one of {', '.join(sorted(RELATION_FORMATS))}, "
+            f"got {relation_format!r}"
         )
 
 

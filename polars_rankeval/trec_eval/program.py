@@ -139,7 +139,7 @@ def trec_eval(
     """
     requests = parse_measures(measures)
     if rel_format not in REL_FORMATS:
-        msg = f"illegal rel_format {rel_format!r}; expected one of {', '.join(REL_FORMATS)}"
+        msg = f"illegal rel_format {rel_format!r}; expected one of {', '.join(sorted(REL_FORMATS))}"
         raise TrecEvalError(msg, 2)
     if rel_format != "qrels" or any(BY_NAME[r.measure].kind == "prefs" for r in requests):
         return _relation_eval(

@@ -209,7 +209,8 @@ def test_ties_break_by_item() -> None:
         (
             {"ties": "random"},
             ValueError,
-            r"ties must be one of \['expected', 'item_asc', 'item_desc'\], got 'random'",
+            r"argument 'ties' of rank_similarity must be one of "
+            r"\['expected', 'item_asc', 'item_desc'\] or None, got 'random'",
         ),
         (
             {"ties": "expected"},

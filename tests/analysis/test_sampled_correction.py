@@ -348,13 +348,40 @@ def test_users_without_positive_are_counted() -> None:
         ({"metrics": "auc@5"}, ValueError, "auc over all candidates"),
         ({"metrics": "precision"}, ValueError, "precision with a cutoff"),
         ({"metrics": "nope@3"}, ValueError, "nope"),
-        ({"gamma": 1.5}, ValueError, r"gamma must be in \[0, 1\]"),
-        ({"gamma": "x"}, TypeError, "gamma must be a number"),
-        ({"estimators": ["bv", "magic"]}, ValueError, "estimators must be one of"),
-        ({"sampling": "poisson"}, ValueError, "sampling must be one of"),
-        ({"ties": "random"}, ValueError, "ties must be one of"),
+        (
+            {"gamma": 1.5},
+            ValueError,
+            r"'gamma' of evaluate_sampled must be a number in \[0, 1\], got 1\.5",
+        ),
+        (
+            {"gamma": "x"},
+            TypeError,
+            r"'gamma' of evaluate_sampled must be a number in \[0, 1\], got str 'x'",
+        ),
+        (
+            {"estimators": ["bv", "magic"]},
+            ValueError,
+            r"'estimators' of evaluate_sampled must be one of "
+            r"\['bv', 'mb', 'rank', 'sampled'\] or a list of estimator names, "
+            r"got an entry 'magic'",
+        ),
+        (
+            {"sampling": "poisson"},
+            ValueError,
+            r"'sampling' of evaluate_sampled must be one of "
+            r"\['with_replacement', 'without_replacement'\], got 'poisson'",
+        ),
+        (
+            {"ties": "random"},
+            ValueError,
+            r"'ties' of evaluate_sampled must be one of \[.*\], got 'random'",
+        ),
         ({"n_items": 3}, ValueError, "allows at most 2"),
-        ({"n_items": 3.5}, TypeError, "n_items must be an int"),
+        (
+            {"n_items": 3.5},
+            TypeError,
+            r"'n_items' of evaluate_sampled must be an integer >= 2, got float 3\.5",
+        ),
         ({"score": "nope"}, ValueError, "no column 'nope'"),
         ({"prior": [1.0, 2.0]}, ValueError, "one weight per full-catalog rank"),
     ],
@@ -518,14 +545,30 @@ def test_sample_negatives_insufficient() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "pattern"),
     [
-        ({"n_negatives": 0}, ValueError, "n_negatives must be at least 1, got 0"),
-        ({"n_negatives": 2.0}, TypeError, "n_negatives must be an int"),
-        ({"seed": "x"}, TypeError, "seed must be an int"),
-        ({"insufficient": "some"}, ValueError, "insufficient must be one of"),
+        (
+            {"n_negatives": 0},
+            ValueError,
+            r"'n_negatives' of sample_negatives must be an integer >= 1, got 0",
+        ),
+        (
+            {"n_negatives": 2.0},
+            TypeError,
+            r"'n_negatives' of sample_negatives must be an integer >= 1, got float 2\.0",
+        ),
+        ({"seed": "x"}, TypeError, r"'seed' of sample_negatives must be an integer, got str 'x'"),
+        (
+            {"insufficient": "some"},
+            ValueError,
+            r"'insufficient' of sample_negatives must be one of \['all', 'error'\], got 'some'",
+        ),
         ({"catalog": ["a", "b", "c"]}, TypeError, "catalog items are String"),
         ({"catalog": [1, None, 3]}, ValueError, "catalog has 1 null"),
         ({"catalog": []}, ValueError, "catalog is empty"),
-        ({"catalog": 7}, TypeError, "catalog must be"),
+        (
+            {"catalog": 7},
+            TypeError,
+            r"'catalog' of sample_negatives must be .* or a sequence of items, got int 7",
+        ),
         ({"catalog": pl.DataFrame({"x": [1]})}, ValueError, "catalog has no column 'item'"),
         ({"exclude": pl.DataFrame({"user": [1]})}, ValueError, "exclude has no column 'item'"),
         ({"user": "uid"}, ValueError, "truth has no column 'uid'"),

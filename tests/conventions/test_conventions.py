@@ -350,7 +350,10 @@ def test_conventions_table() -> None:
     assert row["rank_positions"] == "absolute"  # RecTools' ranks keep their gaps
     assert set(conventions("ranx")["rank_positions"]) == {"relative"}
     assert set(conventions()["preset"]) == set(PRESETS)
-    with pytest.raises(ValueError, match="conventions must be one of"):
+    with pytest.raises(
+        ValueError,
+        match=r"argument 'name' of conventions must be one of \[.*\] or None, got 'nope'",
+    ):
         conventions("nope")
 
 

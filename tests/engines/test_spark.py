@@ -499,8 +499,17 @@ def test_errors_match_polars(
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"n_partitions": 0}, ValueError, "n_partitions must be a positive integer, got 0"),
-        ({"n_partitions": 2.5}, TypeError, "n_partitions must be a positive integer"),
+        (
+            {"n_partitions": 0},
+            ValueError,
+            r"argument 'n_partitions' of evaluate must be an integer >= 1 or None, got 0$",
+        ),
+        (
+            {"n_partitions": 2.5},
+            TypeError,
+            r"argument 'n_partitions' of evaluate must be an integer >= 1 or None, "
+            r"got float 2\.5$",
+        ),
         ({"colour": "red"}, TypeError, "unexpected keyword argument 'colour'"),
         ({"by": 5}, TypeError, r"'by' of evaluate must be a column name \(str\).*got int 5$"),
         ({"users": pl.LazyFrame({"user": [1]})}, TypeError, r"'users' of evaluate must be .*LazyFrame"),  # noqa: E501
@@ -516,7 +525,10 @@ def test_spark_only_errors(
 
 
 def test_data_must_be_spark() -> None:
-    with pytest.raises(TypeError, match=r"data must be a pyspark DataFrame, got polars\.DataFrame"):
+    with pytest.raises(
+        TypeError,
+        match=r"argument 'data' of evaluate must be a Spark DataFrame, got polars\.DataFrame",
+    ):
         prk_spark.evaluate(BASE, "mrr")  # type: ignore[arg-type]
 
 
@@ -826,9 +838,13 @@ def test_functions_without_spark_say_so_plainly(spark: SparkSession) -> None:
     sdf = to_spark(spark, BASE)
     plain = r"got pyspark\.sql\.DataFrame \(a Spark DataFrame: evaluate, compare"
     frame = r"must be a polars DataFrame or LazyFrame, "
-    with pytest.raises(TypeError, match=r"^run_a " + frame + plain):
+    with pytest.raises(TypeError, match=r"^argument 'run_a' of rank_similarity " + frame + plain):
         prk.rank_similarity(sdf, BASE)
-    with pytest.raises(TypeError, match=r"^data must be a polars DataFrame .*" + plain):
+    with pytest.raises(
+        TypeError,
+        match=r"^argument 'data' of inter_list_diversity_sampled must be a polars DataFrame .*"
+        + plain,
+    ):
         prk.inter_list_diversity_sampled(sdf, 2)
     with pytest.raises(TypeError, match=r"'a' of rank_correlation must be a polars DataFrame, " + plain):  # noqa: E501
         prk.rank_correlation(sdf)

@@ -362,15 +362,24 @@ def test_sampled_estimate_options() -> None:
     assert math.isfinite(by_rank)
     assert math.isfinite(by_score)
     for kwargs, match in [
-        ({"sample_size": 0}, "sample_size must be a positive integer"),
-        ({"runs": 0}, "runs must be a positive integer"),
-        ({"ties": "random"}, "ties must be one of"),
+        (
+            {"sample_size": 0},
+            r"'sample_size' of inter_list_diversity_sampled must be an integer >= 1 or None, got 0",
+        ),
+        ({"runs": 0}, r"'runs' of inter_list_diversity_sampled must be an integer >= 1, got 0"),
+        (
+            {"ties": "random"},
+            r"'ties' of inter_list_diversity_sampled must be one of \[.*\] "
+            r"or a Ties policy, got 'random'",
+        ),
     ]:
         with pytest.raises(ValueError, match=match):
             prk.inter_list_diversity_sampled(df, 2, **kwargs)  # type: ignore[arg-type]
     # A wrong type is a TypeError (the integer rule of tests/api/test_integer_arguments.py).
     with pytest.raises(
-        TypeError, match=r"sample_size must be a positive integer or None, got float"
+        TypeError,
+        match=r"'sample_size' of inter_list_diversity_sampled must be an integer >= 1 "
+        r"or None, got float 0\.5",
     ):
         prk.inter_list_diversity_sampled(df, 2, sample_size=0.5)  # type: ignore[arg-type]
 

@@ -110,7 +110,12 @@ def test_function_and_grammar_build_the_same_expression() -> None:
         ("ndcg@10@5", ValueError, r"cannot parse metric 'ndcg@10@5'"),
         ("ndcg((x))", ValueError, r"cannot parse metric"),
         ("", ValueError, r"cannot parse metric ''"),
-        (10, TypeError, r"a metric must be a string such as 'ndcg@10', got int"),
+        (
+            10,
+            TypeError,
+            r"argument 'text' of parse_metric must be a metric name such as 'ndcg@10' "
+            r"\(str\) or a Metric, got int 10",
+        ),
     ],
 )
 def test_grammar_errors(text: object, exc: type[Exception], match: str) -> None:

@@ -253,9 +253,17 @@ def test_errors() -> None:
         prk.rank_similarity(run, run, ["rbo@2"], rank="rank", rank_positions="absolute")
     with pytest.raises(ValueError, match=r"parameter 'ref_k' of metric 'intersection' must be"):
         prk.rank_similarity(run, run, ["intersection(ref_k=0)@1"], rank="rank")
-    with pytest.raises(ValueError, match=r"users must be one of"):
+    with pytest.raises(
+        ValueError,
+        match=r"argument 'users' of rank_similarity must be one of "
+        r"\['a', 'b', 'both', 'either'\] or None, got 'all'",
+    ):
         prk.rank_similarity(run, run, ["intersection@1"], rank="rank", users="all")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"rank_positions must be 'relative' or 'absolute'"):
+    with pytest.raises(
+        ValueError,
+        match=r"argument 'rank_positions' of rank_similarity must be one of "
+        r"\['absolute', 'relative'\], got 'gaps'",
+    ):
         prk.rank_similarity(run, run, ["intersection@1"], rank="rank", rank_positions="gaps")  # type: ignore[arg-type]
 
 

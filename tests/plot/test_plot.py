@@ -38,11 +38,12 @@ pytest.importorskip("vl_convert")
         ),
         (
             lambda: plot.distribution(per_user_frame(), "ndcg@10", kind="violin"),
-            r"kind must be one",
+            r"argument 'kind' of distribution must be one of \['ecdf', 'histogram'\], "
+            r"got 'violin'",
         ),
         (
             lambda: plot.distribution(per_user_frame(), "ndcg@10", bins=0),
-            r"bins must be a positive",
+            r"argument 'bins' of distribution must be an integer >= 1, got 0",
         ),
         (
             lambda: plot.topic_differences(per_user_frame(), "ndcg@10", baseline="zz"),
@@ -56,7 +57,10 @@ pytest.importorskip("vl_convert")
         ),
         (lambda: plot.curves(pl.DataFrame({"x": [1]})), r"curves needs the frame of prk.curve"),
         (lambda: plot.pr_curves(pl.DataFrame({"x": [1]})), r"pr_curves needs the frame"),
-        (lambda: plot.lorenz(long_frame(), k=0), r"must be a positive integer, got 0"),
+        (
+            lambda: plot.lorenz(long_frame(), k=0),
+            r"argument 'k' of lorenz must be an integer >= 1, got 0",
+        ),
     ],
 )
 def test_plot_errors(call: Any, match: str) -> None:
