@@ -216,3 +216,15 @@ def test_the_namespace_stubs_declare_the_targets_parameters(name: str) -> None:
     """Names, kinds, annotations and defaults as the target's: mypy sees what runs."""
     method = vars(namespace._RankEval)[name]
     assert _stub_parameters(STUBS[name]) == _target_parameters(method)
+
+
+def test_a_generator_argument_is_read_once_and_passed_on() -> None:
+    """A generator given where a list is declared is checked and still reaches the body."""
+    df = pl.DataFrame(
+        {"user": [1, 1, 2], "item": [1, 2, 1], "score": [0.9, 0.1, 0.5], "relevance": [1, 0, 1]}
+    )
+    expected = prk.evaluate(df, ["ndcg@2", "recall@1"])
+    got = prk.evaluate(df, (name for name in ["ndcg@2", "recall@1"]))
+    assert got.equals(expected)
+    with pytest.raises(TypeError, match=r"argument 'metrics' of evaluate .*got an entry int 5"):
+        prk.evaluate(df, (m for m in ["ndcg@2", 5]))  # type: ignore[misc]

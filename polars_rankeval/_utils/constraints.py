@@ -36,7 +36,7 @@ import functools
 import inspect
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any, ClassVar, Literal, Protocol, TypeVar, Union, get_args, get_origin
 
@@ -407,10 +407,21 @@ def validate_params(
                 bound = signature.bind(*args, **kwargs)
             except TypeError:
                 return function(*args, **kwargs)  # Python's own message for a bad call
+            read_once = False
             for name, value in bound.arguments.items():
                 alternatives = table.get(name)
-                if alternatives is not None:
-                    check(where, name, value, alternatives)
+                if alternatives is None:
+                    continue
+                if isinstance(value, Iterator) and any(
+                    isinstance(a, ListOf) for a in alternatives
+                ):
+                    # A one-shot iterator (a generator) is read once here, checked and
+                    # passed on as a list, not consumed by the check before the body.
+                    value = bound.arguments[name] = list(value)
+                    read_once = True
+                check(where, name, value, alternatives)
+            if read_once:
+                return function(*bound.args, **bound.kwargs)
             return function(*args, **kwargs)
 
         wrapper.__rankeval_constraints__ = table  # type: ignore[attr-defined]

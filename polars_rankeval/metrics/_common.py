@@ -250,7 +250,7 @@ def _probe_hint(name: str) -> str:
     cols = make_columns(item="item", score="score", relevance="relevance", rank=None)
     try:
         features = Features(cols, spec.tie_policies[0], keys=["user"])  # type: ignore[arg-type]
-        bind(name, 10 if spec.takes_k else None).plan(features)
+        _bind(name, 10 if spec.takes_k else None, {}, text=False).plan(features)
     except (ValueError, TypeError) as error:
         text = str(error)
         return text[text.index("pass ") :] if "pass " in text else ""
