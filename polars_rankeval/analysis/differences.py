@@ -25,8 +25,8 @@ from polars_rankeval._utils.constraints import (
     Text,
     validate_params,
 )
-from polars_rankeval._utils.types import is_spark_frame
-from polars_rankeval.analysis.compare import TEST_OPTIONS, TIE_TOLERANCE, _directions, _local
+from polars_rankeval.analysis._system_values import metric_columns
+from polars_rankeval.analysis.compare import TEST_OPTIONS, TIE_TOLERANCE, _directions
 from polars_rankeval.api.evaluate import METRICS
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import MetricsArg, parse_metrics
@@ -239,37 +239,7 @@ def largest_differences_per_user(
     └────────┴──────────┴──────┴───────┴────────────────┴────────────┴───────────┴──────┘
     """
     n = int(n)
-    if is_spark_frame(per_user):
-        per_user = _local(per_user)
-    lazy, _ = to_lazy(per_user, "per_user")
-    schema = lazy.collect_schema()
-    for column, role in ((by, "by"), (user, "user")):
-        if column not in schema:
-            msg = (
-                f"{role} column {column!r} not found in the per-user frame; available "
-                f"columns: {', '.join(schema.names()) or 'none'}"
-            )
-            raise ValueError(msg)
-    if metrics is None:
-        names = [c for c in schema.names() if c not in (by, user)]
-    else:
-        names = [metrics] if isinstance(metrics, str) else list(metrics)
-    if not names:
-        msg = "metrics must name at least one metric column"
-        raise ValueError(msg)
-    if len(set(names)) != len(names):
-        msg = f"metrics must be distinct, got {names!r}"
-        raise ValueError(msg)
-    for name in names:
-        if name not in schema:
-            msg = (
-                f"metric column {name!r} not found in the per-user frame; available "
-                f"columns: {', '.join(schema.names())}"
-            )
-            raise ValueError(msg)
-        if not (schema[name].is_numeric() or schema[name] == pl.Null):
-            msg = f"metric column {name!r} must be numeric, got {schema[name]}"
-            raise TypeError(msg)
+    lazy, names = metric_columns(per_user, metrics, by, user)
     directions = _directions(names, higher_is_better)
     # One small query: the systems in order of appearance, and a duplicate if any.
     lazy = lazy.with_columns(pl.col(by).cast(pl.String))

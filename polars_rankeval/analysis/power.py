@@ -37,7 +37,8 @@ from polars_rankeval._utils.constraints import (
     validate_params,
 )
 from polars_rankeval._utils.stats import scipy_stats
-from polars_rankeval._utils.types import check_choice, is_spark_frame
+from polars_rankeval._utils.types import check_choice
+from polars_rankeval.analysis._system_values import metric_columns
 from polars_rankeval.analysis.compare import TEST_OPTIONS, _local
 from polars_rankeval.analysis.differences import compared_pairs
 from polars_rankeval.api.evaluate import METRICS
@@ -259,37 +260,7 @@ def _wide(
     Only the users with a value of the metric for every chosen system are kept (as
     ``compare`` pairs them); NaN is undefined like null.
     """
-    if is_spark_frame(per_user):
-        per_user = _local(per_user)
-    lazy, _ = to_lazy(per_user, "per_user")
-    schema = lazy.collect_schema()
-    for column, role in ((by, "by"), (user, "user")):
-        if column not in schema:
-            msg = (
-                f"{role} column {column!r} not found in the per-user frame; available "
-                f"columns: {', '.join(schema.names()) or 'none'}"
-            )
-            raise ValueError(msg)
-    if metrics is None:
-        names = [c for c in schema.names() if c not in (by, user)]
-    else:
-        names = [metrics] if isinstance(metrics, str) else list(metrics)
-    if not names:
-        msg = "metrics must name at least one metric column"
-        raise ValueError(msg)
-    if len(set(names)) != len(names):
-        msg = f"metrics must be distinct, got {names!r}"
-        raise ValueError(msg)
-    for name in names:
-        if name not in schema:
-            msg = (
-                f"metric column {name!r} not found in the per-user frame; available "
-                f"columns: {', '.join(schema.names())}"
-            )
-            raise ValueError(msg)
-        if not (schema[name].is_numeric() or schema[name] == pl.Null):
-            msg = f"metric column {name!r} must be numeric, got {schema[name]}"
-            raise TypeError(msg)
+    lazy, names = metric_columns(per_user, metrics, by, user)
     lazy = lazy.with_columns(pl.col(by).cast(pl.String))
     # The systems in order of appearance and, per system, its rows and distinct users:
     # one cheap query (a duplicate (system, user) row is looked up only when there is one).
