@@ -76,7 +76,12 @@ def check_half_life(metric: str, values: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- DCG parts
 def gain_of(f: Features, gain: str) -> pl.Expr:
     """The gain of each row: its relevance (``linear``) or ``2**rel - 1`` (``exp``)."""
-    return f.rel if gain == "linear" else 2.0**f.rel - 1.0
+    return gain_value(f.rel, gain)
+
+
+def gain_value(rel: pl.Expr, gain: str) -> pl.Expr:
+    """The gain of relevance ``rel``: itself (``linear``) or ``2**rel - 1`` (``exp``)."""
+    return rel if gain == "linear" else 2.0**rel - 1.0
 
 
 def discount_at(p: pl.Expr, discount: str, base: float, half_life: float | None) -> pl.Expr:

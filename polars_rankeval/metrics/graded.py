@@ -112,8 +112,9 @@ def _ideal(o: Options) -> Quantity:
 
 
 def _ndcg_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
-    ideal = h.sum_at(_ideal(o), k)
-    return pl.when(ideal > 0).then(_dcg_head(h, o, k) / ideal).otherwise(None)
+    # Null (undefined) where the ideal is 0. The ideal is named once: where the form is
+    # an expression over a group's rows, every reference is computed again.
+    return _dcg_head(h, o, k) / h.sum_at(_ideal(o), k).replace(0.0, None)
 
 
 _NDCG_HEAD = HeadForm(

@@ -113,6 +113,23 @@ class HeadForm:
     quantities: Callable[[Options], tuple[Quantity, ...]]
     value: Callable[[HeadReader, Options, int], pl.Expr]
 
+    def covers(self, options: Mapping[str, Any], plain: Mapping[str, Any]) -> bool:
+        """Whether the form covers a metric bound to ``options``.
+
+        ``plain``: options that leave the metric as it is at these values (the sampled
+        estimators' options at their defaults), which any form covers.
+        """
+        missing = object()
+        for option, value in options.items():
+            if plain.get(option, missing) == value:
+                continue
+            if option not in self.options:
+                return False
+            values = self.options[option]
+            if values is not None and value not in values:
+                return False
+        return True
+
 
 def if_relevant(reader: HeadReader, threshold: float, value: pl.Expr) -> pl.Expr:
     """``value`` for a user with a relevant item, null (undefined) otherwise."""

@@ -38,6 +38,7 @@ import polars as pl
 from polars_rankeval._utils.ties import Ties, id_order
 from polars_rankeval._utils.types import Columns
 from polars_rankeval.metrics.features import Features, PosFn, f64
+from polars_rankeval.metrics.head_expression import head_expression
 
 if TYPE_CHECKING:
     from polars_rankeval.metrics.spec import Metric
@@ -71,7 +72,7 @@ class SortedFeatures(Features):
         super().__init__(cols, ties, keys=None, n_items=n_items)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ the wrapper
-    def _sort_keys(self) -> tuple[list[pl.Expr], list[bool]]:
+    def sort_keys(self) -> tuple[list[pl.Expr], list[bool]]:
         """The sort keys of the tie policy (agg context), and whether each descends."""
         order = pl.col(self.cols.order)
         keys, descending = [order], [self.cols.rank is None]
@@ -103,7 +104,7 @@ class SortedFeatures(Features):
             pl.col(self.cols.relevance).alias(_REL),
             *(pl.col(name).alias(_EXTRA + name) for name in self.extra),
         ]
-        keys, descending = self._sort_keys()
+        keys, descending = self.sort_keys()
         rows = pl.struct(fields).sort_by(keys, descending=descending, nulls_last=True).implode()
         tied = [{n: t for n, (t, _) in level.items()} for level in self.tie_levels]
         for stage in (*self.stages[:2], self.positive, *tied, self.stages[2]):
@@ -279,6 +280,9 @@ def metric_expression(metric: Metric, cols: Columns, ties: Ties, n_items: int | 
     provider only; otherwise with the plain inline provider.
     """
     features = SortedFeatures(cols, ties, n_items=n_items)
+    head = head_expression(metric, cols, ties, features.sort_keys())
+    if head is not None:
+        return head.alias(metric.name)
     body = metric.expr(features)
     if set(body.meta.root_names()) <= {""}:
         return features.wrap(body).alias(metric.name)
