@@ -24,6 +24,10 @@ and Polars evaluates the inner expression over all groups' lists at once. So a m
 expression sorts its group once, whatever its kernel reads; several metric expressions
 of one ``agg`` sort once each (each is a separate expression).
 
+A metric at a cutoff that declares a sorted-head form is read from that form instead
+(:mod:`polars_rankeval.metrics.head_expression`): only the rows that can reach the
+top k are sorted.
+
 A kernel that reads a column by ``pl.col`` rather than through the provider cannot
 run inside ``list.eval``: :func:`metric_expression` builds such a metric with the
 plain inline provider instead (same numbers, the previous cost).
@@ -276,8 +280,10 @@ class SortedFeatures(Features):
 def metric_expression(metric: Metric, cols: Columns, ties: Ties, n_items: int | None) -> pl.Expr:
     """The expression of ``metric`` over one group's rows (see the module docstring).
 
-    Sorted once (:class:`SortedFeatures`) when its kernel reads the rows through the
-    provider only; otherwise with the plain inline provider.
+    From its sorted-head form when it has one that applies
+    (:func:`~polars_rankeval.metrics.head_expression.head_expression`); otherwise
+    sorted once (:class:`SortedFeatures`) when its kernel reads the rows through the
+    provider only, else with the plain inline provider.
     """
     features = SortedFeatures(cols, ties, n_items=n_items)
     head = head_expression(metric, cols, ties, features.sort_keys())

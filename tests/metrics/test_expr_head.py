@@ -25,25 +25,29 @@ def _plan(expr: pl.Expr) -> str:
     return lf.group_by("user").agg(expr).explain()
 
 
+_HEAD_METRICS = [("ndcg", 10), ("recall", 20), ("map", 10), ("mrr", 10), ("precision", 10)]
+
+
 @pytest.mark.parametrize("ties", ["item_desc", "item_asc", "optimistic", "pessimistic"])
-@pytest.mark.parametrize(
-    "expr",
-    [prk.ndcg(10), prk.recall(20), prk.map(10), prk.mrr(10), prk.precision(10), prk.hit_rate(3)],
-    ids=["ndcg", "recall", "map", "mrr", "precision", "hit_rate"],
-)
-def test_cutoff_metrics_with_a_head_form_sort_only_the_head(expr: pl.Expr, ties: str) -> None:
-    name = expr.meta.output_name()
-    metric, k = name.split("@")
-    rebuilt = getattr(prk, metric)(int(k), ties=ties)
-    plan = _plan(rebuilt)
-    assert f"limit: Some({k})" in plan
+@pytest.mark.parametrize(("metric", "k"), [*_HEAD_METRICS, ("hit_rate", 3)])
+def test_deterministic_ties_sort_only_the_head(metric: str, k: int, ties: str) -> None:
+    plan = _plan(getattr(prk, metric)(k, ties=ties))
+    assert f"limit: Some({k})" in plan  # a partial sort, stopped at the head
     assert "__prk_order" not in plan  # not the sort-once provider's struct of all rows
 
 
+@pytest.mark.parametrize(("metric", "k"), [*_HEAD_METRICS, ("hit_rate", 3)])
+def test_expected_ties_sort_the_rows_that_reach_the_top_k(metric: str, k: int) -> None:
+    plan = _plan(getattr(prk, metric)(k))
+    assert f"top_k([dyn int: {k}])" in plan  # the k-th score, then rows scored at least as well
+    assert "__prk_head_order" in plan
+    assert "__prk_order" not in plan
+
+
 @pytest.mark.parametrize(
     "expr",
-    [prk.ndcg(10), prk.ndcg(10, ties="item_desc", idcg="k"), prk.ndcg(ties="item_desc")],
-    ids=["expected ties", "an option the form does not cover", "no cutoff"],
+    [prk.ndcg(10, ties="item_desc", idcg="k"), prk.ndcg(ties="item_desc"), prk.ndcg()],
+    ids=["an option the form does not cover", "no cutoff", "no cutoff, expected ties"],
 )
 def test_other_requests_keep_the_sort_once_provider(expr: pl.Expr) -> None:
     assert "__prk_order" in _plan(expr)
@@ -99,6 +103,25 @@ def test_by_hand_the_other_deterministic_policies() -> None:
     idcg = 3 + 2 / math.log2(3) + 1 / math.log2(4)
     assert _one(prk.ndcg(3, ties="optimistic")) == pytest.approx(dcg / idcg, abs=1e-15)
     assert _one(prk.map(3, ties="pessimistic")) == pytest.approx((1 / 3) / 4, abs=1e-15)
+
+
+def test_by_hand_expected_ties() -> None:
+    # Positions: item 4 at 1; the tie {1, 2, 3} (relevance 1, 0, 3) at 2-4; item 5 at 5.
+    # Each position of the tie holds relevance 4/3 on average and a relevant row with
+    # probability 2/3.
+    assert _one(prk.precision(3)) == pytest.approx((2 / 3 + 2 / 3) / 3, abs=1e-15)
+    assert _one(prk.recall(2)) == pytest.approx((2 / 3) / 4, abs=1e-15)
+    dcg = 4 / 3 / math.log2(3) + 4 / 3 / math.log2(4)
+    idcg = 3 / math.log2(2) + 2 / math.log2(3) + 1 / math.log2(4)
+    assert _one(prk.ndcg(3)) == pytest.approx(dcg / idcg, abs=1e-15)
+    # mrr: the first relevant row at position 2 with probability 2/3, else at 3 (1/3).
+    assert _one(prk.mrr(10)) == pytest.approx(2 / 3 / 2 + 1 / 3 / 3, abs=1e-15)
+    assert _one(prk.mrr(2)) == pytest.approx(2 / 3 / 2, abs=1e-15)
+    assert _one(prk.hit_rate(2)) == pytest.approx(2 / 3, abs=1e-15)
+    # A rank column instead of a score (lower is better): the same list.
+    ranked = _user().with_columns(pl.Series("rank", [2, 2, 2, 1, 5, None], dtype=pl.Int64))
+    mrr = ranked.group_by("user").agg(prk.mrr(10, rank="rank")).item(0, 1)
+    assert mrr == pytest.approx(2 / 3 / 2 + 1 / 3 / 3, abs=1e-15)
 
 
 def test_undefined_without_a_relevant_row_and_the_same_as_evaluate() -> None:
