@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_expr.py [--users 20000] [--rounds 3] [--no-per-metric]
+    python benchmarks/bench_expr.py [--users 20000] [--rounds 3] [--no-per-metric] [--contexts]
                                     [--record | --record-append]
 
 Data: bench_core's generator, users x 100 candidates (scores rounded to 3 decimals,
@@ -15,7 +15,10 @@ interleaved rounds in one process:
 3. the per-user sort primitive
    ``group_by("user").agg(pl.col("relevance").sort_by(["score", "item"]).head(10))``;
 4. unless ``--no-per-metric``: each metric alone, its expression against ``evaluate``
-   of that metric.
+   of that metric;
+5. with ``--contexts``: the five expressions per row with ``.over("user")`` (against
+   ``evaluate(per_user=True)``) and under ``group_by(["system", "user"])`` (against
+   ``evaluate(per_user=True, by="system")``), two systems by user parity.
 
 Wall-clock and CPU seconds (``time.process_time``, both threads) are recorded: the
 machine is shared, and the CPU time of a run is the steadier of the two. Prints the
@@ -89,6 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-per-metric", action="store_true")
+    parser.add_argument(
+        "--contexts",
+        action="store_true",
+        help="also .over('user') and group_by(['system', 'user']) (two systems by user parity)",
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--record", action="store_true")
     group.add_argument("--record-append", action="store_true")
@@ -116,6 +124,21 @@ def main(argv: list[str] | None = None) -> int:
             cases[f"{metric}: expression, ties={ties!r}"] = lambda t=ties, m=metric: (
                 lf.group_by("user").agg(expression(m, t)).collect()
             )
+    contexts: list[tuple[str, str]] = []  # (case, the evaluate case it is measured against)
+    if args.contexts:
+        systems = lf.with_columns((pl.col("user") % 2).alias("system"))
+        for ties in ("expected", "item_desc"):
+            exprs = [expression(m, ties) for m in METRICS]
+            base = f"evaluate(per_user=True), ties={ties!r}"
+            over = f"with_columns(e.over('user') for the 5), ties={ties!r}"
+            cases[over] = lambda e=exprs: lf.with_columns(x.over("user") for x in e).collect()
+            by = f"evaluate(per_user=True, by='system'), ties={ties!r}"
+            cases[by] = lambda t=ties: prk.evaluate(  # type: ignore[misc]
+                systems, METRICS, per_user=True, by="system", ties=t
+            ).collect()
+            two = f"group_by(['system', 'user']).agg(5 expressions), ties={ties!r}"
+            cases[two] = lambda e=exprs: systems.group_by(["system", "user"]).agg(e).collect()
+            contexts += [(over, base), (by, base), (two, by)]
     wall: dict[str, list[float]] = {name: [] for name in cases}
     cpu: dict[str, list[float]] = {name: [] for name in cases}
     last: dict[str, pl.DataFrame] = {}
@@ -142,7 +165,10 @@ def main(argv: list[str] | None = None) -> int:
             ev1, ex1 = f"{metric}: evaluate, ties={ties!r}", f"{metric}: expression, ties={ties!r}"
             diffs[ties] = max(diffs[ties], difference(last[ev1], last[ex1], [metric]))
             alone.append((ex1, wall[ex1], cpu[ex1], _ratio(wall, cpu, ex1, ev1)))
-    tables = [_table(five)] + ([_table(alone)] if alone else [])
+    around = [(name, wall[name], cpu[name], _ratio(wall, cpu, name, ref)) for name, ref in contexts]
+    tables = (
+        [_table(five)] + ([_table(alone)] if alone else []) + ([_table(around)] if around else [])
+    )
     print("\n\n".join(tables))
     print("max |expression - evaluate| per policy:", diffs)
     if args.record or args.record_append:
