@@ -59,12 +59,13 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import f64
 from polars_rankeval.metrics.features import Features, comb_ratio
+from polars_rankeval.metrics.params import ColumnOption
 from polars_rankeval.metrics.registry import register
 from polars_rankeval.metrics.spec import FramePlan
 
 _P, _C = "__prk_cat_p", "__prk_cat_c"
 
-Category = Annotated[str, "column of the item's category (from the data or items=)"]
+Category = Annotated[str, ColumnOption(), "column of the item's category (from the data or items=)"]
 CategoryDenominator = Annotated[
     Literal["list", "k"],
     "divide the number of distinct categories by the items of the top k, or by k "

@@ -83,6 +83,7 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import defined_if, f64, partial_sums
 from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.params import ColumnOption
 from polars_rankeval.metrics.registry import register
 from polars_rankeval.metrics.spec import Combine, GlobalPlan
 
@@ -114,8 +115,14 @@ def _ctr(
     k: int | None,
     *,
     estimation: Estimation = "matching",
-    propensity: Column = "propensity",
-    predicted: Annotated[str | None, "column of the predicted reward (none: the score)"] = None,
+    propensity: Annotated[
+        Column, ColumnOption(when=(("estimation", ("ips", "dr")),))
+    ] = "propensity",
+    predicted: Annotated[
+        str | None,
+        ColumnOption(when=(("estimation", ("dr",)),)),
+        "column of the predicted reward (none: the score)",
+    ] = None,
 ) -> GlobalPlan:
     name = "ctr"
     if estimation == "matching" and propensity != "propensity":

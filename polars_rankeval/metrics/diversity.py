@@ -83,6 +83,7 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import defined_if, f64, partial_sums
 from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.params import ColumnOption
 from polars_rankeval.metrics.registry import register
 from polars_rankeval.metrics.spec import FramePlan, GlobalPlan
 
@@ -175,7 +176,9 @@ def _intra_list_diversity(
     k: int | None,
     *,
     features: Annotated[
-        str, "column of the item feature vectors (from the data or items=)"
+        str,
+        ColumnOption(when=(("distance", ("cosine", "euclidean", "hamming", "jaccard")),)),
+        "column of the item feature vectors (from the data or items=)",
     ] = "features",
     distance: Distance = "cosine",
     short: Short = "undefined",

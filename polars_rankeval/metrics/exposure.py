@@ -107,9 +107,9 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import defined_if, f64, partial_sums
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.params import ColumnOption, Interval
 from polars_rankeval.metrics.registry import register
-from polars_rankeval.metrics.spec import FramePlan, GlobalPlan
+from polars_rankeval.metrics.spec import FramePlan, GlobalPlan, HistoryItems
 
 Discount = Annotated[Literal["none", "log"], "exposure of rank p: 1, or 1 / log2(p + 1)"]
 Normalize = Annotated[bool, "divide by log(n_items), the entropy of a uniform exposure"]
@@ -122,6 +122,31 @@ PerExposedItem = Annotated[
     "recommended items of q ln q)",
 ]
 Popularity = Annotated[str, "column of the item popularity (from the data or items=)"]
+_POPULARITY_HINT = (
+    "pass history= (the training interactions: the popularity is the share of their "
+    "users who interacted with the item) or items=item_popularity(train)"
+)
+ArpPopularity = Annotated[
+    Popularity,
+    ColumnOption(
+        when=(("source", ("auto", "column")),),
+        fallback=(("source", ("auto",)),),
+        hint=_POPULARITY_HINT,
+    ),
+]
+NoveltyPopularity = Annotated[
+    Popularity,
+    ColumnOption(
+        # normalize=true and unknown=one read history= (an error with source=column)
+        when=(
+            ("source", ("auto", "column")),
+            ("normalize", (False,)),
+            ("unknown", ("error", "zero")),
+        ),
+        fallback=(("source", ("auto",)),),
+        hint=_POPULARITY_HINT,
+    ),
+]
 NoveltyDenominator = Annotated[
     Literal["list", "k"],
     "divide the sum of self-information over the top k by the number of items in it "
@@ -189,6 +214,7 @@ def _per_by(merged: pl.LazyFrame, by_cols: list[str], value: pl.Expr) -> pl.Lazy
 # --------------------------------------------------------------------------- coverage
 CatalogColumn = Annotated[
     str | None,
+    ColumnOption(),
     "boolean column (from the data or items=) marking the catalog's items; an item "
     "without a true value (false, null, or missing from items=) is outside the catalog",
 ]
@@ -424,16 +450,9 @@ def _resolve_source(f: Features, source: str, popularity: str) -> str:
     """``source=auto``: the popularity column if there is one, else ``history=``."""
     if source != "auto":
         return source
-    if f.has_column(popularity):
+    if f.has_column(popularity) or not f.has_history:
         return "column"
-    if f.has_history:
-        return "history_users"
-    f.hint_missing(
-        popularity,
-        "pass history= (the training interactions: the popularity is the share of their "
-        "users who interacted with the item) or items=item_popularity(train)",
-    )
-    return "column"
+    return "history_users"
 
 
 def _history_counts(
@@ -501,7 +520,7 @@ def _popularity_bias(
     f: Features,
     k: int | None,
     *,
-    popularity: Popularity = "popularity",
+    popularity: ArpPopularity = "popularity",
     source: PopularitySource = "auto",
 ) -> FramePlan:
     resolved = _resolve_source(f, source, popularity)
@@ -521,6 +540,14 @@ def _popularity_bias(
 @register(
     "novelty",
     absolute_positions=True,
+    history_items=HistoryItems(
+        when=(
+            ("unknown", ("error",)),
+            ("source", ("auto", "history_users", "history_interactions")),
+        ),
+        source="source",
+        column="popularity",
+    ),
     family="exposure",
     normalized=False,
     summary="Mean self-information -log2 p(i) of the items of the top k.",
@@ -552,7 +579,7 @@ def _novelty(
     f: Features,
     k: int | None,
     *,
-    popularity: Popularity = "popularity",
+    popularity: NoveltyPopularity = "popularity",
     denominator: NoveltyDenominator = "list",
     log_base: LogBase = 2.0,
     source: NoveltySource = "auto",
@@ -688,7 +715,9 @@ def _unseen_share(
     k: int | None,
     *,
     seen: Annotated[
-        str, "boolean column: the user interacted with the item in the training history"
+        str,
+        ColumnOption(),
+        "boolean column: the user interacted with the item in the training history",
     ] = "seen",
     denominator: Annotated[
         Literal["list", "k"],

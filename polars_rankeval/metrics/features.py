@@ -170,10 +170,8 @@ class Features:
         # The data's columns (None: unknown, e.g. the functions of metrics.functions).
         self._data_columns = None if data_columns is None else frozenset(data_columns)
         # The history sources of the kernels built so far whose recommended items must
-        # all be in history= (checked before the plan runs: Job.compute_statistics).
+        # all be in history= (what MetricSpec.history_items declares; the tests compare).
         self.history_checks: list[str] = []
-        # What to do about a column a kernel reads when the data lacks it (by name).
-        self.missing_hints: dict[str, str] = {}
         self.absolute = absolute
         self.order_dtype = order_dtype
         self._columns = dict(columns or {})
@@ -222,8 +220,9 @@ class Features:
     def column(self, name: str) -> pl.Expr:
         """Another column of the rows (of the data or of the item side table ``items=``).
 
-        Kernels read extra inputs through this, so that ``evaluate`` keeps the column
-        in the plan and can report a missing one by name.
+        Kernels read extra inputs through this (the columns a metric's declaration
+        names: :meth:`polars_rankeval.metrics.spec.Metric.reads`); the plan joins those
+        of ``items=`` to the rows.
         """
         self.extra.setdefault(name, None)
         return pl.col(self._columns.get(name, name))
@@ -257,15 +256,13 @@ class Features:
             return True
         return self._items is not None and name in self._items.collect_schema()
 
-    def hint_missing(self, name: str, hint: str) -> None:
-        """Say how to give column ``name`` if neither the data nor ``items=`` has it."""
-        self.missing_hints.setdefault(name, hint)
-
     def require_history_items(self, source: str) -> None:
-        """Ask that every recommended item be in ``history=`` (counted by ``source``).
+        """Say that every recommended item must be in ``history=`` (counted by ``source``).
 
-        :class:`polars_rankeval.plan.job.Job` checks it before the plan runs, so that a
-        missing item fails at the call rather than after the evaluation.
+        The kernel's own statement of what its spec declares
+        (:class:`~polars_rankeval.metrics.spec.HistoryItems`), from which
+        :class:`polars_rankeval.plan.job.Job` checks it before the plan runs;
+        ``tests/metrics/test_kernels_as_declared.py`` compares the two.
         """
         self.history_checks.append(source)
 

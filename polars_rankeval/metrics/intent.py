@@ -96,7 +96,7 @@ from polars_rankeval._utils.ties import id_order
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import Rel, f64
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.params import ColumnOption, Interval
 from polars_rankeval.metrics.registry import register
 from polars_rankeval.metrics.spec import FramePlan
 
@@ -114,6 +114,7 @@ MAX_IDEAL_DEPTH = 10_000_000
 
 Subtopics = Annotated[
     str,
+    ColumnOption(),
     "column of the item's subtopic judgments: a List of Struct{subtopic, relevance} "
     "(or a List of relevant subtopic ids)",
 ]

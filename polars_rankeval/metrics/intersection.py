@@ -33,7 +33,7 @@ import polars as pl
 
 from polars_rankeval._utils.ties import id_order
 from polars_rankeval.metrics.features import Features, f64
-from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.params import ColumnOption, Interval
 from polars_rankeval.metrics.registry import register
 
 Denominator = Literal["run", "reference"]
@@ -50,6 +50,7 @@ DenominatorOpt = Annotated[
 ]
 Reference = Annotated[
     str | None,
+    ColumnOption(),
     "column of the reference ranking (higher first; its non-null rows); none: the "
     "relevance, its positive rows",
 ]

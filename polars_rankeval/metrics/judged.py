@@ -24,11 +24,13 @@ from polars_rankeval.metrics._common import (
     safe_div,
 )
 from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.params import ColumnOption
 from polars_rankeval.metrics.registry import register
 
 Weight = Annotated[float, "weight of one item of this kind (see the definition)"]
 PoolColumn = Annotated[
     str | None,
+    ColumnOption(),
     "boolean column (from the data or items=) marking the items of the judgment pool: an "
     "unjudged row (null relevance) with a true value is pooled but not judged (trec_eval "
     "qrels relevance < 0), one without is outside the pool; none: every unjudged row is "

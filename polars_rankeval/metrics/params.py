@@ -2,8 +2,9 @@
 
 A kernel's keyword-only arguments are the metric's options; their annotations give the
 kind, the choices (``Literal``), the range (an :class:`Interval` in ``Annotated``) and
-a one-line description (:func:`param_from`). :func:`format_value` writes an option's
-value as the canonical metric name shows it.
+a one-line description (:func:`param_from`), and for an option naming a column of the
+rows, how the kernel reads it (a :class:`ColumnOption`). :func:`format_value` writes an
+option's value as the canonical metric name shows it.
 """
 
 from __future__ import annotations
@@ -71,6 +72,36 @@ class Interval:
         return [float(v) for v in out]
 
 
+Condition = tuple[tuple[str, tuple[Any, ...]], ...]
+"""Option values: ``(("mode", ("base",)),)`` holds when option ``mode`` is ``"base"``."""
+
+
+def holds(condition: Condition, options: dict[str, Any]) -> bool:
+    """Whether every option of ``condition`` has one of its listed values."""
+    return all(options.get(name) in values for name, values in condition)
+
+
+@dataclass(frozen=True)
+class ColumnOption:
+    """The option names a column of the rows that the kernel reads (``Features.column``).
+
+    Declared next to the option (``Annotated[str, ColumnOption(...), "doc"]``), so that
+    ``evaluate`` knows the columns a request reads from the options alone: it keeps
+    them in the plan and reports a missing one before the plan is built. ``None`` (an
+    optional option) reads no column. ``when``: the column is read only under these
+    option values (e.g. ``mode=base``). ``fallback``: under these option values a
+    column missing from the data and ``items=`` is replaced by ``history=`` when it is
+    given (the kernel then counts in the history and reads no column); ``hint`` ends
+    the missing-column error in that case. ``table="items"``: the column comes from
+    ``items=``, which the kernel checks itself (its own errors name the table).
+    """
+
+    when: Condition = ()
+    fallback: Condition | None = None
+    hint: str = ""
+    table: Literal["rows", "items"] = "rows"
+
+
 def _num(value: float | None) -> str:
     return "" if value is None else (str(int(value)) if float(value).is_integer() else str(value))
 
@@ -81,7 +112,8 @@ class Param:
 
     ``kind`` and ``choices`` come from the annotation (``Literal`` gives choices;
     ``X | None`` makes it ``optional``); an ``Annotated`` annotation may add an
-    :class:`Interval` and a one-line description (a plain string).
+    :class:`Interval`, a one-line description (a plain string) and, for an option
+    naming a column the kernel reads, its :class:`ColumnOption`.
     """
 
     name: str
@@ -91,6 +123,7 @@ class Param:
     optional: bool = False
     interval: Interval | None = None
     doc: str = ""
+    column: ColumnOption | None = None
 
     @property
     def values(self) -> str:
@@ -186,12 +219,15 @@ def format_value(value: Any) -> str:
 def param_from(name: str, parameter: inspect.Parameter, hint: Any) -> Param:
     """The :class:`Param` of keyword argument ``parameter`` annotated ``hint``."""
     interval: Interval | None = None
+    column: ColumnOption | None = None
     doc = ""
     if get_origin(hint) is Annotated:
         hint, *extras = get_args(hint)
-        for extra in extras:
+        for extra in extras:  # nested Annotated aliases: the last declaration wins
             if isinstance(extra, Interval):
                 interval = extra
+            elif isinstance(extra, ColumnOption):
+                column = extra
             elif isinstance(extra, str):
                 doc = extra
     optional = False
@@ -203,6 +239,7 @@ def param_from(name: str, parameter: inspect.Parameter, hint: Any) -> Param:
         if get_origin(hint) is Annotated:  # Annotated[float, ...] | None
             return dataclasses.replace(param_from(name, parameter, hint), optional=optional)
     if get_origin(hint) is Literal:
-        return Param(name, parameter.default, "str", tuple(get_args(hint)), optional, None, doc)
+        choices = tuple(get_args(hint))
+        return Param(name, parameter.default, "str", choices, optional, None, doc, column)
     kind: ParamKind = {bool: "bool", int: "int", float: "float"}.get(hint, "str")  # type: ignore[assignment]
-    return Param(name, parameter.default, kind, None, optional, interval, doc)
+    return Param(name, parameter.default, kind, None, optional, interval, doc, column)

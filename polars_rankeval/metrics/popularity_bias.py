@@ -82,16 +82,24 @@ from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import Rel, defined_if, f64, partial_sums
 from polars_rankeval.metrics.exposure import Discount, _exposure
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.params import ColumnOption, Interval
 from polars_rankeval.metrics.registry import register
 from polars_rankeval.metrics.spec import FramePlan, GlobalPlan
 
 _GRP = "__prk_grp"
 
 LongTail = Annotated[
-    str, "boolean column (items= or the data) marking long-tail items (long_tail_items())"
+    str,
+    ColumnOption(
+        fallback=(),
+        hint="pass history= (the training interactions: the long tail is then counted "
+        "in them) or items=long_tail_items(train)",
+    ),
+    "boolean column (items= or the data) marking long-tail items (long_tail_items())",
 ]
-Group = Annotated[str, "column (items= or the data) of the item's group, compared as text"]
+Group = Annotated[
+    str, ColumnOption(), "column (items= or the data) of the item's group, compared as text"
+]
 
 
 HeadShare = Annotated[
@@ -154,14 +162,8 @@ def _tail_count(
     share: bool,
     head_share: float = 0.8,
 ) -> FramePlan:
-    if not f.has_column(column):
-        if f.has_history:
-            return _history_tail_count(f, k, metric, head_share, share)
-        f.hint_missing(
-            column,
-            "pass history= (the training interactions: the long tail is then counted "
-            "in them) or items=long_tail_items(train)",
-        )
+    if not f.has_column(column) and f.has_history:
+        return _history_tail_count(f, k, metric, head_share, share)
     keys, item = f.keys, f.cols.item
     p = f.p_in(k)
     flag = f.column(column)
@@ -336,7 +338,12 @@ def _reo(f: Features, k: int | None, *, group: Group = "long_tail", rel: Rel = 1
         "of the expected counts. Null when no group has a candidate item."
     ),
 )
-def _rsp(f: Features, k: int | None, *, group: Group = "long_tail") -> GlobalPlan:
+def _rsp(
+    f: Features,
+    k: int | None,
+    *,
+    group: Annotated[Group, ColumnOption(table="items")] = "long_tail",
+) -> GlobalPlan:
     metric = "rsp"
     keys, item = f.keys, f.cols.item
     by, user = f.by, keys[-1]

@@ -44,6 +44,8 @@ High = Annotated[
 ]
 # The expressions take a score (predicted ratings), never a rank, and no average=global.
 PUBLIC = Public(omit=("average",), rank=False)
+GLOBAL = ("average", "global")
+"""The option value under which the kernels return a GlobalPlan (one value per by group)."""
 Finish = Callable[[pl.Expr], pl.Expr]
 
 
@@ -94,6 +96,7 @@ def _sqrt(x: pl.Expr) -> pl.Expr:
 @register(
     "mae",
     family=FAMILY,
+    global_when=GLOBAL,
     takes_k=False,
     normalized=False,
     higher_is_better=False,
@@ -131,6 +134,7 @@ def _mae(f: Features, k: None, *, average: Average = "user") -> pl.Expr | Global
 @register(
     "mse",
     family=FAMILY,
+    global_when=GLOBAL,
     takes_k=False,
     normalized=False,
     higher_is_better=False,
@@ -161,6 +165,7 @@ def _mse(f: Features, k: None, *, average: Average = "user") -> pl.Expr | Global
 @register(
     "rmse",
     family=FAMILY,
+    global_when=GLOBAL,
     takes_k=False,
     normalized=False,
     higher_is_better=False,
@@ -195,6 +200,7 @@ def _rmse(f: Features, k: None, *, average: Average = "user") -> pl.Expr | Globa
 @register(
     "nmae",
     family=FAMILY,
+    global_when=GLOBAL,
     takes_k=False,
     normalized=False,
     needs=("rating_range",),

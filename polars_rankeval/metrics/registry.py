@@ -28,6 +28,10 @@ from polars_rankeval.metrics.spec import (
     CurveKernel,
     CurvePlan,
     Definedness,
+    Form,
+    FramePlan,
+    GlobalPlan,
+    HistoryItems,
     Kernel,
     MetricSpec,
     Need,
@@ -64,6 +68,9 @@ def register(
     absolute_positions: bool = False,
     repeated_ranks: bool = False,
     outside_catalog: Callable[[dict[str, Any]], bool] | None = None,
+    global_when: tuple[str, Any] | None = None,
+    reads: Iterable[str] = (),
+    history_items: HistoryItems | None = None,
 ) -> Callable[[Kernel], Kernel]:
     """Declare a metric: its kernel ``kernel(features, k, *, options...)`` and the rest.
 
@@ -97,7 +104,17 @@ def register(
     sorted-head form (:class:`~polars_rankeval.metrics.head_form.HeadForm`);
     ``absolute_positions`` and ``repeated_ranks`` what the metric takes under
     ``rank_positions="absolute"``; ``outside_catalog``: the options under which
-    recommended items outside the catalog are allowed. The curve kernel is declared by
+    recommended items outside the catalog are allowed.
+
+    What the kernel returns is its return annotation (``pl.Expr``, ``FramePlan`` or,
+    with a global or item scope, ``GlobalPlan``); ``pl.Expr | GlobalPlan`` with
+    ``global_when=(option, value)``, the option value giving the ``GlobalPlan``.
+    ``reads`` names the columns of the rows the kernel reads under a fixed name; an
+    option naming a column declares it on its annotation
+    (:class:`~polars_rankeval.metrics.params.ColumnOption`); ``history_items`` when
+    every recommended item must be in ``history=``
+    (:class:`~polars_rankeval.metrics.spec.HistoryItems`). ``evaluate`` decides its
+    plan from these, without running the kernel. The curve kernel is declared by
     :func:`register_curve` next to the others, the one-positive form by
     :func:`~polars_rankeval.metrics.sampled_estimators.correctable` on the kernel.
 
@@ -122,6 +139,7 @@ def register(
             msg = f"metric {name!r} requires {requires}, which no tie policy offers"
             raise ValueError(msg)
         declared = tuple(needs)
+        form = _form(name, hints.get("return"), scope, global_when)
         read = _probe_needs(kernel, takes_k, requires, params)
         spec = MetricSpec(
             name,
@@ -149,6 +167,10 @@ def register(
             absolute_positions=absolute_positions,
             repeated_ranks=repeated_ranks,
             outside_catalog=outside_catalog,
+            form=form,
+            global_when=global_when,
+            reads=tuple(reads),
+            history_items=history_items,
         )
         _REGISTRY[name] = spec
         for alias in spec.aliases:
@@ -156,6 +178,24 @@ def register(
         return kernel
 
     return decorate
+
+
+def _form(name: str, returns: Any, scope: Scope, global_when: tuple[str, Any] | None) -> Form:
+    """What a kernel returns, from its return annotation: checked against its scope."""
+    parts = set(typing.get_args(returns)) if typing.get_args(returns) else {returns}
+    expected: set[Any] = {
+        "user": {pl.Expr, GlobalPlan} if global_when is not None else None,
+        "global": {GlobalPlan},
+        "item": {GlobalPlan},
+    }[scope] or ({pl.Expr} if parts == {pl.Expr} else {FramePlan})
+    if parts != expected:
+        msg = (
+            f"metric {name!r}: its kernel must be annotated to return "
+            f"{' | '.join(sorted(t.__name__ for t in expected))} (scope={scope!r}, "
+            f"global_when={global_when!r}), got {returns!r}"
+        )
+        raise TypeError(msg)
+    return "frame" if parts == {FramePlan} else "expression"
 
 
 def _public(public: Public | None, kernel: Kernel) -> Public:

@@ -75,6 +75,7 @@ import polars as pl
 from polars_rankeval.metrics._checks import examples, fail_if
 from polars_rankeval.metrics._common import Rel, f64
 from polars_rankeval.metrics.features import Features
+from polars_rankeval.metrics.params import ColumnOption
 from polars_rankeval.metrics.registry import register
 from polars_rankeval.metrics.spec import FramePlan
 
@@ -99,7 +100,9 @@ Similarity = Annotated[
 ]
 Features_ = Annotated[str, "column of the item feature vectors in items= (similarity=features)"]
 Base = Annotated[
-    str, "column of the item's rank in the baseline recommender's list (null: not in it)"
+    str,
+    ColumnOption(when=(("mode", ("base",)),)),
+    "column of the item's rank in the baseline recommender's list (null: not in it)",
 ]
 
 

@@ -32,7 +32,7 @@ import polars as pl
 
 from polars_rankeval._utils.ties import id_order
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.params import ColumnOption, Interval
 from polars_rankeval.metrics.registry import register
 from polars_rankeval.metrics.spec import FramePlan
 
@@ -49,6 +49,7 @@ EstimateOpt = Annotated[
 ]
 Reference = Annotated[
     str | None,
+    ColumnOption(),
     "column of the reference ranking (higher first; its non-null rows); none: the "
     "relevance, its positive rows",
 ]

@@ -3,7 +3,9 @@
 A kernel returns an expression over one user's rows, or a sub-plan
 (:class:`FramePlan`, :class:`GlobalPlan`); a curve kernel a :class:`CurvePlan`. The
 spec also carries the metric's capabilities, read by the plan and the engines instead
-of a table of names.
+of a table of names, and what its kernel will do under given options (its
+:attr:`Metric.kind`, the columns it reads: :meth:`Metric.reads`, its history check:
+:meth:`Metric.history_source`), so that the plan is decided without running a kernel.
 """
 
 from __future__ import annotations
@@ -19,9 +21,13 @@ import polars_rankeval.metrics.aggregate as _aggregate
 from polars_rankeval._utils.ties import Capability, Ties, check_supported, supported
 from polars_rankeval.metrics.features import Features
 from polars_rankeval.metrics.head_form import HeadForm
-from polars_rankeval.metrics.params import Param, format_value
+from polars_rankeval.metrics.params import Condition, Param, format_value, holds
 
 Combine = Literal["sum", "min", "max"]
+Form = Literal["expression", "frame"]
+"""What the kernel of a per-user metric returns: a ``pl.Expr`` or a :class:`FramePlan`."""
+Kind = Literal["expr", "frame", "global", "item"]
+"""How the plan computes a metric under its options (:attr:`Metric.kind`)."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +160,23 @@ class Sampled:
 
 
 @dataclass(frozen=True)
+class HistoryItems:
+    """Options under which every recommended item must be in ``history=``.
+
+    Checked before the plan runs (:meth:`polars_rankeval.plan.job.Job.compute_statistics`),
+    so that such an item fails at the call. It applies when ``when`` holds, ``history=``
+    is given and the column option ``column`` is not read (the values come from the
+    history); the error names the history source, the value of option ``source``
+    (``"auto"`` meaning ``auto``).
+    """
+
+    when: Condition
+    source: str
+    column: str
+    auto: str = "history_users"
+
+
+@dataclass(frozen=True)
 class MetricSpec:
     """A registered metric: its one declaration (kernel, options and documentation).
 
@@ -173,9 +196,18 @@ class MetricSpec:
     (:class:`Sampled`), ``absolute_positions`` whether it is evaluated with
     ``rank_positions="absolute"`` (its kernel reads positions only through the
     position features, never as list indices), ``repeated_ranks`` whether it also
-    takes a rank repeated within a user there (it reads top-k membership only), and
+    takes a rank repeated within a user there (it reads top-k membership only),
     ``outside_catalog(options)`` whether, under those options, recommended items
     outside the ``n_items`` catalog are allowed.
+
+    What the kernel does, declared so that the plan is decided without running it
+    (``tests/metrics/test_kernels_as_declared.py`` runs every kernel to check it):
+    ``form`` what a per-user kernel returns (read from its return annotation),
+    ``global_when`` the option value under which it returns a :class:`GlobalPlan`
+    instead (``average=global``), ``reads`` the columns of the rows it reads under a
+    fixed name (those named by an option are declared on the option:
+    :class:`~polars_rankeval.metrics.params.ColumnOption`) and ``history_items`` when
+    every recommended item must be in ``history=`` (:class:`HistoryItems`).
     """
 
     name: str
@@ -203,6 +235,10 @@ class MetricSpec:
     absolute_positions: bool = False
     repeated_ranks: bool = False
     outside_catalog: Callable[[dict[str, Any]], bool] | None = None
+    form: Form = "expression"
+    global_when: tuple[str, Any] | None = None
+    reads: tuple[str, ...] = ()
+    history_items: HistoryItems | None = None
 
     @property
     def truth_defined(self) -> bool:
@@ -269,6 +305,65 @@ class Metric:
         if raises is None or dict(self.options).get(raises.option) != raises.value:
             return None
         return raises.reason
+
+    @property
+    def kind(self) -> Kind:
+        """How the plan computes it: an expression or a sub-plan per user, or partials.
+
+        From the declaration: ``aggregate=`` other than the mean and a global or item
+        scope aggregate partial sums (:class:`GlobalPlan`), as does the spec's
+        ``global_when`` option value; a sampled-metric estimator (``estimator=``, see
+        :class:`Sampled`) is a sub-plan; otherwise the spec's ``form``.
+        """
+        spec = self.spec
+        if self.aggregate != _aggregate.DEFAULT:
+            return "global"
+        if spec.scope != "user":
+            return spec.scope
+        options = dict(self.options)
+        when = spec.global_when
+        if when is not None and options.get(when[0]) == when[1]:
+            return "global"
+        if spec.sampled is not None and options.get("estimator") is not None:
+            return "frame"
+        return "frame" if spec.form == "frame" else "expr"
+
+    def reads(self, present: Callable[[str], bool], history: bool) -> dict[str, str | None]:
+        """The columns of the rows its kernel reads, each with the end of its missing error.
+
+        ``present(name)``: whether the data or ``items=`` has the column; ``history``:
+        whether ``history=`` is given (a column with a history fallback is then not
+        read when missing). The value is the hint ending the error when the column is
+        missing (``""``: none), ``None`` for a column the kernel checks itself (in
+        ``items=``). In the order the kernel reads them: fixed names, then options.
+        """
+        options = dict(self.options)
+        out: dict[str, str | None] = dict.fromkeys(self.spec.reads, "")
+        for param in self.spec.params.values():
+            use, name = param.column, options.get(param.name)
+            if use is None or name is None or not holds(use.when, options):
+                continue
+            fallback = use.fallback is not None and holds(use.fallback, options)
+            if fallback and history and not present(name):
+                continue  # counted in history= instead
+            hint = use.hint if fallback and not present(name) else ""
+            out.setdefault(name, None if use.table == "items" else hint)
+        return out
+
+    def history_source(self, present: Callable[[str], bool], history: bool) -> str | None:
+        """The history source whose items must cover every recommended one, or ``None``.
+
+        See :class:`HistoryItems`; ``present`` and ``history`` as for :meth:`reads`.
+        """
+        need = self.spec.history_items
+        options = dict(self.options)
+        if need is None or not history or not holds(need.when, options):
+            return None
+        column = options.get(need.column)
+        if column is not None and column in self.reads(present, history):
+            return None
+        source = options[need.source]
+        return need.auto if source == "auto" else str(source)
 
     def plan(self, features: Features) -> pl.Expr | FramePlan | GlobalPlan:
         """The kernel's output: an expression over one user's rows, or a sub-plan."""

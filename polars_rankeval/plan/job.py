@@ -1,6 +1,8 @@
 """The evaluation job: every decision taken before the data is touched.
 
-A :class:`Job` holds the metrics (parsed and classified by what their kernels return),
+A :class:`Job` holds the metrics (parsed, and classified by their declarations:
+:attr:`~polars_rankeval.metrics.spec.Metric.kind`; no kernel runs here, they run once,
+when the plan is built),
 the columns and their names inside the plan, the policies (ties, users, empty,
 aggregations, summary form) and the data-wide statistics, which
 :meth:`Job.compute_statistics` asks an engine for (:mod:`polars_rankeval.plan.interface`).
@@ -42,7 +44,7 @@ from polars_rankeval._utils.types import (
 from polars_rankeval.metrics._checks import examples
 from polars_rankeval.metrics.features import Features
 from polars_rankeval.metrics.grammar import expand_metric
-from polars_rankeval.metrics.spec import FramePlan, GlobalPlan, Metric
+from polars_rankeval.metrics.spec import Metric
 from polars_rankeval.plan.interface import Scalar, Scan
 from polars_rankeval.plan.validate import check_schema, to_lazy
 
@@ -166,7 +168,12 @@ class Job:
         ci: Literal["t", "bootstrap"] | None = None,
         confidence: float = 0.95,
     ) -> Job:
-        """Check the options against the schema and classify the metrics."""
+        """Check the options against the schema and classify the metrics.
+
+        From the metrics' declarations only: their kinds, the extra columns they read
+        (a missing one is an error here), the history checks; kernels run when the
+        plan is built.
+        """
         parsed = parse_metrics(metrics)
         check_interval(ci, confidence)
         if ci is not None and (per_user or per_item):
@@ -218,52 +225,45 @@ class Job:
                     f"by column {column!r} collides with the summary's {column!r} column; rename it"
                 )
                 raise ValueError(msg)
-        # Classify the metrics by what their kernels return (a dry run on a provider
-        # with placeholder statistics: kernels only build expressions here).
+        # The metrics' kinds, the columns they read and their history checks, from their
+        # declarations (no kernel runs before the plan is built).
         job.order_dtype = schema[cols.order]
         job.data_columns = tuple(schema.names())
-        probe = Features(
-            cols,
-            ties,
-            job.keys,
-            n_items=1,
-            rating_range=(0.0, 1.0),
-            order_dtype=job.order_dtype,
-            items=job.items,
-            history=job.history,
-            absolute=job.absolute,
-            data_columns=job.data_columns,
-        )
-        # The cutoffs of one list or range share their kind: one dry run for them all.
-        seen: dict[tuple[Any, ...], str] = {}
+        side = job.items.collect_schema() if job.items is not None else pl.Schema()
+
+        def present(name: str) -> bool:
+            return name in schema or name in side
+
+        has_history = job.history is not None
         reader: dict[str, str] = {}  # each extra column: the first metric that reads it
+        hints: dict[str, str] = {}
+        checked: set[str] = set()
+        # The cutoffs of one list or range share their declarations: read them once.
+        seen: set[tuple[Any, ...]] = set()
         for metric in parsed:
+            metric.spec.check_ties(ties)
+            job.kinds[metric.name] = metric.kind
             key = _request(metric)
             if metric.cutoffs and key in seen:
-                job.kinds[metric.name] = seen[key]
                 continue
-            checks = len(probe.history_checks)
-            out = metric.plan(probe)
-            for source in probe.history_checks[checks:]:
-                job.history_checks.setdefault(metric.name, (source, metric.k))
-            for name in probe.extra:
+            seen.add(key)
+            for name, hint in metric.reads(present, has_history).items():
                 reader.setdefault(name, metric.name)
-            job.kinds[metric.name] = seen[key] = (
-                ("item" if metric.spec.scope == "item" else "global")
-                if isinstance(out, GlobalPlan)
-                else "frame"
-                if isinstance(out, FramePlan)
-                else "expr"
-            )
-        side = job.items.collect_schema() if job.items is not None else pl.Schema()
-        job.extra = list(probe.extra)
+                if hint:
+                    hints.setdefault(name, hint)
+                if hint is not None:
+                    checked.add(name)
+            source = metric.history_source(present, has_history)
+            if source is not None:
+                job.history_checks.setdefault(metric.name, (source, metric.k))
+        job.extra = list(reader)
         job.names = internal_names(cols, by_cols, job.extra)
-        for name in probe.extra:
-            if name not in schema and name not in side:
+        for name in job.extra:
+            if name in checked and not present(name):
                 where = "the data" + (" or the items= table" if job.items is not None else "")
                 msg = f"column {name!r} (read by {reader[name]}) not found in {where}"
-                if name in probe.missing_hints:
-                    msg += f"; {probe.missing_hints[name]}"
+                if name in hints:
+                    msg += f"; {hints[name]}"
                 raise ValueError(msg)
         item_names = [m.name for m in parsed if job.kinds[m.name] == "item"]
         if per_item and len(item_names) != len(parsed):

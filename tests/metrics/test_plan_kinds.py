@@ -73,11 +73,13 @@ def toy_metrics() -> Iterator[None]:
 
         return GlobalPlan(partial, (f.cols.item,), {"h": "sum"}, finalize)
 
-    @register("t_pop", family="test", summary="s", definition="s", normalized=False)
+    @register("t_pop", family="test", summary="s", definition="s", normalized=False, reads=("pop",))
     def _pop(f: Features, k: int | None) -> pl.Expr:
         return (f.column("pop") * f.p_in(k)).sum()
 
-    @register("t_weight", family="test", summary="s", definition="s", normalized=False)
+    @register(
+        "t_weight", family="test", summary="s", definition="s", normalized=False, reads=("weight",)
+    )
     def _weight(f: Features, k: int | None) -> pl.Expr:
         return (f.column("weight") * f.p_in(k)).sum()
 
