@@ -103,6 +103,7 @@ def _err_of(stop: pl.Expr, position: pl.Expr) -> pl.Expr:
 # --------------------------------------------------------------------------- nERR
 @register(
     "nerr",
+    needs=("rating_range",),
     defined="truth",
     family=FAMILY,
     ties_require=("deterministic",),
@@ -158,6 +159,7 @@ def _nerr(f: Features, k: int | None, *, max_grade: MaxGrade = None) -> pl.Expr:
 # --------------------------------------------------------------------------- INST
 @register(
     "inst",
+    needs=("rating_range",),
     defined="always",
     family=FAMILY,
     normalized=False,
@@ -236,6 +238,7 @@ def _insq_weight(target: float) -> float:
 
 @register(
     "insq",
+    needs=("rating_range",),
     defined="always",
     family=FAMILY,
     normalized=False,

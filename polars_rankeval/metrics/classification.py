@@ -90,6 +90,7 @@ class _Table:
 # --------------------------------------------------------------------------- kernels
 @register(
     "fallout",
+    needs=("n_items",),
     absolute_positions=True,
     higher_is_better=False,
     bounds=(0.0, 1.0),
@@ -161,6 +162,7 @@ def _fallout(
 
 @register(
     "miss_rate",
+    needs=("n_items",),
     absolute_positions=True,
     higher_is_better=False,
     bounds=(0.0, 1.0),
@@ -194,6 +196,7 @@ def _miss_rate(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
 
 @register(
     "inverse_precision",
+    needs=("n_items",),
     absolute_positions=True,
     family=FAMILY,
     aliases=("npv",),
@@ -224,6 +227,7 @@ def _inverse_precision(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr
 
 @register(
     "inverse_recall",
+    needs=("n_items",),
     absolute_positions=True,
     defined="truth",
     family=FAMILY,
@@ -255,6 +259,7 @@ def _inverse_recall(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
 
 @register(
     "fbeta",
+    needs=("n_items",),
     absolute_positions=True,
     defined="truth",
     family=FAMILY,
@@ -319,6 +324,7 @@ def _fbeta(
 
 @register(
     "markedness",
+    needs=("n_items",),
     absolute_positions=True,
     bounds=(-1.0, 1.0),
     family=FAMILY,
@@ -351,6 +357,7 @@ def _markedness(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Expr:
 
 @register(
     "informedness",
+    needs=("n_items",),
     absolute_positions=True,
     bounds=(-1.0, 1.0),
     defined="truth",
@@ -390,6 +397,7 @@ def _phi(t: _Table) -> pl.Expr:
 
 @register(
     "mcc",
+    needs=("n_items",),
     absolute_positions=True,
     bounds=(-1.0, 1.0),
     family=FAMILY,
@@ -430,6 +438,7 @@ def _mcc(
 
 @register(
     "boolean_kendall_tau",
+    needs=("n_items",),
     bounds=(-1.0, 1.0),
     family=FAMILY,
     normalized=False,
@@ -464,6 +473,7 @@ def _boolean_kendall_tau(f: Features, k: int | None, *, rel: Rel = 1.0) -> pl.Ex
 
 @register(
     "accuracy",
+    needs=("n_items",),
     absolute_positions=True,
     defined="always",
     family=FAMILY,
@@ -505,6 +515,7 @@ def _accuracy(
 
 @register(
     "lauc",
+    needs=("n_items",),
     defined="truth",
     family=FAMILY,
     summary="Limited AUC (Schröder 5.2): ROC of the top k, then a straight line to (1, 1).",

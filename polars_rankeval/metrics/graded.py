@@ -192,6 +192,7 @@ def _ndcg(
 
 @register(
     "err",
+    needs=("rating_range",),
     defined="always",
     family="graded",
     normalized=False,

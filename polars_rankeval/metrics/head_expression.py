@@ -49,6 +49,7 @@ from polars_rankeval.metrics.sampled_estimators import SAMPLED_DEFAULTS
 if TYPE_CHECKING:
     from polars_rankeval.metrics.spec import Metric
 
+
 class _AggregationReader:
     """The head form's quantities as expressions over one group's rows.
 

@@ -7,7 +7,6 @@ Each metric is declared once, by ``register(...)`` on its kernel in its family m
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import difflib
 import inspect
@@ -18,11 +17,10 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval._utils.constraints import validate_params
-from polars_rankeval._utils.ties import POLICIES, Capability, supported
-from polars_rankeval._utils.types import make_columns
+from polars_rankeval._utils.ties import Capability, supported
 from polars_rankeval.metrics.features import Features
 from polars_rankeval.metrics.head_form import HeadForm
-from polars_rankeval.metrics.params import Param, format_value, param_from
+from polars_rankeval.metrics.params import format_value, param_from
 from polars_rankeval.metrics.spec import (
     Bounds,
     CurveKernel,
@@ -89,9 +87,9 @@ def register(
     ``higher_is_better`` are read by the property tests. ``ties_require`` lists the
     capabilities the kernel needs of a tie policy (none: every policy). ``needs``
     names the data-wide statistics the kernel reads (``features.n_items``,
-    ``features.rating_range``); a kernel reading one while it builds its expression
-    gets it added (a probe at registration), one read later inside a plan's function
-    must declare it. ``scope`` documents whether the metric has a value per user; a
+    ``features.rating_range``): ``evaluate`` computes those before the plan is built
+    (``tests/metrics/test_kernels_as_declared.py`` checks that every kernel reads only
+    what it declares). ``scope`` documents whether the metric has a value per user; a
     kernel may return a :class:`GlobalPlan` for some option values only (e.g.
     ``average="global"``). ``defined`` declares when a per-user value can be undefined
     (:data:`Definedness`; the default ``"ranking"`` claims nothing);
@@ -140,7 +138,6 @@ def register(
             raise ValueError(msg)
         declared = tuple(needs)
         form = _form(name, hints.get("return"), scope, global_when)
-        read = _probe_needs(kernel, takes_k, requires, params)
         spec = MetricSpec(
             name,
             kernel,
@@ -153,7 +150,7 @@ def register(
             tuple(aliases),
             requires,
             scope,
-            (*declared, *(n for n in read if n not in declared)),
+            declared,
             defined,
             None,
             higher_is_better,
@@ -210,38 +207,6 @@ def _public(public: Public | None, kernel: Kernel) -> Public:
     if plan_only:
         out = dataclasses.replace(out, omit=(*out.omit, *plan_only))
     return out
-
-
-def _probe_needs(
-    kernel: Kernel, takes_k: bool, requires: tuple[Capability, ...], params: dict[str, Param]
-) -> tuple[Need, ...]:
-    """The data-wide statistics a kernel reads while it builds its expression.
-
-    The kernel runs once on a recording provider with its default options (building
-    expressions only: no data). A kernel that fails on the probe (it needs an option
-    or a column the probe cannot give) claims nothing beyond its declaration.
-    """
-    probe = _Probe(make_columns(), POLICIES[supported(requires)[0]], keys=None)
-    defaults = {key: param.default for key, param in params.items()}
-    with contextlib.suppress(Exception):  # a probe only: the declaration stands
-        kernel(probe, 3 if takes_k else None, **defaults)
-    return tuple(dict.fromkeys(probe.__dict__.get("read", [])))
-
-
-class _Probe(Features):
-    """A provider recording the data-wide statistics a kernel reads (placeholders)."""
-
-    read: list[Need]
-
-    @property
-    def n_items(self) -> pl.Expr:
-        self.__dict__.setdefault("read", []).append("n_items")
-        return pl.lit(1.0)
-
-    @property
-    def rating_range(self) -> tuple[float, float]:
-        self.__dict__.setdefault("read", []).append("rating_range")
-        return (0.0, 1.0)
 
 
 def register_curve(name: str) -> Callable[[CurveKernel], CurveKernel]:

@@ -334,18 +334,26 @@ def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("scratch_registry")
-def test_needs_are_derived_from_what_the_kernel_reads() -> None:
-    @register("t_catalog_share", family="test", summary="s", definition="s")
+def test_needs_are_declared_and_an_undeclared_read_asks_for_the_statistic() -> None:
+    @register("t_catalog_share", family="test", summary="s", definition="s", needs=("n_items",))
     def _share(f: Features, k: int | None) -> pl.Expr:
+        return pl.len() / f.n_items
+
+    @register("t_undeclared_share", family="test", summary="s", definition="s")
+    def _undeclared(f: Features, k: int | None) -> pl.Expr:
         return pl.len() / f.n_items  # reads n_items without declaring it
 
-    spec = registry.get_spec("t_catalog_share")
-    assert spec.needs == ("n_items",)
+    assert registry.get_spec("t_catalog_share").needs == ("n_items",)
+    assert registry.get_spec("t_undeclared_share").needs == ()  # no probe at registration
     df = TWO_RANKED
     out = prk.evaluate(df, ["t_catalog_share"], n_items=8)
     assert out["t_catalog_share"].item() == 2 / 8
     # Without n_items=, evaluate counts the catalog itself (the distinct items: 2).
     assert prk.evaluate(df, ["t_catalog_share"])["t_catalog_share"].item() == 2 / 2
+    # Undeclared: evaluate computes no catalog size, and the kernel's read says what to pass.
+    with pytest.raises(ValueError, match="pass n_items="):
+        prk.evaluate(df, ["t_undeclared_share"])
+    assert prk.evaluate(df, ["t_undeclared_share"], n_items=8)["t_undeclared_share"].item() == 2 / 8
 
 
 @pytest.mark.usefixtures("scratch_registry")

@@ -1,4 +1,4 @@
-"""Every kernel does what its declaration says: kind, columns read, history check.
+"""Every kernel does what its declaration says: kind, columns read, statistics, history check.
 
 ``evaluate`` decides the plan from the declarations alone (``Metric.kind``,
 ``Metric.reads``, ``Metric.history_source``; no kernel runs in ``Job.create``). This is
@@ -73,6 +73,22 @@ def _kind(out: object, spec: MetricSpec) -> str:
     return "frame" if isinstance(out, FramePlan) else "expr"
 
 
+class _Recording(Features):
+    """A provider recording the data-wide statistics a kernel reads (``needs``)."""
+
+    read: list[str]
+
+    @property
+    def n_items(self) -> pl.Expr:
+        self.__dict__.setdefault("read", []).append("n_items")
+        return super().n_items
+
+    @property
+    def rating_range(self) -> tuple[float, float]:
+        self.__dict__.setdefault("read", []).append("rating_range")
+        return super().rating_range
+
+
 def _check(spec: MetricSpec, metric: Metric, env: tuple[bool, bool, bool]) -> int:
     in_data, with_history, with_items = env
     names = _column_names(spec)
@@ -83,7 +99,7 @@ def _check(spec: MetricSpec, metric: Metric, env: tuple[bool, bool, bool]) -> in
         else None
     )
     history = pl.LazyFrame(schema={"user": pl.Int64, "item": pl.Int64}) if with_history else None
-    probe = Features(
+    probe = _Recording(
         COLS,
         supported(spec.ties_require)[0],
         ["user"],
@@ -108,6 +124,7 @@ def _check(spec: MetricSpec, metric: Metric, env: tuple[bool, bool, bool]) -> in
     assert list(probe.extra) == list(metric.reads(present, with_history)), label
     source = metric.history_source(present, with_history)
     assert probe.history_checks == ([source] if source is not None else []), label
+    assert set(probe.__dict__.get("read", [])) <= set(spec.needs), label
     return 1
 
 
