@@ -39,7 +39,8 @@ from polars_rankeval._utils.constraints import (
 from polars_rankeval._utils.stats import scipy_stats
 from polars_rankeval._utils.types import check_choice
 from polars_rankeval.analysis._system_values import metric_columns
-from polars_rankeval.analysis.compare import TEST_OPTIONS, _local
+from polars_rankeval.analysis.compare_options import TEST_OPTIONS
+from polars_rankeval.analysis.paired_values import _local
 from polars_rankeval.analysis.differences import compared_pairs
 from polars_rankeval.api.evaluate import METRICS
 from polars_rankeval.metrics.params import Interval
