@@ -24,11 +24,8 @@ from polars_rankeval._utils.stats import CIMethod, CorrectionName, TestName
 from polars_rankeval.metrics.params import Interval
 
 Family = Literal["all", "metric"]
-
 FAMILIES: tuple[str, ...] = ("all", "metric")
-
 _PROBABILITY = Number(Interval(0, 1, closed="neither"))
-
 TIE_TOLERANCE = Number(Interval(0, None))
 """``tie_tolerance``: two values this close are a tie (compare, differences, judgements)."""
 

@@ -68,7 +68,6 @@ RunArg = pl.DataFrame | pl.LazyFrame
 """A run: a frame of (user, item, score) rows (``prk.trec.scan_run`` reads a TREC file)."""
 
 DEFAULT_METRICS: tuple[str, ...] = REPRODUCIBILITY
-
 _RUNS = ("advanced", "baseline")
 
 

@@ -25,37 +25,21 @@ MARKER = "__prk_head"
 """Prefix of every column this path adds: visible in ``LazyFrame.explain()``."""
 
 _HEAD = f"{MARKER}:head"
-
 _VALUE = f"{MARKER}:value"
-
 _KEY = f"{MARKER}:key"
-
 _LAST = f"{MARKER}:last"
-
 _UID = f"{MARKER}:uid"
-
 _ROW = f"{MARKER}:row"
-
 _FIRST = f"{MARKER}:first"
-
 _LAST_ROW = f"{MARKER}:last_row"
-
 _POS = f"{MARKER}:pos"
-
 _POSITIVE = f"{MARKER}:positive"
-
 _N_RET = f"{MARKER}:n_ret"
-
 _N_JUDGED = f"{MARKER}:n_judged"
-
 _REL = f"{MARKER}:rel"
-
 _RET = f"{MARKER}:ret"
-
 _EXTRA = f"{MARKER}:extra"
-
 _NEW = f"{MARKER}:new"
-
 _END = f"{MARKER}:end"
 
 
