@@ -52,6 +52,8 @@ from bench_core import METRICS, _proc_status_kib, _reset_peak_rss, make_data
 
 import polars_rankeval as prk
 import polars_rankeval.plan.head as _head
+import polars_rankeval.plan.head_sums as _head_sums
+from polars_rankeval.plan.head_request import _HEAD
 
 RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS_HEAD.md"
 NOTES_MARKER = "<!-- hand-written notes: kept by --record -->"
@@ -68,12 +70,12 @@ def evaluate(
 ) -> Callable[[], object]:
     def call() -> object:
         _head.ENABLED = head
-        _head.SPLIT = split
+        _head_sums.SPLIT = split
         try:
             return prk.evaluate(df, metrics, ties=ties, validate=validate)  # type: ignore[arg-type]
         finally:
             _head.ENABLED = True
-            _head.SPLIT = None
+            _head_sums.SPLIT = None
 
     return call
 
@@ -88,7 +90,7 @@ def first_stage(df: pl.DataFrame, ties: str) -> Callable[[], object]:
         _head._expected_sums = lambda users, need, length, keys, **_: users  # type: ignore[assignment]
         _head._prefix_sums = lambda users, need, expected: users  # type: ignore[assignment]
         # Keep the head in the plan (read its length), or projection pushdown drops it.
-        _head._value = lambda reader, metric: pl.col(_head._HEAD).list.len()  # type: ignore[assignment]
+        _head._value = lambda reader, metric: pl.col(_HEAD).list.len()  # type: ignore[assignment]
         try:
             return prk.evaluate(df, METRICS, ties=ties, validate=False)  # type: ignore[arg-type]
         finally:

@@ -33,7 +33,8 @@ if _typing.TYPE_CHECKING:
         TiePolicy,
         UserUniverse,
     )
-    from polars_rankeval.analysis.compare import compare, compare_per_user
+    from polars_rankeval.analysis.compare import compare
+    from polars_rankeval.analysis.compare_per_user import compare_per_user
     from polars_rankeval.analysis.curves import curve, pr_curve
     from polars_rankeval.analysis.differences import (
         largest_differences,
@@ -158,7 +159,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "TiePolicy": ("polars_rankeval._utils.types", "TiePolicy"),
     "UserUniverse": ("polars_rankeval._utils.types", "UserUniverse"),
     "compare": ("polars_rankeval.analysis.compare", "compare"),
-    "compare_per_user": ("polars_rankeval.analysis.compare", "compare_per_user"),
+    "compare_per_user": ("polars_rankeval.analysis.compare_per_user", "compare_per_user"),
     "Convention": ("polars_rankeval.conventions.convention", "Convention"),
     "conventions": ("polars_rankeval.conventions.resolve", "conventions"),
     "curve": ("polars_rankeval.analysis.curves", "curve"),

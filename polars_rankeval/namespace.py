@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Literal
 
-    from polars_rankeval.analysis.compare import CIMethod, CorrectionName, Family, TestName
+    from polars_rankeval._utils.stats import CIMethod, CorrectionName, TestName
+    from polars_rankeval.analysis.compare_options import Family
     from polars_rankeval.analysis.curves import KsArg
     from polars_rankeval.api.evaluate import (
         Aggregation,

@@ -4,7 +4,7 @@
 their per-user values as :func:`polars_rankeval.compare` does: from one
 ``evaluate(per_user=True, by=...)`` plan (:func:`evaluate_per_user`), or from a per-user
 frame the caller already has; :func:`value_matrices` pairs them by user with compare's
-own pairing (``compare._pair_values``), so that the users counted and the columns (the
+own pairing (``paired_values._pair_values``), so that the users counted and the columns (the
 systems sorted by name) are compare's.
 """
 
@@ -29,13 +29,9 @@ from polars_rankeval._utils.constraints import (
     Text,
 )
 from polars_rankeval._utils.types import is_spark_frame
-from polars_rankeval.analysis.compare import (
-    TEST_OPTIONS,
-    TIE_TOLERANCE,
-    _local,
-    _pair_values,
-    _refuse_global,
-)
+from polars_rankeval.analysis.compare import _refuse_global
+from polars_rankeval.analysis.compare_options import TEST_OPTIONS, TIE_TOLERANCE
+from polars_rankeval.analysis.paired_values import _local, _pair_values
 from polars_rankeval.api.evaluate import METRICS
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import MetricsArg, parse_metrics

@@ -26,7 +26,8 @@ from polars_rankeval._utils.constraints import (
     validate_params,
 )
 from polars_rankeval.analysis._system_values import metric_columns
-from polars_rankeval.analysis.compare import TEST_OPTIONS, TIE_TOLERANCE, _directions
+from polars_rankeval.analysis.compare_options import TEST_OPTIONS, TIE_TOLERANCE
+from polars_rankeval.analysis.metric_direction import _directions
 from polars_rankeval.api.evaluate import METRICS
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import MetricsArg, parse_metrics

@@ -40,7 +40,7 @@ from polars_rankeval.analysis._system_values import (
     evaluate_per_user,
     value_matrices,
 )
-from polars_rankeval.analysis.compare import _note, _num
+from polars_rankeval.analysis.compare_per_user import _note, _num
 from polars_rankeval.plan.job import MetricsArg
 
 __all__ = [

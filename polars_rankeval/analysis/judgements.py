@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from polars_rankeval._utils.constraints import COLUMN, Frame, Integer, validate_params
-from polars_rankeval.analysis.compare import TIE_TOLERANCE
+from polars_rankeval.analysis.compare_options import TIE_TOLERANCE
 from polars_rankeval.api.evaluate import METRICS
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import MetricsArg, parse_metrics

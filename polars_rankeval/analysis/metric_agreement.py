@@ -25,7 +25,8 @@ from polars_rankeval.analysis._system_values import (
     choose_systems,
     metric_columns,
 )
-from polars_rankeval.analysis.compare import _directions, _local
+from polars_rankeval.analysis.metric_direction import _directions
+from polars_rankeval.analysis.paired_values import _local
 from polars_rankeval.analysis.rank_similarity import _tau_ap, _tau_b
 from polars_rankeval.plan.job import MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy
@@ -163,7 +164,7 @@ def metric_agreement_per_user(
         The systems ordered (default: every one, at least 2).
     higher_is_better
         The direction of metric columns (default: the metric a column is named after,
-        :func:`polars_rankeval.compare.metric_direction`).
+        :func:`~polars_rankeval.analysis.metric_direction.metric_direction`).
 
     Returns
     -------

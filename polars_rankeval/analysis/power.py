@@ -19,10 +19,9 @@ only the per-metric sums are kept.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
-import numpy as np
 import polars as pl
 
 from polars_rankeval._utils.constraints import (
@@ -36,11 +35,12 @@ from polars_rankeval._utils.constraints import (
     Text,
     validate_params,
 )
-from polars_rankeval._utils.stats import scipy_stats
 from polars_rankeval._utils.types import check_choice
 from polars_rankeval.analysis._system_values import metric_columns
-from polars_rankeval.analysis.compare import TEST_OPTIONS, _local
+from polars_rankeval.analysis.compare_options import TEST_OPTIONS
 from polars_rankeval.analysis.differences import compared_pairs
+from polars_rankeval.analysis.paired_values import _local
+from polars_rankeval.analysis.t_test_power import Alternative, _t_sample_size, t_power
 from polars_rankeval.api.evaluate import METRICS
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import MetricsArg, parse_metrics
@@ -52,12 +52,11 @@ __all__ = [
     "achieved_power",
     "sample_size",
     "sample_size_per_user",
-    "t_power",
 ]
 
-Alternative = Literal["two-sided", "one-sided"]
 PROBABILITY = Number(Interval(0, 1, closed="neither"))
 """``alpha=`` and ``power=``."""
+
 DATA: dict[str, Spec] = {
     "data": [Frame("polars", "pyarrow", "pandas"), None],
     "metrics": [*METRICS, None],
@@ -65,6 +64,7 @@ DATA: dict[str, Spec] = {
     "systems": TEST_OPTIONS["systems"],
 }
 """Per-user values from the long frame (``evaluate``'s options pass on)."""
+
 PER_USER: dict[str, Spec] = {
     "per_user": Frame("polars", "pyarrow", "pandas"),
     "metrics": [Text("a metric column name (str)"), ListOf(what="a list of metric columns"), None],
@@ -73,7 +73,9 @@ PER_USER: dict[str, Spec] = {
     "systems": TEST_OPTIONS["systems"],
 }
 """Per-user values given."""
+
 DIFFERENCES = [Number(), ListOf(Number(), what="a list of numbers")]
+
 _SAMPLE: dict[str, Spec] = {
     "delta": DIFFERENCES,
     "alpha": PROBABILITY,
@@ -81,6 +83,7 @@ _SAMPLE: dict[str, Spec] = {
     "alternative": Options.of(Alternative),
     "baseline": TEST_OPTIONS["baseline"],
 }
+
 ALTERNATIVES: tuple[str, ...] = ("one-sided", "two-sided")
 
 #: The columns of :func:`sample_size`, in order.
@@ -100,6 +103,7 @@ SAMPLE_SIZE_COLUMNS: tuple[str, ...] = (
     "note",
 )
 
+
 #: The columns of :func:`achieved_power`, in order.
 ACHIEVED_COLUMNS: tuple[str, ...] = (
     "metric",
@@ -118,104 +122,10 @@ ACHIEVED_COLUMNS: tuple[str, ...] = (
     "note",
 )
 
-#: The largest number of users searched: beyond it ``n_users`` is null (with a note).
-MAX_USERS = 2**53
 
 _NOT_FORWARDED = ("per_user", "per_item", "aggregate", "by")
 
 
-# ------------------------------------------------------------------ kernels
-def t_power(
-    n: Any, effect_size: float, *, alpha: float = 0.05, alternative: Alternative = "two-sided"
-) -> np.ndarray:
-    """Power of the paired t test with ``n`` users for a standardized difference ``effect_size``.
-
-    ``effect_size`` is the true mean difference over the sd of the per-user differences
-    (Cohen's d_z, >= 0). The test statistic has a noncentral t distribution with ``n - 1``
-    degrees of freedom and noncentrality ``sqrt(n) * effect_size``; the power is its
-    probability beyond the critical values: ``P(T > t_{1-alpha/2}) + P(T < -t_{1-alpha/2})``
-    two-sided, ``P(T > t_{1-alpha})`` one-sided (in the direction of the difference).
-
-    Parameters
-    ----------
-    n
-        Users (an int or an array of ints >= 2).
-    effect_size
-        The standardized difference, >= 0.
-    alpha
-        Significance level in (0, 1).
-    alternative
-        ``"two-sided"`` (default) or ``"one-sided"``.
-
-    Returns
-    -------
-    numpy.ndarray
-        The power, one value per ``n``.
-
-    Examples
-    --------
-    >>> from polars_rankeval.analysis.power import t_power
-    >>> round(float(t_power(34, 0.5)[0]), 4)
-    0.8078
-    """
-    st = scipy_stats("power needs scipy (the noncentral t distribution)")
-    n = np.atleast_1d(np.asarray(n, dtype=np.float64))
-    df = n - 1.0
-    nc = np.sqrt(n) * effect_size
-    if alternative == "two-sided":
-        crit = st.t.ppf(1.0 - alpha / 2.0, df)
-        # scipy's nct gives NaN for the far tail when the noncentrality is large (from
-        # about 5 on). That tail, P(Z + nc < -crit S) with S >= 0, is at most
-        # Phi(-nc) < 3e-7 there, beside a near tail of about 1: its normal
-        # approximation Phi(-crit - nc) stands in.
-        far = np.asarray(st.nct.cdf(-crit, df, nc), dtype=np.float64)
-        far = np.where(np.isnan(far), st.norm.cdf(-crit - nc), far)
-        return np.asarray(st.nct.sf(crit, df, nc) + far)
-    return np.asarray(st.nct.sf(st.t.ppf(1.0 - alpha, df), df, nc))
-
-
-def _smallest_n(ok: Callable[[int], bool], start: int, low: int = 2) -> int | None:
-    """The smallest integer ``n >= low`` with ``ok(n)``, ``ok`` monotone; ``None`` past MAX_USERS.
-
-    Doubling up from ``start`` (or bisecting down to ``low``), then bisection: about
-    ``2 log2(n)`` evaluations.
-    """
-    start = max(low, min(start, MAX_USERS))
-    if ok(start):
-        if start == low or ok(low):
-            return low
-        bad, good = low, start
-    else:
-        bad, good = start, 2 * start
-        while not ok(good):
-            if good >= MAX_USERS:
-                return None
-            bad, good = good, min(2 * good, MAX_USERS)
-    while good - bad > 1:
-        mid = (bad + good) // 2
-        bad, good = (bad, mid) if ok(mid) else (mid, good)
-    return good
-
-
-def _t_sample_size(
-    effect_size: float, alpha: float, power: float, alternative: str
-) -> tuple[int | None, float | None]:
-    """(users, power at those users) of the paired t test; ``effect_size > 0``."""
-    st = scipy_stats()
-    za = st.norm.ppf(1.0 - (alpha / 2.0 if alternative == "two-sided" else alpha))
-    zb = st.norm.ppf(power)
-    guess = ((za + zb) / effect_size) ** 2
-    start = int(min(math.ceil(guess), MAX_USERS)) if math.isfinite(guess) else MAX_USERS
-    n = _smallest_n(
-        lambda k: bool(t_power(k, effect_size, alpha=alpha, alternative=alternative)[0] >= power),  # type: ignore[arg-type]
-        start,
-    )
-    if n is None:
-        return None, None
-    return n, float(t_power(n, effect_size, alpha=alpha, alternative=alternative)[0])  # type: ignore[arg-type]
-
-
-# ------------------------------------------------------------------ checks
 def _probability(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         msg = f"{name} must be a number in (0, 1), got {value!r}"
@@ -247,7 +157,6 @@ def _positives(name: str, value: Any) -> list[float]:
     return [_positive(name, v) for v in values]
 
 
-# ------------------------------------------------------------------ per-user data
 def _wide(
     per_user: Any,
     metrics: Sequence[str] | str | None,
@@ -380,7 +289,6 @@ def _first_order(data: Any, by: str, systems: Sequence[Any] | None) -> list[Any]
     )
 
 
-# ------------------------------------------------------------------ sample_size
 @validate_params({**DATA, **_SAMPLE, "sd": [Number(Interval(0, None, closed="neither")), None]})
 def sample_size(
     data: Any = None,
@@ -638,7 +546,6 @@ def _sample_frame(records: list[dict[str, Any]]) -> pl.DataFrame:
     return pl.DataFrame(records, schema=schema, orient="row").select(SAMPLE_SIZE_COLUMNS)
 
 
-# ------------------------------------------------------------------ achieved_power
 @validate_params(
     {
         "result": Instance(pl.DataFrame, what="the DataFrame returned by compare()"),

@@ -8,7 +8,8 @@ expected width of the interval of a mean difference. The variance is given or
 estimated from past per-user values as Sakai does: the residual variance of a two-way
 ANOVA without replication (systems x users), or of a one-way ANOVA. The answers are
 exact (the noncentral t and F distributions of :mod:`scipy.stats`); the search over
-the integers and the reading of the data are :mod:`polars_rankeval.analysis.power`'s.
+the integers is :mod:`polars_rankeval.analysis.t_test_power`'s and the reading of the
+data :mod:`polars_rankeval.analysis.power`'s.
 """
 
 from __future__ import annotations
@@ -31,17 +32,15 @@ from polars_rankeval._utils.stats import scipy_stats
 from polars_rankeval._utils.types import check_choice, integer
 from polars_rankeval.analysis.power import (
     DATA,
-    MAX_USERS,
     PER_USER,
     PROBABILITY,
     _evaluated,
     _positive,
     _positives,
     _probability,
-    _smallest_n,
-    _t_sample_size,
     _wide,
 )
+from polars_rankeval.analysis.t_test_power import MAX_USERS, _smallest_n, _t_sample_size
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import MetricsArg
 

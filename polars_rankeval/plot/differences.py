@@ -203,7 +203,7 @@ def topic_differences(
     alt = import_altair()
     name = parse_metric(metric).name
     data = topic_differences_data(per_user, metric, baseline=baseline, by=by, user=user)
-    from polars_rankeval.analysis.compare import metric_direction
+    from polars_rankeval.analysis.metric_direction import metric_direction
 
     higher = metric_direction(name)
     if compare is not None:

@@ -56,7 +56,7 @@ def power_curve_data(sample: Any, *, max_users: int | None = None) -> pl.DataFra
     >>> data.columns, data["n_users"].min(), data["n_users"].max()
     (['series', 'n_users', 'power'], 2, 51)
     """
-    from polars_rankeval.analysis.power import t_power
+    from polars_rankeval.analysis.t_test_power import t_power
 
     frame = as_frame(sample, "sample")
     needs_columns(frame, _NEEDED, "prk.sample_size")

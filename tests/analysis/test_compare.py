@@ -18,7 +18,7 @@ from scipy import stats
 
 import polars_rankeval as prk
 import polars_rankeval._utils.stats as _stats
-from polars_rankeval.analysis.compare import RESULT_COLUMNS
+from polars_rankeval.analysis.compare_per_user import RESULT_COLUMNS
 from polars_rankeval.api.datasets import load_systems
 
 REQUIRED = (

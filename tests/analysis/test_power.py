@@ -11,7 +11,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval.analysis.power import ACHIEVED_COLUMNS, SAMPLE_SIZE_COLUMNS, t_power
+from polars_rankeval.analysis.power import ACHIEVED_COLUMNS, SAMPLE_SIZE_COLUMNS
+from polars_rankeval.analysis.t_test_power import t_power
 from polars_rankeval.analysis.topic_set_size import (
     TOPIC_SET_COLUMNS,
     _anova_power,

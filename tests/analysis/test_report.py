@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.analysis.compare import metric_direction
+from polars_rankeval.analysis.metric_direction import metric_direction
 from polars_rankeval.analysis.report import ReportText
 from polars_rankeval.api.datasets import load_systems
 from polars_rankeval.cli.app import main
@@ -376,7 +376,7 @@ def test_preset_names_take_the_direction_of_their_metric() -> None:
 
 
 def test_every_preset_name_resolves_to_its_metric_direction() -> None:
-    from polars_rankeval.analysis.compare import metric_direction
+    from polars_rankeval.analysis.metric_direction import metric_direction
     from polars_rankeval.conventions.resolve import get_convention
     from polars_rankeval.metrics.grammar import parse_metric
 

@@ -11,11 +11,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval.analysis.reproducibility import (
-    EFFECT_COLUMNS,
-    ORDERING_COLUMNS,
-    _inversions,
-)
+from polars_rankeval.analysis.reproducibility_effects import EFFECT_COLUMNS
+from polars_rankeval.analysis.reproducibility_ordering import ORDERING_COLUMNS, _inversions
 
 # Our metric names and repro_eval's (ir_measures) names for the same trec_eval measures.
 METRICS = {

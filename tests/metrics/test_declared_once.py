@@ -30,6 +30,8 @@ COLUMN_MODULES = (
     "analysis/curves.py",
     "analysis/judgements.py",
     "analysis/reproducibility.py",
+    "analysis/reproducibility_effectiveness.py",
+    "analysis/reproducibility_ordering.py",
 )
 """The modules building or drawing those frames."""
 

@@ -18,9 +18,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-import polars_rankeval.plan.head as _head
 from polars_rankeval.cli.app import main
 from polars_rankeval.metrics.features import Features
+from polars_rankeval.plan.head_request import MARKER
 
 # Three items tied at one score, "b" relevant. By text: a < b < c.
 ENUM = pl.Enum(["c", "a", "b"])  # category order disagrees with the text order
@@ -43,7 +43,7 @@ def test_tie_break_by_item_text_on_every_path(dtype: Any, ties: str) -> None:
     df = tied(dtype)
     general = prk.evaluate(df, ["mrr", "rbp"], ties=ties)  # no cutoff: the general path
     head = prk.evaluate(df, ["mrr@3"], ties=ties)  # the sorted-head path
-    assert _head.MARKER in prk.evaluate(df.lazy(), ["mrr@3"], ties=ties, engine="memory").explain()
+    assert MARKER in prk.evaluate(df.lazy(), ["mrr@3"], ties=ties, engine="memory").explain()
     assert general["mrr"].item() == pytest.approx(EXPECTED[ties])
     assert head["mrr@3"].item() == pytest.approx(EXPECTED[ties])
     expr = df.group_by("user").agg(prk.mrr(ties=ties)).item(0, 1)  # the metric functions

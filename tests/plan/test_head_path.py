@@ -7,7 +7,8 @@ require the same values (1e-12) on random data with ties, under every tie policy
 for every metric and option the path covers; and they check from the plan that the
 path is really taken (so it cannot silently fall back).
 
-Tests the private unit polars_rankeval.plan.head on purpose (its ENABLED switch).
+Tests the private units polars_rankeval.plan.head (its ENABLED switch) and
+plan.head_sums (its SPLIT switch) on purpose.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 import polars_rankeval.plan.head as _head
+import polars_rankeval.plan.head_sums as _head_sums
+from polars_rankeval.plan.head_request import MARKER
 
 TIES = ["expected", "item_desc", "item_asc", "optimistic", "pessimistic"]
 METRICS = [
@@ -298,7 +301,7 @@ def test_validation_with_by_groups_and_valid_data() -> None:
     assert_frame_equal(fast, slow, abs_tol=1e-12)
     plan = prk.evaluate(df.lazy(), metrics, by="system", engine="memory")
     # The duplicate count is read from the head path's own aggregation.
-    assert f"{_head.MARKER}:extra" in plan.explain()
+    assert f"{MARKER}:extra" in plan.explain()
     assert_frame_equal(plan.collect(), fast)
     with pytest.raises(ValueError, match=re.escape("by column 'system' has 1 null value")):
         prk.evaluate(_set(df, "system", [0], None), metrics, by="system")
@@ -360,7 +363,7 @@ def test_expected_ranges_with_groups_straddling_cutoffs(split: int, monkeypatch:
     # tie group straddles many cutoffs; ranges and sparse lists run past the lists (up
     # to 25 items), read from the users' lists of contributions segment by segment;
     # the head rows are computed in `split` branches of users.
-    monkeypatch.setattr(_head, "SPLIT", split)
+    monkeypatch.setattr(_head_sums, "SPLIT", split)
     df = frame(31, by=True, decimals=0)
     metrics = [
         "ndcg@1..40",
@@ -388,7 +391,7 @@ def test_expected_sums_line_up_with_their_users(split: int, lazy: bool, monkeypa
     # collected path and on a LazyFrame (the plan built without a first collect), with
     # users of one row, users whose group at K the head cut, users without a score and
     # more branches than some users.
-    monkeypatch.setattr(_head, "SPLIT", split)
+    monkeypatch.setattr(_head_sums, "SPLIT", split)
     cut = pl.DataFrame(  # one score for 12 items: the head (K + 3 rows) cuts the group
         {"user": [100] * 12, "item": range(12), "score": [0.5] * 12, "relevance": [1, 0, 2] * 4}
     )
@@ -597,7 +600,7 @@ def _plan_length(n: int, ties: str) -> int:
     metrics = [f"{m}@1..{n}" for m in ("ndcg", "map", "precision", "mrr", "hit_rate")]
     lf = prk.evaluate(df.lazy(), metrics, ties=ties, validate=False, engine="memory")
     plan = lf.explain()
-    assert _head.MARKER in plan
+    assert MARKER in plan
     return len(plan)
 
 

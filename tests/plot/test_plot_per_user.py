@@ -54,7 +54,7 @@ def test_judgement_gaps_chart() -> None:
 
 
 def test_power_curve_chart() -> None:
-    from polars_rankeval.analysis.power import t_power
+    from polars_rankeval.analysis.t_test_power import t_power
 
     sample = prk.sample_size(delta=[0.05, 0.1], sd=0.2)
     data = prk.plot.power_curve_data(sample)

@@ -1,0 +1,148 @@
+"""What the metrics of a job read from the sorted head, and the head path's column names.
+
+The head path (:mod:`polars_rankeval.plan.head`) gathers, from the metrics' head forms
+(:class:`~polars_rankeval.metrics.head_form.HeadForm`), each quantity once with its
+thresholds, gains and cutoffs (:class:`_Request`); every stage of the path reads that
+request and names its columns with the prefix :data:`MARKER`. Kept apart so that the
+head aggregation, the per-position sums and the reading at each cutoff share one
+declaration of both.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+import polars as pl
+
+from polars_rankeval.metrics._common import discount_at
+from polars_rankeval.metrics.head_form import GainKey, Quantity
+
+if TYPE_CHECKING:
+    from polars_rankeval.plan.job import Job
+
+
+MARKER = "__prk_head"
+"""Prefix of every column this path adds: visible in ``LazyFrame.explain()``."""
+
+_HEAD = f"{MARKER}:head"
+_VALUE = f"{MARKER}:value"
+_KEY = f"{MARKER}:key"
+_LAST = f"{MARKER}:last"
+_UID = f"{MARKER}:uid"
+_ROW = f"{MARKER}:row"
+_FIRST = f"{MARKER}:first"
+_LAST_ROW = f"{MARKER}:last_row"
+_POS = f"{MARKER}:pos"
+_POSITIVE = f"{MARKER}:positive"
+_N_RET = f"{MARKER}:n_ret"
+_N_JUDGED = f"{MARKER}:n_judged"
+_REL = f"{MARKER}:rel"
+_RET = f"{MARKER}:ret"
+_EXTRA = f"{MARKER}:extra"
+_NEW = f"{MARKER}:new"
+_END = f"{MARKER}:end"
+
+
+def _name(*parts: Any) -> str:
+    return f"{MARKER}[{':'.join(str(p) for p in parts)}]"
+
+
+def _gain(rel: pl.Expr, gain: str) -> pl.Expr:
+    return rel if gain == "linear" else 2.0**rel - 1.0
+
+
+def _discount(p: pl.Expr, discount: str, base: float, half_life: float | None) -> pl.Expr:
+    """The discount of position ``p``, as the graded kernels define it."""
+    return discount_at(p, discount, base, half_life)
+
+
+def _discounts(values: pl.Expr, discount: str, base: float, half_life: float | None) -> pl.Expr:
+    """The discounts of positions 1 .. len, one list per row of the list ``values``.
+
+    The positions come from ``int_ranges`` and the discount is an elementwise
+    ``list.eval`` (a ``list.eval`` with ``int_range`` runs per list: ~50x slower).
+    """
+    positions = pl.int_ranges(1, values.list.len() + 1)
+    return positions.list.eval(_discount(pl.element(), discount, base, half_life))
+
+
+class _Request:
+    """What the requested metrics read: thresholds, gains, quantities and cutoffs.
+
+    Gathered from the metrics' head forms
+    (:class:`~polars_rankeval.metrics.head_form.HeadForm`): each quantity once, however
+    many metrics and cutoffs read it.
+    """
+
+    def __init__(self, job: Job, relevance_dtype: pl.DataType | None = None) -> None:
+        self.thresholds: dict[float, None] = {}
+        self.quantities: dict[str, Quantity] = {}
+        self.cutoffs: dict[str, set[int]] = {}
+        self.ideals: dict[str, tuple[str, str, float, float | None, int | None]] = {}
+        self.gains: set[str] = set()
+        self.ap_thresholds: set[float] = set()
+        self.rr_thresholds: set[float] = set()
+        self.float_key = job.order_dtype is not None and job.order_dtype.is_float()
+        small_ints = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32, pl.Boolean)
+        self.small_int_relevance = relevance_dtype in small_ints
+        self.k = 1
+        for metric in job.metrics:
+            k = int(metric.k or 1)
+            self.k = max(self.k, k)
+            form = metric.spec.head
+            if form is None:  # pragma: no cover - applies() admits head forms only
+                msg = f"metric {metric.name!r} has no sorted-head form"
+                raise ValueError(msg)
+            for quantity in form.quantities(dict(metric.options)):
+                self._add(quantity, k)
+
+    def _add(self, quantity: Quantity, k: int) -> None:
+        name = quantity.column
+        self.cutoffs.setdefault(name, set()).add(k)
+        if quantity.kind == "ideal_gain":
+            cut = k if quantity.idcg == "cut" else None
+            old = self.ideals.get(name)
+            if old is not None and cut is not None and old[4] is not None:
+                cut = max(old[4], cut)
+            self.ideals[name] = (*cast(GainKey, quantity.gain), cut)
+            return
+        self.quantities[name] = quantity
+        if quantity.kind == "discounted_gain":
+            self.gains.add(cast(GainKey, quantity.gain)[0])
+            return
+        t = float(quantity.threshold or 0.0)
+        self.thresholds[t] = None
+        if quantity.kind == "precision_sum":
+            self.ap_thresholds.add(t)
+        elif quantity.kind == "reciprocal_rank":
+            self.rr_thresholds.add(t)
+
+
+def _reduce(need: _Request, name: str, values: pl.Expr, cut: int | None = 0) -> pl.Expr:
+    """Per user: a list of contributions by position, or its sum.
+
+    With one cutoff at the end of the head (or ``cut=None``, the whole list) the sum
+    is enough; otherwise the list is kept and summed up to each cutoff
+    (:func:`~polars_rankeval.plan.head_cumulative._prefix_sums`).
+    """
+    if _summed(need, name, cut):
+        return values.list.sum()
+    return values
+
+
+def _summed(need: _Request, name: str, cut: int | None = 0) -> bool:
+    if cut is None:
+        return True
+    return need.cutoffs.get(name, set()) <= {need.k} and (cut == 0 or cut >= need.k)
+
+
+def _first(t: float) -> str:
+    return _name("first", t)
+
+
+def _first_only(quantity: Quantity | None) -> bool:
+    """Whether a deterministic policy reads the quantity from the first relevant position.
+
+    (No list of contributions then.)
+    """
+    return quantity is not None and quantity.kind in ("reciprocal_rank", "log_miss")
