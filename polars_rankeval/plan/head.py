@@ -52,13 +52,13 @@ names, :mod:`~polars_rankeval.plan.head_sums` step 2 and
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
 from polars_rankeval._utils.ties import id_order, resolve_ties
+from polars_rankeval.metrics._common import gain_value
 from polars_rankeval.metrics.features import Features, order_kind
-from polars_rankeval.metrics.head_form import HeadForm
 from polars_rankeval.metrics.sampled_estimators import SAMPLED_DEFAULTS
 from polars_rankeval.plan.head_cumulative import _prefix_sums, _Reader
 from polars_rankeval.plan.head_request import (
@@ -70,7 +70,6 @@ from polars_rankeval.plan.head_request import (
     _POSITIVE,
     _VALUE,
     _discounts,
-    _gain,
     _name,
     _reduce,
     _Request,
@@ -91,8 +90,6 @@ inside the head (see the module docstring); a larger group is counted exactly.""
 ENABLED = True
 """Switch for tests and benchmarks: ``False`` sends every job to the general path."""
 
-_NO_DEFAULT = object()
-
 
 def applies(job: Job) -> bool:
     """True when every metric of ``job`` is evaluated by this path.
@@ -112,26 +109,9 @@ def applies(job: Job) -> bool:
         and m.k is not None
         and m.k >= 1
         and job.kinds.get(m.name) == "expr"
-        and _supported(m.spec.head, dict(m.options))
+        and m.spec.head.covers(dict(m.options), SAMPLED_DEFAULTS)
         for m in job.metrics
     )
-
-
-def _supported(form: HeadForm, options: dict[str, Any]) -> bool:
-    """Whether the head form covers these options.
-
-    The options of the sampled estimators at their defaults (the plain metric) pass.
-    """
-    allowed = form.options
-    for option, value in options.items():
-        if SAMPLED_DEFAULTS.get(option, _NO_DEFAULT) == value:  # the plain metric
-            continue
-        if option not in allowed:
-            return False
-        values = allowed[option]
-        if values is not None and value not in values:
-            return False
-    return True
 
 
 def per_user(
@@ -293,7 +273,7 @@ def _ideal_gains(
     cut: int | None,
 ) -> pl.Expr:
     """The ideal list's discounted gains: positive gains, best first, cut at ``cut``."""
-    gains = positive.list.eval(_gain(pl.element(), gain)).list.sort(descending=True)
+    gains = positive.list.eval(gain_value(pl.element(), gain)).list.sort(descending=True)
     if cut is not None:
         gains = gains.list.head(cut)
     return gains * _discounts(gains, discount, base, half_life)

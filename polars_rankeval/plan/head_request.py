@@ -47,10 +47,6 @@ def _name(*parts: Any) -> str:
     return f"{MARKER}[{':'.join(str(p) for p in parts)}]"
 
 
-def _gain(rel: pl.Expr, gain: str) -> pl.Expr:
-    return rel if gain == "linear" else 2.0**rel - 1.0
-
-
 def _discount(p: pl.Expr, discount: str, base: float, half_life: float | None) -> pl.Expr:
     """The discount of position ``p``, as the graded kernels define it."""
     return discount_at(p, discount, base, half_life)

@@ -15,6 +15,7 @@ from typing import cast
 
 import polars as pl
 
+from polars_rankeval.metrics._common import gain_value
 from polars_rankeval.metrics.head_form import GainKey
 from polars_rankeval.plan.head_request import (
     _END,
@@ -35,7 +36,6 @@ from polars_rankeval.plan.head_request import (
     _discount,
     _discounts,
     _first,
-    _gain,
     _name,
     _reduce,
     _Request,
@@ -75,7 +75,7 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
         kind = quantity.kind
         if kind == "discounted_gain":
             gain, discount, base, half_life = cast(GainKey, quantity.gain)
-            gains = rel.list.eval(_gain(pl.element(), gain))
+            gains = rel.list.eval(gain_value(pl.element(), gain))
             discounts = _discounts(rel, discount, base, half_life)
             columns[name] = _reduce(need, name, gains * discounts)
             continue
@@ -103,7 +103,7 @@ def _group_parts(need: _Request, rel: pl.Expr) -> dict[str, pl.Expr]:
     for t in need.thresholds:
         parts[f"r:{t}"] = (rel >= t).cast(pl.Float64).sum()
     for gain in need.gains:
-        parts[f"g:{gain}"] = _gain(rel, gain).sum()
+        parts[f"g:{gain}"] = gain_value(rel, gain).sum()
     return parts
 
 
@@ -256,7 +256,7 @@ def _expected_user_sums(
         "j": (r_ - first),
     }
     for gain in need.gains:
-        columns[f"gain:{gain}"] = _gain(pl.col(_VALUE), gain)
+        columns[f"gain:{gain}"] = gain_value(pl.col(_VALUE), gain)
     # Integer counts within a run: the running count (exact; a column of its own, read
     # by two or three fills) at the run's end minus the count before its first row,
     # with fills in row order (sequential; a gather at the run's ends costs ~3x). So
