@@ -42,7 +42,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval.io.trec import read_trec_eval_qrels, read_trec_eval_run
+from polars_rankeval.io.trec.bytewise import read_trec_eval_qrels, read_trec_eval_run
 from polars_rankeval.trec_eval.compute import evaluate_queries
 from polars_rankeval.trec_eval.errors import TrecEvalError
 from polars_rankeval.trec_eval.measures import (

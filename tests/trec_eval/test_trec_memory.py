@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from polars_rankeval.io.trec import read_trec_eval_run
+from polars_rankeval.io.trec.bytewise import read_trec_eval_run
 from polars_rankeval.trec_eval import compute
 from polars_rankeval.trec_eval.output import format_trec
 from polars_rankeval.trec_eval.program import trec_eval
