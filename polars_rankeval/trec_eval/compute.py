@@ -97,7 +97,7 @@ def _query_stats(
 
 # the measures are computed over at most about this many ranked rows at a time (whole
 # queries): their running columns are then held for one part of a large run, not all
-CHUNK_ROWS = 3_000_000
+CHUNK_ROWS = 500_000
 
 
 def evaluate_queries(
