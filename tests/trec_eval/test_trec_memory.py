@@ -8,6 +8,7 @@ off the file's last line: the tag must be the last line's, from a path or from b
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -156,6 +157,26 @@ def test_allocator_settings_only_for_the_trec_eval_command(
         ),
     }
     assert os.environ.get("_RJEM_MALLOC_CONF") == (want[preset] if expected else preset)
+
+
+def test_allocator_settings_leave_a_large_run_alone(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import sys
+
+    from polars_rankeval._utils import allocator
+
+    run = tmp_path / "run"
+    run.write_bytes(b"q 0 d 1 1 t\n" * 8)  # 96 bytes
+    monkeypatch.setattr(sys, "argv", ["polars-rankeval", "trec-eval", "qrels", str(run)])
+    monkeypatch.delenv("_RJEM_MALLOC_CONF", raising=False)
+    monkeypatch.delitem(sys.modules, "polars")
+    monkeypatch.setattr(allocator, "LARGE_RUN_BYTES", 96)  # not over: set
+    assert allocator.configure_for_trec_eval()
+    monkeypatch.delenv("_RJEM_MALLOC_CONF")
+    monkeypatch.setattr(allocator, "LARGE_RUN_BYTES", 95)  # over: Polars' decays stay
+    assert not allocator.configure_for_trec_eval()
+    assert "_RJEM_MALLOC_CONF" not in os.environ
 
 
 def test_the_command_process_sets_the_allocator_and_imports_only_the_clone(
