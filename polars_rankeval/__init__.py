@@ -16,8 +16,12 @@ import sys as _sys
 import types as _types
 import typing as _typing
 
-from polars_rankeval import namespace as _namespace  # registers df.rankeval / lf.rankeval
+from polars_rankeval._utils.allocator import configure_for_trec_eval as _allocator
 from polars_rankeval._utils.version import __version__ as __version__
+
+_allocator()  # the trec-eval command's jemalloc settings, read once: before Polars loads
+# registers df.rankeval / lf.rankeval
+from polars_rankeval import namespace as _namespace  # noqa: E402
 
 if _typing.TYPE_CHECKING:
     import polars_rankeval.api.datasets as datasets

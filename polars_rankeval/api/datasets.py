@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from polars_rankeval._utils.constraints import validate_params
-from polars_rankeval.io.trec import scan_qrels, scan_run
+from polars_rankeval.io.trec.read import scan_qrels, scan_run
 
 
 @validate_params({})  # no parameter

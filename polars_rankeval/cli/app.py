@@ -151,16 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     raw = list(sys.argv[1:] if argv is None else argv)
     if raw[:1] == ["trec-eval"] and not set(raw[1:2]) & {"-h", "--help"}:
-        from polars_rankeval.trec_eval.command import command_line
-
-        try:
-            status = command_line(raw[1:])
-        except KeyboardInterrupt:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            return INTERRUPTED_EXIT
-        except OSError as exc:  # writing the output (command_line reports reading errors)
-            return output_failed(exc, "trec_eval: ")
-        return flushed(status, "trec_eval: ")
+        return trec_eval.command(raw[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(_with_default_command(raw))

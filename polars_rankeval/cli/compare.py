@@ -220,7 +220,7 @@ def _compare_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str] | N
         if args.qrels is None:
             msg = "--run needs --qrels"
             raise UsageError(msg)
-        from polars_rankeval.io.trec import scan_qrels, scan_run
+        from polars_rankeval.io.trec.read import scan_qrels, scan_run
 
         if len(args.runs) < 2:
             msg = f"compare needs at least 2 runs, got {len(args.runs)}"
@@ -235,7 +235,7 @@ def _compare_data(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str] | N
             msg = f"no such file: {str(args.qrels)!r}"
             raise FileNotFoundError(msg)
         if args.subtopic is not None or args.qrels.suffix.lower() == ".div":
-            from polars_rankeval.io.trec import scan_diversity_qrels
+            from polars_rankeval.io.trec.read import scan_diversity_qrels
 
             div = scan_diversity_qrels(args.qrels)
             joined = join(pl.concat(parts), div, by=args.by, subtopic="subtopic")

@@ -79,7 +79,8 @@ def _params(values: list[str], method: str) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     """Fuse the runs and write the fused run."""
     from polars_rankeval.fusion.fuse import fuse
-    from polars_rankeval.io.trec import scan_qrels, write_run
+    from polars_rankeval.io.trec.read import scan_qrels
+    from polars_rankeval.io.trec.write import write_run
 
     qrels = scan_qrels(args.qrels) if args.qrels else None
     fused = fuse(

@@ -105,10 +105,10 @@ def add_pool_unjudged(parser: argparse.ArgumentParser) -> None:
 
 
 def pooled(args: argparse.Namespace, data: pl.LazyFrame, relevance: str) -> pl.LazyFrame:
-    """``--pool-unjudged``: :func:`polars_rankeval.io.trec.pool_unjudged` on the long frame."""
+    """``--pool-unjudged``: :func:`polars_rankeval.trec.pool_unjudged` on the long frame."""
     if args.pool_unjudged is None:
         return data
-    from polars_rankeval.io.trec import pool_unjudged
+    from polars_rankeval.io.trec.read import pool_unjudged
 
     out = pool_unjudged(data, relevance=relevance, pool=args.pool_unjudged)
     assert isinstance(out, pl.LazyFrame)  # lazy in, lazy out
@@ -162,15 +162,15 @@ def read_table(path: Path, fmt: str | None = None, *, text_ids: Sequence[str] = 
         raise FileNotFoundError(msg)
     kind = fmt or TREC_SUFFIXES.get(path.suffix.lower())
     if kind == "trec-run":
-        from polars_rankeval.io.trec import scan_run
+        from polars_rankeval.io.trec.read import scan_run
 
         return scan_run(path).select("user", "item", "score")
     if kind == "trec-qrels":
-        from polars_rankeval.io.trec import scan_qrels
+        from polars_rankeval.io.trec.read import scan_qrels
 
         return scan_qrels(path).select("user", "item", "relevance")
     if kind == "trec-div-qrels":
-        from polars_rankeval.io.trec import scan_diversity_qrels
+        from polars_rankeval.io.trec.read import scan_diversity_qrels
 
         return scan_diversity_qrels(path)
     suffix = _FORMAT_SUFFIX[kind] if kind else path.suffix.lower()

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -34,3 +35,23 @@ def run(args: argparse.Namespace) -> int:
     from polars_rankeval.trec_eval.command import command_line
 
     return command_line([str(args.qrels), str(args.run)])
+
+
+def command(args: list[str]) -> int:
+    """``trec-eval ARGS`` parsed by trec_eval's own rules; the command line's exit status.
+
+    130 after Ctrl-C; standard output that cannot be written: 0 when its reader went
+    away, else 2 (as :func:`polars_rankeval.cli.app.main`); otherwise trec_eval's status.
+    Imports only the clone (not the other subcommands), so the process stays small.
+    """
+    from polars_rankeval.cli.output import flushed, output_failed
+    from polars_rankeval.trec_eval.command import command_line
+
+    try:
+        status = command_line(args)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return 128 + signal.SIGINT
+    except OSError as exc:  # writing the output (command_line reports reading errors)
+        return output_failed(exc, "trec_eval: ")
+    return flushed(status, "trec_eval: ")

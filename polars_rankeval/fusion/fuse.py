@@ -35,7 +35,7 @@ def _scan(source: object, name: str) -> pl.LazyFrame:
     if isinstance(source, pl.LazyFrame):
         return source
     if isinstance(source, str | PathLike):
-        from polars_rankeval.io.trec import scan_run
+        from polars_rankeval.io.trec.read import scan_run
 
         return scan_run(Path(source))
     msg = (

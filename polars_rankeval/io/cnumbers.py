@@ -1,8 +1,9 @@
 r"""C's ``atof`` and ``atol``, the one number reader of trec_eval's files and options.
 
 trec_eval reads scores, relevance levels, preference levels, ``-Z`` means and deviations
-with C's ``atof`` and ``atol``, and so do the readers of :mod:`polars_rankeval.io.trec` and
-the ``trec-eval`` clone (:mod:`polars_rankeval.trec_eval`): the number the longest prefix
+with C's ``atof`` and ``atol``, and so do the readers of
+:mod:`polars_rankeval.io.trec.bytewise` and the ``trec-eval`` clone
+(:mod:`polars_rankeval.trec_eval`): the number the longest prefix
 spells, 0 when there is none (``"3abc"`` is 3, ``"abc"`` is 0). The patterns are ASCII
 only, as C's are in the C locale: leading white space is C's ``isspace`` (space, ``\t``,
 ``\n``, ``\v``, ``\f``, ``\r``; not Python's ``\s``, which also takes Unicode spaces)

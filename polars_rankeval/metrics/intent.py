@@ -5,7 +5,7 @@ against each. The long frame stays one row per (user, item): the subtopic judgme
 an item ride along in a list column, by default ``subtopics``, named by the metrics'
 ``subtopics=`` option. It holds a ``List(Struct{subtopic, relevance})`` (the item's
 judgment for each subtopic; :func:`polars_rankeval.join` with ``subtopic=`` and
-:func:`polars_rankeval.io.trec.read_diversity_qrels` build it) or a plain ``List`` of
+:func:`polars_rankeval.trec.read_diversity_qrels` build it) or a plain ``List`` of
 subtopic ids (each relevant). A pair (item, subtopic) is relevant when its relevance
 is at least ``rel`` (default 1: ndeval reads judgments as binary, ``> 0``). The user's
 subtopics are those with at least one relevant judged item, recommended or not

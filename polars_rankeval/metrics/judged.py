@@ -6,7 +6,7 @@ default unjudged rows behave like trec_eval's documents outside the pool. trec_e
 infAP also reads qrels relevance < 0 as "in the pool but not judged": ``inf_ap(pool=c)``
 takes that distinction from a boolean column ``c`` (true for every item of the pool,
 e.g. every qrels row), with a null relevance for the pooled-but-unjudged items
-(:func:`polars_rankeval.io.trec.pool_unjudged` converts qrels that way).
+(:func:`polars_rankeval.trec.pool_unjudged` converts qrels that way).
 """
 
 from __future__ import annotations

@@ -321,7 +321,7 @@ def problem_templates(cols: Columns, by: list[str]) -> list[tuple[str, str]]:
         (
             "neg_rel",
             f"relevance column {cols.relevance!r} has {{n}} negative value(s) (trec_eval's "
-            "qrels -1, 'pooled but not judged': polars_rankeval.io.trec.pool_unjudged turns "
+            "qrels -1, 'pooled but not judged': polars_rankeval.trec.pool_unjudged turns "
             "them into null relevance and a pool column for inf_ap(pool=))",
         ),
         ("bad_rank", f"rank column {cols.order!r} has {{n}} value(s) below 1"),

@@ -113,7 +113,7 @@ def fmt_long(values: pl.Expr) -> pl.Expr:
 def read_zscores(source: str | Path | bytes) -> pl.DataFrame:
     """Read a ``-Z`` file: ``qid measure mean stddev`` lines (``atof`` numbers)."""
     from polars_rankeval.io.cnumbers import c_atof
-    from polars_rankeval.io.trec import _FIELD, _lines, _malformed, _read_bytes
+    from polars_rankeval.io.trec.bytewise import _FIELD, _lines, _malformed, _read_bytes
 
     lines = _lines(_read_bytes(source, "zscores"))
     fields = lines.with_columns(pl.col("line").str.extract_all(_FIELD).alias("f"))

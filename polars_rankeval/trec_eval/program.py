@@ -42,7 +42,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval.io.trec import read_trec_eval_qrels, read_trec_eval_run
+from polars_rankeval.io.trec.bytewise import read_trec_eval_qrels, read_trec_eval_run
 from polars_rankeval.trec_eval.compute import evaluate_queries
 from polars_rankeval.trec_eval.errors import TrecEvalError
 from polars_rankeval.trec_eval.measures import (
@@ -326,7 +326,10 @@ def _evaluate_frames(
         code, docno = dup.row(0)[:2]
         msg = f"duplicate docno {docno!r} in the qrels of query {codes['qid'][code]!r}"
         raise TrecEvalError(msg, 4)
-    # the run's order (score ranks when it needs a sort) while the docnos are coded
+    # the run's order (score ranks when it needs a sort) once the docnos are coded: the
+    # two side by side would hold both their working sets at once (the peak memory)
+    if not (complete and missing.height):
+        coding.result()
     order = run_order(run_df)
     qrels_coded = qrels_eval
     if not (complete and missing.height):

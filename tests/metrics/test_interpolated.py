@@ -20,7 +20,7 @@ from polars_rankeval import (
     relative_precision,
     set_map,
 )
-from polars_rankeval.io.trec import scan_qrels, scan_run
+from polars_rankeval.io.trec.read import scan_qrels, scan_run
 from tests._reference import Row, inline_per_user, orderings, random_frame, rows_by_user
 from tests.test_reference_tools import run_pytrec, trec_like
 from tests.trec_eval.test_trec_conformance import DATA, trec_output

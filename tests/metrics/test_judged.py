@@ -19,7 +19,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
-from polars_rankeval.io.trec import scan_qrels, scan_run
+from polars_rankeval.io.trec.read import scan_qrels, scan_run
 from polars_rankeval.metrics._common import inline
 from polars_rankeval.metrics.grammar import parse_metric
 from polars_rankeval.metrics.registry import registered

@@ -18,7 +18,7 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 from polars_rankeval import bin_g, g, ndcg_rel, rbp, rbp_resid, rndcg
-from polars_rankeval.io.trec import scan_qrels, scan_run
+from polars_rankeval.io.trec.read import scan_qrels, scan_run
 from tests._reference import Row, inline_per_user, orderings, random_frame, rows_by_user
 
 DATA = Path(__file__).parents[1] / "data"

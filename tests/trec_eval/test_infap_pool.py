@@ -1,6 +1,6 @@
 """infAP with trec_eval's pool: qrels relevance < 0 is "pooled but not judged".
 
-``inf_ap(pool=<column>)`` and :func:`polars_rankeval.io.trec.pool_unjudged`; the presets'
+``inf_ap(pool=<column>)`` and :func:`polars_rankeval.trec.pool_unjudged`; the presets'
 ``infAP(pool=pooled)``. Checked by hand, against ir_measures' own test vectors and
 against pytrec_eval (trec_eval's code) on random qrels with negative judgments and
 tied scores.
@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.io.trec import pool_unjudged
+from polars_rankeval.io.trec.read import pool_unjudged
 from polars_rankeval.metrics.judged import INFAP_EPSILON
 
 EPS = INFAP_EPSILON

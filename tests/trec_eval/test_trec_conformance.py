@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
-from polars_rankeval.io.trec import scan_qrels, scan_run
+from polars_rankeval.io.trec.read import scan_qrels, scan_run
 
 DATA = Path(__file__).parents[1] / "data"
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from polars_rankeval.cli.app import main
-from polars_rankeval.io.trec import read_trec_eval_qrels, read_trec_eval_run
+from polars_rankeval.io.trec.bytewise import read_trec_eval_qrels, read_trec_eval_run
 from polars_rankeval.trec_eval.output import format_trec
 from polars_rankeval.trec_eval.program import trec_eval
 

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from polars_rankeval.io.trec import _fast_fields, read_trec_eval_qrels, read_trec_eval_run
+from polars_rankeval.io.trec.bytewise import _fast_fields, read_trec_eval_qrels, read_trec_eval_run
 from polars_rankeval.trec_eval.errors import TrecEvalError
 from polars_rankeval.trec_eval.output import format_doubles, format_trec
 from polars_rankeval.trec_eval.program import trec_eval
