@@ -31,7 +31,7 @@ from polars_rankeval._utils.constraints import (
 from polars_rankeval._utils.types import is_spark_frame
 from polars_rankeval.analysis.compare import _refuse_global
 from polars_rankeval.analysis.compare_options import TEST_OPTIONS, TIE_TOLERANCE
-from polars_rankeval.analysis.paired_values import _local, _pair_values
+from polars_rankeval.analysis.paired_values import _local, _pair_values, choose_systems
 from polars_rankeval.api.evaluate import METRICS
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import MetricsArg, parse_metrics
@@ -153,31 +153,6 @@ def metric_columns(
             msg = f"metric column {name!r} must be numeric, got {schema[name]}"
             raise TypeError(msg)
     return lazy, names
-
-
-def choose_systems(available: list[str], systems: Sequence[Any] | None, by: str) -> list[str]:
-    """The compared systems: ``systems`` (checked) or every one available, in order."""
-    if systems is None:
-        chosen = available
-    else:
-        if isinstance(systems, str):
-            msg = f"systems must be a list of system names, got {systems!r}"
-            raise TypeError(msg)
-        chosen = [str(s) for s in systems]
-        if len(set(chosen)) != len(chosen):
-            msg = f"systems must be distinct, got {list(systems)!r}"
-            raise ValueError(msg)
-        unknown = [s for s in chosen if s not in available]
-        if unknown:
-            msg = (
-                f"system(s) {', '.join(map(repr, unknown))} not found in column {by!r}; "
-                f"systems: {', '.join(sorted(available))}"
-            )
-            raise ValueError(msg)
-    if len(chosen) < 2:
-        msg = f"need at least 2 systems in column {by!r}, got {len(chosen)}: {chosen!r}"
-        raise ValueError(msg)
-    return chosen
 
 
 def value_matrices(

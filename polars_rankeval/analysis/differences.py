@@ -28,6 +28,7 @@ from polars_rankeval._utils.constraints import (
 from polars_rankeval.analysis._system_values import metric_columns
 from polars_rankeval.analysis.compare_options import TEST_OPTIONS, TIE_TOLERANCE
 from polars_rankeval.analysis.metric_direction import _directions
+from polars_rankeval.analysis.paired_values import choose_pairs
 from polars_rankeval.api.evaluate import METRICS
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.job import MetricsArg, parse_metrics
@@ -326,32 +327,5 @@ def compared_pairs(
     available: list[str], systems: Sequence[Any] | None, baseline: Any, by: str
 ) -> list[tuple[str, str]]:
     """The (system, baseline) pairs of a comparison, as :func:`compare` makes them."""
-    if systems is None:
-        chosen = available
-    else:
-        chosen = [str(s) for s in systems]
-        if len(set(chosen)) != len(chosen):
-            msg = f"systems must be distinct, got {list(systems)!r}"
-            raise ValueError(msg)
-        unknown = [s for s in chosen if s not in available]
-        if unknown:
-            msg = (
-                f"system(s) {', '.join(map(repr, unknown))} not found in column {by!r}; "
-                f"systems: {', '.join(sorted(available))}"
-            )
-            raise ValueError(msg)
-    if len(chosen) < 2:
-        msg = f"need at least 2 systems in column {by!r}, got {len(chosen)}: {chosen!r}"
-        raise ValueError(msg)
-    if baseline is None:
-        return [
-            (chosen[j], chosen[i]) for i in range(len(chosen)) for j in range(i + 1, len(chosen))
-        ]
-    base = str(baseline)
-    if base not in chosen:
-        msg = (
-            f"baseline {baseline!r} not found among the systems of column {by!r}: "
-            f"{', '.join(sorted(chosen))}"
-        )
-        raise ValueError(msg)
-    return [(s, base) for s in chosen if s != base]
+    chosen, pairs = choose_pairs(available, systems, baseline, by)
+    return [(chosen[j], chosen[i]) for j, i in pairs]

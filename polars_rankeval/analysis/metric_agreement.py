@@ -22,11 +22,10 @@ from polars_rankeval.analysis._system_values import (
     DIRECTIONS,
     FROM_DATA,
     FROM_PER_USER,
-    choose_systems,
     metric_columns,
 )
 from polars_rankeval.analysis.metric_direction import _directions
-from polars_rankeval.analysis.paired_values import _local
+from polars_rankeval.analysis.paired_values import _local, choose_systems
 from polars_rankeval.analysis.rank_similarity import _tau_ap, _tau_b
 from polars_rankeval.plan.job import MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy

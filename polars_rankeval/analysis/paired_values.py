@@ -139,16 +139,19 @@ def _read_per_user(
 def _chosen_pairs(
     labels: pl.Series, by: str, systems: Sequence[Any] | None, baseline: Any
 ) -> tuple[list[str], list[tuple[int, int]]]:
-    """The compared systems (as strings, in order) and the pairs ``(system, baseline)``.
-
-    ``labels`` are the ``by`` values as strings. The pairs are positions in the
-    systems: each system against ``baseline``, or without one every pair ``(j, i)``
-    with ``i < j``.
-    """
+    """The compared systems and pairs (:func:`choose_pairs`) among the ``by`` labels."""
     available = labels.drop_nulls().unique(maintain_order=True).to_list()
+    return choose_pairs(available, systems, baseline, by)
+
+
+def choose_systems(available: list[str], systems: Sequence[Any] | None, by: str) -> list[str]:
+    """The compared systems: ``systems`` (checked) or every one available, in order."""
     if systems is None:
         chosen = available
     else:
+        if isinstance(systems, str):
+            msg = f"systems must be a list of system names, got {systems!r}"
+            raise TypeError(msg)
         chosen = [str(s) for s in systems]
         if len(set(chosen)) != len(chosen):
             msg = f"systems must be distinct, got {list(systems)!r}"
@@ -161,18 +164,28 @@ def _chosen_pairs(
             )
             raise ValueError(msg)
     if len(chosen) < 2:
-        msg = f"compare needs at least 2 systems in column {by!r}, got {len(chosen)}: {chosen!r}"
+        msg = f"need at least 2 systems in column {by!r}, got {len(chosen)}: {chosen!r}"
         raise ValueError(msg)
-    if baseline is not None:
-        base = str(baseline)
-        if base not in chosen:
-            msg = (
-                f"baseline {baseline!r} not found among the systems of column {by!r}: "
-                f"{', '.join(sorted(chosen))}"
-            )
-            raise ValueError(msg)
-        index = chosen.index(base)
-        pairs = [(j, index) for j in range(len(chosen)) if j != index]
-    else:
-        pairs = [(j, i) for i in range(len(chosen)) for j in range(i + 1, len(chosen))]
-    return chosen, pairs
+    return chosen
+
+
+def choose_pairs(
+    available: list[str], systems: Sequence[Any] | None, baseline: Any, by: str
+) -> tuple[list[str], list[tuple[int, int]]]:
+    """The compared systems (as strings, in order) and the pairs ``(system, baseline)``.
+
+    The pairs are positions in the systems: each system against ``baseline``, or
+    without one every pair ``(j, i)`` with ``i < j``.
+    """
+    chosen = choose_systems(available, systems, by)
+    if baseline is None:
+        return chosen, [(j, i) for i in range(len(chosen)) for j in range(i + 1, len(chosen))]
+    base = str(baseline)
+    if base not in chosen:
+        msg = (
+            f"baseline {baseline!r} not found among the systems of column {by!r}: "
+            f"{', '.join(sorted(chosen))}"
+        )
+        raise ValueError(msg)
+    index = chosen.index(base)
+    return chosen, [(j, index) for j in range(len(chosen)) if j != index]
