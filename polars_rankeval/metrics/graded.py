@@ -112,9 +112,7 @@ def _ideal(o: Options) -> Quantity:
 
 
 def _ndcg_head(h: HeadReader, o: Options, k: int) -> pl.Expr:
-    # Null (undefined) where the ideal is 0. The ideal is named once: where the form is
-    # an expression over a group's rows, every reference is computed again.
-    return _dcg_head(h, o, k) / h.sum_at(_ideal(o), k).replace(0.0, None)
+    return h.ratio(_dcg_head(h, o, k), h.sum_at(_ideal(o), k))  # null where the ideal is 0
 
 
 _NDCG_HEAD = HeadForm(

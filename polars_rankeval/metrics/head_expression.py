@@ -149,6 +149,10 @@ class _AggregationReader:
     def n_relevant(self, threshold: float) -> pl.Expr:
         return self._is_rel(threshold).sum()
 
+    def ratio(self, numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+        # The denominator named once: each reference would compute it again.
+        return numerator / denominator.replace(0.0, None)
+
     def n_retrieved(self) -> pl.Expr:
         return f64(self.order.count())
 

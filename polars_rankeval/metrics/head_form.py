@@ -91,6 +91,15 @@ class HeadReader(Protocol):
         """The user's recommended items."""
         ...
 
+    def ratio(self, numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+        """``numerator / denominator``, null where the denominator is 0.
+
+        A reader whose columns are free to read twice tests the denominator; one whose
+        every reference is computed again (an expression over a group's rows) names it
+        once.
+        """
+        ...
+
     def first_relevant(self, threshold: float) -> pl.Expr:
         """The position of the first relevant item (null: none); deterministic ties only."""
         ...

@@ -44,6 +44,9 @@ class _Reader:
     def n_relevant(self, threshold: float) -> pl.Expr:
         return pl.col(_name("n_rel", float(threshold)))
 
+    def ratio(self, numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+        return pl.when(denominator != 0).then(numerator / denominator).otherwise(None)
+
     def n_retrieved(self) -> pl.Expr:
         return pl.col(_N_RET)
 
