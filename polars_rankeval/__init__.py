@@ -81,6 +81,7 @@ if _typing.TYPE_CHECKING:
     from polars_rankeval.fusion.registry import list_fusion_methods
     from polars_rankeval.metrics.functions import *  # noqa: F403 - every metric function
     from polars_rankeval.metrics.grammar import bind, expand_metric, parse_metric
+    from polars_rankeval.metrics.metric_struct import evaluate_expr
     from polars_rankeval.metrics.registry import list_metrics
     from polars_rankeval.metrics.spec import Metric
 
@@ -171,6 +172,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "load_example": ("polars_rankeval.api.datasets", "load_example"),
     "load_systems": ("polars_rankeval.api.datasets", "load_systems"),
     "evaluate": ("polars_rankeval.api.evaluate", "evaluate"),
+    "evaluate_expr": ("polars_rankeval.metrics.metric_struct", "evaluate_expr"),
     "join": ("polars_rankeval.api.evaluate", "join"),
     "group_subtopics": ("polars_rankeval.api.subtopics", "group_subtopics"),
     "inter_list_diversity_sampled": (
@@ -301,6 +303,7 @@ __all__ = [
     "curve",
     "datasets",
     "evaluate",
+    "evaluate_expr",
     "evaluate_sampled",
     "expand_metric",
     "group_subtopics",

@@ -43,7 +43,7 @@ from polars_rankeval._utils.ties import Ties
 from polars_rankeval._utils.types import Columns
 from polars_rankeval.metrics._common import discount_at, gain_value
 from polars_rankeval.metrics.features import f64
-from polars_rankeval.metrics.head_form import GainKey, Quantity
+from polars_rankeval.metrics.head_form import GainKey, HeadReader, Quantity
 from polars_rankeval.metrics.sampled_estimators import SAMPLED_DEFAULTS
 
 if TYPE_CHECKING:
@@ -258,3 +258,14 @@ def head_expression(
         return None
     reader = _AggregationReader(cols, ties, *keys)
     return form.value(reader, options, int(metric.k))
+
+
+def aggregation_reader(
+    cols: Columns, ties: Ties, keys: tuple[list[pl.Expr], list[bool]]
+) -> HeadReader:
+    """The head form's quantities and totals as expressions over one group's rows.
+
+    Each is its own selection or reduction of the group; :mod:`~polars_rankeval.metrics.
+    metric_struct` reads the user's totals from it.
+    """
+    return _AggregationReader(cols, ties, *keys)

@@ -1,0 +1,533 @@
+"""Several metrics as one expression: ``evaluate_expr``, one selection shared by all.
+
+Polars does not share common sub-expressions inside ``group_by().agg()``: five metric
+functions in one ``agg`` (``prk.ndcg(10)``, ``prk.recall(20)``, ...) select and sort
+each group's rows five times. :func:`evaluate_expr` returns **one** expression, a
+struct with one field per metric, built the way the sorted-head path of ``evaluate``
+(:mod:`polars_rankeval.plan.head`) builds its plan: the rows that can reach the top K
+(K the largest cutoff) are selected once per group, the user's totals (relevant rows
+per threshold, recommended rows, the ideal gains) are reduced once, and every
+metric's head form (:class:`~polars_rankeval.metrics.head_form.HeadForm`) is read
+from them:
+
+1. in the aggregation: the selection (a deterministic policy: ``sort_by(keys).head(K)``,
+   a partial sort; ``ties="expected"``: the rows scored at least as well as the K-th
+   recommended row, every tie group touching the top K complete), with the totals
+   added to its rows as fields (broadcast reductions of the group), imploded;
+2. under ``ties="expected"``: the selected rows sorted and each row's tie group read
+   from them (first position, size, relevant rows or gains in it and above it), in
+   ``list.eval`` stages, fields computed once for every quantity;
+3. one ``list.eval`` over each group's selected rows: every metric's value from its
+   head form, where a quantity at cutoff k is a sum over the positions 1..k and a
+   total is the first row's field.
+
+Metrics the shared selection does not cover (no head form, no cutoff, an option the
+form does not cover) are their own expressions (:func:`~polars_rankeval.metrics.
+sorted_features.metric_expression`), placed in the struct after it is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+import polars as pl
+
+from polars_rankeval._utils.constraints import (
+    COLUMN,
+    Instance,
+    Integer,
+    ListOf,
+    Options,
+    Text,
+    validate_params,
+)
+from polars_rankeval._utils.ties import POLICIES, Ties
+from polars_rankeval._utils.types import Columns, TiePolicy, make_columns
+from polars_rankeval.metrics._common import discount_at, gain_value, no_expression_error
+from polars_rankeval.metrics.features import f64
+from polars_rankeval.metrics.grammar import expand_metric
+from polars_rankeval.metrics.head_expression import aggregation_reader
+from polars_rankeval.metrics.head_form import GainKey, HeadForm, Quantity
+from polars_rankeval.metrics.params import Interval
+from polars_rankeval.metrics.sampled_estimators import SAMPLED_DEFAULTS
+from polars_rankeval.metrics.sorted_features import SortedFeatures, metric_expression
+from polars_rankeval.metrics.spec import Metric
+
+_P = "__prk_s:p"
+_ORDER = "__prk_s:order"
+_REL = "__prk_s:rel"
+_N_RET = "__prk_s:n_ret"
+
+
+def _n_rel(t: float) -> str:
+    return f"__prk_s:n_rel[{t}]"
+
+
+def _ideal(quantity: Quantity, k: int) -> str:
+    cut = k if quantity.idcg == "cut" else "all"
+    return f"__prk_s:ideal[{quantity.column}@{cut}]"
+
+
+def _x(name: str) -> str:
+    return f"__prk_s:x[{name}]"
+
+
+def _f(name: str) -> pl.Expr:
+    return pl.element().struct.field(name)
+
+
+class _Need:
+    """What the covered metrics read: cutoffs, thresholds, gains and ideals."""
+
+    def __init__(self, metrics: Sequence[Metric]) -> None:
+        self.k = 1
+        self.thresholds: dict[float, None] = {}
+        self.gains: dict[str, None] = {}
+        self.rr: dict[float, None] = {}  # thresholds of reciprocal_rank (expected ties)
+        self.ap: dict[float, None] = {}  # thresholds of precision_sum (running hits)
+        self.ideals: dict[str, tuple[Quantity, int]] = {}
+        self.ideal_gains: dict[str, None] = {}
+        for metric in metrics:
+            k = int(cast(int, metric.k))
+            self.k = max(self.k, k)
+            for quantity in _form(metric).quantities(dict(metric.options)):
+                self._add(quantity, k)
+
+    def _add(self, quantity: Quantity, k: int) -> None:
+        if quantity.kind == "ideal_gain":
+            self.ideals.setdefault(_ideal(quantity, k), (quantity, k))
+            self.ideal_gains[cast(GainKey, quantity.gain)[0]] = None
+        elif quantity.kind == "discounted_gain":
+            self.gains[cast(GainKey, quantity.gain)[0]] = None
+        else:
+            t = float(cast(float, quantity.threshold))
+            self.thresholds[t] = None
+            if quantity.kind == "reciprocal_rank":
+                self.rr[t] = None
+            elif quantity.kind == "precision_sum":
+                self.ap[t] = None
+
+
+def _form(metric: Metric) -> HeadForm:
+    form = metric.spec.head
+    if form is None:  # pragma: no cover - covered() admits head forms only
+        msg = f"metric {metric.name!r} has no sorted-head form"
+        raise ValueError(msg)
+    return form
+
+
+def covered(metric: Metric) -> bool:
+    """Whether ``metric`` is read from the shared selection (its head form applies)."""
+    form = metric.spec.head
+    if form is None or metric.k is None or metric.k < 1:
+        return False
+    return form.covers(dict(metric.options), SAMPLED_DEFAULTS)
+
+
+class _StructReader:
+    """The head form's quantities over one group's selected rows, inside ``list.eval``.
+
+    See :class:`~polars_rankeval.metrics.head_form.HeadReader`. Every quantity is read
+    as a sum (:attr:`expected`) of the rows' fields (:func:`_row_fields`,
+    :func:`_tie_fields`); the totals are the first row's fields.
+    """
+
+    expected = True
+
+    def __init__(self, deterministic: bool) -> None:
+        self.deterministic = deterministic
+        self.ret = _f(_ORDER).is_not_null()
+        self.p = f64(_f(_P))
+
+    def _deterministic(self, quantity: Quantity, k: int) -> pl.Expr:
+        p, kind = self.p, quantity.kind
+        if kind == "discounted_gain":
+            gain, discount, base, half_life = cast(GainKey, quantity.gain)
+            x = _f(_x(f"val:g:{gain}"))
+            return (x * discount_at(p, discount, base, half_life)).head(k).sum()
+        t = float(cast(float, quantity.threshold))
+        x = _f(_x(f"val:t:{t}"))
+        if kind == "hits":
+            return x.head(k).sum()
+        if kind == "log_miss":  # log P(no relevant item in the top k): 0 or -inf
+            return pl.when(x.head(k).max() > 0).then(float("-inf")).otherwise(0.0)
+        if kind == "reciprocal_hits":
+            return (x / p).head(k).sum()
+        if kind == "precision_sum":
+            return (x * _f(_x(f"run:t:{t}")) / p).head(k).sum()
+        return (x / p).head(k).max().fill_null(0.0)  # reciprocal_rank: 1 / first position
+
+    def sum_at(self, quantity: Quantity, k: int) -> pl.Expr:
+        if quantity.kind == "ideal_gain":
+            if self.deterministic:
+                return _f(_ideal(quantity, k)).first()
+            # The selected rows hold every positive one: the ideal from their gains.
+            gain, discount, base, half_life = cast(GainKey, quantity.gain)
+            rank = _f(_x(f"irank:{gain}"))
+            term = gain_value(_f(_REL), gain) * discount_at(rank, discount, base, half_life)
+            within = rank.is_not_null() if quantity.idcg != "cut" else rank <= k
+            return pl.when(within).then(term).otherwise(0.0).sum()
+        if self.deterministic:
+            return self._deterministic(quantity, k)
+        term = _expected_contribution(quantity, self.ret)
+        return pl.when(self.p <= k).then(term).otherwise(0.0).sum()
+
+    def n_relevant(self, threshold: float) -> pl.Expr:
+        if self.deterministic:
+            return _f(_n_rel(float(threshold))).first()
+        return (_f(_REL) >= float(threshold)).cast(pl.Float64).sum()
+
+    def n_retrieved(self) -> pl.Expr:
+        return _f(_N_RET).first()
+
+    def ratio(self, numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+        return pl.when(denominator != 0).then(numerator / denominator).otherwise(None)
+
+    def first_relevant(self, threshold: float) -> pl.Expr:  # pragma: no cover - expected
+        msg = "the shared reader reads the first relevant position as a sum"
+        raise NotImplementedError(msg)
+
+
+class _Recorder:
+    """A head reader that records which totals the forms read (values: placeholders)."""
+
+    expected = True
+
+    def __init__(self) -> None:
+        self.reads_retrieved = False
+
+    def sum_at(self, quantity: Quantity, k: int) -> pl.Expr:
+        return pl.lit(0.0)
+
+    def n_relevant(self, threshold: float) -> pl.Expr:
+        return pl.lit(0.0)
+
+    def n_retrieved(self) -> pl.Expr:
+        self.reads_retrieved = True
+        return pl.lit(0.0)
+
+    def ratio(self, numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+        return numerator
+
+    def first_relevant(self, threshold: float) -> pl.Expr:  # pragma: no cover - expected
+        return pl.lit(0.0)
+
+
+def _values(need: _Need) -> dict[str, pl.Expr]:
+    """Each row's value per threshold (its relevant flag) and per gain; 0.0 unless recommended."""
+    ret = _f(_ORDER).is_not_null()
+    values: dict[str, pl.Expr] = {}
+    for t in need.thresholds:
+        values[f"t:{t}"] = pl.when(ret & (_f(_REL) >= t)).then(1.0).otherwise(0.0)
+    for gain in need.gains:
+        values[f"g:{gain}"] = pl.when(ret).then(gain_value(_f(_REL), gain)).otherwise(0.0)
+    return values
+
+
+def _ideal_rank(gain: str) -> pl.Expr:
+    """A positive row's position in the ideal list (by gain, best first); null otherwise."""
+    rel = _f(_REL)
+    return pl.when(rel > 0).then(gain_value(rel, gain)).rank("ordinal", descending=True)
+
+
+def _row_fields(rows: pl.Expr, need: _Need) -> pl.Expr:
+    """Under a deterministic policy: each head row's position, values and running hits."""
+    values = _values(need)
+    return _with_fields(
+        rows,
+        **{_P: pl.element().cum_count()},  # 1..len: no nulls in the struct
+        **{_x(f"val:{name}"): x for name, x in values.items()},
+        **{_x(f"run:t:{t}"): values[f"t:{t}"].cum_sum() for t in need.ap},
+    )
+
+
+def _tie_fields(rows: pl.Expr, need: _Need) -> pl.Expr:
+    """Under ``ties="expected"``: each selected row's tie group, as fields, in stages.
+
+    ``rows``: per group, the selected rows sorted by the score (recommended rows first;
+    a row that was not recommended has no score and forms the last group). For each
+    value x (a threshold's relevant flag, a gain): the group's x (``total``) and the x
+    above the group (``before``), from running sums read at the group's bounds with
+    fills; the group's first position, size and the row's offset in it.
+    """
+    order = _f(_ORDER)
+    values = _values(need)
+    running = {_x(f"run:{name}"): x.cum_sum() for name, x in values.items()}
+    rows = _with_fields(
+        rows,
+        **{_P: pl.element().cum_count()},  # 1..len: no nulls in the struct
+        **{_x("starts"): order.ne_missing(order.shift(1))},
+        **{_x("ends"): order.ne_missing(order.shift(-1))},
+        **{_x(f"val:{name}"): x for name, x in values.items()},
+        **running,
+        **{_x(f"irank:{gain}"): _ideal_rank(gain) for gain in need.ideal_gains},
+    )
+    p, starts, ends = _f(_P), _f(_x("starts")), _f(_x("ends"))
+    # Read at the group's first row and carried forward, at its last row and carried
+    # backward: one fill each, of a struct (a fill per field costs one pass each).
+    at_start = {_x("first"): p}
+    at_end = {_x("last"): p}
+    for name in values:
+        run, x = _f(_x(f"run:{name}")), _f(_x(f"val:{name}"))
+        at_start[_x(f"before:{name}")] = run - x
+        at_end[_x(f"end:{name}")] = run
+    fills = {
+        _x("at_start"): pl.when(starts).then(_struct(at_start)).forward_fill(),
+        _x("at_end"): pl.when(ends).then(_struct(at_end)).backward_fill(),
+    }
+    rows = _with_fields(rows, **fills)
+
+    def start(name: str) -> pl.Expr:
+        return _f(_x("at_start")).struct.field(name)
+
+    def end(name: str) -> pl.Expr:
+        return _f(_x("at_end")).struct.field(name)
+
+    first, last = start(_x("first")), end(_x("last"))
+    group: dict[str, pl.Expr] = {
+        _x("n"): f64(last - first + 1),
+        _x("j"): f64(p - first),  # the row's offset in its group
+    }
+    for name in values:
+        before = start(_x(f"before:{name}"))
+        group[_x(f"before:{name}")] = before
+        group[_x(f"total:{name}")] = end(_x(f"end:{name}")) - before
+    # P(the group's first relevant row is at offset j) is a product over the offsets
+    # before it: a running sum of logs, from the group's start.
+    n, j = group[_x("n")], group[_x("j")]
+    for t in need.rr:
+        total = group[_x(f"total:t:{t}")]
+        valid = (total >= 1.0) & (j <= n - total)
+        step = pl.when(valid & (j >= 1)).then(((n - total - j + 1.0) / (n - j)).log())
+        group[_x(f"step:{t}")] = step.fill_null(0.0)
+    rows = _with_fields(rows, **group)
+    if need.rr:
+        steps = {_x(f"steps:{t}"): _f(_x(f"step:{t}")).cum_sum() for t in need.rr}
+        rows = _with_fields(rows, **steps)
+        at_group_start = _struct(
+            {_x(f"rr0:{t}"): _f(_x(f"steps:{t}")) - _f(_x(f"step:{t}")) for t in need.rr}
+        )
+        rows = _with_fields(
+            rows, **{_x("rr0"): pl.when(starts).then(at_group_start).forward_fill()}
+        )
+    return rows
+
+
+def _expected_contribution(quantity: Quantity, ret: pl.Expr) -> pl.Expr:
+    """A row's expected contribution to ``quantity`` (the curve kernels' expectations)."""
+    n, j, p = _f(_x("n")), _f(_x("j")), f64(_f(_P))
+    kind = quantity.kind
+    if kind == "discounted_gain":
+        gain, discount, base, half_life = cast(GainKey, quantity.gain)
+        total = _f(_x(f"total:g:{gain}"))
+        return pl.when(ret).then(total / n * discount_at(p, discount, base, half_life))
+    t = float(cast(float, quantity.threshold))
+    total, before = _f(_x(f"total:t:{t}")), _f(_x(f"before:t:{t}"))
+    if kind == "hits":
+        term = total / n
+    elif kind == "reciprocal_hits":
+        term = total / n / p
+    elif kind == "precision_sum":
+        c = pl.when(n > 1).then((total - 1.0) / (n - 1.0)).otherwise(0.0)
+        term = pl.when(total > 0).then(total / n * (before + 1.0 + j * c) / p).otherwise(0.0)
+    elif kind == "log_miss":  # log P(no relevant row at the group's offsets 0..j)
+        return pl.when(ret).then(((n - total - j) / (n - j)).clip(0.0, 1.0).log()).otherwise(0.0)
+    else:  # reciprocal_rank: the user's first group holding a relevant row
+        valid = (total >= 1.0) & (j <= n - total) & (before == 0)
+        # exp(the running sum of the log-steps from the group's start to the row)
+        none_before = (_f(_x(f"steps:{t}")) - _f(_x("rr0")).struct.field(_x(f"rr0:{t}"))).exp()
+        term = pl.when(valid).then(total / n * none_before / p).otherwise(0.0)
+    return pl.when(ret).then(term).otherwise(0.0)
+
+
+def _struct(fields: dict[str, pl.Expr]) -> pl.Expr:
+    return pl.struct([expr.alias(name) for name, expr in fields.items()])
+
+
+def _with_fields(rows: pl.Expr, **fields: pl.Expr) -> pl.Expr:
+    return rows.list.eval(pl.element().struct.with_fields(**fields))
+
+
+def shared_expression(
+    metrics: Sequence[Metric],
+    cols: Columns,
+    ties: Ties,
+    keys: tuple[list[pl.Expr], list[bool]],
+) -> pl.Expr:
+    """``metrics`` as one struct expression over a group, one Float64 field each.
+
+    The fields of the metrics :func:`covered` are read from the shared selection;
+    the others are null, for the caller to set. ``keys``: the tie policy's sort keys
+    and directions (:meth:`SortedFeatures.sort_keys
+    <polars_rankeval.metrics.sorted_features.SortedFeatures.sort_keys>`).
+    """
+    need = _Need([metric for metric in metrics if covered(metric)])
+    totals_reader = aggregation_reader(cols, ties, keys)
+    order = pl.col(cols.order)
+    rel = f64(pl.col(cols.relevance)).fill_null(0.0)
+    recorder = _Recorder()
+    for metric in metrics:
+        if covered(metric):
+            _form(metric).value(recorder, dict(metric.options), int(cast(int, metric.k)))
+    totals: dict[str, pl.Expr] = {}
+    if recorder.reads_retrieved:
+        totals[_N_RET] = totals_reader.n_retrieved()
+    if ties.deterministic:
+        for t in need.thresholds:
+            totals[_n_rel(t)] = totals_reader.n_relevant(t)
+        for name, (quantity, k) in need.ideals.items():
+            totals[name] = totals_reader.sum_at(quantity, k)
+        by, descending = keys
+        rows = pl.struct(order.alias(_ORDER), rel.alias(_REL))
+        rows = rows.sort_by(by, descending=descending, nulls_last=True).head(need.k)
+    else:
+        # The rows scored at least as well as the K-th recommended row (every tie
+        # group touching the top K, whole) and every positive row (the user's totals
+        # and ideal gains are read from them). A positive row that does not reach
+        # sorts after those that do, beyond every cutoff. (``kth`` named once: each
+        # reference would compute it again.)
+        best_first = cols.rank is None
+        kth = order.sort(descending=best_first, nulls_last=True).head(need.k)
+        reach = (order >= kth.min()) if best_first else (order <= kth.max())
+        rows = pl.struct(order.alias(_ORDER), rel.alias(_REL))
+        rows = rows.filter(reach.fill_null(False) | (rel > 0))
+    if totals:
+        rows = rows.struct.with_fields(**totals)
+    rows = rows.implode()
+    if ties.deterministic:
+        rows = _row_fields(rows, need)
+    else:
+        rows = rows.list.eval(
+            pl.element().sort_by(_f(_ORDER), descending=best_first, nulls_last=True)
+        )
+        rows = _tie_fields(rows, need)
+    reader = _StructReader(ties.deterministic)
+    values = []
+    for metric in metrics:
+        if covered(metric):
+            value = _form(metric).value(reader, dict(metric.options), int(cast(int, metric.k)))
+        else:  # a field of its own expression, set by the caller
+            value = pl.lit(None)
+        values.append(value.cast(pl.Float64).alias(metric.name))
+    return rows.list.eval(pl.struct(values)).list.first()
+
+
+_METRICS = [
+    Text("a metric name (str)"),
+    Instance(Metric, what="a Metric"),
+    ListOf(Instance(str, Metric, what="a metric name or a Metric"), what="a list of metric names"),
+]
+
+
+@validate_params(
+    {
+        "metrics": _METRICS,
+        "ties": [Options(live=POLICIES), Instance(Ties, what="a Ties policy")],
+        "item": COLUMN,
+        "score": [COLUMN, None],
+        "relevance": COLUMN,
+        "rank": [COLUMN, None],
+        "n_items": [Integer(Interval(1, None)), None],
+        "name": Text("the struct's name (str)"),
+    }
+)
+def evaluate_expr(
+    metrics: str | Metric | Sequence[str | Metric],
+    *,
+    ties: TiePolicy | Ties = "expected",
+    item: str = "item",
+    score: str | None = None,
+    relevance: str = "relevance",
+    rank: str | None = None,
+    n_items: int | None = None,
+    name: str = "metrics",
+) -> pl.Expr:
+    """Several metrics as one expression over a group's rows: a struct, a field each.
+
+    ``evaluate(per_user=True)`` as an expression for one's own ``group_by``: the rows
+    that can reach the largest cutoff are selected (and sorted) once per group and
+    every metric with a sorted-head form (precision, recall, f1, hit_rate, mrr, arhr,
+    map, dcg, ndcg at a cutoff) is read from them, as the sorted-head path of
+    ``evaluate`` reads its plan. Polars does not share common sub-expressions inside
+    an aggregation, so the same metrics as separate functions (``prk.ndcg(10)``,
+    ``prk.recall(20)``, ...) select and sort the rows once each.
+
+    Parameters
+    ----------
+    metrics
+        Metric names of the grammar (``"ndcg@10"``, ``"ndcg(gain=exp)@[5,10]"``,
+        ``"P@1..3"``) or bound :class:`~polars_rankeval.Metric` objects; a metric with
+        no per-user expression (a value per system or per item, or one reading the
+        whole data) raises, naming what to use instead.
+    ties
+        Tie policy (see :func:`polars_rankeval.evaluate`), one for every metric.
+    item, score, relevance, rank
+        Column names (see :func:`polars_rankeval.evaluate`).
+    n_items
+        The catalog size, for the metrics that need it (``fallout``, ...).
+    name
+        The struct's name (unnest it to get a column per metric).
+
+    Returns
+    -------
+    polars.Expr
+        Aggregates one group's rows (one user's) to a struct of one Float64 per metric,
+        named as ``evaluate`` names its columns, in the order given; null where a metric
+        is undefined (see :func:`polars_rankeval.evaluate`).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as prk
+    >>> df = pl.DataFrame({"user": [1, 1, 1, 2, 2], "item": [1, 2, 3, 1, 2],
+    ...                    "score": [0.9, 0.8, 0.7, 0.6, 0.5],
+    ...                    "relevance": [0, 1, 1, 1, 0]})
+    >>> per_user = (df.group_by("user").agg(prk.evaluate_expr(["precision@2", "mrr@2"]))
+    ...             .unnest("metrics").sort("user"))
+    >>> per_user  # user 1: 1 hit in the top 2, first at 2; user 2: first at 1
+    shape: (2, 3)
+    ┌──────┬─────────────┬────────┐
+    │ user ┆ precision@2 ┆ mrr@2  │
+    │ ---  ┆ ---         ┆ ---    │
+    │ i64  ┆ f64         ┆ f64    │
+    ╞══════╪═════════════╪════════╡
+    │ 1    ┆ 0.5         ┆ 0.5    │
+    │ 2    ┆ 0.5         ┆ 1.0    │
+    └──────┴─────────────┴────────┘
+    """
+    texts = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
+    bound = [metric for text in texts for metric in expand_metric(text)]
+    if not bound:
+        msg = "metrics must name at least one metric, got an empty list"
+        raise ValueError(msg)
+    seen: set[str] = set()
+    for metric in bound:
+        if metric.name in seen:
+            msg = f"metrics names {metric.name!r} twice"
+            raise ValueError(msg)
+        seen.add(metric.name)
+        error = no_expression_error(metric.spec.name)
+        if error is not None:
+            raise error
+        if "n_items" in metric.spec.needs and n_items is None:
+            msg = (
+                f"metric {metric.name!r} needs the catalog size: pass n_items= (a positive integer)"
+            )
+            raise ValueError(msg)
+    policy = bound[0].spec.check_ties(ties)
+    for metric in bound[1:]:
+        metric.spec.check_ties(ties)
+    cols = make_columns(item=item, score=score, relevance=relevance, rank=rank)
+    others = {
+        metric.name: metric_expression(metric, cols, policy, n_items)
+        for metric in bound
+        if not covered(metric)
+    }
+    if len(others) == len(bound):
+        return pl.struct(list(others.values())).alias(name)
+    keys = SortedFeatures(cols, policy, n_items=n_items).sort_keys()
+    struct = shared_expression(bound, cols, policy, keys)
+    if others:
+        struct = struct.struct.with_fields(**others)
+    return struct.alias(name)
