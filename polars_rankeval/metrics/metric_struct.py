@@ -301,10 +301,9 @@ def _tie_fields(rows: pl.Expr, need: _Need) -> pl.Expr:
         valid = (total >= 1.0) & (j <= n - total)
         step = pl.when(valid & (j >= 1)).then(((n - total - j + 1.0) / (n - j)).log())
         group[_x(f"step:{t}")] = step.fill_null(0.0)
+        group[_x(f"steps:{t}")] = step.fill_null(0.0).cum_sum()
     rows = _with_fields(rows, **group)
     if need.rr:
-        steps = {_x(f"steps:{t}"): _f(_x(f"step:{t}")).cum_sum() for t in need.rr}
-        rows = _with_fields(rows, **steps)
         at_group_start = _struct(
             {_x(f"rr0:{t}"): _f(_x(f"steps:{t}")) - _f(_x(f"step:{t}")) for t in need.rr}
         )
