@@ -3,27 +3,33 @@
 Polars does not share common sub-expressions inside ``group_by().agg()``: five metric
 functions in one ``agg`` (``prk.ndcg(10)``, ``prk.recall(20)``, ...) select and sort
 each group's rows five times. :func:`evaluate_expr` returns **one** expression, a
-struct with one field per metric, built the way the sorted-head path of ``evaluate``
-(:mod:`polars_rankeval.plan.head`) builds its plan: the rows that can reach the top K
-(K the largest cutoff) are selected once per group, the user's totals (relevant rows
-per threshold, recommended rows, the ideal gains) are reduced once, and every
-metric's head form (:class:`~polars_rankeval.metrics.head_form.HeadForm`) is read
-from them:
+struct with one field per metric, in which every metric with a sorted-head form
+(:class:`~polars_rankeval.metrics.head_form.HeadForm`, the form the sorted-head path
+of ``evaluate`` reads, :mod:`polars_rankeval.plan.head`) is read from one selection
+of the group's rows:
 
-1. in the aggregation: the selection (a deterministic policy: ``sort_by(keys).head(K)``,
-   a partial sort; ``ties="expected"``: the rows scored at least as well as the K-th
-   recommended row, every tie group touching the top K complete), with the totals
-   added to its rows as fields (broadcast reductions of the group), imploded;
-2. under ``ties="expected"``: the selected rows sorted and each row's tie group read
-   from them (first position, size, relevant rows or gains in it and above it), in
-   ``list.eval`` stages, fields computed once for every quantity;
-3. one ``list.eval`` over each group's selected rows: every metric's value from its
-   head form, where a quantity at cutoff k is a sum over the positions 1..k and a
-   total is the first row's field.
+1. in the aggregation, the rows that can reach the top K (K the largest cutoff: the
+   rows scored at least as well as the K-th recommended row, so every tie group
+   touching the top K is whole) and every positive row (the user's relevant counts
+   and ideal gains are read from them), imploded; a data-wide total that these rows
+   do not hold (the recommended rows, when a form reads it) is added to them as a
+   field;
+2. one ``list.eval`` sorts them by the tie policy's order (the top K first; a positive
+   row that does not reach sorts after them, beyond every cutoff), and ``list.eval``
+   stages add each row's fields once for every quantity: its position, relevant flags
+   and gains, running hits, its position in the ideal list, and under
+   ``ties="expected"`` its tie group (first position, size, relevant rows or gains in
+   it and above it, read from running sums at the group's bounds);
+3. one ``list.eval`` gives every metric's value from its head form, a quantity at
+   cutoff k being a sum over the positions 1..k.
 
-Metrics the shared selection does not cover (no head form, no cutoff, an option the
-form does not cover) are their own expressions (:func:`~polars_rankeval.metrics.
-sorted_features.metric_expression`), placed in the struct after it is built.
+Every other piece of work between the selection and the values is one pass over the
+selected rows of all groups; but each per-group operation (a sort, a running sum, a
+fill) costs a few microseconds per group in Polars' aggregation, which sets what this
+expression costs against ``evaluate`` (see ``benchmarks/RESULTS_EXPR.md``). Metrics the
+selection does not cover (no head form, no cutoff, an option the form does not cover)
+are their own expressions (:func:`~polars_rankeval.metrics.sorted_features.
+metric_expression`), placed in the struct after it is built.
 """
 
 from __future__ import annotations
@@ -60,15 +66,6 @@ _REL = "__prk_s:rel"
 _N_RET = "__prk_s:n_ret"
 
 
-def _n_rel(t: float) -> str:
-    return f"__prk_s:n_rel[{t}]"
-
-
-def _ideal(quantity: Quantity, k: int) -> str:
-    cut = k if quantity.idcg == "cut" else "all"
-    return f"__prk_s:ideal[{quantity.column}@{cut}]"
-
-
 def _x(name: str) -> str:
     return f"__prk_s:x[{name}]"
 
@@ -86,7 +83,6 @@ class _Need:
         self.gains: dict[str, None] = {}
         self.rr: dict[float, None] = {}  # thresholds of reciprocal_rank (expected ties)
         self.ap: dict[float, None] = {}  # thresholds of precision_sum (running hits)
-        self.ideals: dict[str, tuple[Quantity, int]] = {}
         self.ideal_gains: dict[str, None] = {}
         for metric in metrics:
             k = int(cast(int, metric.k))
@@ -96,7 +92,6 @@ class _Need:
 
     def _add(self, quantity: Quantity, k: int) -> None:
         if quantity.kind == "ideal_gain":
-            self.ideals.setdefault(_ideal(quantity, k), (quantity, k))
             self.ideal_gains[cast(GainKey, quantity.gain)[0]] = None
         elif quantity.kind == "discounted_gain":
             self.gains[cast(GainKey, quantity.gain)[0]] = None
@@ -130,7 +125,8 @@ class _StructReader:
 
     See :class:`~polars_rankeval.metrics.head_form.HeadReader`. Every quantity is read
     as a sum (:attr:`expected`) of the rows' fields (:func:`_row_fields`,
-    :func:`_tie_fields`); the totals are the first row's fields.
+    :func:`_tie_fields`); the relevant counts and the ideal over all the selected rows
+    (every positive row is one of them).
     """
 
     expected = True
@@ -160,8 +156,6 @@ class _StructReader:
 
     def sum_at(self, quantity: Quantity, k: int) -> pl.Expr:
         if quantity.kind == "ideal_gain":
-            if self.deterministic:
-                return _f(_ideal(quantity, k)).first()
             # The selected rows hold every positive one: the ideal from their gains.
             gain, discount, base, half_life = cast(GainKey, quantity.gain)
             rank = _f(_x(f"irank:{gain}"))
@@ -174,8 +168,6 @@ class _StructReader:
         return pl.when(self.p <= k).then(term).otherwise(0.0).sum()
 
     def n_relevant(self, threshold: float) -> pl.Expr:
-        if self.deterministic:
-            return _f(_n_rel(float(threshold))).first()
         return (_f(_REL) >= float(threshold)).cast(pl.Float64).sum()
 
     def n_retrieved(self) -> pl.Expr:
@@ -232,13 +224,14 @@ def _ideal_rank(gain: str) -> pl.Expr:
 
 
 def _row_fields(rows: pl.Expr, need: _Need) -> pl.Expr:
-    """Under a deterministic policy: each head row's position, values and running hits."""
+    """Under a deterministic policy: each row's position, values, running hits, ideal rank."""
     values = _values(need)
     return _with_fields(
         rows,
         **{_P: pl.element().cum_count()},  # 1..len: no nulls in the struct
         **{_x(f"val:{name}"): x for name, x in values.items()},
         **{_x(f"run:t:{t}"): values[f"t:{t}"].cum_sum() for t in need.ap},
+        **{_x(f"irank:{gain}"): _ideal_rank(gain) for gain in need.ideal_gains},
     )
 
 
@@ -372,35 +365,28 @@ def shared_expression(
     totals: dict[str, pl.Expr] = {}
     if recorder.reads_retrieved:
         totals[_N_RET] = totals_reader.n_retrieved()
-    if ties.deterministic:
-        for t in need.thresholds:
-            totals[_n_rel(t)] = totals_reader.n_relevant(t)
-        for name, (quantity, k) in need.ideals.items():
-            totals[name] = totals_reader.sum_at(quantity, k)
-        by, descending = keys
-        rows = pl.struct(order.alias(_ORDER), rel.alias(_REL))
-        rows = rows.sort_by(by, descending=descending, nulls_last=True).head(need.k)
-    else:
-        # The rows scored at least as well as the K-th recommended row (every tie
-        # group touching the top K, whole) and every positive row (the user's totals
-        # and ideal gains are read from them). A positive row that does not reach
-        # sorts after those that do, beyond every cutoff. (``kth`` named once: each
-        # reference would compute it again.)
-        best_first = cols.rank is None
-        kth = order.sort(descending=best_first, nulls_last=True).head(need.k)
-        reach = (order >= kth.min()) if best_first else (order <= kth.max())
-        rows = pl.struct(order.alias(_ORDER), rel.alias(_REL))
-        rows = rows.filter(reach.fill_null(False) | (rel > 0))
+    # The rows scored at least as well as the K-th recommended row (the top K, and
+    # every tie group touching it whole) and every positive row (the user's totals and
+    # ideal gains are read from them), sorted by the policy's order: the top K come
+    # first, a positive row that does not reach sorts after them, beyond every cutoff.
+    # (``kth`` named once: each reference would compute it again.)
+    best_first = cols.rank is None
+    kth = order.sort(descending=best_first, nulls_last=True).head(need.k)
+    reach = (order >= kth.min()) if best_first else (order <= kth.max())
+    by, descending = keys
+    breaks = {f"__prk_s:key{i}": key for i, key in enumerate(by[1:])}
+    rows = pl.struct(
+        order.alias(_ORDER), rel.alias(_REL), *(key.alias(name) for name, key in breaks.items())
+    )
+    rows = rows.filter(reach.fill_null(False) | (rel > 0))
     if totals:
         rows = rows.struct.with_fields(**totals)
-    rows = rows.implode()
-    if ties.deterministic:
-        rows = _row_fields(rows, need)
-    else:
-        rows = rows.list.eval(
-            pl.element().sort_by(_f(_ORDER), descending=best_first, nulls_last=True)
+    rows = rows.implode().list.eval(
+        pl.element().sort_by(
+            [_f(_ORDER), *(_f(name) for name in breaks)], descending=descending, nulls_last=True
         )
-        rows = _tie_fields(rows, need)
+    )
+    rows = _row_fields(rows, need) if ties.deterministic else _tie_fields(rows, need)
     reader = _StructReader(ties.deterministic)
     values = []
     for metric in metrics:
