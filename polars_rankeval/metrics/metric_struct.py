@@ -472,14 +472,14 @@ def evaluate_expr(
     ...             .unnest("metrics").sort("user"))
     >>> per_user  # user 1: 1 hit in the top 2, first at 2; user 2: first at 1
     shape: (2, 3)
-    ┌──────┬─────────────┬────────┐
-    │ user ┆ precision@2 ┆ mrr@2  │
-    │ ---  ┆ ---         ┆ ---    │
-    │ i64  ┆ f64         ┆ f64    │
-    ╞══════╪═════════════╪════════╡
-    │ 1    ┆ 0.5         ┆ 0.5    │
-    │ 2    ┆ 0.5         ┆ 1.0    │
-    └──────┴─────────────┴────────┘
+    ┌──────┬─────────────┬───────┐
+    │ user ┆ precision@2 ┆ mrr@2 │
+    │ ---  ┆ ---         ┆ ---   │
+    │ i64  ┆ f64         ┆ f64   │
+    ╞══════╪═════════════╪═══════╡
+    │ 1    ┆ 0.5         ┆ 0.5   │
+    │ 2    ┆ 0.5         ┆ 1.0   │
+    └──────┴─────────────┴───────┘
     """
     texts = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
     bound = [metric for text in texts for metric in expand_metric(text)]
