@@ -28,10 +28,11 @@ rows that can reach the top k rather than from all of the group's rows sorted:
 
 Each quantity the form reads is one selection of the group (Polars does not share
 common sub-expressions inside an aggregation); the core forms read one quantity and
-the totals. Several metrics over one selection are
-:func:`~polars_rankeval.metrics.metric_struct.evaluate_expr`. Without a cutoff, with an option the form does not cover, or for a metric
-without a head form, the metric's kernel runs on the sort-once provider
-(:mod:`polars_rankeval.metrics.sorted_features`) instead.
+the totals; several metrics over one selection are
+:func:`~polars_rankeval.metrics.metric_struct.evaluate_expr`. Without a cutoff, with
+an option the form does not cover, or for a metric without a head form, the metric's
+kernel runs on the sort-once provider (:mod:`polars_rankeval.metrics.sorted_features`)
+instead.
 """
 
 from __future__ import annotations
