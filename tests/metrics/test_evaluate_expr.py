@@ -251,3 +251,26 @@ def test_every_public_per_user_metric_is_accepted() -> None:
     assert len(specs) > 40
     names = [_call(spec, "expected")[0] for spec in specs if "expected" in spec.tie_policies]
     assert isinstance(prk.evaluate_expr(names, n_items=N_ITEMS), pl.Expr)
+
+
+@pytest.mark.parametrize("ties", ["expected", "item_desc", "optimistic"])
+@pytest.mark.parametrize(
+    "dtype", [pl.Int32, pl.UInt16, pl.Float32, pl.Int64], ids=["i32", "u16", "f32", "i64"]
+)
+@pytest.mark.parametrize("column", ["score", "rank"])
+def test_score_and_rank_dtypes_match_evaluate(ties: str, dtype: pl.DataType, column: str) -> None:
+    # Scores on a coarse integer grid (ties), or their ranks (lower is better).
+    df = _frame().filter(pl.col("system") == "a").drop("system")
+    order = (pl.col("score") * 2).round().cast(dtype)
+    if column == "rank":
+        order = (10 - order.cast(pl.Int64)).cast(dtype)
+    df = df.with_columns(order.alias(column))
+    if column == "rank":
+        df = df.drop("score")
+    options = {"rank": "rank"} if column == "rank" else {}
+    names = ["ndcg@3", "map@4", "mrr@4", "recall@2", "precision(denominator=retrieved)@5"]
+    expected = prk.evaluate(df, names, per_user=True, ties=ties, **options)  # type: ignore[arg-type]
+    expr = prk.evaluate_expr(names, ties=ties, **options)  # type: ignore[arg-type]
+    got = df.group_by("user").agg(expr).unnest("metrics")
+    flat = [m.name for text in names for m in prk.expand_metric(text)]
+    _compare(expected.select("user", *flat), got, ["user"], flat, f"{column}:{dtype}:{ties}")
