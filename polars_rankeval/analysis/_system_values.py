@@ -32,9 +32,8 @@ from polars_rankeval._utils.types import is_spark_frame
 from polars_rankeval.analysis.compare import _refuse_global
 from polars_rankeval.analysis.compare_options import TEST_OPTIONS, TIE_TOLERANCE
 from polars_rankeval.analysis.paired_values import _local, _pair_values, choose_systems
-from polars_rankeval.api.evaluate import METRICS
+from polars_rankeval.metrics.grammar import METRICS, MetricsArg, parse_metrics
 from polars_rankeval.metrics.params import Interval
-from polars_rankeval.plan.job import MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy
 
 _NOT_FORWARDED = ("per_user", "per_item", "aggregate", "by", "conventions")

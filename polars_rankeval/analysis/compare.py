@@ -20,8 +20,8 @@ from polars_rankeval._utils.types import is_spark_frame, make_columns
 from polars_rankeval.analysis.compare_options import TEST_OPTIONS, Family, _check_options
 from polars_rankeval.analysis.compare_per_user import compare_per_user
 from polars_rankeval.analysis.paired_values import _local
-from polars_rankeval.api.evaluate import METRICS
-from polars_rankeval.plan.job import Job, MetricsArg, parse_metrics
+from polars_rankeval.metrics.grammar import METRICS, MetricsArg, parse_metrics
+from polars_rankeval.plan.job import Job
 from polars_rankeval.plan.validate import to_lazy
 
 __all__ = ["compare"]

@@ -29,10 +29,10 @@ from polars_rankeval._utils.ties import POLICIES, Ties
 from polars_rankeval._utils.types import Aggregation, TiePolicy, integer, is_spark_frame
 from polars_rankeval.api.evaluate import evaluate
 from polars_rankeval.metrics.defaults import INTERPOLATED_PRECISION
-from polars_rankeval.metrics.grammar import bind, parse_cutoffs
+from polars_rankeval.metrics.grammar import bind, parse_cutoffs, parse_metrics
 from polars_rankeval.metrics.spec import Metric
 from polars_rankeval.plan.finish import long_rows
-from polars_rankeval.plan.job import count_name, parse_metrics, summary_name
+from polars_rankeval.plan.job import count_name, summary_name
 
 __all__ = ["curve", "pr_curve"]
 

@@ -29,9 +29,8 @@ from polars_rankeval.analysis._system_values import metric_columns
 from polars_rankeval.analysis.compare_options import TEST_OPTIONS, TIE_TOLERANCE
 from polars_rankeval.analysis.metric_direction import _directions
 from polars_rankeval.analysis.paired_values import choose_pairs
-from polars_rankeval.api.evaluate import METRICS
+from polars_rankeval.metrics.grammar import METRICS, MetricsArg, parse_metrics
 from polars_rankeval.metrics.params import Interval
-from polars_rankeval.plan.job import MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy
 
 __all__ = ["DIFFERENCE_COLUMNS", "largest_differences", "largest_differences_per_user"]

@@ -41,7 +41,7 @@ from polars_rankeval.analysis._system_values import (
     value_matrices,
 )
 from polars_rankeval.analysis.compare_per_user import _note, _num
-from polars_rankeval.plan.job import MetricsArg
+from polars_rankeval.metrics.grammar import MetricsArg
 
 __all__ = [
     "ASL_COLUMNS",

@@ -18,9 +18,8 @@ import polars as pl
 
 from polars_rankeval._utils.constraints import COLUMN, Frame, Integer, validate_params
 from polars_rankeval.analysis.compare_options import TIE_TOLERANCE
-from polars_rankeval.api.evaluate import METRICS
+from polars_rankeval.metrics.grammar import METRICS, MetricsArg, parse_metrics
 from polars_rankeval.metrics.params import Interval
-from polars_rankeval.plan.job import MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy
 
 __all__ = ["GAP_COLUMNS", "USER_GAP_COLUMNS", "JudgementGaps", "judgement_gaps"]

@@ -27,7 +27,7 @@ from polars_rankeval.analysis._system_values import (
 from polars_rankeval.analysis.metric_direction import _directions
 from polars_rankeval.analysis.paired_values import _local, choose_systems
 from polars_rankeval.analysis.rank_similarity import _tau_ap, _tau_b
-from polars_rankeval.plan.job import MetricsArg, parse_metrics
+from polars_rankeval.metrics.grammar import MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy
 
 __all__ = ["AGREEMENT_COLUMNS", "metric_agreement", "metric_agreement_per_user"]

@@ -41,9 +41,8 @@ from polars_rankeval.analysis.compare_options import TEST_OPTIONS
 from polars_rankeval.analysis.differences import compared_pairs
 from polars_rankeval.analysis.paired_values import _local
 from polars_rankeval.analysis.t_test_power import Alternative, _t_sample_size, t_power
-from polars_rankeval.api.evaluate import METRICS
+from polars_rankeval.metrics.grammar import METRICS, MetricsArg, parse_metrics
 from polars_rankeval.metrics.params import Interval
-from polars_rankeval.plan.job import MetricsArg, parse_metrics
 from polars_rankeval.plan.validate import to_lazy
 
 __all__ = [

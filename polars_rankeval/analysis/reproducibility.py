@@ -52,10 +52,9 @@ from polars_rankeval.analysis.reproducibility_effectiveness import (
 )
 from polars_rankeval.analysis.reproducibility_effects import _effects
 from polars_rankeval.analysis.reproducibility_ordering import ORDERING_COLUMNS, _ordering
-from polars_rankeval.api.evaluate import METRICS
 from polars_rankeval.metrics.defaults import REPRODUCIBILITY
+from polars_rankeval.metrics.grammar import METRICS, MetricsArg
 from polars_rankeval.metrics.params import Interval
-from polars_rankeval.plan.job import MetricsArg
 
 __all__ = [
     "Replicability",

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_rankeval.plan.job import MetricsArg
+from polars_rankeval.metrics.grammar import MetricsArg
 
 _NOT_FORWARDED = ("per_user", "per_item", "aggregate", "by", "score", "rank", "item", "user")
 

@@ -30,7 +30,7 @@ from polars_rankeval.analysis._system_values import (
     evaluate_per_user,
     value_matrices,
 )
-from polars_rankeval.plan.job import MetricsArg
+from polars_rankeval.metrics.grammar import MetricsArg
 
 __all__ = [
     "SWAP_BIN_COLUMNS",

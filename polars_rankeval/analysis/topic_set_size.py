@@ -41,8 +41,8 @@ from polars_rankeval.analysis.power import (
     _wide,
 )
 from polars_rankeval.analysis.t_test_power import MAX_USERS, _smallest_n, _t_sample_size
+from polars_rankeval.metrics.grammar import MetricsArg
 from polars_rankeval.metrics.params import Interval
-from polars_rankeval.plan.job import MetricsArg
 
 __all__ = [
     "DESIGNS",

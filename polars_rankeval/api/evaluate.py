@@ -27,7 +27,6 @@ from polars_rankeval._utils.constraints import (
     ListOf,
     Number,
     Options,
-    Text,
     validate_params,
 )
 from polars_rankeval._utils.ties import POLICIES, Ties
@@ -52,12 +51,12 @@ from polars_rankeval.conventions.presets import PRESETS
 from polars_rankeval.engines.choice import ENGINE, EngineArg, decide, engine_of, spark_engine
 from polars_rankeval.engines.execute import execute, lazy_result
 from polars_rankeval.engines.memory import run
+from polars_rankeval.metrics.grammar import METRICS, MetricsArg, parse_metrics
 from polars_rankeval.metrics.params import Interval
-from polars_rankeval.metrics.spec import Metric
 from polars_rankeval.plan.build import user_partials
 from polars_rankeval.plan.finish import finalize_globals as _finalize_globals
 from polars_rankeval.plan.finish import summarize
-from polars_rankeval.plan.job import RESERVED, Job, MetricsArg, NItemsArg, UsersArg, parse_metrics
+from polars_rankeval.plan.job import RESERVED, Job, NItemsArg, UsersArg
 from polars_rankeval.plan.positions import RankPositions
 from polars_rankeval.plan.validate import align_ids, to_lazy
 
@@ -73,13 +72,6 @@ __all__ = [
     "parse_metrics",
     "summarize",
 ]
-
-METRICS = [
-    Text("a metric name (str)"),
-    Instance(Metric, what="a Metric"),
-    ListOf(Instance(str, Metric, what="a metric name or a Metric"), what="a list of metric names"),
-]
-"""``metrics=``: one name or a list (what each name says is checked by ``parse_metric``)."""
 
 
 @overload

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from polars_rankeval._utils.constraints import Frame, Integer, Rejection, validate_params
 from polars_rankeval._utils.types import make_columns
-from polars_rankeval.api.evaluate import METRICS
 from polars_rankeval.api.evaluate import evaluate as _evaluate
 from polars_rankeval.engines.choice import decide
 from polars_rankeval.engines.spark_engine import DEFAULT_PARTITIONS, SIDE_COLUMNS, SparkEngine
 from polars_rankeval.engines.spark_ops import INSTALL_HINT, col, require_pyspark, worker_errors
+from polars_rankeval.metrics.grammar import METRICS, MetricsArg
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.plan.build import build
-from polars_rankeval.plan.job import Job, MetricsArg
+from polars_rankeval.plan.job import Job
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkDataFrame

@@ -22,10 +22,11 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import polars_rankeval.metrics.aggregate as _aggregate
-from polars_rankeval._utils.constraints import Instance, Integer, Text, validate_params
+from polars_rankeval._utils.constraints import Instance, Integer, ListOf, Text, validate_params
 from polars_rankeval._utils.types import integer
 from polars_rankeval.metrics.params import Interval, int_range
 from polars_rankeval.metrics.registry import get_spec, known_names, unknown_message
@@ -310,3 +311,33 @@ def _expand(text: str) -> list[Metric]:
         _bind(spec.name, max(k), options, text=True)  # the same checks for the largest cutoff
         return [dataclasses.replace(first, k=cut, cutoffs=k) for cut in k]
     return [_bind(spec.name, k, options, text=True)]
+
+
+MetricsArg = str | Metric | Iterable[str | Metric]
+"""One metric (a name or a bound Metric) or several."""
+
+METRICS = [
+    Text("a metric name (str)"),
+    Instance(Metric, what="a Metric"),
+    ListOf(Instance(str, Metric, what="a metric name or a Metric"), what="a list of metric names"),
+]
+"""``metrics=``: one name or a list (what each name says is checked by ``parse_metric``)."""
+
+
+def parse_metrics(metrics: MetricsArg) -> list[Metric]:
+    """Parse one metric or a list of metrics; reject empty lists and duplicates.
+
+    A list or range of cutoffs (``ndcg@1..100``) gives one metric per cutoff.
+    """
+    items = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
+    if not items:
+        msg = "metrics must name at least one metric, e.g. ['ndcg@10', 'recall@20']"
+        raise ValueError(msg)
+    parsed = [metric for m in items for metric in expand_metric(m)]
+    seen: set[str] = set()
+    for metric in parsed:
+        if metric.name in seen:
+            msg = f"metric {metric.name!r} is requested twice"
+            raise ValueError(msg)
+        seen.add(metric.name)
+    return parsed

@@ -43,7 +43,6 @@ from polars_rankeval._utils.constraints import (
     COLUMN,
     Instance,
     Integer,
-    ListOf,
     Options,
     Text,
     validate_params,
@@ -52,7 +51,7 @@ from polars_rankeval._utils.ties import POLICIES, Ties
 from polars_rankeval._utils.types import Columns, TiePolicy, make_columns
 from polars_rankeval.metrics._common import discount_at, gain_value, no_expression_error
 from polars_rankeval.metrics.features import f64
-from polars_rankeval.metrics.grammar import expand_metric
+from polars_rankeval.metrics.grammar import METRICS, MetricsArg, parse_metrics
 from polars_rankeval.metrics.head_expression import aggregation_reader
 from polars_rankeval.metrics.head_form import GainKey, HeadForm, Quantity
 from polars_rankeval.metrics.params import Interval
@@ -398,16 +397,9 @@ def shared_expression(
     return rows.list.eval(pl.struct(values)).list.first()
 
 
-_METRICS = [
-    Text("a metric name (str)"),
-    Instance(Metric, what="a Metric"),
-    ListOf(Instance(str, Metric, what="a metric name or a Metric"), what="a list of metric names"),
-]
-
-
 @validate_params(
     {
-        "metrics": _METRICS,
+        "metrics": METRICS,
         "ties": [Options(live=POLICIES), Instance(Ties, what="a Ties policy")],
         "item": COLUMN,
         "score": [COLUMN, None],
@@ -418,7 +410,7 @@ _METRICS = [
     }
 )
 def evaluate_expr(
-    metrics: str | Metric | Sequence[str | Metric],
+    metrics: MetricsArg,
     *,
     ties: TiePolicy | Ties = "expected",
     item: str = "item",
@@ -481,17 +473,8 @@ def evaluate_expr(
     │ 2    ┆ 0.5         ┆ 1.0   │
     └──────┴─────────────┴───────┘
     """
-    texts = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
-    bound = [metric for text in texts for metric in expand_metric(text)]
-    if not bound:
-        msg = "metrics must name at least one metric, got an empty list"
-        raise ValueError(msg)
-    seen: set[str] = set()
+    bound = parse_metrics(metrics)  # evaluate's parsing: no empty list, no duplicate
     for metric in bound:
-        if metric.name in seen:
-            msg = f"metrics names {metric.name!r} twice"
-            raise ValueError(msg)
-        seen.add(metric.name)
         error = no_expression_error(metric.spec.name)
         if error is not None:
             raise error

@@ -17,7 +17,7 @@ every engine goes through).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -43,7 +43,7 @@ from polars_rankeval._utils.types import (
 )
 from polars_rankeval.metrics._checks import examples
 from polars_rankeval.metrics.features import Features
-from polars_rankeval.metrics.grammar import expand_metric
+from polars_rankeval.metrics.grammar import MetricsArg, parse_metrics
 from polars_rankeval.metrics.spec import Metric
 from polars_rankeval.plan.interface import Scalar, Scan
 from polars_rankeval.plan.validate import check_schema, to_lazy
@@ -58,28 +58,8 @@ LONG_COLUMNS = ("metric", "aggregation", "value", "n_users", "n_skipped")
 INTERNAL = "__prk@"
 """Prefix of the names the plan gives the input columns (see :func:`internal_names`)."""
 
-MetricsArg = str | Metric | Iterable[str | Metric]
 UsersArg = UserUniverse | Sequence[Any] | pl.Series | pl.DataFrame
 NItemsArg = int | pl.DataFrame | pl.LazyFrame | pl.Series | None
-
-
-def parse_metrics(metrics: MetricsArg) -> list[Metric]:
-    """Parse one metric or a list of metrics; reject empty lists and duplicates.
-
-    A list or range of cutoffs (``ndcg@1..100``) gives one metric per cutoff.
-    """
-    items = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
-    if not items:
-        msg = "metrics must name at least one metric, e.g. ['ndcg@10', 'recall@20']"
-        raise ValueError(msg)
-    parsed = [metric for m in items for metric in expand_metric(m)]
-    seen: set[str] = set()
-    for metric in parsed:
-        if metric.name in seen:
-            msg = f"metric {metric.name!r} is requested twice"
-            raise ValueError(msg)
-        seen.add(metric.name)
-    return parsed
 
 
 def aggregations(aggregate: Aggregation | Sequence[Aggregation]) -> list[Aggregation]:

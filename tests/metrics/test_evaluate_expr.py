@@ -232,7 +232,7 @@ def test_the_head_metrics_share_one_selection() -> None:
 def test_errors_name_the_problem() -> None:
     with pytest.raises(ValueError, match="at least one metric"):
         prk.evaluate_expr([])
-    with pytest.raises(ValueError, match="'ndcg@10' twice"):
+    with pytest.raises(ValueError, match="'ndcg@10' is requested twice"):
         prk.evaluate_expr(["ndcg@10", "ndcg(base=2)@10"])
     with pytest.raises(ValueError, match=r"no stand-alone pl\.Expr"):
         prk.evaluate_expr(["ndcg@10", "coverage@10"])
