@@ -105,3 +105,19 @@ TIED_TOP_TWO = pl.DataFrame(
     }
 )
 """Two users, every item relevant: user 1 ties a, b and c; user 2 ranks a then d."""
+
+
+def tied_user() -> pl.DataFrame:
+    """One user: a three-way tie, a row above and below it, and an unscored relevant row.
+
+    Scores: item 4 at 0.9, items 1, 2, 3 tied at 0.5, item 5 at 0.1, item 6 not
+    recommended (relevant, grade 2). Relevance: 4 -> 0, 1 -> 1, 2 -> 0, 3 -> 3, 5 -> 1.
+    """
+    return pl.DataFrame(
+        {
+            "user": [7] * 6,
+            "item": [1, 2, 3, 4, 5, 6],
+            "score": [0.5, 0.5, 0.5, 0.9, 0.1, None],
+            "relevance": [1, 0, 3, 0, 1, 2],
+        }
+    )

@@ -17,6 +17,7 @@ import pytest
 
 import polars_rankeval as prk
 from polars_rankeval.metrics.registry import registered
+from tests.frames import tied_user
 from tests.metrics.test_expressions_match_evaluate import (
     N_ITEMS,
     _by_policy,
@@ -48,14 +49,7 @@ HEAD_REQUEST = [
 def _user() -> pl.DataFrame:
     # Scores: item 4 at 0.9, items 1, 2, 3 tied at 0.5, item 5 at 0.1, item 6 not
     # recommended (relevant, grade 2). Relevance: 4 -> 0, 1 -> 1, 2 -> 0, 3 -> 3, 5 -> 1.
-    return pl.DataFrame(
-        {
-            "user": [7] * 6,
-            "item": [1, 2, 3, 4, 5, 6],
-            "score": [0.5, 0.5, 0.5, 0.9, 0.1, None],
-            "relevance": [1, 0, 3, 0, 1, 2],
-        }
-    )
+    return tied_user()
 
 
 def _values(metrics: list[str], **options: object) -> dict[str, float | None]:

@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as prk
+from tests.frames import tied_user
 
 
 def _plan(expr: pl.Expr) -> str:
@@ -56,14 +57,7 @@ def test_other_requests_keep_the_sort_once_provider(expr: pl.Expr) -> None:
 def _user() -> pl.DataFrame:
     # Scores: item 4 at 0.9, items 1, 2, 3 tied at 0.5, item 5 at 0.1, item 6 not
     # recommended (relevant, grade 2). Relevance: 4 -> 0, 1 -> 1, 2 -> 0, 3 -> 3, 5 -> 1.
-    return pl.DataFrame(
-        {
-            "user": [7] * 6,
-            "item": [1, 2, 3, 4, 5, 6],
-            "score": [0.5, 0.5, 0.5, 0.9, 0.1, None],
-            "relevance": [1, 0, 3, 0, 1, 2],
-        }
-    )
+    return tied_user()
 
 
 def _one(expr: pl.Expr) -> float | None:
