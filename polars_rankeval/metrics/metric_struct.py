@@ -34,7 +34,7 @@ metric_expression`), placed in the struct after it is built.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import cast
 
 import polars as pl
@@ -205,56 +205,83 @@ class _Recorder:
         return pl.lit(0.0)
 
 
-def _values(need: _Need) -> dict[str, pl.Expr]:
+Ref = Callable[[str], pl.Expr]
+"""How a stage reads a row's field: ``pl.field`` inside ``struct.with_fields``, or
+:func:`_f` (the list element's field) elsewhere in ``list.eval``."""
+
+
+def _values(need: _Need, ref: Ref = _f) -> dict[str, pl.Expr]:
     """Each row's value per threshold (its relevant flag) and per gain; 0.0 unless recommended."""
-    ret = _f(_ORDER).is_not_null()
+    ret, rel = ref(_ORDER).is_not_null(), ref(_REL)
     values: dict[str, pl.Expr] = {}
     for t in need.thresholds:
-        values[f"t:{t}"] = pl.when(ret & (_f(_REL) >= t)).then(1.0).otherwise(0.0)
+        values[f"t:{t}"] = pl.when(ret & (rel >= t)).then(1.0).otherwise(0.0)
     for gain in need.gains:
-        values[f"g:{gain}"] = pl.when(ret).then(gain_value(_f(_REL), gain)).otherwise(0.0)
+        values[f"g:{gain}"] = pl.when(ret).then(gain_value(rel, gain)).otherwise(0.0)
     return values
 
 
-def _ideal_rank(gain: str) -> pl.Expr:
-    """A positive row's position in the ideal list (by gain, best first); null otherwise."""
-    rel = _f(_REL)
-    return pl.when(rel > 0).then(gain_value(rel, gain)).rank("ordinal", descending=True)
+def _first_stage(rows: pl.Expr, keys: tuple[list[str], list[bool]], **fields: pl.Expr) -> pl.Expr:
+    """``rows`` sorted by the fields ``keys`` (best first), with ``fields`` added.
+
+    One ``list.eval``: the fields read the sorted rows through ``pl.field``.
+    """
+    names, descending = keys
+    ordered = pl.element().sort_by([_f(n) for n in names], descending=descending, nulls_last=True)
+    return rows.list.eval(ordered.struct.with_fields(**fields))
 
 
-def _row_fields(rows: pl.Expr, need: _Need) -> pl.Expr:
-    """Under a deterministic policy: each row's position, values, running hits, ideal rank."""
-    values = _values(need)
-    return _with_fields(
+def _position() -> pl.Expr:
+    return pl.field(_REL).cum_count()  # 1..len: the relevance has no nulls
+
+
+def _ideal_ranks(need: _Need) -> dict[str, pl.Expr]:
+    """Each positive row's position in the ideal list (by gain, best first); null otherwise."""
+    rel = pl.field(_REL)
+    return {
+        _x(f"irank:{gain}"): pl.when(rel > 0)
+        .then(gain_value(rel, gain))
+        .rank("ordinal", descending=True)
+        for gain in need.ideal_gains
+    }
+
+
+def _row_fields(rows: pl.Expr, need: _Need, keys: tuple[list[str], list[bool]]) -> pl.Expr:
+    """Under a deterministic policy: the rows sorted, with positions, values, running hits."""
+    values = _values(need, pl.field)
+    return _first_stage(
         rows,
-        **{_P: pl.element().cum_count()},  # 1..len: no nulls in the struct
+        keys,
+        **{_P: _position()},
         **{_x(f"val:{name}"): x for name, x in values.items()},
         **{_x(f"run:t:{t}"): values[f"t:{t}"].cum_sum() for t in need.ap},
-        **{_x(f"irank:{gain}"): _ideal_rank(gain) for gain in need.ideal_gains},
+        **_ideal_ranks(need),
     )
 
 
-def _tie_fields(rows: pl.Expr, need: _Need) -> pl.Expr:
+def _tie_fields(rows: pl.Expr, need: _Need, keys: tuple[list[str], list[bool]]) -> pl.Expr:
     """Under ``ties="expected"``: each selected row's tie group, as fields, in stages.
 
-    ``rows``: per group, the selected rows sorted by the score (recommended rows first;
-    a row that was not recommended has no score and forms the last group). For each
+    ``rows``: per group, the selected rows, sorted here by the score ``keys``
+    (recommended rows first; a row that was not recommended has no score and forms the
+    last group). For each
     value x (a threshold's relevant flag, a gain): the group's x (``total``) and the x
     above the group (``before``), from running sums read at the group's bounds with
     fills; the group's first position, size and the row's offset in it.
     """
-    order = _f(_ORDER)
-    values = _values(need)
-    running = {_x(f"run:{name}"): x.cum_sum() for name, x in values.items()}
-    rows = _with_fields(
+    order = pl.field(_ORDER)
+    values = _values(need, pl.field)
+    rows = _first_stage(
         rows,
-        **{_P: pl.element().cum_count()},  # 1..len: no nulls in the struct
+        keys,
+        **{_P: _position()},
         **{_x("starts"): order.ne_missing(order.shift(1))},
         **{_x("ends"): order.ne_missing(order.shift(-1))},
         **{_x(f"val:{name}"): x for name, x in values.items()},
-        **running,
-        **{_x(f"irank:{gain}"): _ideal_rank(gain) for gain in need.ideal_gains},
+        **{_x(f"run:{name}"): x.cum_sum() for name, x in values.items()},
+        **_ideal_ranks(need),
     )
+    values = _values(need)
     p, starts, ends = _f(_P), _f(_x("starts")), _f(_x("ends"))
     # Read at the group's first row and carried forward, at its last row and carried
     # backward: one fill each, of a struct (a fill per field costs one pass each).
@@ -380,12 +407,12 @@ def shared_expression(
     rows = rows.filter(reach.fill_null(False) | (rel > 0))
     if totals:
         rows = rows.struct.with_fields(**totals)
-    rows = rows.implode().list.eval(
-        pl.element().sort_by(
-            [_f(_ORDER), *(_f(name) for name in breaks)], descending=descending, nulls_last=True
-        )
-    )
-    rows = _row_fields(rows, need) if ties.deterministic else _tie_fields(rows, need)
+    rows = rows.implode()
+    sort_keys = ([_ORDER, *breaks], descending)
+    if ties.deterministic:
+        rows = _row_fields(rows, need, sort_keys)
+    else:
+        rows = _tie_fields(rows, need, sort_keys)
     reader = _StructReader(ties.deterministic)
     values = []
     for metric in metrics:
