@@ -259,7 +259,9 @@ def _row_fields(rows: pl.Expr, need: _Need, keys: tuple[list[str], list[bool]]) 
     )
 
 
-def _tie_fields(rows: pl.Expr, need: _Need, keys: tuple[list[str], list[bool]]) -> pl.Expr:
+def _tie_fields(
+    rows: pl.Expr, need: _Need, keys: tuple[list[str], list[bool]], carry: list[str]
+) -> pl.Expr:
     """Under ``ties="expected"``: each selected row's tie group, as fields, in stages.
 
     ``rows``: per group, the selected rows, sorted here by the score ``keys``
@@ -295,7 +297,9 @@ def _tie_fields(rows: pl.Expr, need: _Need, keys: tuple[list[str], list[bool]]) 
         _x("at_start"): pl.when(starts).then(_struct(at_start)).forward_fill(),
         _x("at_end"): pl.when(ends).then(_struct(at_end)).backward_fill(),
     }
-    rows = _with_fields(rows, **fills)
+    # Each stage keeps only the fields read after it (a stage copies what it keeps).
+    carry = [*carry, _P, _x("starts"), *_ideal_ranks(need)]
+    rows = _stage(rows, carry, **fills)
 
     def start(name: str) -> pl.Expr:
         return _f(_x("at_start")).struct.field(name)
@@ -321,7 +325,7 @@ def _tie_fields(rows: pl.Expr, need: _Need, keys: tuple[list[str], list[bool]]) 
         step = pl.when(valid & (j >= 1)).then(((n - total - j + 1.0) / (n - j)).log())
         group[_x(f"step:{t}")] = step.fill_null(0.0)
         group[_x(f"steps:{t}")] = step.fill_null(0.0).cum_sum()
-    rows = _with_fields(rows, **group)
+    rows = _stage(rows, carry, **group)
     if need.rr:
         at_group_start = _struct(
             {_x(f"rr0:{t}"): _f(_x(f"steps:{t}")) - _f(_x(f"step:{t}")) for t in need.rr}
@@ -361,6 +365,12 @@ def _expected_contribution(quantity: Quantity, ret: pl.Expr) -> pl.Expr:
 
 def _struct(fields: dict[str, pl.Expr]) -> pl.Expr:
     return pl.struct([expr.alias(name) for name, expr in fields.items()])
+
+
+def _stage(rows: pl.Expr, keep: list[str], **fields: pl.Expr) -> pl.Expr:
+    """``rows`` with the fields ``keep`` and the new ``fields`` only."""
+    kept = [_f(name) for name in keep]
+    return rows.list.eval(pl.struct([*kept, *(expr.alias(n) for n, expr in fields.items())]))
 
 
 def _with_fields(rows: pl.Expr, **fields: pl.Expr) -> pl.Expr:
@@ -412,7 +422,7 @@ def shared_expression(
     if ties.deterministic:
         rows = _row_fields(rows, need, sort_keys)
     else:
-        rows = _tie_fields(rows, need, sort_keys)
+        rows = _tie_fields(rows, need, sort_keys, [_ORDER, _REL, *totals])
     reader = _StructReader(ties.deterministic)
     values = []
     for metric in metrics:
