@@ -15,11 +15,12 @@ of the group's rows:
    do not hold (the recommended rows, when a form reads it) is added to them as a
    field;
 2. one ``list.eval`` sorts them by the tie policy's order (the top K first; a positive
-   row that does not reach sorts after them, beyond every cutoff), and ``list.eval``
-   stages add each row's fields once for every quantity: its position, relevant flags
-   and gains, running hits, its position in the ideal list, and under
-   ``ties="expected"`` its tie group (first position, size, relevant rows or gains in
-   it and above it, read from running sums at the group's bounds);
+   row that does not reach sorts after them, beyond every cutoff) and adds each row's
+   fields once for every quantity: its position, relevant flags and gains, running
+   hits, its position in the ideal list; under ``ties="expected"`` two more stages add
+   its tie group (first position, size, relevant rows or gains in it and above it,
+   read from running sums at the group's bounds), each stage keeping only the fields
+   read after it;
 3. one ``list.eval`` gives every metric's value from its head form, a quantity at
    cutoff k being a sum over the positions 1..k.
 
