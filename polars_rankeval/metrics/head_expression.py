@@ -45,7 +45,7 @@ from polars_rankeval._utils.ties import Ties
 from polars_rankeval._utils.types import Columns
 from polars_rankeval.metrics._common import discount_at, gain_value
 from polars_rankeval.metrics.features import f64
-from polars_rankeval.metrics.head_form import GainKey, HeadReader, Quantity
+from polars_rankeval.metrics.head_form import GainKey, HeadForm, HeadReader, Quantity
 from polars_rankeval.metrics.sampled_estimators import SAMPLED_DEFAULTS
 
 if TYPE_CHECKING:
@@ -252,14 +252,22 @@ def head_expression(
     keys and directions (:meth:`SortedFeatures.sort_keys
     <polars_rankeval.metrics.sorted_features.SortedFeatures.sort_keys>`).
     """
+    form = applicable_form(metric)
+    if form is None:
+        return None
+    reader = _AggregationReader(cols, ties, *keys)
+    return form.value(reader, dict(metric.options), int(cast(int, metric.k)))
+
+
+def applicable_form(metric: Metric) -> HeadForm | None:
+    """``metric``'s sorted-head form when it applies, else ``None``.
+
+    It applies when declared, with a cutoff ``k >= 1`` and options the form covers.
+    """
     form = metric.spec.head
     if form is None or metric.k is None or metric.k < 1:
         return None
-    options = dict(metric.options)
-    if not form.covers(options, SAMPLED_DEFAULTS):
-        return None
-    reader = _AggregationReader(cols, ties, *keys)
-    return form.value(reader, options, int(metric.k))
+    return form if form.covers(dict(metric.options), SAMPLED_DEFAULTS) else None
 
 
 def aggregation_reader(

@@ -35,7 +35,7 @@ metric_expression`), placed in the struct after it is built.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import cast
 
 import polars as pl
@@ -53,10 +53,9 @@ from polars_rankeval._utils.types import Columns, TiePolicy, make_columns
 from polars_rankeval.metrics._common import discount_at, gain_value, no_expression_error
 from polars_rankeval.metrics.features import f64
 from polars_rankeval.metrics.grammar import METRICS, MetricsArg, parse_metrics
-from polars_rankeval.metrics.head_expression import aggregation_reader
+from polars_rankeval.metrics.head_expression import aggregation_reader, applicable_form
 from polars_rankeval.metrics.head_form import GainKey, HeadForm, Quantity
 from polars_rankeval.metrics.params import Interval
-from polars_rankeval.metrics.sampled_estimators import SAMPLED_DEFAULTS
 from polars_rankeval.metrics.sorted_features import SortedFeatures, metric_expression
 from polars_rankeval.metrics.spec import Metric
 
@@ -77,17 +76,17 @@ def _f(name: str) -> pl.Expr:
 class _Need:
     """What the covered metrics read: cutoffs, thresholds, gains and ideals."""
 
-    def __init__(self, metrics: Sequence[Metric]) -> None:
+    def __init__(self, forms: Sequence[tuple[Metric, HeadForm]]) -> None:
         self.k = 1
         self.thresholds: dict[float, None] = {}
         self.gains: dict[str, None] = {}
         self.rr: dict[float, None] = {}  # thresholds of reciprocal_rank (expected ties)
         self.ap: dict[float, None] = {}  # thresholds of precision_sum (running hits)
         self.ideal_gains: dict[str, None] = {}
-        for metric in metrics:
+        for metric, form in forms:
             k = int(cast(int, metric.k))
             self.k = max(self.k, k)
-            for quantity in _form(metric).quantities(dict(metric.options)):
+            for quantity in form.quantities(dict(metric.options)):
                 self._add(quantity, k)
 
     def _add(self, quantity: Quantity, k: int) -> None:
@@ -104,20 +103,9 @@ class _Need:
                 self.ap[t] = None
 
 
-def _form(metric: Metric) -> HeadForm:
-    form = metric.spec.head
-    if form is None:  # pragma: no cover - covered() admits head forms only
-        msg = f"metric {metric.name!r} has no sorted-head form"
-        raise ValueError(msg)
-    return form
-
-
 def covered(metric: Metric) -> bool:
     """Whether ``metric`` is read from the shared selection (its head form applies)."""
-    form = metric.spec.head
-    if form is None or metric.k is None or metric.k < 1:
-        return False
-    return form.covers(dict(metric.options), SAMPLED_DEFAULTS)
+    return applicable_form(metric) is not None
 
 
 class _StructReader:
@@ -206,14 +194,12 @@ class _Recorder:
         return pl.lit(0.0)
 
 
-Ref = Callable[[str], pl.Expr]
-"""How a stage reads a row's field: ``pl.field`` inside ``struct.with_fields``, or
-:func:`_f` (the list element's field) elsewhere in ``list.eval``."""
+def _values(need: _Need) -> dict[str, pl.Expr]:
+    """Each row's value per threshold (its relevant flag) and per gain; 0.0 unless recommended.
 
-
-def _values(need: _Need, ref: Ref = _f) -> dict[str, pl.Expr]:
-    """Each row's value per threshold (its relevant flag) and per gain; 0.0 unless recommended."""
-    ret, rel = ref(_ORDER).is_not_null(), ref(_REL)
+    Read in the first stage (:func:`_first_stage`), from the sorted rows' fields.
+    """
+    ret, rel = pl.field(_ORDER).is_not_null(), pl.field(_REL)
     values: dict[str, pl.Expr] = {}
     for t in need.thresholds:
         values[f"t:{t}"] = pl.when(ret & (rel >= t)).then(1.0).otherwise(0.0)
@@ -249,7 +235,7 @@ def _ideal_ranks(need: _Need) -> dict[str, pl.Expr]:
 
 def _row_fields(rows: pl.Expr, need: _Need, keys: tuple[list[str], list[bool]]) -> pl.Expr:
     """Under a deterministic policy: the rows sorted, with positions, values, running hits."""
-    values = _values(need, pl.field)
+    values = _values(need)
     return _first_stage(
         rows,
         keys,
@@ -267,13 +253,13 @@ def _tie_fields(
 
     ``rows``: per group, the selected rows, sorted here by the score ``keys``
     (recommended rows first; a row that was not recommended has no score and forms the
-    last group). For each
-    value x (a threshold's relevant flag, a gain): the group's x (``total``) and the x
-    above the group (``before``), from running sums read at the group's bounds with
-    fills; the group's first position, size and the row's offset in it.
+    last group). For each value x (a threshold's relevant flag, a gain): the group's x
+    (``total``) and the x above the group (``before``), from running sums read at the
+    group's bounds with fills; the group's first position, size and the row's offset in
+    it.
     """
     order = pl.field(_ORDER)
-    values = _values(need, pl.field)
+    values = _values(need)
     rows = _first_stage(
         rows,
         keys,
@@ -284,13 +270,13 @@ def _tie_fields(
         **{_x(f"run:{name}"): x.cum_sum() for name, x in values.items()},
         **_ideal_ranks(need),
     )
-    values = _values(need)
+    names = list(values)  # the values are fields from here on
     p, starts, ends = _f(_P), _f(_x("starts")), _f(_x("ends"))
     # Read at the group's first row and carried forward, at its last row and carried
     # backward: one fill each, of a struct (a fill per field costs one pass each).
     at_start = {_x("first"): p}
     at_end = {_x("last"): p}
-    for name in values:
+    for name in names:
         run, x = _f(_x(f"run:{name}")), _f(_x(f"val:{name}"))
         at_start[_x(f"before:{name}")] = run - x
         at_end[_x(f"end:{name}")] = run
@@ -313,7 +299,7 @@ def _tie_fields(
         _x("n"): f64(last - first + 1),
         _x("j"): f64(p - first),  # the row's offset in its group
     }
-    for name in values:
+    for name in names:
         before = start(_x(f"before:{name}"))
         group[_x(f"before:{name}")] = before
         group[_x(f"total:{name}")] = end(_x(f"end:{name}")) - before
@@ -344,7 +330,8 @@ def _expected_contribution(quantity: Quantity, ret: pl.Expr) -> pl.Expr:
     if kind == "discounted_gain":
         gain, discount, base, half_life = cast(GainKey, quantity.gain)
         total = _f(_x(f"total:g:{gain}"))
-        return pl.when(ret).then(total / n * discount_at(p, discount, base, half_life))
+        term = total / n * discount_at(p, discount, base, half_life)
+        return pl.when(ret).then(term).otherwise(0.0)
     t = float(cast(float, quantity.threshold))
     total, before = _f(_x(f"total:t:{t}")), _f(_x(f"before:t:{t}"))
     if kind == "hits":
@@ -355,7 +342,7 @@ def _expected_contribution(quantity: Quantity, ret: pl.Expr) -> pl.Expr:
         c = pl.when(n > 1).then((total - 1.0) / (n - 1.0)).otherwise(0.0)
         term = pl.when(total > 0).then(total / n * (before + 1.0 + j * c) / p).otherwise(0.0)
     elif kind == "log_miss":  # log P(no relevant row at the group's offsets 0..j)
-        return pl.when(ret).then(((n - total - j) / (n - j)).clip(0.0, 1.0).log()).otherwise(0.0)
+        term = ((n - total - j) / (n - j)).clip(0.0, 1.0).log()
     else:  # reciprocal_rank: the user's first group holding a relevant row
         valid = (total >= 1.0) & (j <= n - total) & (before == 0)
         # exp(the running sum of the log-steps from the group's start to the row)
@@ -391,14 +378,15 @@ def shared_expression(
     and directions (:meth:`SortedFeatures.sort_keys
     <polars_rankeval.metrics.sorted_features.SortedFeatures.sort_keys>`).
     """
-    need = _Need([metric for metric in metrics if covered(metric)])
+    forms = [(metric, applicable_form(metric)) for metric in metrics]
+    applied = [(metric, form) for metric, form in forms if form is not None]
+    need = _Need(applied)
     totals_reader = aggregation_reader(cols, ties, keys)
     order = pl.col(cols.order)
     rel = f64(pl.col(cols.relevance)).fill_null(0.0)
     recorder = _Recorder()
-    for metric in metrics:
-        if covered(metric):
-            _form(metric).value(recorder, dict(metric.options), int(cast(int, metric.k)))
+    for metric, form in applied:
+        form.value(recorder, dict(metric.options), int(cast(int, metric.k)))
     totals: dict[str, pl.Expr] = {}
     if recorder.reads_retrieved:
         totals[_N_RET] = totals_reader.n_retrieved()
@@ -426,9 +414,9 @@ def shared_expression(
         rows = _tie_fields(rows, need, sort_keys, [_ORDER, _REL, *totals])
     reader = _StructReader(ties.deterministic)
     values = []
-    for metric in metrics:
-        if covered(metric):
-            value = _form(metric).value(reader, dict(metric.options), int(cast(int, metric.k)))
+    for metric, applies in forms:
+        if applies is not None:
+            value = applies.value(reader, dict(metric.options), int(cast(int, metric.k)))
         else:  # a field of its own expression, set by the caller
             value = pl.lit(None)
         values.append(value.cast(pl.Float64).alias(metric.name))

@@ -59,7 +59,7 @@ import polars as pl
 from polars_rankeval._utils.ties import id_order, resolve_ties
 from polars_rankeval.metrics._common import gain_value
 from polars_rankeval.metrics.features import Features, order_kind
-from polars_rankeval.metrics.sampled_estimators import SAMPLED_DEFAULTS
+from polars_rankeval.metrics.head_expression import applicable_form
 from polars_rankeval.plan.head_cumulative import _prefix_sums, _Reader
 from polars_rankeval.plan.head_request import (
     _EXTRA,
@@ -105,12 +105,7 @@ def applies(job: Job) -> bool:
     if job.absolute:  # ranks with gaps: positions are not offsets in the sorted head
         return False
     return all(
-        m.spec.head is not None
-        and m.k is not None
-        and m.k >= 1
-        and job.kinds.get(m.name) == "expr"
-        and m.spec.head.covers(dict(m.options), SAMPLED_DEFAULTS)
-        for m in job.metrics
+        applicable_form(m) is not None and job.kinds.get(m.name) == "expr" for m in job.metrics
     )
 
 
