@@ -69,10 +69,13 @@ from polars_rankeval.plan.head_request import (
     _N_RET,
     _POSITIVE,
     _VALUE,
-    _discounts,
+    FIXED_WIDTH,
+    _discount,
     _name,
+    _Positions,
     _reduce,
     _Request,
+    _summed,
 )
 from polars_rankeval.plan.head_sums import _deterministic_sums, _expected_sums, _fix_last_group
 from polars_rankeval.plan.job import HAS_RECS as _HAS_RECS
@@ -151,10 +154,11 @@ def per_user(
         head = relevance.sort_by(by, descending=directions, nulls_last=True)
     aggs: dict[str, pl.Expr] = {
         _HEAD: head.head(length),
-        # The positive relevances (few): #relevant per threshold and the ideal gains.
-        _POSITIVE: relevance.filter(relevance > 0),
         _N_RET: order.count(),
         _N_JUDGED: relevance.count(),
+        # The positive relevances (few): #relevant per threshold and the ideal gains
+        # (measured: cheaper than a sum per threshold in this aggregation).
+        _POSITIVE: relevance.filter(relevance > 0),
     }
     if checks is not None:
         # The duplicate-key check on the same groups: rows minus distinct items.
@@ -177,11 +181,8 @@ def per_user(
         (pl.col(_N_JUDGED) > 0).alias(_HAS_TRUTH),
         (pl.col(_N_RET) > 0).alias(_HAS_RECS),
         **totals,
-        **{
-            name: _reduce(need, name, _ideal_gains(positive, *spec), spec[4])
-            for name, spec in need.ideals.items()
-        },
-    )
+        **{name: _ideal_gains(need, name, positive, *spec) for name, spec in need.ideals.items()},
+    ).drop(_POSITIVE)
     if expected:
         users = _fix_last_group(
             users, rows, keys, order, relevance, need, length, collected=collect_first
@@ -260,6 +261,8 @@ def _tie_order(job: Job) -> tuple[list[pl.Expr], list[bool]]:
 
 
 def _ideal_gains(
+    need: _Request,
+    name: str,
     positive: pl.Expr,
     gain: str,
     discount: str,
@@ -267,11 +270,22 @@ def _ideal_gains(
     half_life: float | None,
     cut: int | None,
 ) -> pl.Expr:
-    """The ideal list's discounted gains: positive gains, best first, cut at ``cut``."""
+    """The ideal list's discounted gains (their sum, or the list of them by position).
+
+    The positive gains, best first, cut at ``cut`` (``None``, ``idcg="all"``: all of
+    them). Summed at a cut of few positions they are an Array of ``cut``
+    (:class:`~polars_rankeval.plan.head_request._Positions`); a list read at several
+    cutoffs stays as long as the user's positive items (padded to the cut, most
+    users' few positives would be many zeros).
+    """
     gains = positive.list.eval(gain_value(pl.element(), gain)).list.sort(descending=True)
+    summed = _summed(need, name, cut)
     if cut is not None:
         gains = gains.list.head(cut)
-    return gains * _discounts(gains, discount, base, half_life)
+    form = _Positions(cut or 0, fixed=summed and cut is not None and cut <= FIXED_WIDTH)
+    gains = form.of(gains)
+    ideal = gains * form.at_positions(gains, _discount(pl.element(), discount, base, half_life))
+    return _reduce(need, name, form.map(ideal, pl.element().fill_null(0.0)), cut, form)
 
 
 def _value(reader: _Reader, metric: Metric) -> pl.Expr:

@@ -52,14 +52,75 @@ def _discount(p: pl.Expr, discount: str, base: float, half_life: float | None) -
     return discount_at(p, discount, base, half_life)
 
 
-def _discounts(values: pl.Expr, discount: str, base: float, half_life: float | None) -> pl.Expr:
-    """The discounts of positions 1 .. len, one list per row of the list ``values``.
+FIXED_WIDTH = 32
+"""Heads of at most this many positions are fixed-width Arrays (:class:`_Positions`)."""
 
-    The positions come from ``int_ranges`` and the discount is an elementwise
-    ``list.eval`` (a ``list.eval`` with ``int_range`` runs per list: ~50x slower).
+
+class _Positions:
+    """Per-position values of a head, as Arrays of ``width`` or as lists.
+
+    Arithmetic between Arrays of one width, or with a literal Array of the positions'
+    values, runs over their flat values, never per list: the discounts, the running
+    hits and the sums over a short head are then vectorised operations (a
+    ``list.eval`` that depends on the list, a ``cum_sum`` or an ``int_range``, costs
+    Polars ~1 us per list; on 10M rows, 100k users, a head of 10 as Arrays takes
+    half the time of the lists). A wide head is kept as lists: there padding every
+    list to the width, and the flat running sums, cost more than they save
+    (measured at 100 positions, benchmarks/RESULTS_HEAD.md). Both forms hold the same
+    values; past a list's end the Array holds null (:meth:`of`).
     """
-    positions = pl.int_ranges(1, values.list.len() + 1)
-    return positions.list.eval(_discount(pl.element(), discount, base, half_life))
+
+    def __init__(self, width: int, *, fixed: bool | None = None) -> None:
+        self.width = width
+        self.fixed = width <= FIXED_WIDTH if fixed is None else fixed
+
+    def of(self, values: pl.Expr) -> pl.Expr:
+        """The list ``values`` in this form (its first ``width`` values)."""
+        if not self.fixed:
+            return values
+        indices = pl.lit(list(range(self.width)))
+        return values.list.gather(indices, null_on_oob=True).list.to_array(self.width)
+
+    def map(self, values: pl.Expr, element: pl.Expr) -> pl.Expr:
+        """The expression ``element`` (of ``pl.element()``) of every value."""
+        return values.arr.eval(element) if self.fixed else values.list.eval(element)
+
+    def at_positions(self, like: pl.Expr, element: pl.Expr) -> pl.Expr:
+        """The expression ``element`` of every position p (``pl.element()``) of ``like``.
+
+        Fixed: a literal Array, computed by the same expression as the lists' values,
+        so both agree exactly. Lists: the positions from ``int_ranges`` and an
+        elementwise ``list.eval`` (a ``list.eval`` with ``int_range`` runs per list:
+        ~50x slower).
+        """
+        element = element.cast(pl.Float64)
+        if self.fixed:
+            positions = pl.int_range(1, self.width + 1).implode().list.eval(element)
+            values = pl.select(positions).to_series().explode()
+            return pl.lit(values.reshape((1, self.width)))
+        return pl.int_ranges(1, like.list.len() + 1).list.eval(element)
+
+    def running_sum(self, values: pl.Expr) -> pl.Expr:
+        """The running sum of ``values`` over each head's positions.
+
+        Fixed: one ``cum_sum`` over all heads' flat values less the sum before each
+        head (exact for counts: integers in Float64).
+        """
+        if not self.fixed:
+            return values.list.eval(pl.element().cum_sum())
+        flat = values.reshape((-1,))
+        total = flat.cum_sum()
+        before = (total - flat).reshape((-1, self.width)).arr.first()
+        return total.reshape((-1, self.width)) - before
+
+    def min(self, values: pl.Expr) -> pl.Expr:
+        return values.arr.min() if self.fixed else values.list.min()
+
+    def sum(self, values: pl.Expr) -> pl.Expr:
+        return values.arr.sum() if self.fixed else values.list.sum()
+
+    def as_list(self, values: pl.Expr) -> pl.Expr:
+        return values.arr.to_list() if self.fixed else values
 
 
 class _Request:
@@ -114,16 +175,24 @@ class _Request:
             self.rr_thresholds.add(t)
 
 
-def _reduce(need: _Request, name: str, values: pl.Expr, cut: int | None = 0) -> pl.Expr:
+def _reduce(
+    need: _Request,
+    name: str,
+    values: pl.Expr,
+    cut: int | None = 0,
+    form: _Positions | None = None,
+) -> pl.Expr:
     """Per user: a list of contributions by position, or its sum.
 
     With one cutoff at the end of the head (or ``cut=None``, the whole list) the sum
     is enough; otherwise the list is kept and summed up to each cutoff
-    (:func:`~polars_rankeval.plan.head_cumulative._prefix_sums`).
+    (:func:`~polars_rankeval.plan.head_cumulative._prefix_sums`). ``form``: how
+    ``values`` is held (:class:`_Positions`; default: a list).
     """
+    form = form or _Positions(0, fixed=False)
     if _summed(need, name, cut):
-        return values.list.sum()
-    return values
+        return form.sum(values)
+    return form.as_list(values)
 
 
 def _summed(need: _Request, name: str, cut: int | None = 0) -> bool:

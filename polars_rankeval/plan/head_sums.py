@@ -34,9 +34,9 @@ from polars_rankeval.plan.head_request import (
     _VALUE,
     MARKER,
     _discount,
-    _discounts,
     _first,
     _name,
+    _Positions,
     _reduce,
     _Request,
     _summed,
@@ -51,45 +51,54 @@ every core. Tests and benchmarks set it."""
 
 
 def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
-    """Each quantity over the head, every position its own tie group (list operations)."""
-    # The recommended rows of the head (not-recommended ones sort last), relevance 0
-    # for unjudged rows.
-    rel = pl.col(_HEAD).list.head(pl.col(_N_RET).cast(pl.Int64))
-    rel = rel.list.eval(pl.element().cast(pl.Float64).fill_null(0.0))
-    users = users.with_columns(rel.alias(_REL))
-    rel = pl.col(_REL)
-    # One 0/1 list per threshold (and its running count, when map reads it), shared by
-    # every quantity at that threshold.
+    """Each quantity over the head, every position its own tie group.
+
+    The head holds the recommended rows (not-recommended ones sort last) with
+    relevance 0 for unjudged rows, as Arrays of K positions when K is small (0 past a
+    short list's end) or lists (:class:`~polars_rankeval.plan.head_request._Positions`),
+    and every contribution is arithmetic between it and the positions or their
+    discounts. The first relevant position is the least position holding a relevant
+    item (the others pushed past K).
+    """
+    k = need.k
+    form = _Positions(k)
+    rel = form.of(pl.col(_HEAD).list.head(pl.col(_N_RET).cast(pl.Int64)))
     users = users.with_columns(
-        rel.list.eval((pl.element() >= t).cast(pl.Float64)).alias(_name("is_rel", t))
+        form.map(rel, pl.element().cast(pl.Float64).fill_null(0.0)).alias(_REL)
+    )
+    rel = pl.col(_REL)
+    # One 0/1 list per threshold (and its running count, when map reads it), shared
+    # by every quantity at that threshold.
+    users = users.with_columns(
+        form.map(rel, (pl.element() >= t).cast(pl.Float64)).alias(_name("is_rel", t))
         for t in need.thresholds
     )
-    running = {
-        t: pl.col(_name("is_rel", t)).list.eval(pl.element().cum_sum()).alias(_name("hits", t))
+    users = users.with_columns(
+        form.running_sum(pl.col(_name("is_rel", t))).alias(_name("hits", t))
         for t in need.ap_thresholds
-    }
-    users = users.with_columns(running.values())
+    )
+    position = form.at_positions(rel, pl.element())
     columns: dict[str, pl.Expr] = {}
-    positions = pl.int_ranges(1, rel.list.len() + 1)
     for name, quantity in need.quantities.items():
         kind = quantity.kind
         if kind == "discounted_gain":
             gain, discount, base, half_life = cast(GainKey, quantity.gain)
-            gains = rel.list.eval(gain_value(pl.element(), gain))
-            discounts = _discounts(rel, discount, base, half_life)
-            columns[name] = _reduce(need, name, gains * discounts)
+            gains = form.map(rel, gain_value(pl.element(), gain))
+            discounts = form.at_positions(rel, _discount(pl.element(), discount, base, half_life))
+            columns[name] = _reduce(need, name, gains * discounts, 0, form)
             continue
         t = float(cast(float, quantity.threshold))
         is_rel = pl.col(_name("is_rel", t))
         if kind == "hits":
-            columns[name] = _reduce(need, name, is_rel)
+            columns[name] = _reduce(need, name, is_rel, 0, form)
         elif kind == "reciprocal_hits":
-            columns[name] = _reduce(need, name, is_rel / positions)
+            columns[name] = _reduce(need, name, is_rel / position, 0, form)
         elif kind == "precision_sum":
             hits = pl.col(_name("hits", t))
-            columns[name] = _reduce(need, name, is_rel * hits / positions)
+            columns[name] = _reduce(need, name, is_rel * hits / position, 0, form)
         else:  # reciprocal_rank and log_miss: the position of the first relevant item
-            columns[_first(t)] = pl.when(is_rel.list.max() > 0).then(is_rel.list.arg_max() + 1)
+            first = form.min(position + (1.0 - is_rel) * (k + 1))
+            columns[_first(t)] = pl.when(first <= k).then(first)
     return users.with_columns(**columns)
 
 
