@@ -69,7 +69,6 @@ from polars_rankeval.plan.head_request import (
     _N_RET,
     _POSITIVE,
     _VALUE,
-    FIXED_WIDTH,
     _discount,
     _name,
     _Positions,
@@ -282,7 +281,7 @@ def _ideal_gains(
     summed = _summed(need, name, cut)
     if cut is not None:
         gains = gains.list.head(cut)
-    form = _Positions(cut or 0, fixed=summed and cut is not None and cut <= FIXED_WIDTH)
+    form = _Positions(cut or 0, fixed=None if summed and cut is not None else False)
     gains = form.of(gains)
     ideal = gains * form.at_positions(gains, _discount(pl.element(), discount, base, half_life))
     return _reduce(need, name, form.map(ideal, pl.element().fill_null(0.0)), cut, form)

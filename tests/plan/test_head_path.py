@@ -23,6 +23,7 @@ from polars.testing import assert_frame_equal
 
 import polars_rankeval as prk
 import polars_rankeval.plan.head as _head
+import polars_rankeval.plan.head_request as _head_request
 import polars_rankeval.plan.head_sums as _head_sums
 from polars_rankeval.plan.head_request import MARKER
 
@@ -121,6 +122,24 @@ def test_same_values_as_the_general_path(ties: str, decimals: int) -> None:
     assert uses_head_path(df, METRICS, ties=ties)
     fast, slow = both(df, METRICS, ties=ties, per_user=True, users="all")
     assert_frame_equal(fast, slow, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("width", [0, 64])
+@pytest.mark.parametrize("ties", ["item_desc", "pessimistic", "expected"])
+def test_heads_as_arrays_and_as_lists(width: int, ties: str, monkeypatch: Any) -> None:
+    """A head of at most FIXED_WIDTH positions is held as Arrays, a wider one as lists.
+
+    Width 0: every head a list; 64: every head of METRICS (K = 50) an Array, short
+    lists padded. Both against the general path, single cutoffs and cutoff lists.
+    """
+    monkeypatch.setattr(_head_request, "FIXED_WIDTH", width)
+    df = frame(11)
+    for metrics in (
+        METRICS,
+        ["ndcg@[1,3,10]", "map@1..5", "P@[2,4]", "mrr@4", "mrr@10", "hit_rate@10"],
+    ):
+        head, general = both(df, metrics, ties=ties)
+        assert_frame_equal(head, general, abs_tol=1e-12, rel_tol=0)
 
 
 @pytest.mark.parametrize("ties", ["expected", "item_desc", "optimistic"])
