@@ -204,14 +204,27 @@ def inline(
 
     spec = get_spec(name)
     policy = spec.check_ties(ties)
-    if "n_items" in spec.needs:
-        n_items = integer("n_items", n_items, what="a positive integer (the catalog size)")
-        if n_items <= 0:
-            msg = f"n_items must be a positive integer (the catalog size), got {n_items!r}"
-            raise ValueError(msg)
     metric = _bind(name, k, options, text=False)  # its errors name the metric, not bind
+    if "n_items" in spec.needs:
+        n_items = catalog_size(metric.name, n_items)
     cols = make_columns(item=item, score=score, relevance=relevance, rank=rank)
     return metric_expression(metric, cols, policy, n_items)
+
+
+def catalog_size(metric: str, n_items: object) -> int:
+    """``n_items=`` of a stand-alone expression of ``metric``, which reads the catalog size.
+
+    The one check of it for the metric functions and ``evaluate_expr``: one group's
+    rows cannot count the catalog, so it must be given, a positive integer.
+    """
+    if n_items is None:
+        msg = f"metric {metric!r} needs the catalog size: pass n_items= (a positive integer)"
+        raise ValueError(msg)
+    size = integer("n_items", n_items, what="a positive integer (the catalog size)")
+    if size <= 0:
+        msg = f"n_items must be a positive integer (the catalog size), got {n_items!r}"
+        raise ValueError(msg)
+    return size
 
 
 # --------------------------------------------------------------------------- honest limits

@@ -50,7 +50,12 @@ from polars_rankeval._utils.constraints import (
 )
 from polars_rankeval._utils.ties import POLICIES, Ties
 from polars_rankeval._utils.types import Columns, TiePolicy, make_columns
-from polars_rankeval.metrics._common import discount_at, gain_value, no_expression_error
+from polars_rankeval.metrics._common import (
+    catalog_size,
+    discount_at,
+    gain_value,
+    no_expression_error,
+)
 from polars_rankeval.metrics.features import f64
 from polars_rankeval.metrics.grammar import METRICS, MetricsArg, parse_metrics
 from polars_rankeval.metrics.head_expression import aggregation_reader, applicable_form
@@ -504,11 +509,8 @@ def evaluate_expr(
         error = no_expression_error(metric.spec.name)
         if error is not None:
             raise error
-        if "n_items" in metric.spec.needs and n_items is None:
-            msg = (
-                f"metric {metric.name!r} needs the catalog size: pass n_items= (a positive integer)"
-            )
-            raise ValueError(msg)
+        if "n_items" in metric.spec.needs:
+            catalog_size(metric.name, n_items)
     policy = bound[0].spec.check_ties(ties)
     for metric in bound[1:]:
         metric.spec.check_ties(ties)

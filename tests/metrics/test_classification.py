@@ -598,6 +598,11 @@ ERRORS = [
     (lambda: prk.fallout(3, n_items="10"), TypeError, "n_items must be a positive integer"),  # type: ignore[arg-type]
     (lambda: prk.fallout(3, n_items=True), TypeError, "n_items must be a positive integer"),
     (
+        lambda: prk.fallout(3, n_items=None),  # type: ignore[arg-type]
+        ValueError,
+        "metric 'fallout@3' needs the catalog size: pass n_items=",
+    ),
+    (
         lambda: prk.fbeta(3, n_items=10, beta=0.0),
         ValueError,
         "'beta' of metric 'fbeta' must be > 0",
