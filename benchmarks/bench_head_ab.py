@@ -17,9 +17,9 @@ Usage::
 
 A case is ``REQUEST:TIES`` with REQUEST one of ``suite`` (ndcg, map, mrr, precision,
 recall @10), ``ndcg10``, ``p20`` (P@20, recall@20), ``map100`` (``map@1..100``),
-``ndcg100`` (``ndcg@1`` ... ``ndcg@100``); ``validate=True`` under ``ties="expected"``
-(the defaults), ``False`` otherwise. Records nothing: paste what matters into
-``RESULTS_HEAD.md``'s hand-written notes.
+``ndcg100`` (``ndcg@1`` ... ``ndcg@100``), with ``validate=False`` (``--validate``:
+True). Records nothing: paste what matters into ``RESULTS_HEAD.md``'s hand-written
+notes.
 """
 
 from __future__ import annotations
@@ -90,6 +90,7 @@ def main() -> int:
     parser.add_argument("--users", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--case", action="append", help="REQUEST:TIES (repeatable)")
+    parser.add_argument("--validate", action="store_true", help="evaluate(validate=True)")
     args = parser.parse_args()
     cases_arg = args.case or ["suite:item_desc", "suite:expected", "map100:item_desc"]
     old = base_head(args.base)
@@ -110,7 +111,7 @@ def main() -> int:
                 _build._head = module  # type: ignore[attr-defined]
                 try:
                     return prk.evaluate(  # type: ignore[call-overload]
-                        df, REQUESTS[request], ties=ties, validate=ties == "expected"
+                        df, REQUESTS[request], ties=ties, validate=args.validate
                     )
                 finally:
                     _build._head = _head  # type: ignore[attr-defined]
