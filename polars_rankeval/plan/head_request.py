@@ -64,10 +64,11 @@ class _Positions:
     hits and the sums over a short head are then vectorised operations (a
     ``list.eval`` that depends on the list, a ``cum_sum`` or an ``int_range``, costs
     Polars ~1 us per list; on 10M rows, 100k users, the totals and contributions
-    of a head of 10 as Arrays took 0.10 s against 0.17 s as lists). A wide head is kept as lists: there padding every
-    list to the width, and the flat running sums, cost more than they save
-    (measured at 100 positions, benchmarks/RESULTS_HEAD.md). Both forms hold the same
-    values; past a list's end the Array holds null (:meth:`of`).
+    of a head of 10 as Arrays took 0.10 s against 0.17 s as lists). A wide head is
+    kept as lists: there padding every list to the width, and the flat running sums,
+    cost more than they save (measured at 100 positions, benchmarks/RESULTS_HEAD.md).
+    Both forms hold the same values; past a list's end the Array holds null
+    (:meth:`of`).
     """
 
     def __init__(self, width: int, *, fixed: bool | None = None) -> None:
