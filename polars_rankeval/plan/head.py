@@ -69,6 +69,7 @@ from polars_rankeval.plan.head_request import (
     _N_RET,
     _POSITIVE,
     _VALUE,
+    LISTS,
     _discount,
     _name,
     _Positions,
@@ -278,13 +279,14 @@ def _ideal_gains(
     users' few positives would be many zeros).
     """
     gains = positive.list.eval(gain_value(pl.element(), gain)).list.sort(descending=True)
-    summed = _summed(need, name, cut)
+    form = LISTS
     if cut is not None:
         gains = gains.list.head(cut)
-    form = _Positions(cut or 0, fixed=None if summed and cut is not None else False)
+        if _summed(need, name, cut):
+            form = _Positions(cut)
     gains = form.of(gains)
     ideal = gains * form.at_positions(gains, _discount(pl.element(), discount, base, half_life))
-    return _reduce(need, name, form.map(ideal, pl.element().fill_null(0.0)), cut, form)
+    return _reduce(need, name, form.map(ideal, pl.element().fill_null(0.0)), cut, form=form)
 
 
 def _value(reader: _Reader, metric: Metric) -> pl.Expr:

@@ -124,6 +124,10 @@ class _Positions:
         return values.arr.to_list() if self.fixed else values
 
 
+LISTS = _Positions(0, fixed=False)
+"""The list form, whatever the width: values as long as each user's list."""
+
+
 class _Request:
     """What the requested metrics read: thresholds, gains, quantities and cutoffs.
 
@@ -181,7 +185,8 @@ def _reduce(
     name: str,
     values: pl.Expr,
     cut: int | None = 0,
-    form: _Positions | None = None,
+    *,
+    form: _Positions = LISTS,
 ) -> pl.Expr:
     """Per user: a list of contributions by position, or its sum.
 
@@ -190,7 +195,6 @@ def _reduce(
     (:func:`~polars_rankeval.plan.head_cumulative._prefix_sums`). ``form``: how
     ``values`` is held (:class:`_Positions`; default: a list).
     """
-    form = form or _Positions(0, fixed=False)
     if _summed(need, name, cut):
         return form.sum(values)
     return form.as_list(values)

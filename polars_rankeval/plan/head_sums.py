@@ -85,17 +85,17 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
             gain, discount, base, half_life = cast(GainKey, quantity.gain)
             gains = form.map(rel, gain_value(pl.element(), gain))
             discounts = form.at_positions(rel, _discount(pl.element(), discount, base, half_life))
-            columns[name] = _reduce(need, name, gains * discounts, 0, form)
+            columns[name] = _reduce(need, name, gains * discounts, form=form)
             continue
         t = float(cast(float, quantity.threshold))
         is_rel = pl.col(_name("is_rel", t))
         if kind == "hits":
-            columns[name] = _reduce(need, name, is_rel, 0, form)
+            columns[name] = _reduce(need, name, is_rel, form=form)
         elif kind == "reciprocal_hits":
-            columns[name] = _reduce(need, name, is_rel / position, 0, form)
+            columns[name] = _reduce(need, name, is_rel / position, form=form)
         elif kind == "precision_sum":
             hits = pl.col(_name("hits", t))
-            columns[name] = _reduce(need, name, is_rel * hits / position, 0, form)
+            columns[name] = _reduce(need, name, is_rel * hits / position, form=form)
         else:  # reciprocal_rank and log_miss: the position of the first relevant item
             first = form.min(position + (1.0 - is_rel) * (k + 1))
             columns[_first(t)] = pl.when(first <= k).then(first)
