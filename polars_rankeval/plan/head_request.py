@@ -101,18 +101,24 @@ class _Positions:
             return pl.lit(values.reshape((1, self.width)))
         return pl.int_ranges(1, like.list.len() + 1).list.eval(element)
 
-    def running_sum(self, values: pl.Expr) -> pl.Expr:
-        """The running sum of ``values`` over each head's positions.
+    def precision_terms(self, is_rel: pl.Expr, *, summed: bool) -> pl.Expr:
+        """Average precision's terms ``is_rel(p) * hits(p) / p`` (or their sum).
 
-        Fixed: one ``cum_sum`` over all heads' flat values less the sum before each
-        head (exact for counts: integers in Float64).
+        ``hits(p)``: the relevant items at positions 1..p. Lists: a running sum per
+        list. Fixed: one column per position (``arr.get``) and each running count a
+        horizontal sum of the positions before, never an Array of the counts (a flat
+        ``cum_sum`` reshaped to Arrays cost 21 ms for 100k heads of 10 and 300 ms of
+        32, these columns 8 ms and 53 ms; ``summed``: the sum alone, no Array built).
         """
         if not self.fixed:
-            return values.list.eval(pl.element().cum_sum())
-        flat = values.reshape((-1,))
-        total = flat.cum_sum()
-        before = (total - flat).reshape((-1, self.width)).arr.first()
-        return total.reshape((-1, self.width)) - before
+            terms = is_rel * is_rel.list.eval(pl.element().cum_sum())
+            terms = terms / self.at_positions(is_rel, pl.element())
+            return terms.list.sum() if summed else terms
+        at = [is_rel.arr.get(p) for p in range(self.width)]
+        per_position = [
+            at[p] * pl.sum_horizontal(at[: p + 1]) / float(p + 1) for p in range(self.width)
+        ]
+        return pl.sum_horizontal(per_position) if summed else pl.concat_arr(per_position)
 
     def min(self, values: pl.Expr) -> pl.Expr:
         return values.arr.min() if self.fixed else values.list.min()
@@ -147,6 +153,9 @@ class _Request:
         self.float_key = job.order_dtype is not None and job.order_dtype.is_float()
         small_ints = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32, pl.Boolean)
         self.small_int_relevance = relevance_dtype in small_ints
+        self.integer_relevance = relevance_dtype is not None and (
+            relevance_dtype.is_integer() or relevance_dtype == pl.Boolean
+        )
         self.k = 1
         for metric in job.metrics:
             k = int(metric.k or 1)

@@ -67,15 +67,10 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
         form.map(rel, pl.element().cast(pl.Float64).fill_null(0.0)).alias(_REL)
     )
     rel = pl.col(_REL)
-    # One 0/1 list per threshold (and its running count, when map reads it), shared
-    # by every quantity at that threshold.
+    # One 0/1 list per threshold, shared by every quantity at that threshold.
     users = users.with_columns(
         form.map(rel, (pl.element() >= t).cast(pl.Float64)).alias(_name("is_rel", t))
         for t in need.thresholds
-    )
-    users = users.with_columns(
-        form.running_sum(pl.col(_name("is_rel", t))).alias(_name("hits", t))
-        for t in need.ap_thresholds
     )
     position = form.at_positions(rel, pl.element())
     columns: dict[str, pl.Expr] = {}
@@ -94,8 +89,9 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
         elif kind == "reciprocal_hits":
             columns[name] = _reduce(need, name, is_rel / position, form=form)
         elif kind == "precision_sum":
-            hits = pl.col(_name("hits", t))
-            columns[name] = _reduce(need, name, is_rel * hits / position, form=form)
+            summed = _summed(need, name)
+            terms = form.precision_terms(is_rel, summed=summed)
+            columns[name] = terms if summed else form.as_list(terms)
         else:  # reciprocal_rank and log_miss: the position of the first relevant item
             first = form.min(position + (1.0 - is_rel) * (k + 1))
             columns[_first(t)] = pl.when(first <= k).then(first)
