@@ -124,22 +124,52 @@ def test_same_values_as_the_general_path(ties: str, decimals: int) -> None:
     assert_frame_equal(fast, slow, abs_tol=1e-12)
 
 
+@pytest.mark.parametrize("grades", [0, 16])
 @pytest.mark.parametrize("width", [0, 64])
 @pytest.mark.parametrize("ties", ["item_desc", "pessimistic", "expected"])
-def test_heads_as_arrays_and_as_lists(width: int, ties: str, monkeypatch: Any) -> None:
+def test_heads_as_arrays_and_as_lists(width: int, grades: int, ties: str, monkeypatch: Any) -> None:
     """A head of at most FIXED_WIDTH positions is held as Arrays, a wider one as lists.
 
     Width 0: every head a list; 64: every head of METRICS (K = 50) an Array, short
     lists padded. Both against the general path, single cutoffs and cutoff lists.
+    Grades 0: every ideal DCG from the sorted gains; 16: those summed at one cutoff
+    (the third request) from the counts per grade (relevance 0..3 here).
     """
     monkeypatch.setattr(_head_request, "FIXED_WIDTH", width)
+    monkeypatch.setattr(_head, "MAX_GRADES", grades)
     df = frame(11)
     for metrics in (
         METRICS,
         ["ndcg@[1,3,10]", "map@1..5", "P@[2,4]", "mrr@4", "mrr@10", "hit_rate@10"],
+        ["ndcg@10", "ndcg(gain=exp)@10", "map@10", "P@10"],  # each ideal summed at K
     ):
         head, general = both(df, metrics, ties=ties)
         assert_frame_equal(head, general, abs_tol=1e-12, rel_tol=0)
+
+
+@pytest.mark.parametrize("relevance", [[0, 0, 0], [0, 5, 0], [2, 0, 40], [1.0, 0.0, 2.5]])
+def test_ideal_from_counts_per_grade(relevance: list[float]) -> None:
+    """The ideal DCG read from counts per grade, at its edges, equals the sorted one.
+
+    No positive item (grade 0: no count at all), one grade, a grade above MAX_GRADES
+    (the sorted gains instead) and a float relevance (always sorted): per user, as
+    the general path computes them. Hand-computed for the one-grade list: with gains
+    (2**5 - 1) = 31 and one relevant item ranked 2nd of 3, ndcg@3 = (31 / log2(3)) / 31.
+    """
+    dtype = pl.Float64 if isinstance(relevance[0], float) else pl.Int32
+    df = pl.DataFrame(
+        {
+            "user": [1, 1, 1, 2, 2, 2],
+            "item": [1, 2, 3, 1, 2, 3],
+            "score": [0.9, 0.5, 0.1, 0.3, 0.2, 0.1],
+            "relevance": pl.Series([*relevance, *relevance[::-1]], dtype=dtype),
+        }
+    )
+    metrics = ["ndcg(gain=exp)@3", "ndcg@2", "ndcg(idcg=all)@1"]
+    fast, slow = both(df, metrics, per_user=True, users="all")
+    assert_frame_equal(fast, slow, abs_tol=1e-12)
+    if relevance == [0, 5, 0]:
+        assert fast["ndcg(gain=exp)@3"][0] == pytest.approx((31 / np.log2(3)) / 31, abs=1e-15)
 
 
 @pytest.mark.parametrize("ties", ["expected", "item_desc", "optimistic"])
