@@ -432,15 +432,18 @@ def test_expected_ranges_with_groups_straddling_cutoffs(split: int, monkeypatch:
     assert_frame_equal(fast, slow, abs_tol=1e-12)
 
 
-@pytest.mark.parametrize("split", [1, 2, 5])
+@pytest.mark.parametrize("split", [0, 1, 2, 5])
 @pytest.mark.parametrize("lazy", [False, True])
 def test_expected_sums_line_up_with_their_users(split: int, lazy: bool, monkeypatch: Any) -> None:
     # The head rows' sums are placed beside the users in row-number order (not joined):
     # every user must have exactly one row of sums, in every branch count, on the
     # collected path and on a LazyFrame (the plan built without a first collect), with
     # users of one row, users whose group at K the head cut, users without a score and
-    # more branches than some users.
-    monkeypatch.setattr(_head_sums, "SPLIT", split)
+    # more branches than some users. Split 0: the short head's form, one column per
+    # position (no head rows, no branches); else the head rows (FIXED_WIDTH 0).
+    if split:
+        monkeypatch.setattr(_head_request, "FIXED_WIDTH", 0)
+        monkeypatch.setattr(_head_sums, "SPLIT", split)
     cut = pl.DataFrame(  # one score for 12 items: the head (K + 3 rows) cuts the group
         {"user": [100] * 12, "item": range(12), "score": [0.5] * 12, "relevance": [1, 0, 2] * 4}
     )
