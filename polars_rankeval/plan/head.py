@@ -10,14 +10,16 @@ wasted: a metric at cutoff k only reads the positions 1..k. This path instead ru
 1. **one** ``group_by(by + user).agg(...)`` over the rows, holding per user: the head of
    the list sorted by the tie policy's order (Polars sorts inside the aggregation and
    stops at the head, a partial sort), the user's totals (#relevant per threshold,
-   #recommended) and the ideal gains (a top-k by gain among the positive gains);
-2. a small frame of the head rows (users x K rows, K the largest cutoff) on which each
-   position's contribution to each quantity the metrics read
-   (:class:`~polars_rankeval.metrics.head_form.Quantity`) is computed with the formulas
-   of the curve kernels (:mod:`polars_rankeval.metrics.cutoff_kernels`), collected per
-   user and summed up to every cutoff (one cumulative list per user, read once per
-   cutoff: 100 cutoffs cost 100 vectorised reads of the users' lists, not 100 passes
-   over the rows).
+   #recommended) and the positive relevances (the ideal gains: sorted, or with an
+   integer relevance of few grades counted per grade, :func:`_ideal_from_grades`);
+2. each position's contribution to each quantity the metrics read
+   (:class:`~polars_rankeval.metrics.head_form.Quantity`), computed with the formulas
+   of the curve kernels (:mod:`polars_rankeval.metrics.cutoff_kernels`) over every
+   user's head at once (:mod:`~polars_rankeval.plan.head_sums`: a short head as
+   per-position Arrays or columns, a deep one as lists or a frame of head rows), per
+   user either summed or summed up to every cutoff (one cumulative list per user, read
+   once per cutoff: 100 cutoffs cost 100 vectorised reads of the users' lists, not 100
+   passes over the rows).
 
 Ties. Under a deterministic policy the sort itself breaks ties (:data:`TIE_ORDER`) and
 every position is its own tie group. Under ``ties="expected"`` the head is sorted by

@@ -1,12 +1,15 @@
 """Step 2 of the head path: each quantity's contributions by position over the heads.
 
 Under a deterministic tie policy every head position is its own tie group and the
-contributions are list operations on each user's head (:func:`_deterministic_sums`).
-Under ``ties="expected"`` the heads are exploded into a frame of head rows on which
-tie groups are runs of equal scores (:func:`_expected_sums`), with the group at the
-last cutoff counted exactly where the head cut it (:func:`_fix_last_group`). Both give
-per user either a quantity's sum or its list of contributions by position, read at
-every cutoff by :mod:`polars_rankeval.plan.head_cumulative`.
+contributions are arithmetic on each user's head, as Arrays or lists
+(:func:`_deterministic_sums`). Under ``ties="expected"`` tie groups are runs of equal
+scores in the head: a short head is read as one column per position
+(:func:`_expected_sums_wide`), a deep one as a frame of exploded head rows
+(:func:`_expected_sums`), with the group at the last cutoff counted exactly where the
+head cut it (:func:`_fix_last_group`); both forms read one set of formulas
+(:func:`_contributions`). Each gives per user either a quantity's sum or its list of
+contributions by position, read at every cutoff by
+:mod:`polars_rankeval.plan.head_cumulative`.
 """
 
 from __future__ import annotations
@@ -167,7 +170,9 @@ def _expected_sums(
 ) -> pl.LazyFrame:
     """Each quantity over the head under ``ties="expected"``, on a frame of head rows.
 
-    The heads are exploded into rows (in head order, user after user) together with
+    A head of at most :data:`~polars_rankeval.plan.head_request.FIXED_WIDTH` rows is
+    read as one column per position instead (:func:`_expected_sums_wide`). Otherwise
+    the heads are exploded into rows (in head order, user after user) together with
     their positions, and everything is computed with vectorised operations over that
     frame, never per group (a window or ``list.eval`` per user or per tie group costs
     far more than the sort): a tie group is a run of equal keys within a user, its first
