@@ -79,7 +79,12 @@ from polars_rankeval.plan.head_request import (
     _Request,
     _summed,
 )
-from polars_rankeval.plan.head_sums import _deterministic_sums, _expected_sums, _fix_last_group
+from polars_rankeval.plan.head_sums import (
+    _deterministic_sums,
+    _expected_sums,
+    _fix_last_group,
+    short_head,
+)
 from polars_rankeval.plan.job import HAS_RECS as _HAS_RECS
 from polars_rankeval.plan.job import HAS_TRUTH as _HAS_TRUTH
 from polars_rankeval.plan.validate import row_screen
@@ -201,7 +206,7 @@ def per_user(
         users = _expected_sums(users, need, length, keys, collected=collect_first)
     else:
         users = _deterministic_sums(users, need)
-    users = _prefix_sums(users, need, expected)
+    users = _prefix_sums(users, need, expected, given=expected and short_head(length))
     reader = _Reader(need, expected)
     values = [_value(reader, m).alias(m.name) for m in job.metrics]
     return users.select(*keys, *values, _HAS_TRUTH, _HAS_RECS)

@@ -65,8 +65,14 @@ def _prefix(name: str, k: int) -> str:
     return f"{MARKER}:prefix[{name}@{k}]"
 
 
-def _prefix_sums(users: pl.LazyFrame, need: _Request, expected: bool) -> pl.LazyFrame:
+def _prefix_sums(
+    users: pl.LazyFrame, need: _Request, expected: bool, *, given: bool = False
+) -> pl.LazyFrame:
     """Every list of contributions summed up to each of its cutoffs.
+
+    ``given``: step 2 gave each quantity's sum at each cutoff itself (a short head
+    under expected ties, :func:`~polars_rankeval.plan.head_sums.short_head`); only the
+    ideal gains' lists are read here then.
 
     Per list, the sums over the segments between consecutive cutoffs are put in one
     list and summed cumulatively, once (``cum_sum`` in a ``list.eval``); each cutoff
@@ -93,6 +99,8 @@ def _prefix_sums(users: pl.LazyFrame, need: _Request, expected: bool) -> pl.Lazy
         if _summed(need, name, cut):
             continue
         if not expected and _first_only(need.quantities.get(name)):
+            continue
+        if given and name in need.quantities:
             continue
         ks = sorted(cutoffs)
         cumulative[_cumulative(name)] = _segments(pl.col(name), ks).list.eval(
