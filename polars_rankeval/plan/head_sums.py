@@ -96,7 +96,7 @@ def _deterministic_sums(users: pl.LazyFrame, need: _Request) -> pl.LazyFrame:
             columns[name] = _reduce(need, name, is_rel / position, form=form)
         elif kind == "precision_sum":
             summed = _summed(need, name)
-            terms = form.precision_terms(is_rel, summed=summed)
+            terms = form.precision_terms(is_rel, position, summed=summed)
             columns[name] = terms if summed else form.as_list(terms)
         else:  # reciprocal_rank and log_miss: the position of the first relevant item
             first = form.min(position + (1.0 - is_rel) * (k + 1))
