@@ -81,10 +81,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, nargs="+", default=[2, 5, 10])
     parser.add_argument("--optimize-lines", type=int, default=200_000)
-    parser.add_argument("--skip-ranx-above", type=int, default=10**9,
-                        help="leave ranx out when lines x runs exceeds this")
-    parser.add_argument("--skip-optimize", action="store_true",
-                        help="time fuse only (the 10M-line run: optimize is timed at 1M)")
+    parser.add_argument(
+        "--skip-ranx-above",
+        type=int,
+        default=10**9,
+        help="leave ranx out when lines x runs exceeds this",
+    )
+    parser.add_argument(
+        "--skip-optimize",
+        action="store_true",
+        help="time fuse only (the 10M-line run: optimize is timed at 1M)",
+    )
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
     import ranx
@@ -92,11 +99,18 @@ def main() -> None:
     # Warm-up on small runs: numba compiles ranx's kernels on first call (not timed).
     small = make_runs(2_000, 2)
     small_ranx = [to_ranx(f) for f in small.values()]
-    for method, ranx_name in (("rrf", "rrf"), ("wsum", "wsum"), ("comb_mnz", "mnz"),
-                              ("rbc", "rbc")):
+    for method, ranx_name in (
+        ("rrf", "rrf"),
+        ("wsum", "wsum"),
+        ("comb_mnz", "mnz"),
+        ("rbc", "rbc"),
+    ):
         prk.fuse(small, method=method)
-        extra = {"weights": [1.0, 1.0]} if method == "wsum" else (
-            {"phi": 0.5} if method == "rbc" else {})
+        extra = (
+            {"weights": [1.0, 1.0]}
+            if method == "wsum"
+            else ({"phi": 0.5} if method == "rbc" else {})
+        )
         for norm in ("min-max", "zmuv"):
             ranx.fuse(small_ranx, norm=norm, method=ranx_name, params=extra)
     small_qrels = make_qrels(small)
@@ -104,8 +118,16 @@ def main() -> None:
     for u, i, r in small_qrels.iter_rows():
         warm.setdefault(u, {})[i] = r
     small_ranx = [to_ranx(f.filter(pl.col("user").is_in(list(warm)))) for f in small.values()]
-    ranx.optimize_fusion(ranx.Qrels(warm), small_ranx, method="rbc", metric="ndcg@10",
-                         show_progress=False, min_phi=0.5, max_phi=0.5, step=0.01)
+    ranx.optimize_fusion(
+        ranx.Qrels(warm),
+        small_ranx,
+        method="rbc",
+        metric="ndcg@10",
+        show_progress=False,
+        min_phi=0.5,
+        max_phi=0.5,
+        step=0.01,
+    )
     rows = []
     for n_runs in args.runs:
         runs = make_runs(args.lines, n_runs)
@@ -116,16 +138,24 @@ def main() -> None:
             ours_t, ranx_t = [], []
             params: dict = {"weights": [1.0] * n_runs} if method == "wsum" else {}
             for _ in range(args.rounds):
-                ours_t.append(timed(lambda m=method, n=norm, r=runs:
-                                    prk.fuse(r, method=m, norm=n)))
+                ours_t.append(timed(lambda m=method, n=norm, r=runs: prk.fuse(r, method=m, norm=n)))
                 if with_ranx:
-                    ranx_t.append(timed(lambda m=ranx_name, n=norm, p=params, t=theirs:
-                                        ranx.fuse(t, norm=n, method=m, params=p)))
-            rows.append({
-                "task": f"fuse {method} ({norm})", "runs": n_runs, "lines": args.lines,
-                "polars_rankeval_s": statistics.median(ours_t),
-                "ranx_s": statistics.median(ranx_t) if ranx_t else None,
-            })
+                    ranx_t.append(
+                        timed(
+                            lambda m=ranx_name, n=norm, p=params, t=theirs: ranx.fuse(
+                                t, norm=n, method=m, params=p
+                            )
+                        )
+                    )
+            rows.append(
+                {
+                    "task": f"fuse {method} ({norm})",
+                    "runs": n_runs,
+                    "lines": args.lines,
+                    "polars_rankeval_s": statistics.median(ours_t),
+                    "ranx_s": statistics.median(ranx_t) if ranx_t else None,
+                }
+            )
             print(rows[-1], flush=True)
         del theirs
 
@@ -148,15 +178,33 @@ def optimize_row(args: argparse.Namespace, ranx: Any) -> dict[str, Any]:
     phis = [round(0.01 * i, 2) for i in range(1, 100)]
     ours_t, ranx_t = [], []
     for _ in range(args.rounds):
-        ours_t.append(timed(lambda: prk.optimize_fusion(
-            runs, qrels, method="rbc", metric="ndcg@10", search={"phi": phis})))
-        ranx_t.append(timed(lambda: ranx.optimize_fusion(
-            ranx_qrels, theirs, method="rbc", metric="ndcg@10", show_progress=False,
-            min_phi=0.01, max_phi=0.99, step=0.01)))
+        ours_t.append(
+            timed(
+                lambda: prk.optimize_fusion(
+                    runs, qrels, method="rbc", metric="ndcg@10", search={"phi": phis}
+                )
+            )
+        )
+        ranx_t.append(
+            timed(
+                lambda: ranx.optimize_fusion(
+                    ranx_qrels,
+                    theirs,
+                    method="rbc",
+                    metric="ndcg@10",
+                    show_progress=False,
+                    min_phi=0.01,
+                    max_phi=0.99,
+                    step=0.01,
+                )
+            )
+        )
     row = {
-        "task": "optimize_fusion rbc, 99 candidates, ndcg@10", "runs": 2,
+        "task": "optimize_fusion rbc, 99 candidates, ndcg@10",
+        "runs": 2,
         "lines": sum(f.height for f in runs.values()),
-        "polars_rankeval_s": statistics.median(ours_t), "ranx_s": statistics.median(ranx_t),
+        "polars_rankeval_s": statistics.median(ours_t),
+        "ranx_s": statistics.median(ranx_t),
     }
     print(row, flush=True)
     return row
@@ -171,9 +219,13 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, ranx: Any) -> N
         print(result)
     if args.record:
         path = Path(__file__).with_name("RESULTS_FUSION.md")
-        header = "" if path.exists() else (
-            "# Fusion beside ranx\n\nProduced by `benchmarks/bench_fusion.py` (see its "
-            "docstring for the data and what is timed). Seconds, median of the rounds.\n"
+        header = (
+            ""
+            if path.exists()
+            else (
+                "# Fusion beside ranx\n\nProduced by `benchmarks/bench_fusion.py` (see its "
+                "docstring for the data and what is timed). Seconds, median of the rounds.\n"
+            )
         )
         with path.open("a", encoding="utf-8") as out:
             out.write(header)

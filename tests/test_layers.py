@@ -22,18 +22,18 @@ PACKAGE = ROOT / "polars_rankeval"
 # Bottom to top; the package face (polars_rankeval/__init__.py, __main__.py,
 # namespace.py) is above them all.
 ORDER = [
-    '_utils',
-    'metrics',
-    'plan',
-    'io',
-    'trec_eval',
-    'conventions',
-    'engines',
-    'api',
-    'analysis',
-    'fusion',
-    'plot',
-    'cli',
+    "_utils",
+    "metrics",
+    "plan",
+    "io",
+    "trec_eval",
+    "conventions",
+    "engines",
+    "api",
+    "analysis",
+    "fusion",
+    "plot",
+    "cli",
 ]
 # (importing package, imported package): imports of a higher layer, to be removed.
 KNOWN_UPWARD: set[tuple[str, str]] = set()

@@ -412,9 +412,7 @@ def validate_params(
                 alternatives = table.get(name)
                 if alternatives is None:
                     continue
-                if isinstance(value, Iterator) and any(
-                    isinstance(a, ListOf) for a in alternatives
-                ):
+                if isinstance(value, Iterator) and any(isinstance(a, ListOf) for a in alternatives):
                     # A one-shot iterator (a generator) is read once here, checked and
                     # passed on as a list, not consumed by the check before the body.
                     value = bound.arguments[name] = list(value)

@@ -96,9 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(
-        dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}"
-    )
+    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
 
     evaluate.add_parser(sub)
     metrics.add_parser(sub)

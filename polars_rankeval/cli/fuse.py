@@ -22,21 +22,50 @@ def add_parser(sub: Any) -> None:
             "print(prk.list_fusion_methods())'."
         ),
     )
-    fu.add_argument("--run", action="append", required=True, metavar="[NAME=]PATH",
-                    help="a TREC run (repeat: at least two); NAME defaults to the file name")
-    fu.add_argument("--method", default="wsum", metavar="NAME",
-                    help="the fusion method (default: wsum, as prk.fuse and ranx)")
-    fu.add_argument("--norm", default="auto", metavar="NORM",
-                    help=f"normalisation: one of {', '.join(NORMS)}, none, or auto (the "
-                    "method's own; default)")
-    fu.add_argument("--weight", action="append", type=float, metavar="W",
-                    help="one weight per --run, in order (weighted methods)")
-    fu.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                    help="a parameter of the method, e.g. k=60 for rrf (repeat)")
-    fu.add_argument("--qrels", metavar="PATH",
-                    help="training relevance judgments (TREC qrels) for the methods that learn")
-    fu.add_argument("--missing", type=float, metavar="SCORE",
-                    help="a score for an item a run lacks (score-combining methods)")
+    fu.add_argument(
+        "--run",
+        action="append",
+        required=True,
+        metavar="[NAME=]PATH",
+        help="a TREC run (repeat: at least two); NAME defaults to the file name",
+    )
+    fu.add_argument(
+        "--method",
+        default="wsum",
+        metavar="NAME",
+        help="the fusion method (default: wsum, as prk.fuse and ranx)",
+    )
+    fu.add_argument(
+        "--norm",
+        default="auto",
+        metavar="NORM",
+        help=f"normalisation: one of {', '.join(NORMS)}, none, or auto (the method's own; default)",
+    )
+    fu.add_argument(
+        "--weight",
+        action="append",
+        type=float,
+        metavar="W",
+        help="one weight per --run, in order (weighted methods)",
+    )
+    fu.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter of the method, e.g. k=60 for rrf (repeat)",
+    )
+    fu.add_argument(
+        "--qrels",
+        metavar="PATH",
+        help="training relevance judgments (TREC qrels) for the methods that learn",
+    )
+    fu.add_argument(
+        "--missing",
+        type=float,
+        metavar="SCORE",
+        help="a score for an item a run lacks (score-combining methods)",
+    )
     fu.add_argument("--tag", default="fused", help="the run tag written (default: fused)")
     fu.add_argument("--out", required=True, metavar="PATH", help="the fused TREC run to write")
     fu.set_defaults(handler=run)

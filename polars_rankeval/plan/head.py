@@ -62,7 +62,7 @@ from polars_rankeval._utils.ties import id_order, resolve_ties
 from polars_rankeval.metrics._common import gain_value
 from polars_rankeval.metrics.features import Features, order_kind
 from polars_rankeval.metrics.head_expression import applicable_form
-from polars_rankeval.plan.head_cumulative import _prefix_sums, _Reader
+from polars_rankeval.plan.head_cumulative import Sums, _prefix_sums, _Reader
 from polars_rankeval.plan.head_request import (
     _EXTRA,
     _HEAD,
@@ -83,7 +83,6 @@ from polars_rankeval.plan.head_sums import (
     _deterministic_sums,
     _expected_sums,
     _fix_last_group,
-    short_head,
 )
 from polars_rankeval.plan.job import HAS_RECS as _HAS_RECS
 from polars_rankeval.plan.job import HAS_TRUTH as _HAS_TRUTH
@@ -199,14 +198,15 @@ def per_user(
             for name, spec in need.ideals.items()
         },
     ).drop(_POSITIVE)
+    sums: Sums = "lists"  # what step 2 gives for a quantity read at several cutoffs
     if expected:
         users = _fix_last_group(
             users, rows, keys, order, relevance, need, length, collected=collect_first
         )
-        users = _expected_sums(users, need, length, keys, collected=collect_first)
+        users, sums = _expected_sums(users, need, length, keys, collected=collect_first)
     else:
         users = _deterministic_sums(users, need)
-    users = _prefix_sums(users, need, expected, given=expected and short_head(length))
+    users = _prefix_sums(users, need, expected, quantities=sums)
     reader = _Reader(need, expected)
     values = [_value(reader, m).alias(m.name) for m in job.metrics]
     return users.select(*keys, *values, _HAS_TRUTH, _HAS_RECS)

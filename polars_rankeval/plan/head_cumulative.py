@@ -10,6 +10,8 @@ vectorised reads instead of 100 passes.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import polars as pl
 
 from polars_rankeval.metrics.head_form import Quantity
@@ -22,6 +24,11 @@ from polars_rankeval.plan.head_request import (
     _Request,
     _summed,
 )
+
+Sums = Literal["lists", "running", "given"]
+"""What step 2 (:mod:`~polars_rankeval.plan.head_sums`) gives per user for a quantity
+read at several cutoffs: its contributions by position, their running sums, or the
+sum at each cutoff (see :func:`_prefix_sums`)."""
 
 
 class _Reader:
@@ -66,15 +73,17 @@ def _prefix(name: str, k: int) -> str:
 
 
 def _prefix_sums(
-    users: pl.LazyFrame, need: _Request, expected: bool, *, given: bool = False
+    users: pl.LazyFrame, need: _Request, expected: bool, *, quantities: Sums = "lists"
 ) -> pl.LazyFrame:
     """Every list of contributions summed up to each of its cutoffs.
 
-    ``given``: step 2 gave each quantity's sum at each cutoff itself (a short head
-    under expected ties, :func:`~polars_rankeval.plan.head_sums.short_head`); only the
-    ideal gains' lists are read here then.
+    ``quantities``: what step 2 gave for each quantity read at several cutoffs
+    (:data:`Sums`): its contributions by position (``"lists"``, summed here as below),
+    their running sums by position (``"running"``: cutoff k reads position k), or its
+    sum at each cutoff itself (``"given"``: nothing to read here). The ideal gains'
+    lists are always contributions.
 
-    Per list, the sums over the segments between consecutive cutoffs are put in one
+    Per list of contributions, the sums over the segments between consecutive cutoffs are put in one
     list and summed cumulatively, once (``cum_sum`` in a ``list.eval``); each cutoff
     then reads that list at its own index, all cutoffs in one ``with_columns``. So
     the plan holds a constant number of nodes and one read per cutoff: its size, and
@@ -93,21 +102,23 @@ def _prefix_sums(
     position instead.)
     """
     cumulative: dict[str, pl.Expr] = {}
-    reads: dict[str, tuple[str, list[int]]] = {}
+    reads: dict[str, tuple[str, list[tuple[int, int]]]] = {}  # list, (index, cutoff)
     for name, cutoffs in need.cutoffs.items():
         cut = need.ideals[name][4] if name in need.ideals else 0
         if _summed(need, name, cut):
             continue
         if not expected and _first_only(need.quantities.get(name)):
             continue
-        if given and name in need.quantities:
-            continue
         ks = sorted(cutoffs)
+        if name in need.quantities and name not in need.ideals and quantities != "lists":
+            if quantities == "running":  # running sums by position: cutoff k at k - 1
+                reads[name] = (name, [(k - 1, k) for k in ks])
+            continue  # "given": step 2 gave the sum at each cutoff
         cumulative[_cumulative(name)] = _segments(pl.col(name), ks).list.eval(
             pl.element().cum_sum() + 0.0
         )
-        reads[name] = (_cumulative(name), ks)
-    if not cumulative:
+        reads[name] = (_cumulative(name), list(enumerate(ks)))
+    if not reads:
         return users
     users = users.with_columns(**cumulative)
     users = users.with_columns(
@@ -119,8 +130,8 @@ def _prefix_sums(
         .list.get(i, null_on_oob=True)
         .fill_null(pl.col(_total(name)))
         .alias(_prefix(name, k))
-        for name, (cum, ks) in reads.items()
-        for i, k in enumerate(ks)
+        for name, (cum, at) in reads.items()
+        for i, k in at
     ).drop([*cumulative, *(_total(name) for name in reads)])
 
 

@@ -22,7 +22,7 @@ import polars as pl
 
 from polars_rankeval.metrics._common import gain_value
 from polars_rankeval.metrics.head_form import GainKey
-from polars_rankeval.plan.head_cumulative import _prefix
+from polars_rankeval.plan.head_cumulative import Sums, _prefix
 from polars_rankeval.plan.head_request import (
     _END,
     _FIRST,
@@ -169,7 +169,7 @@ def _fix_last_group(
 
 def _expected_sums(
     users: pl.LazyFrame, need: _Request, length: int, keys: list[str], *, collected: bool
-) -> pl.LazyFrame:
+) -> tuple[pl.LazyFrame, Sums]:
     """Each quantity over the head under ``ties="expected"``, on a frame of head rows.
 
     A head of at most :data:`~polars_rankeval.plan.head_request.FIXED_WIDTH` rows is
@@ -198,8 +198,8 @@ def _expected_sums(
     running sums are sequential scans. ``collected``: ``users`` reads frames in memory
     (see :func:`polars_rankeval.plan.head.per_user`); the branches are then slices of it.
     """
-    if short_head(length):
-        return _expected_sums_wide(users, need, length)
+    if _Positions(length).fixed:
+        return _expected_sums_wide(users, need, length), "given"
     n_parts = max(1, SPLIT if SPLIT is not None else pl.thread_pool_size())
     users = users.with_row_index(_UID)
     if collected:
@@ -224,7 +224,7 @@ def _expected_sums(
     # order line up with ``users``: placed beside it, not joined (a join gathers every
     # column of ``users``, its heads too).
     sums = sums.sort(_UID).drop(_UID, *keys)
-    return pl.concat([users.drop(_HEAD), sums], how="horizontal")
+    return pl.concat([users.drop(_HEAD), sums], how="horizontal"), "running"
 
 
 def _expected_user_sums(
@@ -497,15 +497,6 @@ def _expected_sums_wide(users: pl.LazyFrame, need: _Request, length: int) -> pl.
     return users.select(*keep, **sums)
 
 
-def short_head(length: int) -> bool:
-    """Whether a head of ``length`` rows is read with one column per position.
-
-    Under ``ties="expected"`` (:func:`_expected_sums_wide`), which then gives each
-    cutoff's sum of a quantity itself, not a list to be read at the cutoffs.
-    """
-    return _Positions(length).fixed
-
-
 def _running(name: str) -> str:
     return f"{MARKER}:running[{name}]"
 
@@ -537,7 +528,7 @@ def _run_scan(rows: pl.LazyFrame, names: list[str], length: int, how: str) -> pl
 
 
 def _user_sums(need: _Request, name: str, contrib: pl.Expr) -> list[pl.Expr]:
-    """Per user: a quantity's sum (one cutoff at K) or its list by position."""
+    """Per user: a quantity's sum (one cutoff at K) or its running sums by position."""
     if _summed(need, name):
         return [contrib.sum().alias(name)]
-    return [contrib.alias(name)]  # rows in position order (see the caller)
+    return [contrib.cum_sum().alias(name)]  # rows in position order (see the caller)

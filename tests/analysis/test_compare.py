@@ -425,10 +425,18 @@ def test_progress_without_tqdm(
         ({"systems": ["bm25", "x"]}, ValueError, r"system\(s\) 'x' not found in column 'system'"),
         ({"alpha": 0.0}, ValueError, r"'alpha' of compare\w* must be .*in \(0, 1\), got 0.0"),
         ({"alpha": 1.5}, ValueError, r"'alpha' of compare\w* must be .*in \(0, 1\), got 1.5"),
-        ({"confidence": 1.0}, ValueError, r"'confidence' of compare\w* must be .*in \(0, 1\), got 1.0"),  # noqa: E501
+        (
+            {"confidence": 1.0},
+            ValueError,
+            r"'confidence' of compare\w* must be .*in \(0, 1\), got 1.0",
+        ),
         ({"confidence": "x"}, TypeError, r"'confidence' of compare\w* must be .*in \(0, 1\)"),
         ({"n_resamples": 0}, ValueError, r"'n_resamples' of compare\w* must be .*>= 1, got 0"),
-        ({"n_resamples": 2.5}, TypeError, r"'n_resamples' of compare\w* must be .*>= 1, got float 2.5"),  # noqa: E501
+        (
+            {"n_resamples": 2.5},
+            TypeError,
+            r"'n_resamples' of compare\w* must be .*>= 1, got float 2.5",
+        ),
         ({"seed": -1}, ValueError, r"'seed' of compare\w* must be .*>= 0, got -1"),
         ({"test": "z"}, ValueError, r"'test' of compare\w* must be one of"),
         ({"correction": "fdr"}, ValueError, r"'correction' of compare\w* must be one of"),
@@ -672,5 +680,7 @@ def test_a_frame_of_another_library_is_named_with_it() -> None:
     pandas = pytest.importorskip("pandas")
     with pytest.raises(TypeError, match=r"got pandas\.DataFrame$"):
         prk.report(pandas.DataFrame({"a": [1]}))
-    with pytest.raises(TypeError, match=r"^argument 'per_user' of compare_per_user must be .*, got list \[1, 2\]$"):  # noqa: E501
+    with pytest.raises(
+        TypeError, match=r"^argument 'per_user' of compare_per_user must be .*, got list \[1, 2\]$"
+    ):
         prk.compare_per_user([1, 2])

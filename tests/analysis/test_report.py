@@ -168,7 +168,9 @@ def test_report_errors(baseline_result: pl.DataFrame) -> None:
         prk.report(baseline_result, "pdf")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"missing the column\(s\) significant"):
         prk.report(baseline_result.drop("significant"))
-    with pytest.raises(TypeError, match=r"'result' of report must be the DataFrame returned by compare"):  # noqa: E501
+    with pytest.raises(
+        TypeError, match=r"'result' of report must be the DataFrame returned by compare"
+    ):
         prk.report(baseline_result.to_dicts())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"marks='baseline' needs one baseline"):
         prk.report(prk.compare(load_systems(), ["mrr"], test="t"), marks="baseline")

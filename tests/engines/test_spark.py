@@ -512,8 +512,16 @@ def test_errors_match_polars(
         ),
         ({"colour": "red"}, TypeError, "unexpected keyword argument 'colour'"),
         ({"by": 5}, TypeError, r"'by' of evaluate must be a column name \(str\).*got int 5$"),
-        ({"users": pl.LazyFrame({"user": [1]})}, TypeError, r"'users' of evaluate must be .*LazyFrame"),  # noqa: E501
-        ({"validate": "no"}, TypeError, r"'validate' of evaluate must be True or False, got str 'no'$"),  # noqa: E501
+        (
+            {"users": pl.LazyFrame({"user": [1]})},
+            TypeError,
+            r"'users' of evaluate must be .*LazyFrame",
+        ),
+        (
+            {"validate": "no"},
+            TypeError,
+            r"'validate' of evaluate must be True or False, got str 'no'$",
+        ),
         ({"relevance": None}, TypeError, r"'relevance' of evaluate must be a column name \(str\)"),
     ],
 )
@@ -846,7 +854,9 @@ def test_functions_without_spark_say_so_plainly(spark: SparkSession) -> None:
         + plain,
     ):
         prk.inter_list_diversity_sampled(sdf, 2)
-    with pytest.raises(TypeError, match=r"'a' of rank_correlation must be a polars DataFrame, " + plain):  # noqa: E501
+    with pytest.raises(
+        TypeError, match=r"'a' of rank_correlation must be a polars DataFrame, " + plain
+    ):
         prk.rank_correlation(sdf)
     with pytest.raises(TypeError, match=r"convert it with polars\.from_arrow\(df\.toArrow\(\)\)"):
         prk.evaluate(sdf, "mrr", engine="memory")

@@ -25,8 +25,21 @@ def _write(tmp_path: Path) -> tuple[Path, Path]:
 def test_fuse_rrf_writes_the_fused_run(tmp_path: Path) -> None:
     a, b = _write(tmp_path)
     out = tmp_path / "fused.run"
-    status = main(["fuse", "--run", str(a), "--run", str(b), "--method", "rrf",
-                   "--param", "k=1", "--out", str(out)])
+    status = main(
+        [
+            "fuse",
+            "--run",
+            str(a),
+            "--run",
+            str(b),
+            "--method",
+            "rrf",
+            "--param",
+            "k=1",
+            "--out",
+            str(out),
+        ]
+    )
     assert status == 0
     got = prk.trec.read_run(out).select("user", "item", "score")
     expected = prk.fuse({"a": A, "b": B}, method="rrf", params={"k": 1})
@@ -40,8 +53,25 @@ def test_fuse_rrf_writes_the_fused_run(tmp_path: Path) -> None:
 def test_fuse_weighted_with_names(tmp_path: Path) -> None:
     a, b = _write(tmp_path)
     out = tmp_path / "fused.run"
-    status = main(["fuse", "--run", f"bm25={a}", "--run", f"dense={b}", "--method", "wsum",
-                   "--weight", "0.7", "--weight", "0.3", "--norm", "max", "--out", str(out)])
+    status = main(
+        [
+            "fuse",
+            "--run",
+            f"bm25={a}",
+            "--run",
+            f"dense={b}",
+            "--method",
+            "wsum",
+            "--weight",
+            "0.7",
+            "--weight",
+            "0.3",
+            "--norm",
+            "max",
+            "--out",
+            str(out),
+        ]
+    )
     assert status == 0
     got = prk.trec.read_run(out)
     # q1: a max-normalised x=1, y=1/3; b y=1, z=0.8
@@ -52,7 +82,18 @@ def test_fuse_weighted_with_names(tmp_path: Path) -> None:
 
 def test_fuse_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = _write(tmp_path)
-    status = main(["fuse", "--run", str(a), "--run", str(b), "--method", "nope",
-                   "--out", str(tmp_path / "x.run")])
+    status = main(
+        [
+            "fuse",
+            "--run",
+            str(a),
+            "--run",
+            str(b),
+            "--method",
+            "nope",
+            "--out",
+            str(tmp_path / "x.run"),
+        ]
+    )
     assert status == 2
     assert "method must be one of" in capsys.readouterr().err

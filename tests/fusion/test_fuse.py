@@ -32,16 +32,16 @@ def test_wsum_weights_and_missing_default() -> None:
     out = scores(prk.fuse({"a": A, "b": B}, method="wsum", weights=[2.0, 1.0]))
     assert out == pytest.approx({"x": 2 * 1 + 0.5, "y": 2 * 0 + 1, "z": 0.0})
     # a default score for an item a list lacks: z gets 0.25 from A
-    filled = scores(prk.fuse({"a": A, "b": B}, method="wsum", weights=[2.0, 1.0],
-                             missing=0.25))
+    filled = scores(prk.fuse({"a": A, "b": B}, method="wsum", weights=[2.0, 1.0], missing=0.25))
     assert filled["z"] == pytest.approx(2 * 0.25 + 0)
 
 
 def test_rrf_and_weighted_rrf() -> None:
     out = scores(prk.fuse({"a": A, "b": B}, method="rrf", params={"k": 1}))
     assert out == pytest.approx({"x": 1 / 2 + 1 / 3, "y": 1 / 3 + 1 / 2, "z": 1 / 4})
-    weighted = scores(prk.fuse({"a": A, "b": B}, method="w_rrf", weights={"a": 3, "b": 1},
-                               params={"k": 1}))
+    weighted = scores(
+        prk.fuse({"a": A, "b": B}, method="w_rrf", weights={"a": 3, "b": 1}, params={"k": 1})
+    )
     assert weighted == pytest.approx({"x": 3 / 2 + 1 / 3, "y": 3 / 3 + 1 / 2, "z": 1 / 4})
 
 
@@ -103,21 +103,31 @@ def test_trec_runs_by_path(tmp_path: Any) -> None:
 
 # ------------------------------------------------------------------ properties
 RUNS = {
-    "a": pl.DataFrame({"user": ["q1", "q1", "q1", "q2", "q2"],
-                       "item": ["x", "y", "z", "x", "w"], "score": [0.5, 0.5, 0.1, 2.0, 1.0]}),
-    "b": pl.DataFrame({"user": ["q1", "q1", "q3"], "item": ["z", "v", "x"],
-                       "score": [3.0, 1.0, 1.0]}),
-    "c": pl.DataFrame({"user": ["q1", "q2", "q2"], "item": ["y", "w", "u"],
-                       "score": [1.0, 0.2, 0.2]}),
+    "a": pl.DataFrame(
+        {
+            "user": ["q1", "q1", "q1", "q2", "q2"],
+            "item": ["x", "y", "z", "x", "w"],
+            "score": [0.5, 0.5, 0.1, 2.0, 1.0],
+        }
+    ),
+    "b": pl.DataFrame(
+        {"user": ["q1", "q1", "q3"], "item": ["z", "v", "x"], "score": [3.0, 1.0, 1.0]}
+    ),
+    "c": pl.DataFrame(
+        {"user": ["q1", "q2", "q2"], "item": ["y", "w", "u"], "score": [1.0, 0.2, 0.2]}
+    ),
 }
-QRELS = pl.DataFrame({"user": ["q1", "q1", "q2"], "item": ["z", "v", "w"],
-                      "relevance": [1, 2, 0]})
+QRELS = pl.DataFrame({"user": ["q1", "q1", "q2"], "item": ["z", "v", "w"], "relevance": [1, 2, 0]})
 
 
 def _call(name: str, runs: Any) -> pl.DataFrame:
     spec = fusion_methods()[name]
-    out = prk.fuse(runs, method=name, weights=[0.2, 0.5, 0.3] if spec.weighted else None,
-                   qrels=QRELS if spec.trained else None)
+    out = prk.fuse(
+        runs,
+        method=name,
+        weights=[0.2, 0.5, 0.3] if spec.weighted else None,
+        qrels=QRELS if spec.trained else None,
+    )
     return out.collect() if isinstance(out, pl.LazyFrame) else out
 
 
@@ -151,11 +161,17 @@ ERRORS: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"method": "rrf", "weights": [1, 2]}, ValueError, "weights apply to weighted methods"),
     ({"weights": [1.0]}, ValueError, r"weights must hold one value per run \(2\), got 1"),
     ({"weights": [1.0, float("nan")]}, ValueError, r"'weights' of fuse .*, got an entry nan"),
-    ({"method": "rrf", "params": {"k": 0}}, ValueError,
-     r"parameter 'k' of method 'rrf' must be >= 1, got 0"),
+    (
+        {"method": "rrf", "params": {"k": 0}},
+        ValueError,
+        r"parameter 'k' of method 'rrf' must be >= 1, got 0",
+    ),
     ({"method": "rrf", "params": {"k": 1.5}}, TypeError, "parameter 'k' of method 'rrf'"),
-    ({"method": "rrf", "params": {"kk": 1}}, ValueError,
-     r"params has no parameter 'kk' for method 'rrf'; valid: \['k'\]"),
+    (
+        {"method": "rrf", "params": {"kk": 1}},
+        ValueError,
+        r"params has no parameter 'kk' for method 'rrf'; valid: \['k'\]",
+    ),
     ({"method": "posfuse"}, ValueError, "method 'posfuse' learns from training queries"),
     ({"method": "rrf", "missing": 0.0}, ValueError, "missing applies to the score-combining"),
     ({"missing": "0"}, TypeError, "'missing' of fuse must be a number or None, got str '0'"),
@@ -191,16 +207,25 @@ BY_HAND: dict[str, tuple[dict[str, Any], dict[str, float]]] = {
     "wmnz": ({"weights": [2, 1]}, {"x": 5 * 3, "y": 5 * 3, "z": 0 * 1}),
     "mixed": ({"weights": [2, 1]}, {"x": (6 + 2) * R2, "y": (2 + 4) * R2, "z": 0}),
     # A: mean 2, sample sd sqrt(2); B: mean 2, sd 2; (s - (mean - 3 sd)) / (6 sd)
-    "dbsf": ({"norm": "dbsf"}, {"x": (1 + 3 * R2) / (6 * R2) + 6 / 12,
-                                "y": (-1 + 3 * R2) / (6 * R2) + 8 / 12, "z": 4 / 12}),
+    "dbsf": (
+        {"norm": "dbsf"},
+        {
+            "x": (1 + 3 * R2) / (6 * R2) + 6 / 12,
+            "y": (-1 + 3 * R2) / (6 * R2) + 8 / 12,
+            "z": 4 / 12,
+        },
+    ),
     "isr": ({}, {"x": (1 + 1 / 4) * 2, "y": (1 / 4 + 1) * 2, "z": 1 / 9 * 1}),
     "log_isr": ({}, {"x": 1.25 * math.log(2), "y": 1.25 * math.log(2), "z": 0.0}),
-    "logn_isr": ({"params": {"sigma": 0.5}},
-                 {"x": 1.25 * math.log(2.5), "y": 1.25 * math.log(2.5),
-                  "z": 1 / 9 * math.log(1.5)}),
+    "logn_isr": (
+        {"params": {"sigma": 0.5}},
+        {"x": 1.25 * math.log(2.5), "y": 1.25 * math.log(2.5), "z": 1 / 9 * math.log(1.5)},
+    ),
     "rrf": ({"params": {"k": 1}}, {"x": 1 / 2 + 1 / 3, "y": 1 / 3 + 1 / 2, "z": 1 / 4}),
-    "w_rrf": ({"params": {"k": 1}, "weights": [2, 1]},
-              {"x": 2 / 2 + 1 / 3, "y": 2 / 3 + 1 / 2, "z": 1 / 4}),
+    "w_rrf": (
+        {"params": {"k": 1}, "weights": [2, 1]},
+        {"x": 2 / 2 + 1 / 3, "y": 2 / 3 + 1 / 2, "z": 1 / 4},
+    ),
     "rbc": ({"params": {"phi": 0.5}}, {"x": 0.5 + 0.25, "y": 0.25 + 0.5, "z": 0.5 * 0.25}),
     "bordafuse": ({}, {"x": 3 + 2, "y": 2 + 3, "z": 1 + 1}),
     "w_bordafuse": ({"weights": [2, 1]}, {"x": 2 * 3 + 2, "y": 2 * 2 + 3, "z": 2 * 1 + 1}),
@@ -210,12 +235,16 @@ BY_HAND: dict[str, tuple[dict[str, Any], dict[str, float]]] = {
     # P(rel | position): A [0, 1], B [1, 0, 0]
     "posfuse": ({}, {"x": 0 + 0, "y": 1 + 1, "z": 0}),
     # 2 segments: A sizes 1 -> [0, 1]; B sizes 2 -> [1/2, 0]; divided by k
-    "probfuse": ({"params": {"n_segments": 2}}, {"x": 0 + 0.5 / 1, "y": 1 / 2 + 0.5 / 1,
-                                                 "z": 0 / 2}),
+    "probfuse": (
+        {"params": {"n_segments": 2}},
+        {"x": 0 + 0.5 / 1, "y": 1 / 2 + 0.5 / 1, "z": 0 / 2},
+    ),
     # first segment (5 positions): 1/5 in both; times score + 1
     "segfuse": ({}, {"x": 0.2 * 4 + 0.2 * 3, "y": 0.2 * 2 + 0.2 * 5, "z": 0.2 * 1}),
-    "slidefuse": ({"params": {"w": 1}}, {"x": (0 + 1) / 2 + (1 + 0 + 0) / 3,
-                                          "y": (0 + 1) / 2 + (1 + 0) / 2, "z": (0 + 0) / 2}),
+    "slidefuse": (
+        {"params": {"w": 1}},
+        {"x": (0 + 1) / 2 + (1 + 0 + 0) / 3, "y": (0 + 1) / 2 + (1 + 0) / 2, "z": (0 + 0) / 2},
+    ),
     # MAP: A 1/2, B 1; divided by the rank
     "mapfuse": ({}, {"x": 0.5 / 1 + 1 / 2, "y": 0.5 / 2 + 1 / 1, "z": 1 / 3}),
     # first bucket: precision 1/5 in both -> log(0.2 / 0.8); z lacks A

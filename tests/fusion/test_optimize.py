@@ -30,17 +30,25 @@ def _continuous_runs(
 
 
 def test_hand_computed_and_cross_validated() -> None:
-    a = pl.DataFrame({"user": ["q1", "q1", "q2", "q2", "q3", "q3"],
-                      "item": ["x", "y"] * 3, "score": [2.0, 1.0] * 3})
+    a = pl.DataFrame(
+        {
+            "user": ["q1", "q1", "q2", "q2", "q3", "q3"],
+            "item": ["x", "y"] * 3,
+            "score": [2.0, 1.0] * 3,
+        }
+    )
     b = a.with_columns(score=-pl.col("score"))
     # y is relevant for q1 and q2 (b is right), x for q3 (a is right).
-    qrels = pl.DataFrame({"user": ["q1", "q2", "q3"], "item": ["y", "y", "x"],
-                          "relevance": [1, 1, 1]})
-    found = prk.optimize_fusion({"a": a, "b": b}, qrels, metric="mrr", folds=3,
-                                search={"weights": [(0.8, 0.2), (0.2, 0.8)]})
+    qrels = pl.DataFrame(
+        {"user": ["q1", "q2", "q3"], "item": ["y", "y", "x"], "relevance": [1, 1, 1]}
+    )
+    found = prk.optimize_fusion(
+        {"a": a, "b": b}, qrels, metric="mrr", folds=3, search={"weights": [(0.8, 0.2), (0.2, 0.8)]}
+    )
     assert found.best == {"weights": {"a": 0.2, "b": 0.8}}
-    assert found.candidates["mrr"].to_list() == pytest.approx([(1 / 2 + 1 / 2 + 1) / 3,
-                                                              (1 + 1 + 1 / 2) / 3])
+    assert found.candidates["mrr"].to_list() == pytest.approx(
+        [(1 / 2 + 1 / 2 + 1) / 3, (1 + 1 + 1 / 2) / 3]
+    )
     # Leave-one-query-out: holding out q3, the others choose b (mrr 1/2 on q3); holding
     # out q1 or q2, the other two tie (mean 3/4) and the first candidate (a) is chosen,
     # which scores 1/2 on the held-out query. The cross-validated score is below the
@@ -72,11 +80,11 @@ def test_every_candidate_in_one_evaluate_call(monkeypatch: pytest.MonkeyPatch) -
 def test_a_trained_method_is_trained_without_the_held_out_fold() -> None:
     runs = _continuous_runs(2)
     qrels = random_qrels(2, n_queries=12)
-    found = prk.optimize_fusion(runs, qrels, method="probfuse", metric="map",
-                                search={"n_segments": [2, 5]}, folds=3)
+    found = prk.optimize_fusion(
+        runs, qrels, method="probfuse", metric="map", search={"n_segments": [2, 5]}, folds=3
+    )
     assert set(found.candidates.columns) == {"candidate", "n_segments", "map", "chosen"}
-    assert found.folds["n_test"].sum() == qrels.filter(pl.col("relevance") >= 1)[
-        "user"].n_unique()
+    assert found.folds["n_test"].sum() == qrels.filter(pl.col("relevance") >= 1)["user"].n_unique()
     assert np.isfinite(found.score)
 
 
@@ -89,8 +97,12 @@ def test_candidate_scores_equal_ranx_optimize_fusion() -> None:
     found = prk.optimize_fusion(runs, qrels, method="wsum", metric="ndcg@10")
     queries = sorted(qrels["user"].unique())
     _, report = ranx.optimize_fusion(
-        to_ranx_qrels(qrels), [to_ranx(f, queries) for f in runs.values()],
-        norm="min-max", method="wsum", metric="ndcg@10", return_optimization_report=True,
+        to_ranx_qrels(qrels),
+        [to_ranx(f, queries) for f in runs.values()],
+        norm="min-max",
+        method="wsum",
+        metric="ndcg@10",
+        return_optimization_report=True,
         show_progress=False,
     )
     # ranx names a configuration by the text of its weights (NumPy floats)
@@ -112,8 +124,11 @@ def test_candidate_scores_equal_ranx_optimize_fusion() -> None:
 ERRORS = [
     ({"folds": 1}, ValueError, "'folds' of optimize_fusion must be an integer >= 2, got 1"),
     ({"folds": 2.0}, TypeError, "'folds' of optimize_fusion must be an integer >= 2, got float"),
-    ({"search": {"kk": [1]}, "method": "rrf"}, ValueError,
-     r"search has no key 'kk' for method 'rrf'; valid: \['k'\]"),
+    (
+        {"search": {"kk": [1]}, "method": "rrf"},
+        ValueError,
+        r"search has no key 'kk' for method 'rrf'; valid: \['k'\]",
+    ),
     ({"search": {"weights": [(1.0,)]}}, ValueError, "one weight per run"),
     ({"search": {"k": [0]}, "method": "rrf"}, ValueError, "parameter 'k' of method 'rrf'"),
     ({"method": "nope"}, ValueError, "method must be one of"),

@@ -29,8 +29,14 @@ from tests.fusion._ranx import (
 NORMS = [None, "min-max", "max", "sum", "zmuv", "rank", "borda", "min-max-inverted"]
 REORDERING = {"borda", "min-max-inverted"}
 METHODS = {name: m for name, m in fusion_methods().items() if m.ranx is not None}
-PARAMS = {"comb_gmnz": {"gamma": 0.7}, "logn_isr": {"sigma": 0.3}, "rrf": {"k": 5},
-          "rbc": {"phi": 0.6}, "probfuse": {"n_segments": 3}, "slidefuse": {"w": 2}}
+PARAMS = {
+    "comb_gmnz": {"gamma": 0.7},
+    "logn_isr": {"sigma": 0.3},
+    "rrf": {"k": 5},
+    "rbc": {"phi": 0.6},
+    "probfuse": {"n_segments": 3},
+    "slidefuse": {"w": 2},
+}
 WEIGHTS = [0.5, 0.3, 0.4]
 
 
@@ -71,8 +77,9 @@ def _compare(name: str, norm: str | None, runs: dict[str, pl.DataFrame]) -> None
     )
     assert isinstance(ours, pl.DataFrame)
     key = ["user", "item"]
-    assert_frame_equal(ours.sort(key), expected.sort(key), check_exact=False, rel_tol=1e-9,
-                       abs_tol=1e-12)
+    assert_frame_equal(
+        ours.sort(key), expected.sort(key), check_exact=False, rel_tol=1e-9, abs_tol=1e-12
+    )
 
 
 CASES = [
@@ -116,8 +123,9 @@ def test_condorcet_equals_ranx_where_the_majority_is_a_strict_order(
     # defined when every run ranks every item and the majority relation is a strict
     # order. Those queries are compared; ours (Copeland's rule) are 1..n there too.
     runs = random_runs(3, n_queries=30, pool=6, full=True)
-    ours = prk.fuse(runs, method=name, norm=norm,
-                    weights=WEIGHTS if name == "w_condorcet" else None)
+    ours = prk.fuse(
+        runs, method=name, norm=norm, weights=WEIGHTS if name == "w_condorcet" else None
+    )
     assert isinstance(ours, pl.DataFrame)
     strict = (
         ours.group_by("user")
@@ -131,9 +139,17 @@ def test_condorcet_equals_ranx_where_the_majority_is_a_strict_order(
 
 def test_the_parity_covers_every_ranx_method() -> None:
     names = {m.ranx for m in METHODS.values()}
-    assert names == set(ranx.fusion.__all__) - {n for n in ranx.fusion.__all__ if
-                                                n.endswith("_train")} - {"comb_anz",
-        "comb_gmnz", "comb_max", "comb_med", "comb_min", "comb_mnz", "comb_sum",
-        "weighted_bordafuse", "weighted_condorcet"} | {"anz", "gmnz", "max", "med", "min",
-        "mnz", "sum", "w_bordafuse", "w_condorcet"}
+    assert names == set(ranx.fusion.__all__) - {
+        n for n in ranx.fusion.__all__ if n.endswith("_train")
+    } - {
+        "comb_anz",
+        "comb_gmnz",
+        "comb_max",
+        "comb_med",
+        "comb_min",
+        "comb_mnz",
+        "comb_sum",
+        "weighted_bordafuse",
+        "weighted_condorcet",
+    } | {"anz", "gmnz", "max", "med", "min", "mnz", "sum", "w_bordafuse", "w_condorcet"}
     assert np.isfinite(len(CASES))

@@ -475,10 +475,14 @@ def test_expected_sums_line_up_with_their_users(split: int, lazy: bool, monkeypa
     assert row["ndcg@8"] == pytest.approx(1 * disc.sum() / ideal, abs=1e-14)
 
 
-def test_expected_prefix_sums_by_hand() -> None:
+@pytest.mark.parametrize("width", [0, 32])
+def test_expected_prefix_sums_by_hand(width: int, monkeypatch: Any) -> None:
     # Scores 0.9 0.9 | 0.5 0.5 0.5 (relevance 1 0 | 1 1 0) and one unscored row.
     # precision@k under expected ties: hits@1 = 1/2, @2 = 1, @3 = 1 + 2/3,
     # @4 = 1 + 4/3, @5 = 3; beyond the list (k = 9) the total over 5 recommended.
+    # Width 0: the head rows give running sums by position, each cutoff reads its
+    # own (k - 1) or, past the list, the last; 32: one column per position.
+    monkeypatch.setattr(_head_request, "FIXED_WIDTH", width)
     df = pl.DataFrame(
         {
             "user": [1] * 6,
