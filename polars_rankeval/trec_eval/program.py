@@ -191,7 +191,7 @@ def _read_run_coded(
     docnos and each qrels row's docno code (null: not in the run).
     """
     try:
-        run_df, tag = _as_run(run)
+        run_df, tag = _as_run(run, categorical=True)
     except BaseException as error:
         reading.set_exception(error)
         raise
@@ -276,7 +276,7 @@ def _evaluate_frames(
     coded: tuple[pl.DataFrame, pl.Series] | None = None
     if complete and missing.height:
         bogus = missing.select("qid", pl.lit(BOGUS_DOCNO).alias("docno"), pl.lit(1.0).alias("sim"))
-        run_df = pl.concat([run_df, bogus])
+        run_df = pl.concat([run_df.with_columns(pl.col("qid", "docno").cast(pl.String)), bogus])
         missing_codes = pl.int_range(qids.height, dtype=pl.UInt32, eager=True).filter(~in_run)
         run_codes = pl.concat([run_codes, missing_codes])
         # the placeholder docno is coded with the others in ranked_lists
@@ -504,9 +504,14 @@ def _as_qrels(qrels: Any) -> pl.DataFrame:
     )
 
 
-def _as_run(run: Any) -> tuple[pl.DataFrame, str]:
+def _as_run(run: Any, *, categorical: bool = False) -> tuple[pl.DataFrame, str]:
+    """The run's ``qid``, ``docno``, ``sim`` and its id.
+
+    ``categorical``: a file's ``qid`` and ``docno`` as Categorical (see
+    :func:`read_trec_eval_run`; much smaller); a frame's are String.
+    """
     if isinstance(run, str | Path | bytes):
-        return read_trec_eval_run(run)
+        return read_trec_eval_run(run, categorical=categorical)
     frame = run.collect() if isinstance(run, pl.LazyFrame) else pl.DataFrame(run)
     names = {"user": "qid", "item": "docno", "score": "sim", "tag": "run_id"}
     frame = frame.rename({k: v for k, v in names.items() if k in frame.columns})

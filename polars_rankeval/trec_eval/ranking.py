@@ -41,13 +41,31 @@ def string_codes(values: pl.Series, keys: pl.Series) -> pl.Series:
     """Each value's position in ``keys`` (distinct strings) as UInt32, null if absent.
 
     A cast to the Enum of ``keys`` (Polars' string lookup: exact, no hash to check).
+    ``values`` String, or Categorical: then its categories are looked up (each string
+    once) and each row takes its category's code.
     """
+    if isinstance(values.dtype, pl.Categorical):
+        by_category = string_codes(_categories(values), keys)
+        return by_category.gather(values.to_physical())
     return values.cast(pl.Enum(keys), strict=False).to_physical().cast(pl.UInt32)
 
 
+def _categories(values: pl.Series) -> pl.Series:
+    """A Categorical column's categories as String, in the order of their physical codes."""
+    return values.dtype.categories.to_series()  # type: ignore[attr-defined]
+
+
 def docno_codes(docno: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
-    """The run's distinct docnos in byte order (``docno``, ``__dc``) and each row's code."""
-    docnos = docno.unique().sort().alias("docno").to_frame().with_row_index("__dc")
+    """The run's distinct docnos in byte order (``docno``, ``__dc``) and each row's code.
+
+    ``docno``: String, or Categorical (its distinct strings are read off its categories,
+    the ones its rows use).
+    """
+    if isinstance(docno.dtype, pl.Categorical):
+        distinct = _categories(docno).gather(docno.to_physical().unique().drop_nulls())
+    else:
+        distinct = docno.unique()
+    docnos = distinct.sort().alias("docno").to_frame().with_row_index("__dc")
     return docnos, string_codes(docno, docnos["docno"])
 
 
