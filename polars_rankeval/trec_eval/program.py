@@ -331,6 +331,7 @@ def _evaluate_frames(
     if not (complete and missing.height):
         coding.result()
     order = run_order(run_df)
+    run_df = run_df.drop("sim")  # (in ``order`` now)
     qrels_coded = qrels_eval
     if not (complete and missing.height):
         docnos, doc_codes, qrels_codes = coding.result()

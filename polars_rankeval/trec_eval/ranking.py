@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import cast
 
 import polars as pl
 
@@ -92,13 +93,14 @@ def _positions(qid: pl.Series) -> pl.Series:
 class _Order:
     """How a run's rows become trec_eval's order; needs no docno codes (see :func:`run_order`).
 
-    ``sim``: the scores with -0.0 read as 0.0. ``blocks``: when each query's rows are
-    contiguous with scores not increasing (in trec_eval's order, NaN lowest), the row
-    indices that put the blocks in query code order (empty: they are); else ``None`` and
-    ``score_rank`` holds each score's dense rank (0 = highest, NaN last) for the sort.
+    ``sim``: the scores with -0.0 read as 0.0 (``None`` with ``score_rank``: not needed
+    then). ``blocks``: when each query's rows are contiguous with scores not increasing
+    (in trec_eval's order, NaN lowest), the row indices that put the blocks in query code
+    order (empty: they are); else ``None`` and ``score_rank`` holds each score's dense
+    rank (0 = highest, NaN last) for the sort.
     """
 
-    sim: pl.Series
+    sim: pl.Series | None
     blocks: pl.Series | None
     score_rank: pl.Series | None
 
@@ -111,7 +113,10 @@ def run_order(run: pl.DataFrame) -> _Order:
     """
     # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
     # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
-    sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
+    # (a run with no zero score: its own scores, not a copy)
+    sim = run["sim"]
+    if (sim == 0).any():
+        sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
     qid = run["qid"]
     n = qid.len()
     blocks = None
@@ -134,7 +139,9 @@ def run_order(run: pl.DataFrame) -> _Order:
             )
             if not checked["unsorted"][0]:
                 blocks = _block_order(qid, checked["ends"])
-    return _Order(sim, blocks, _score_ranks(sim) if blocks is None else None)
+    if blocks is None:
+        return _Order(None, None, _score_ranks(sim))
+    return _Order(sim, blocks, None)
 
 
 def _score_ranks(sim: pl.Series) -> pl.Series:
@@ -186,12 +193,14 @@ def ranked_lists(
         if opts.checks and opts.max_docs is None:
             distinct = pool.submit(lambda: _pair_keys(qid, doc_codes).n_unique())
         ranked = None
+        # (an _Order without score ranks has its blocks and scores)
+        sim = cast(pl.Series, order.sim)
         if order.blocks is not None:
-            ranked = _in_trec_order(qid, order.sim, order.blocks, doc_codes, n_dc)
+            ranked = _in_trec_order(qid, sim, order.blocks, doc_codes, n_dc)
         if ranked is None:
             score_rank = order.score_rank
             if score_rank is None:
-                score_rank = _score_ranks(order.sim)
+                score_rank = _score_ranks(sim)
             ranked = _sorted_ranking(qid, score_rank, doc_codes, n_dc)
         return _looked_up(ranked, qrels, opts, names, docnos, distinct)
 
