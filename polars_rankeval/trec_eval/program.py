@@ -42,6 +42,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval._utils.allocator import LARGE_RUN_BYTES
 from polars_rankeval.io.trec.bytewise import read_trec_eval_qrels, read_trec_eval_run
 from polars_rankeval.trec_eval.compute import evaluate_queries
 from polars_rankeval.trec_eval.errors import TrecEvalError
@@ -191,7 +192,9 @@ def _read_run_coded(
     docnos and each qrels row's docno code (null: not in the run).
     """
     try:
-        run_df, tag = _as_run(run, categorical=True)
+        # Categorical on a small run (memory at 1M lines); on a large one (10M lines) the
+        # categories' inserts cost more CPU than the String lookups they save
+        run_df, tag = _as_run(run, categorical=_size(run) <= LARGE_RUN_BYTES)
     except BaseException as error:
         reading.set_exception(error)
         raise
@@ -503,6 +506,15 @@ def _as_qrels(qrels: Any) -> pl.DataFrame:
     return frame.select(
         pl.col("qid").cast(pl.String), pl.col("docno").cast(pl.String), pl.col("rel").cast(pl.Int64)
     )
+
+
+def _size(source: Any) -> int:
+    """The bytes of a file or of its bytes; 0 when not known (a frame, standard input)."""
+    if isinstance(source, bytes):
+        return len(source)
+    if isinstance(source, str | Path) and Path(source).is_file():
+        return Path(source).stat().st_size
+    return 0
 
 
 def _as_run(run: Any, *, categorical: bool = False) -> tuple[pl.DataFrame, str]:
