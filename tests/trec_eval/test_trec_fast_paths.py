@@ -141,6 +141,15 @@ def test_judgments_beyond_int32() -> None:
     big = trec_eval(b"q1 0 d1 3000000000\nq1 0 d2 1\nq1 0 d3 -5\n", run, ["map", "P.5"])
     small = trec_eval(b"q1 0 d1 3\nq1 0 d2 1\nq1 0 d3 -5\n", run, ["map", "P.5"])
     assert format_trec(big) == format_trec(small)
+    # a gain map naming a level beyond Int32 while every judgment fits in it: that
+    # level matches no judgment, the rest of the map applies as without it
+    # (d1 judged 1 ranks above d2 judged 2: ndcg = (1 + 9 / log2 3) / (9 + 1 / log2 3))
+    qrels = b"q1 0 d1 1\nq1 0 d2 2\n"
+    wide = trec_eval(qrels, run, ["ndcg.3000000000=5,2=9"])["text"].to_list()
+    narrow = trec_eval(qrels, run, ["ndcg.2=9"])["text"].to_list()
+    plain = trec_eval(qrels, run, ["ndcg"])["text"].to_list()
+    log3 = math.log2(3)
+    assert wide == narrow == [f"{(1 + 9 / log3) / (9 + 1 / log3):.4f}"] != plain
 
 
 def test_value_after_reads_the_last_row_before_each_cutoff() -> None:
