@@ -64,7 +64,8 @@ def _gain_expr(pairs: list[tuple[str, float]]) -> pl.Expr:
     default = pl.when(rel >= 0).then(rel.cast(pl.Float64)).otherwise(0.0)
     if not gains:
         return default
-    return rel.replace_strict(
+    # (the judgments may be Int32, a level of the map beyond it: compared as Int64)
+    return rel.cast(pl.Int64).replace_strict(
         list(gains), list(gains.values()), default=default, return_dtype=pl.Float64
     )
 

@@ -42,6 +42,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval._utils.allocator import LARGE_RUN_BYTES
 from polars_rankeval.io.trec.bytewise import read_trec_eval_qrels, read_trec_eval_run
 from polars_rankeval.trec_eval.compute import evaluate_queries
 from polars_rankeval.trec_eval.errors import TrecEvalError
@@ -191,7 +192,9 @@ def _read_run_coded(
     docnos and each qrels row's docno code (null: not in the run).
     """
     try:
-        run_df, tag = _as_run(run)
+        # Categorical on a small run (memory at 1M lines); on a large one (10M lines) the
+        # categories' inserts cost more CPU than the String lookups they save
+        run_df, tag = _as_run(run, categorical=_size(run) <= LARGE_RUN_BYTES)
     except BaseException as error:
         reading.set_exception(error)
         raise
@@ -276,7 +279,7 @@ def _evaluate_frames(
     coded: tuple[pl.DataFrame, pl.Series] | None = None
     if complete and missing.height:
         bogus = missing.select("qid", pl.lit(BOGUS_DOCNO).alias("docno"), pl.lit(1.0).alias("sim"))
-        run_df = pl.concat([run_df, bogus])
+        run_df = pl.concat([run_df.with_columns(pl.col("qid", "docno").cast(pl.String)), bogus])
         missing_codes = pl.int_range(qids.height, dtype=pl.UInt32, eager=True).filter(~in_run)
         run_codes = pl.concat([run_codes, missing_codes])
         # the placeholder docno is coded with the others in ranked_lists
@@ -331,6 +334,7 @@ def _evaluate_frames(
     if not (complete and missing.height):
         coding.result()
     order = run_order(run_df)
+    run_df = run_df.drop("sim")  # (in ``order`` now)
     qrels_coded = qrels_eval
     if not (complete and missing.height):
         docnos, doc_codes, qrels_codes = coding.result()
@@ -504,9 +508,23 @@ def _as_qrels(qrels: Any) -> pl.DataFrame:
     )
 
 
-def _as_run(run: Any) -> tuple[pl.DataFrame, str]:
+def _size(source: Any) -> int:
+    """The bytes of a file or of its bytes; 0 when not known (a frame, standard input)."""
+    if isinstance(source, bytes):
+        return len(source)
+    if isinstance(source, str | Path) and Path(source).is_file():
+        return Path(source).stat().st_size
+    return 0
+
+
+def _as_run(run: Any, *, categorical: bool = False) -> tuple[pl.DataFrame, str]:
+    """The run's ``qid``, ``docno``, ``sim`` and its id.
+
+    ``categorical``: a file's ``qid`` and ``docno`` as Categorical (see
+    :func:`read_trec_eval_run`; much smaller); a frame's are String.
+    """
     if isinstance(run, str | Path | bytes):
-        return read_trec_eval_run(run)
+        return read_trec_eval_run(run, categorical=categorical)
     frame = run.collect() if isinstance(run, pl.LazyFrame) else pl.DataFrame(run)
     names = {"user": "qid", "item": "docno", "score": "sim", "tag": "run_id"}
     frame = frame.rename({k: v for k, v in names.items() if k in frame.columns})

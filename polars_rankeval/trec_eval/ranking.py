@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import cast
 
 import polars as pl
 
@@ -41,13 +42,31 @@ def string_codes(values: pl.Series, keys: pl.Series) -> pl.Series:
     """Each value's position in ``keys`` (distinct strings) as UInt32, null if absent.
 
     A cast to the Enum of ``keys`` (Polars' string lookup: exact, no hash to check).
+    ``values`` String, or Categorical: then its categories are looked up (each string
+    once) and each row takes its category's code.
     """
+    if isinstance(values.dtype, pl.Categorical):
+        by_category = string_codes(_categories(values), keys)
+        return by_category.gather(values.to_physical())
     return values.cast(pl.Enum(keys), strict=False).to_physical().cast(pl.UInt32)
 
 
+def _categories(values: pl.Series) -> pl.Series:
+    """A Categorical column's categories as String, in the order of their physical codes."""
+    return values.dtype.categories.to_series()  # type: ignore[attr-defined]
+
+
 def docno_codes(docno: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
-    """The run's distinct docnos in byte order (``docno``, ``__dc``) and each row's code."""
-    docnos = docno.unique().sort().alias("docno").to_frame().with_row_index("__dc")
+    """The run's distinct docnos in byte order (``docno``, ``__dc``) and each row's code.
+
+    ``docno``: String, or Categorical (its distinct strings are read off its categories,
+    the ones its rows use).
+    """
+    if isinstance(docno.dtype, pl.Categorical):
+        distinct = _categories(docno).gather(docno.to_physical().unique().drop_nulls())
+    else:
+        distinct = docno.unique()
+    docnos = distinct.sort().alias("docno").to_frame().with_row_index("__dc")
     return docnos, string_codes(docno, docnos["docno"])
 
 
@@ -74,13 +93,14 @@ def _positions(qid: pl.Series) -> pl.Series:
 class _Order:
     """How a run's rows become trec_eval's order; needs no docno codes (see :func:`run_order`).
 
-    ``sim``: the scores with -0.0 read as 0.0. ``blocks``: when each query's rows are
-    contiguous with scores not increasing (in trec_eval's order, NaN lowest), the row
-    indices that put the blocks in query code order (empty: they are); else ``None`` and
-    ``score_rank`` holds each score's dense rank (0 = highest, NaN last) for the sort.
+    ``sim``: the scores with -0.0 read as 0.0 (``None`` with ``score_rank``: not needed
+    then). ``blocks``: when each query's rows are contiguous with scores not increasing
+    (in trec_eval's order, NaN lowest), the row indices that put the blocks in query code
+    order (empty: they are); else ``None`` and ``score_rank`` holds each score's dense
+    rank (0 = highest, NaN last) for the sort.
     """
 
-    sim: pl.Series
+    sim: pl.Series | None
     blocks: pl.Series | None
     score_rank: pl.Series | None
 
@@ -93,7 +113,10 @@ def run_order(run: pl.DataFrame) -> _Order:
     """
     # -0.0 ranks as 0.0 (C compares them equal); NaN ranks below every number (trec_eval's
     # order for a query mixing NaN with numbers depends on its qsort: a README deviation).
-    sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
+    # (a run with no zero score: its own scores, not a copy)
+    sim = run["sim"]
+    if (sim == 0).any():
+        sim = run.select(pl.when(pl.col("sim") == 0).then(0.0).otherwise(pl.col("sim"))).to_series()
     qid = run["qid"]
     n = qid.len()
     blocks = None
@@ -116,7 +139,9 @@ def run_order(run: pl.DataFrame) -> _Order:
             )
             if not checked["unsorted"][0]:
                 blocks = _block_order(qid, checked["ends"])
-    return _Order(sim, blocks, _score_ranks(sim) if blocks is None else None)
+    if blocks is None:
+        return _Order(None, None, _score_ranks(sim))
+    return _Order(sim, blocks, None)
 
 
 def _score_ranks(sim: pl.Series) -> pl.Series:
@@ -168,12 +193,14 @@ def ranked_lists(
         if opts.checks and opts.max_docs is None:
             distinct = pool.submit(lambda: _pair_keys(qid, doc_codes).n_unique())
         ranked = None
+        # (an _Order without score ranks has its blocks and scores)
+        sim = cast(pl.Series, order.sim)
         if order.blocks is not None:
-            ranked = _in_trec_order(qid, order.sim, order.blocks, doc_codes, n_dc)
+            ranked = _in_trec_order(qid, sim, order.blocks, doc_codes, n_dc)
         if ranked is None:
             score_rank = order.score_rank
             if score_rank is None:
-                score_rank = _score_ranks(order.sim)
+                score_rank = _score_ranks(sim)
             ranked = _sorted_ranking(qid, score_rank, doc_codes, n_dc)
         return _looked_up(ranked, qrels, opts, names, docnos, distinct)
 
@@ -323,12 +350,20 @@ def _looked_up(
         docno = docnos["docno"][dc]
         msg = f"duplicate docno {docno!r} in the results of query {names[code]!r}"
         raise TrecEvalError(msg, 4)
-    rel = pl.repeat(-1, ranked.height, dtype=pl.Int64, eager=True)
-    ranked = ranked.with_columns(rel.scatter(hits["__row"], hits["rel"]).alias("rel"))
+    # the measures read every rank's position and judgment: Int32 (half the memory of
+    # Int64) when the judgments fit (a ranking has fewer than 2**31 ranks)
+    low, high = hits.select(pl.col("rel").min().alias("low"), pl.col("rel").max()).row(0)
+    fits = hits.height == 0 or (low >= -(2**31) and high < 2**31)
+    rel_type = pl.Int32 if fits else pl.Int64
+    rel = pl.repeat(-1, ranked.height, dtype=rel_type, eager=True)
+    ranked = ranked.with_columns(
+        rel.scatter(hits["__row"], hits["rel"].cast(rel_type)).alias("rel")
+    )
     if opts.judged_only:
         ranked = ranked.filter(pl.col("rel") >= 0)
         ranked = ranked.with_columns(_positions(ranked["qid"]).alias("i"))
-    return ranked.select(pl.col("qid").set_sorted(), "i", "rel")  # in (qid, i) order
+    # in (qid, i) order
+    return ranked.select(pl.col("qid").set_sorted(), pl.col("i").cast(pl.Int32), "rel")
 
 
 def judged_subset(ranked: pl.DataFrame, columns: list[Column], level: int) -> pl.DataFrame:

@@ -108,6 +108,50 @@ def test_unusual_files_read_as_trec_eval_reads_them() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"q2 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.25 t\nq2 Q0 d2 3 0.1 u\n",  # the clean reader
+        b"q2\tQ0 d1 1 0.5 t\nq1 Q0 d2 2 0.25 t\nq2 Q0 d2 3 0.1 u\n",  # a tab
+        b"# c\nq2 Q0 d1 1 0.5 t\n q1 Q0 d2 2 0.25 t\nq2 Q0 d2 3 0.1 u\n",  # the general one
+        b"#x Q0 d1 1 0.5 t\nq2 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.25 t\nq2 Q0 d2 3 0.1 u\n",
+    ],
+)
+def test_run_read_as_categorical(data: bytes) -> None:
+    # the same rows as String; each column has categories of its own holding its values
+    frame, runid = read_trec_eval_run(data, categorical=True)
+    plain, plain_runid = read_trec_eval_run(data)
+    assert runid == plain_runid == "u"
+    assert all(isinstance(frame[c].dtype, pl.Categorical) for c in ("qid", "docno"))
+    assert frame.cast({"qid": pl.String, "docno": pl.String}).equals(plain)
+    qid_categories = frame["qid"].dtype.categories  # type: ignore[attr-defined]
+    assert qid_categories != frame["docno"].dtype.categories  # type: ignore[attr-defined]
+    assert sorted(qid_categories.to_series().to_list()) == ["q1", "q2"]
+    # codes read off the categories are the String lookups
+    keys = pl.Series(["q2", "q1"])
+    assert string_codes(frame["qid"], keys).to_list() == [0, 1, 0]
+    docnos, codes = docno_codes(frame["docno"])
+    assert docnos["docno"].to_list() == ["d1", "d2"]
+    assert codes.to_list() == docno_codes(plain["docno"])[1].to_list() == [0, 1, 1]
+
+
+def test_judgments_beyond_int32() -> None:
+    # the ranked lists' judgments are Int32 when they fit, else Int64: same values
+    run = b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\nq1 Q0 d3 3 0.3 t\nq1 Q0 d4 4 0.3 t\n"
+    big = trec_eval(b"q1 0 d1 3000000000\nq1 0 d2 1\nq1 0 d3 -5\n", run, ["map", "P.5"])
+    small = trec_eval(b"q1 0 d1 3\nq1 0 d2 1\nq1 0 d3 -5\n", run, ["map", "P.5"])
+    assert format_trec(big) == format_trec(small)
+    # a gain map naming a level beyond Int32 while every judgment fits in it: that
+    # level matches no judgment, the rest of the map applies as without it
+    # (d1 judged 1 ranks above d2 judged 2: ndcg = (1 + 9 / log2 3) / (9 + 1 / log2 3))
+    qrels = b"q1 0 d1 1\nq1 0 d2 2\n"
+    wide = trec_eval(qrels, run, ["ndcg.3000000000=5,2=9"])["text"].to_list()
+    narrow = trec_eval(qrels, run, ["ndcg.2=9"])["text"].to_list()
+    plain = trec_eval(qrels, run, ["ndcg"])["text"].to_list()
+    log3 = math.log2(3)
+    assert wide == narrow == [f"{(1 + 9 / log3) / (9 + 1 / log3):.4f}"] != plain
+
+
 def test_value_after_reads_the_last_row_before_each_cutoff() -> None:
     # a subset of two rankings: query 0 has rows at ranks 1 and 4, query 2 at rank 0;
     # query 1 has none (its value after any rank is 0)
@@ -215,6 +259,7 @@ def test_ties_out_of_docno_order_are_sorted_among_themselves() -> None:
     docnos, codes = docno_codes(frame["docno"])
     order = run_order(frame)
     assert order.blocks is not None
+    assert order.sim is not None
     ranked = _in_trec_order(frame["qid"], order.sim, order.blocks, codes, docnos.height)
     assert ranked is not None
     names = docnos["docno"].gather(ranked["__dc"]).to_list()
