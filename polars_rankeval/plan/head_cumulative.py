@@ -83,8 +83,8 @@ def _prefix_sums(
     sum at each cutoff itself (``"given"``: nothing to read here). The ideal gains'
     lists are always contributions.
 
-    Per list of contributions, the sums over the segments between consecutive cutoffs are put in one
-    list and summed cumulatively, once (``cum_sum`` in a ``list.eval``); each cutoff
+    Per list of contributions, the sums over the segments between consecutive cutoffs
+    are put in one list and summed cumulatively, once (``cum_sum`` in a ``list.eval``); each cutoff
     then reads that list at its own index, all cutoffs in one ``with_columns``. So
     the plan holds a constant number of nodes and one read per cutoff: its size, and
     the memory Polars takes to optimise it, grow linearly with the number of cutoffs

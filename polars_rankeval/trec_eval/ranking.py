@@ -20,6 +20,7 @@ from typing import cast
 import polars as pl
 
 from polars_rankeval.io.cnumbers import atol
+from polars_rankeval.io.trec.bytewise import categories_of
 from polars_rankeval.trec_eval.errors import TrecEvalError
 from polars_rankeval.trec_eval.measures import Column, param_pairs, valid_int
 
@@ -46,14 +47,9 @@ def string_codes(values: pl.Series, keys: pl.Series) -> pl.Series:
     once) and each row takes its category's code.
     """
     if isinstance(values.dtype, pl.Categorical):
-        by_category = string_codes(_categories(values), keys)
+        by_category = string_codes(categories_of(values), keys)
         return by_category.gather(values.to_physical())
     return values.cast(pl.Enum(keys), strict=False).to_physical().cast(pl.UInt32)
-
-
-def _categories(values: pl.Series) -> pl.Series:
-    """A Categorical column's categories as String, in the order of their physical codes."""
-    return values.dtype.categories.to_series()  # type: ignore[attr-defined]
 
 
 def docno_codes(docno: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
@@ -63,7 +59,7 @@ def docno_codes(docno: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
     the ones its rows use).
     """
     if isinstance(docno.dtype, pl.Categorical):
-        distinct = _categories(docno).gather(docno.to_physical().unique().drop_nulls())
+        distinct = categories_of(docno).gather(docno.to_physical().unique().drop_nulls())
     else:
         distinct = docno.unique()
     docnos = distinct.sort().alias("docno").to_frame().with_row_index("__dc")

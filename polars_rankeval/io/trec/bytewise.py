@@ -155,7 +155,7 @@ def _fast_fields(
                 continue
             if frame.height == 0 or frame["__bad"].any():
                 return None
-            if 0 in categorical and _categories(frame["column_1"]).str.starts_with("#").any():
+            if 0 in categorical and categories_of(frame["column_1"]).str.starts_with("#").any():
                 return None
             return frame.drop("__bad")
         return None
@@ -192,7 +192,7 @@ def _categorical() -> pl.Categorical:
     return pl.Categorical(pl.Categories.random())
 
 
-def _categories(column: pl.Series) -> pl.Series:
+def categories_of(column: pl.Series) -> pl.Series:
     """The categories of a Categorical column, in the order of their physical codes."""
     return column.dtype.categories.to_series()  # type: ignore[attr-defined]
 
