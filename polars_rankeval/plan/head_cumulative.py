@@ -73,21 +73,15 @@ def _prefix(name: str, k: int) -> str:
 
 
 def _prefix_sums(
-    users: pl.LazyFrame,
-    need: _Request,
-    expected: bool,
-    *,
-    quantities: Sums = "lists",
-    given: set[str] | frozenset[str] = frozenset(),
+    users: pl.LazyFrame, need: _Request, expected: bool, *, quantities: Sums = "lists"
 ) -> pl.LazyFrame:
     """Every list of contributions summed up to each of its cutoffs.
 
     ``quantities``: what step 2 gave for each quantity read at several cutoffs
     (:data:`Sums`): its contributions by position (``"lists"``, summed here as below),
     their running sums by position (``"running"``: cutoff k reads position k), or its
-    sum at each cutoff itself (``"given"``: nothing to read here). The ideal gains
-    are contributions, except those named in ``given``: their sum at each cutoff was
-    read from counts per grade (:func:`~polars_rankeval.plan.head._ideal_from_grades`).
+    sum at each cutoff itself (``"given"``: nothing to read here). The ideal gains'
+    lists are always contributions.
 
     Per list of contributions, the sums over the segments between consecutive cutoffs
     are put in one list and summed cumulatively, once (``cum_sum`` in a ``list.eval``); each cutoff
@@ -111,7 +105,7 @@ def _prefix_sums(
     reads: dict[str, tuple[str, list[tuple[int, int]]]] = {}  # list, (index, cutoff)
     for name, cutoffs in need.cutoffs.items():
         cut = need.ideals[name][4] if name in need.ideals else 0
-        if _summed(need, name, cut) or name in given:
+        if _summed(need, name, cut):
             continue
         if not expected and _first_only(need.quantities.get(name)):
             continue
