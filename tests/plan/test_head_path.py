@@ -153,8 +153,11 @@ def test_ideal_from_counts_per_grade(relevance: list[float]) -> None:
 
     No positive item (grade 0: no count at all), one grade, a grade above MAX_GRADES
     (the sorted gains instead) and a float relevance (always sorted): per user, as
-    the general path computes them. Hand-computed for the one-grade list: with gains
-    (2**5 - 1) = 31 and one relevant item ranked 2nd of 3, ndcg@3 = (31 / log2(3)) / 31.
+    the general path computes them, at one cutoff and at several (a list read at each).
+    Hand-computed for the one-grade list: with gains (2**5 - 1) = 31 and one relevant
+    item ranked 2nd of 3, ndcg@3 = (31 / log2(3)) / 31; with the discount
+    1 / max(1, log2(p)) (1 at positions 1 and 2), ndcg@1, @2 and @3 are 0 / 5, 5 / 5
+    and 5 / 5.
     """
     dtype = pl.Float64 if isinstance(relevance[0], float) else pl.Int32
     df = pl.DataFrame(
@@ -165,11 +168,14 @@ def test_ideal_from_counts_per_grade(relevance: list[float]) -> None:
             "relevance": pl.Series([*relevance, *relevance[::-1]], dtype=dtype),
         }
     )
-    metrics = ["ndcg(gain=exp)@3", "ndcg@2", "ndcg(idcg=all)@1"]
+    metrics = ["ndcg(gain=exp)@3", "ndcg@2", "ndcg(idcg=all)@1", "ndcg(discount=log_clipped)@1..3"]
     fast, slow = both(df, metrics, per_user=True, users="all")
     assert_frame_equal(fast, slow, abs_tol=1e-12)
     if relevance == [0, 5, 0]:
         assert fast["ndcg(gain=exp)@3"][0] == pytest.approx((31 / np.log2(3)) / 31, abs=1e-15)
+        # log_clipped: discount 1 / max(1, log2(p)), 1 at positions 1 and 2
+        by_cutoff = [fast[f"ndcg(discount=log_clipped)@{k}"][0] for k in (1, 2, 3)]
+        assert by_cutoff == pytest.approx([0 / 5, (5 / 1) / 5, (5 / 1) / 5], abs=1e-15)
 
 
 @pytest.mark.parametrize("ties", ["expected", "item_desc", "optimistic"])
