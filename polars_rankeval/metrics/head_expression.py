@@ -45,7 +45,14 @@ from polars_rankeval._utils.ties import Ties
 from polars_rankeval._utils.types import Columns
 from polars_rankeval.metrics._common import discount_at, gain_value
 from polars_rankeval.metrics.features import f64
-from polars_rankeval.metrics.head_form import GainKey, HeadForm, HeadReader, Quantity
+from polars_rankeval.metrics.head_form import (
+    GainKey,
+    HeadForm,
+    HeadReader,
+    Quantity,
+    expected_contribution,
+    none_before_factor,
+)
 from polars_rankeval.metrics.sampled_estimators import SAMPLED_DEFAULTS
 
 if TYPE_CHECKING:
@@ -209,31 +216,25 @@ def _expected_term(rows: pl.Expr, quantity: Quantity, k: int) -> pl.Expr:
         total=f64(_field("end_sum")) - before,  # x of the group
     )
     n, j, total = _field("n"), _field("j"), _field("total")
-    kind = quantity.kind
-    if kind == "reciprocal_rank":  # P(the group's first relevant row is at offset j)
-        valid = (total >= 1.0) & (j <= n - total)
-        step = pl.when(valid & (j >= 1)).then(((n - total - j + 1.0) / (n - j)).log())
+    none_before = pl.lit(0.0)
+    if quantity.kind == "reciprocal_rank":
+        # P(no relevant row at the group's offsets before j): a product of
+        # none_before_factor, as a running sum of logs from the group's start (a factor
+        # is 0 only past offset n - total, where the product stays 0).
+        possible = j <= n - total
+        step = pl.when((j >= 1) & possible).then(none_before_factor(n, total, j).log())
         rows = _with_fields(rows, step=step.fill_null(0.0))
         rows = _with_fields(rows, steps=_field("step").cum_sum())
         steps = _field("steps")
         rows = _with_fields(
             rows, at_start=pl.when(starts).then(steps - _field("step")).forward_fill()
         )
-        p_first = total / n * (steps - _field("at_start")).exp()
-        term = pl.when(valid & (before == 0)).then(p_first / f64(p)).otherwise(0.0)
-    elif kind == "discounted_gain":
-        _, discount, base, half_life = cast(GainKey, quantity.gain)
-        term = total / n * discount_at(p, discount, base, half_life)
-    elif kind == "hits":
-        term = total / n
-    elif kind == "reciprocal_hits":
-        term = total / n / f64(p)
-    elif kind == "precision_sum":
-        c = pl.when(n > 1).then((total - 1.0) / (n - 1.0)).otherwise(0.0)
-        ap = total / n * (before + 1.0 + j * c) / f64(p)
-        term = pl.when(total > 0).then(ap).otherwise(0.0)
-    else:  # log_miss: log P(no relevant row at the group's offsets 0..j)
-        term = ((n - total - j) / (n - j)).clip(0.0, 1.0).log()
+        none_before = pl.when(possible).then((steps - _field("at_start")).exp()).otherwise(0.0)
+    # One row's tie group, as the shared formulas read it: one value x per quantity.
+    group = {"n": n, "j": j, "above": before, "none_before": none_before}
+    term = expected_contribution(
+        quantity, lambda name: group.get(name.split(":")[0], total), p, pl.lit(True)
+    )
     return _over_list(rows, pl.when(p <= k).then(term).otherwise(0.0).sum())
 
 

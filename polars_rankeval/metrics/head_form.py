@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import polars as pl
 
@@ -157,3 +157,64 @@ def first_within(reader: HeadReader, threshold: float, k: int) -> pl.Expr:
     """Whether the first relevant position is within the top k (deterministic ties)."""
     first = reader.first_relevant(threshold)
     return first.is_not_null() & (first <= k)
+
+
+def none_before_factor(n: pl.Expr, r: pl.Expr, j: pl.Expr) -> pl.Expr:
+    """P(the row's offset j holds no relevant item | none at the offsets before it).
+
+    In a tie group of ``n`` rows, ``r`` of them relevant; 1 at the group's first row.
+    The product of these factors over the group's rows up to j is P(no relevant item
+    at offsets 0..j - 1): reciprocal rank's chance that the first relevant item is
+    further down.
+    """
+    factor = ((n - r - j + 1) / (n - j + 1)).clip(0.0, 1.0)
+    return pl.when(j > 0).then(factor).otherwise(1.0)
+
+
+def expected_contribution(
+    quantity: Quantity, value: Callable[[str], pl.Expr], pos: pl.Expr, ret: pl.Expr
+) -> pl.Expr:
+    """A quantity's expected contribution at one position under ``ties="expected"``.
+
+    The curve kernels' expectations over the orderings of the row's tie group, read
+    by both places that compute them from a sorted head, so that they cannot differ:
+    the sorted-head path of ``evaluate`` (:mod:`polars_rankeval.plan.head_sums`) and a
+    metric function's expression (:mod:`polars_rankeval.metrics.head_expression`).
+
+    ``value(name)`` reads the row's tie group: ``n`` (its size), ``j`` (the row's offset
+    in it), ``r:<t>`` (its relevant rows at threshold t), ``g:<gain>`` (its gains),
+    ``above:<t>`` (the user's relevant rows above it) and ``none_before:<t>`` (the
+    product of :func:`none_before_factor` up to the row); ``pos``: the position
+    (1-based), ``ret``: whether the row was recommended. Not for ``"ideal_gain"`` (the
+    ideal list has no ties).
+    """
+    # Here, not at the top: metrics._common imports the registry, which reads this module.
+    from polars_rankeval.metrics._common import discount_at
+
+    n, j = value("n"), value("j")
+    p = pos.cast(pl.Float64)
+    kind = quantity.kind
+    if kind == "discounted_gain":
+        gain, discount, base, half_life = cast(GainKey, quantity.gain)
+        disc = discount_at(pos, discount, base, half_life)
+        return pl.when(ret).then(value(f"g:{gain}") / n * disc).otherwise(0.0)
+    t = float(cast(float, quantity.threshold))
+    r = value(f"r:{t}")
+    if kind == "hits":
+        return pl.when(ret).then(r / n).otherwise(0.0)
+    if kind == "reciprocal_hits":
+        return pl.when(ret).then(r / n / p).otherwise(0.0)
+    if kind == "precision_sum":
+        c = pl.when(n > 1).then((r - 1) / (n - 1)).otherwise(0.0)
+        ap = r / n * (value(f"above:{t}") + 1 + j * c) / p
+        return pl.when(ret & (r > 0)).then(ap).otherwise(0.0)
+    if kind == "log_miss":
+        miss = ((n - r - j) / (n - j)).clip(0.0, 1.0)
+        return pl.when(ret).then(miss).otherwise(1.0).log()
+    if kind == "reciprocal_rank":
+        # The user's first group holding a relevant item: no relevant row above it.
+        in_first = ret & (r > 0) & (value(f"above:{t}") == 0)
+        p_first = value(f"none_before:{t}") * r / (n - j)
+        return pl.when(in_first).then(p_first / p).otherwise(0.0)
+    msg = f"no expected contribution of the quantity {kind!r}"
+    raise ValueError(msg)

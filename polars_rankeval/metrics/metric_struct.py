@@ -59,7 +59,13 @@ from polars_rankeval.metrics._common import (
 from polars_rankeval.metrics.features import f64
 from polars_rankeval.metrics.grammar import METRICS, MetricsArg, parse_metrics
 from polars_rankeval.metrics.head_expression import aggregation_reader, applicable_form
-from polars_rankeval.metrics.head_form import GainKey, HeadForm, Quantity
+from polars_rankeval.metrics.head_form import (
+    GainKey,
+    HeadForm,
+    Quantity,
+    expected_contribution,
+    none_before_factor,
+)
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.metrics.sorted_features import SortedFeatures, metric_expression
 from polars_rankeval.metrics.spec import Metric
@@ -308,13 +314,13 @@ def _tie_fields(
         before = start(_x(f"before:{name}"))
         group[_x(f"before:{name}")] = before
         group[_x(f"total:{name}")] = end(_x(f"end:{name}")) - before
-    # P(the group's first relevant row is at offset j) is a product over the offsets
-    # before it: a running sum of logs, from the group's start.
+    # P(no relevant row at the group's offsets before j) is a product of
+    # none_before_factor over them: a running sum of logs, from the group's start (a
+    # factor is 0 only past offset n - total, where the product stays 0).
     n, j = group[_x("n")], group[_x("j")]
     for t in need.rr:
         total = group[_x(f"total:t:{t}")]
-        valid = (total >= 1.0) & (j <= n - total)
-        step = pl.when(valid & (j >= 1)).then(((n - total - j + 1.0) / (n - j)).log())
+        step = pl.when((j >= 1) & (j <= n - total)).then(none_before_factor(n, total, j).log())
         group[_x(f"step:{t}")] = step.fill_null(0.0)
         group[_x(f"steps:{t}")] = step.fill_null(0.0).cum_sum()
     rows = _stage(rows, carry, **group)
@@ -329,31 +335,29 @@ def _tie_fields(
 
 
 def _expected_contribution(quantity: Quantity, ret: pl.Expr) -> pl.Expr:
-    """A row's expected contribution to ``quantity`` (the curve kernels' expectations)."""
-    n, j, p = _f(_x("n")), _f(_x("j")), f64(_f(_P))
-    kind = quantity.kind
-    if kind == "discounted_gain":
-        gain, discount, base, half_life = cast(GainKey, quantity.gain)
-        total = _f(_x(f"total:g:{gain}"))
-        term = total / n * discount_at(p, discount, base, half_life)
-        return pl.when(ret).then(term).otherwise(0.0)
-    t = float(cast(float, quantity.threshold))
-    total, before = _f(_x(f"total:t:{t}")), _f(_x(f"before:t:{t}"))
-    if kind == "hits":
-        term = total / n
-    elif kind == "reciprocal_hits":
-        term = total / n / p
-    elif kind == "precision_sum":
-        c = pl.when(n > 1).then((total - 1.0) / (n - 1.0)).otherwise(0.0)
-        term = pl.when(total > 0).then(total / n * (before + 1.0 + j * c) / p).otherwise(0.0)
-    elif kind == "log_miss":  # log P(no relevant row at the group's offsets 0..j)
-        term = ((n - total - j) / (n - j)).clip(0.0, 1.0).log()
-    else:  # reciprocal_rank: the user's first group holding a relevant row
-        valid = (total >= 1.0) & (j <= n - total) & (before == 0)
-        # exp(the running sum of the log-steps from the group's start to the row)
-        none_before = (_f(_x(f"steps:{t}")) - _f(_x("rr0")).struct.field(_x(f"rr0:{t}"))).exp()
-        term = pl.when(valid).then(total / n * none_before / p).otherwise(0.0)
-    return pl.when(ret).then(term).otherwise(0.0)
+    """A row's expected contribution to ``quantity``, from the shared formulas.
+
+    :func:`~polars_rankeval.metrics.head_form.expected_contribution` over the fields of
+    :func:`_tie_fields`.
+    """
+    n, j = _f(_x("n")), _f(_x("j"))
+
+    def value(name: str) -> pl.Expr:
+        part, _, key = name.partition(":")  # n, j, r:<t>, g:<gain>, above:<t>, ...
+        if part in ("n", "j"):
+            return n if part == "n" else j
+        if part == "g":
+            return _f(_x(f"total:g:{key}"))
+        if part == "r":
+            return _f(_x(f"total:t:{key}"))
+        if part == "above":
+            return _f(_x(f"before:t:{key}"))
+        # none_before: exp(the running sum of the log-steps from the group's start)
+        steps = _f(_x(f"steps:{key}")) - _f(_x("rr0")).struct.field(_x(f"rr0:{key}"))
+        possible = j <= n - _f(_x(f"total:t:{key}"))
+        return pl.when(possible).then(steps.exp()).otherwise(0.0)
+
+    return expected_contribution(quantity, value, _f(_P), ret)
 
 
 def _struct(fields: dict[str, pl.Expr]) -> pl.Expr:

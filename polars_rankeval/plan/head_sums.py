@@ -21,7 +21,11 @@ from typing import cast
 import polars as pl
 
 from polars_rankeval.metrics._common import gain_value
-from polars_rankeval.metrics.head_form import GainKey
+from polars_rankeval.metrics.head_form import (
+    GainKey,
+    expected_contribution,
+    none_before_factor,
+)
 from polars_rankeval.plan.head_cumulative import Sums, _prefix
 from polars_rankeval.plan.head_request import (
     _END,
@@ -313,7 +317,7 @@ def _expected_user_sums(
     ret = pl.col(_RET)
     if need.rr_thresholds:
         rows = rows.with_columns(
-            _none_before_factor(n, pl.col(f"r:{t}"), j).alias(f"none_before:{t}")
+            none_before_factor(n, pl.col(f"r:{t}"), j).alias(f"none_before:{t}")
             for t in need.rr_thresholds
         )
         names = [f"none_before:{t}" for t in need.rr_thresholds]
@@ -337,59 +341,19 @@ def _expected_user_sums(
     )
 
 
-def _none_before_factor(n: pl.Expr, r: pl.Expr, j: pl.Expr) -> pl.Expr:
-    """P(the row's offset j holds no relevant item | none at the offsets before it).
-
-    In a tie group of ``n`` rows, ``r`` of them relevant; 1 at the group's first row.
-    The product of these factors over the group's rows up to j is P(no relevant item
-    at offsets 0..j - 1): reciprocal rank's chance that the first relevant item is
-    further down.
-    """
-    factor = ((n - r - j + 1) / (n - j + 1)).clip(0.0, 1.0)
-    return pl.when(j > 0).then(factor).otherwise(1.0)
-
-
 def _contributions(
     need: _Request, value: Callable[[str], pl.Expr], pos: pl.Expr, ret: pl.Expr
 ) -> dict[str, pl.Expr]:
     """Each quantity's expected contribution at one head position, the curve kernels'.
 
-    ``value(name)`` reads the row's tie group: ``n`` (its size), ``j`` (the row's offset
-    in it), ``r:<t>`` (its relevant rows at threshold t), ``g:<gain>`` (its gains),
-    ``above:<t>`` (the user's relevant rows above it) and ``none_before:<t>`` (the
-    product of :func:`_none_before_factor` up to the row); ``pos``: the position
-    (1-based), ``ret``: whether the row was recommended. Read by both forms of
+    :func:`~polars_rankeval.metrics.head_form.expected_contribution` of every quantity
+    (``value``, ``pos``, ``ret`` as there); read by both forms of
     :func:`_expected_sums`, so that they cannot differ.
     """
-    n, j = value("n"), value("j")
-    p = pos.cast(pl.Float64)
-    contributions: dict[str, pl.Expr] = {}
-    for name, quantity in need.quantities.items():
-        kind = quantity.kind
-        if kind == "discounted_gain":
-            gain, discount, base, half_life = cast(GainKey, quantity.gain)
-            disc = _discount(pos, discount, base, half_life)
-            contributions[name] = pl.when(ret).then(value(f"g:{gain}") / n * disc).otherwise(0.0)
-            continue
-        t = float(cast(float, quantity.threshold))
-        r = value(f"r:{t}")
-        if kind == "hits":
-            contributions[name] = pl.when(ret).then(r / n).otherwise(0.0)
-        elif kind == "reciprocal_hits":
-            contributions[name] = pl.when(ret).then(r / n / p).otherwise(0.0)
-        elif kind == "precision_sum":
-            c = pl.when(n > 1).then((r - 1) / (n - 1)).otherwise(0.0)
-            ap = r / n * (value(f"above:{t}") + 1 + j * c) / p
-            contributions[name] = pl.when(ret & (r > 0)).then(ap).otherwise(0.0)
-        elif kind == "log_miss":
-            miss = ((n - r - j) / (n - j)).clip(0.0, 1.0)
-            contributions[name] = pl.when(ret).then(miss).otherwise(1.0).log()
-        else:  # reciprocal_rank
-            # The user's first group holding a relevant item: no relevant row above it.
-            in_first = ret & (r > 0) & (value(f"above:{t}") == 0)
-            p_first = value(f"none_before:{t}") * r / (n - j)
-            contributions[name] = pl.when(in_first).then(p_first / p).otherwise(0.0)
-    return contributions
+    return {
+        name: expected_contribution(quantity, value, pos, ret)
+        for name, quantity in need.quantities.items()
+    }
 
 
 def _wide(name: str, p: int) -> str:
@@ -406,10 +370,10 @@ def _expected_sums_wide(users: pl.LazyFrame, need: _Request, length: int) -> pl.
     backwards, each position's count and sums to its run's end; forwards, the run's
     totals carried from its first position, the row's offset in the run and the
     relevant rows above it, and (reciprocal rank) the running product of
-    :func:`_none_before_factor`. Every step is arithmetic between columns of one row
-    per user (on 10M rows, 100k users, a head of 13: ~0.03 s against ~0.25 s for the
-    exploded rows). Past a short list's end a position's key is null, as a
-    not-recommended row's: it contributes nothing.
+    :func:`~polars_rankeval.metrics.head_form.none_before_factor`. Every step is
+    arithmetic between columns of one row per user (on 10M rows, 100k users, a head of
+    13: ~0.03 s against ~0.25 s for the exploded rows). Past a short list's end a
+    position's key is null, as a not-recommended row's: it contributes nothing.
     """
     keep = [name for name in users.collect_schema().names() if name != _HEAD]
     parts = list(_group_parts(need, pl.lit(0.0)))  # n, r:<t>, g:<gain>
@@ -471,7 +435,7 @@ def _expected_sums_wide(users: pl.LazyFrame, need: _Request, length: int) -> pl.
     for p in positions[: need.k] if need.rr_thresholds else ():
         stage = {}
         for t in need.rr_thresholds:
-            factor = _none_before_factor(c("n", p), c(f"r:{t}", p), c("j", p))
+            factor = none_before_factor(c("n", p), c(f"r:{t}", p), c("j", p))
             if p > 0:
                 factor = (
                     pl.when(c("new", p))
