@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from polars_rankeval._utils.constraints import (
     COLUMN,
+    FLAG,
     Frame,
     Instance,
     ListOf,
@@ -41,5 +42,6 @@ FUSE: dict[str, Spec] = {
     "qrels": [Frame("polars"), None],
     "missing": [Number(), None],
     **COLUMNS,
+    "validate": FLAG,
 }
 """The parameters of :func:`polars_rankeval.fuse`."""

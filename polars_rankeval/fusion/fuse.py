@@ -21,6 +21,7 @@ from polars_rankeval.fusion.constraints import FUSE
 from polars_rankeval.fusion.methods import with_candidates
 from polars_rankeval.fusion.normalize import NORMS, borda_value, check_norm, fill, norm_expr
 from polars_rankeval.fusion.registry import FusionMethod, get_method
+from polars_rankeval.plan.validate import raising_on_collect
 
 Frame: TypeAlias = pl.DataFrame | pl.LazyFrame
 RunSource: TypeAlias = "Frame | str | PathLike[str]"
@@ -158,6 +159,68 @@ def positioned(rows: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+def run_checks(rows: pl.LazyFrame) -> pl.LazyFrame:
+    """Per run, the rows :func:`raise_on_run_problems` refuses (stacked ``rows``).
+
+    Null user or item ids, NaN or infinite scores (a null score leaves the row out of
+    its run, as documented), and rows beyond the first of an item in a user's list:
+    each a count, one row per run. One aggregation per (run, user) list (a hash of
+    the items within each list: on 2M rows ~0.2 s, a quarter of a ``wsum`` fusion;
+    over (run, user, item) keys at once, 0.4 s).
+    """
+    lists = rows.group_by("_r", "_u").agg(
+        n=pl.len(),
+        null_item=pl.col("_i").null_count(),
+        bad_score=(pl.col("_raw").is_nan() | pl.col("_raw").is_infinite()).sum(),
+        dup=pl.len() - pl.col("_i").n_unique(),
+    )
+    return lists.group_by("_r").agg(
+        null_user=pl.col("n").filter(pl.col("_u").is_null()).sum(),
+        null_item=pl.col("null_item").sum(),
+        bad_score=pl.col("bad_score").sum(),
+        dup=pl.col("dup").sum(),
+    )
+
+
+def raise_on_run_problems(
+    found: pl.DataFrame, rows: pl.LazyFrame, *, user: str, item: str, score: str
+) -> None:
+    """Raise a ``ValueError`` for the first run (by name) with a problem in ``found``.
+
+    ``found``: :func:`run_checks`' counts. A duplicated key is named with one example,
+    read from ``rows`` only then.
+    """
+    problems = found.filter(
+        (pl.col("null_user") + pl.col("null_item") + pl.col("bad_score") + pl.col("dup")) > 0
+    ).sort("_r")
+    if not problems.height:
+        return
+    row = problems.row(0, named=True)
+    run = row["_r"]
+    if row["null_user"]:
+        msg = f"run {run!r}: user column {user!r} has {row['null_user']} null value(s)"
+    elif row["null_item"]:
+        msg = f"run {run!r}: item column {item!r} has {row['null_item']} null value(s)"
+    elif row["bad_score"]:
+        msg = f"run {run!r}: score column {score!r} has {row['bad_score']} NaN or infinite value(s)"
+    else:
+        example = (
+            rows.filter(pl.col("_r") == run)
+            .group_by("_u", "_i")
+            .len()
+            .filter(pl.col("len") > 1)
+            .sort("_u", "_i")
+            .head(1)
+            .collect()
+            .row(0)
+        )
+        msg = (
+            f"run {run!r}: {row['dup']} rows share a ({user}, {item}) key with another row, "
+            f"e.g. ({example[0]!r}, {example[1]!r}); each item must appear once in a list"
+        )
+    raise ValueError(msg)
+
+
 def _repositioned(rows: pl.LazyFrame) -> pl.LazyFrame:
     """Positions by normalised score (a filled row after the run's own, by item)."""
     return rows.sort(
@@ -235,8 +298,13 @@ def fuse_rows(
     if "borda" in used:
         only = [k for k, v in norms.items() if v == "borda"] if isinstance(norms, dict) else None
         rows = fill(rows, runs, borda_value(), only=only)
+    # ``_in``: the row is in its run's list (or holds borda's score for an item the run
+    # lacks, counted as the run's, ranx's rule); 0 for a ``missing`` score, so that the
+    # methods counting the runs retrieving an item do not count it.
+    rows = rows.with_columns(_in=pl.lit(1.0))
     if missing is not None:
         rows = fill(with_candidates(rows), runs, pl.lit(missing))
+        rows = rows.with_columns(pl.col("_in").fill_null(0.0))
     if repositioned:
         rows = _repositioned(rows)
     if spec.trained:
@@ -260,6 +328,7 @@ def fuse(
     item: str = ...,
     score: str = ...,
     relevance: str = ...,
+    validate: bool = ...,
 ) -> pl.DataFrame | pl.LazyFrame: ...
 @overload
 def fuse(
@@ -276,6 +345,7 @@ def fuse(
     item: str = ...,
     score: str = ...,
     relevance: str = ...,
+    validate: bool = ...,
 ) -> pl.DataFrame | pl.LazyFrame: ...
 @validate_params(FUSE)
 def fuse(
@@ -292,6 +362,7 @@ def fuse(
     item: str = "item",
     score: str = "score",
     relevance: str = "relevance",
+    validate: bool = True,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Fuse several runs into one: a long frame ``user, item, score`` for ``evaluate``.
 
@@ -327,15 +398,30 @@ def fuse(
     missing
         A score for an item missing from a run's list (after normalisation), as hybrid
         search engines set one; score-combining methods only. ``None``: a missing item
-        has no score in that run (ranx's rule).
+        has no score in that run (ranx's rule). The score adds to the sums; the run is
+        still not one retrieving the item (CombMNZ, CombANZ, CombGMNZ, WMNZ and MIXED
+        count those), so ``0.0`` changes nothing.
     system, user, item, score, relevance
         Column names.
+    validate
+        Check the rows (null user or item ids, NaN or infinite scores, an item twice in
+        one user's list) and raise ``ValueError`` naming the run; with LazyFrame runs
+        when the result is collected. ``False`` skips the checks, one aggregation over
+        the runs' lists (on 2M rows ~0.2 s, a quarter of a ``wsum`` fusion), for runs
+        known to be clean.
 
     Returns
     -------
     polars.DataFrame or polars.LazyFrame
         ``user, item, score``: one row per user and item any run retrieved; lazy unless
         every run was a DataFrame.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument, and (``validate``) for bad rows, naming the run: a null user
+        or item id, a NaN or infinite score, an item twice in one user's list (a null
+        score leaves the row out of its run). With LazyFrame runs, at ``collect``.
 
     Examples
     --------
@@ -359,7 +445,7 @@ def fuse(
 
     ``b`` is second in ``bm25`` and first in ``dense``: 1/(1+2) + 1/(1+1).
     """
-    spec, rows, runs_frame, norms, bound, eager = prepare(
+    spec, rows, runs_frame, norms, bound, eager, stacked = prepare(
         runs,
         method=method,
         norm=norm,
@@ -381,6 +467,12 @@ def fuse(
     out = fused.select(
         pl.col("_u").alias(user), pl.col("_i").alias(item), pl.col("score").alias(score)
     )
+    if validate:
+        out = raising_on_collect(
+            out,
+            run_checks(stacked),
+            lambda found: raise_on_run_problems(found, stacked, user=user, item=item, score=score),
+        )
     return out.collect() if eager else out
 
 
@@ -404,8 +496,13 @@ def prepare(
     dict[str, str | None] | str | None,
     dict[str, Any],
     bool,
+    pl.LazyFrame,
 ]:
-    """Every argument of :func:`fuse` checked, in one place; the positioned rows."""
+    """Every argument of :func:`fuse` checked, in one place; the positioned rows.
+
+    Also the stacked rows before positioning (:func:`stack`), which the value checks
+    read (:func:`run_checks`).
+    """
     spec = get_method(method)
     bound = spec.bind(dict(params) if params is not None else None)
     if spec.trained and qrels is None:
@@ -457,4 +554,4 @@ def prepare(
         runs_frame = runs_frame.with_columns(
             pl.col("_w").fill_null(1.0) if table is not None else pl.lit(1.0).alias("_w")
         )
-    return spec, positioned(rows), runs_frame, norms, bound, eager
+    return spec, positioned(rows), runs_frame, norms, bound, eager, rows

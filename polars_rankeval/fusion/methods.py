@@ -38,7 +38,8 @@ def with_candidates(rows: pl.LazyFrame) -> pl.LazyFrame:
 
 
 S, W, P = pl.col("_s"), pl.col("_w"), pl.col("_p")
-COUNT = pl.len().cast(pl.Float64)
+IN = pl.col("_in")  # 1.0: the row is in its run's list; 0.0: a score fuse(missing=) gave
+COUNT = IN.sum()  # the runs retrieving the item
 
 
 # ------------------------------------------------------------------ score combinations
@@ -95,7 +96,7 @@ def comb_med(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
 )
 def comb_anz(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Mean of the item's scores over the runs retrieving it (CombSUM / count)."""
-    return combine(rows, S.mean())
+    return combine(rows, S.sum() / COUNT)
 
 
 @register_fusion(
@@ -151,7 +152,7 @@ def wsum(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
 )
 def wmnz(rows: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
     """Sum of the scores times the sum of the weights of the runs retrieving the item."""
-    return combine(rows, S.sum() * W.sum())
+    return combine(rows, S.sum() * (W * IN).sum())
 
 
 @register_fusion(

@@ -30,7 +30,15 @@ from polars_rankeval._utils.constraints import (
 )
 from polars_rankeval._utils.types import integer
 from polars_rankeval.fusion.constraints import COLUMNS, METHOD, NORM, RUNS
-from polars_rankeval.fusion.fuse import Frame, Runs, fuse_rows, hits_frame, prepare
+from polars_rankeval.fusion.fuse import (
+    Frame,
+    Runs,
+    fuse_rows,
+    hits_frame,
+    prepare,
+    raise_on_run_problems,
+    run_checks,
+)
 from polars_rankeval.fusion.registry import FusionMethod
 from polars_rankeval.metrics.params import Interval
 
@@ -224,7 +232,7 @@ def optimize_fusion(
     if not isinstance(metric, str):
         msg = f"metric must be one metric name (a str), got {metric!r}"
         raise TypeError(msg)
-    spec, rows, runs_frame, norms, _, _ = prepare(
+    spec, rows, runs_frame, norms, _, _, stacked = prepare(
         runs,
         method=method,
         norm=norm,
@@ -241,6 +249,8 @@ def optimize_fusion(
         msg = f"qrels must be a polars DataFrame or LazyFrame, got {type(qrels).__name__}"
         raise TypeError(msg)
     rows = rows.cache()  # shared by every candidate
+    found = run_checks(stacked).collect()
+    raise_on_run_problems(found, stacked, user=user, item=item, score=score)
     names = runs_frame.collect()["_r"].to_list()  # the caller's order
     if isinstance(runs, pl.DataFrame | pl.LazyFrame):  # one frame: its systems, sorted
         names = sorted(names)

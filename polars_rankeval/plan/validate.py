@@ -155,34 +155,49 @@ def check_values(lf: pl.LazyFrame, cols: Columns, by: list[str]) -> None:
     raise_on_problems(lf, cols, by, found, dup)
 
 
-def checked_on_collect(
-    result: pl.LazyFrame, lf: pl.LazyFrame, cols: Columns, by: list[str]
+def raising_on_collect(
+    result: pl.LazyFrame, counts: pl.LazyFrame, check: Callable[[pl.DataFrame], None]
 ) -> pl.LazyFrame:
-    """``result`` with the value checks of ``lf`` in its plan: they raise at collect time.
+    """``result`` behind a guard: ``check`` reads ``counts`` at collect time and raises.
 
-    The checks (:func:`value_checks`) become a branch of the result's query: a
-    ``map_batches`` over their one-row counts raises the first problem (as
-    :func:`check_values` would) or returns no rows, and is concatenated before the
-    result. Both branches read ``lf``; Polars evaluates them in one query, so a
-    scanned source is read once (common subplan elimination), and nothing is read
-    before ``collect``. The Python callback sees only the one-row counts.
+    ``counts``: a small frame of problem counts, a branch of the same query. A
+    ``map_batches`` over it calls ``check`` (which raises on a problem) and returns no
+    rows; it is concatenated before the result, so that a slice of the result (head)
+    still runs it, and nothing is read before ``collect``. The Python callback sees
+    only the counts.
     """
-    stats, dups = value_checks(lf, cols, by)
     schema = result.collect_schema()
 
-    def check(found: pl.DataFrame) -> pl.DataFrame:
-        raise_on_problems(lf, cols, by, found, found.select("dup"))
+    def run(found: pl.DataFrame) -> pl.DataFrame:
+        check(found)
         return pl.DataFrame(schema=schema)
 
-    guard = stats.join(dups, how="cross").map_batches(
-        check,
+    guard = counts.map_batches(
+        run,
         schema=schema,
         predicate_pushdown=False,
         projection_pushdown=False,
         slice_pushdown=False,
     )
-    # The guard comes first: a slice of the result (head) still runs the checks.
     return pl.concat([guard, result], how="vertical")
+
+
+def checked_on_collect(
+    result: pl.LazyFrame, lf: pl.LazyFrame, cols: Columns, by: list[str]
+) -> pl.LazyFrame:
+    """``result`` with the value checks of ``lf`` in its plan: they raise at collect time.
+
+    The checks (:func:`value_checks`) become a branch of the result's query
+    (:func:`raising_on_collect`) that raises the first problem as
+    :func:`check_values` would. Both branches read ``lf``; Polars evaluates them in
+    one query, so a scanned source is read once (common subplan elimination).
+    """
+    stats, dups = value_checks(lf, cols, by)
+    return raising_on_collect(
+        result,
+        stats.join(dups, how="cross"),
+        lambda found: raise_on_problems(lf, cols, by, found, found.select("dup")),
+    )
 
 
 def raise_on_counts(counts: pl.DataFrame, lf: pl.LazyFrame, cols: Columns, by: list[str]) -> None:
@@ -206,21 +221,7 @@ def guarded(
     the evaluation's own aggregation (a cached branch of the same query), so the
     checks add no second pass over the rows.
     """
-    schema = result.collect_schema()
-
-    def check(found: pl.DataFrame) -> pl.DataFrame:
-        raise_on_counts(found, lf, cols, by)
-        return pl.DataFrame(schema=schema)
-
-    guard = counts.map_batches(
-        check,
-        schema=schema,
-        predicate_pushdown=False,
-        projection_pushdown=False,
-        slice_pushdown=False,
-    )
-    # The guard comes first: a slice of the result (head) still runs the checks.
-    return pl.concat([guard, result], how="vertical")
+    return raising_on_collect(result, counts, lambda found: raise_on_counts(found, lf, cols, by))
 
 
 def row_checks(schema: pl.Schema, cols: Columns, by: list[str]) -> dict[str, Scalar]:

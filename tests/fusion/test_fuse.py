@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import polars as pl
@@ -34,6 +35,74 @@ def test_wsum_weights_and_missing_default() -> None:
     # a default score for an item a list lacks: z gets 0.25 from A
     filled = scores(prk.fuse({"a": A, "b": B}, method="wsum", weights=[2.0, 1.0], missing=0.25))
     assert filled["z"] == pytest.approx(2 * 0.25 + 0)
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "want"),
+    [
+        # norm=None. a: x 1.0, y 0.5; b: x 1.0 (b lacks y: -0.25 with missing=-0.25).
+        # Only a retrieves y, so the count of runs retrieving it stays 1.
+        ("comb_mnz", {}, {"x": (1 + 1) * 2, "y": (0.5 - 0.25) * 1}),
+        ("comb_anz", {}, {"x": (1 + 1) / 2, "y": (0.5 - 0.25) / 1}),
+        ("comb_gmnz", {"gamma": 0.5}, {"x": (1 + 1) * 2**0.5, "y": (0.5 - 0.25) * 1**0.5}),
+        # weights a 2, b 1: wmnz times the weights of the runs retrieving the item
+        ("wmnz", {}, {"x": (1 + 1) * (2 + 1), "y": (0.5 - 0.25) * 2}),
+        ("mixed", {}, {"x": (2 * 1 + 1 * 1) * 2**0.5, "y": (2 * 0.5 + 1 * -0.25) * 1**0.5}),
+    ],
+)
+def test_missing_scores_are_not_retrievals(
+    method: str, params: dict[str, float], want: dict[str, float]
+) -> None:
+    """A score given by ``missing=`` adds to the sums but is not a run retrieving the item."""
+    a = pl.DataFrame({"user": ["q", "q"], "item": ["x", "y"], "score": [1.0, 0.5]})
+    b = pl.DataFrame({"user": ["q"], "item": ["x"], "score": [1.0]})
+    weights = [2.0, 1.0] if method in ("wmnz", "mixed") else None
+    options: dict[str, Any] = {"method": method, "norm": None, "params": params}
+    if weights is not None:
+        options["weights"] = weights
+    out = scores(prk.fuse({"a": a, "b": b}, missing=-0.25, **options))
+    assert out == pytest.approx(want, abs=1e-15)
+    # missing=0.0 adds nothing: the same fused scores as without it
+    zero = prk.fuse({"a": a, "b": b}, missing=0.0, **options)
+    plain = prk.fuse({"a": a, "b": b}, **options)
+    assert_frame_equal(zero.sort(KEY), plain.sort(KEY))
+
+
+BAD_RUNS = [  # (the run b's change, the message's start)
+    ({"user": ["q", None]}, "run 'b': user column 'user' has 1 null value(s)"),
+    ({"item": ["x", None]}, "run 'b': item column 'item' has 1 null value(s)"),
+    ({"score": [1.0, float("nan")]}, "run 'b': score column 'score' has 1 NaN or infinite"),
+    ({"score": [float("-inf"), 1.0]}, "run 'b': score column 'score' has 1 NaN or infinite"),
+    (
+        {"item": ["x", "x"]},
+        "run 'b': 1 rows share a (user, item) key with another row, e.g. ('q', 'x')",
+    ),
+]
+
+
+@pytest.mark.parametrize(("change", "match"), BAD_RUNS)
+@pytest.mark.parametrize("lazy", [False, True])
+def test_bad_rows_are_refused(change: dict[str, list[Any]], match: str, lazy: bool) -> None:
+    """Null ids, NaN or infinite scores and a repeated item in a list raise, naming the run.
+
+    A LazyFrame is not read at the call: the checks run, and raise, at ``collect``.
+    """
+    b = pl.DataFrame({"user": ["q", "q"], "item": ["x", "y"], "score": [2.0, 1.0]})
+    b = b.with_columns(
+        **{name: pl.Series(name, v, dtype=b[name].dtype) for name, v in change.items()}
+    )
+    runs = {"a": A.lazy(), "b": b.lazy()} if lazy else {"a": A, "b": b}
+    for method in ("wsum", "rrf"):
+        if lazy:
+            out = prk.fuse(runs, method=method)  # no error before collect
+            with pytest.raises(ValueError, match=re.escape(match)):
+                out.collect()  # type: ignore[union-attr]
+        else:
+            with pytest.raises(ValueError, match=re.escape(match)):
+                prk.fuse(runs, method=method)
+    # validate=False: no check (the caller vouches for the rows)
+    out = prk.fuse(runs, method="rrf", validate=False)
+    assert isinstance(out.lazy().collect(), pl.DataFrame)
 
 
 def test_rrf_and_weighted_rrf() -> None:
