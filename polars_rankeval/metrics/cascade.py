@@ -104,6 +104,7 @@ def _err_of(stop: pl.Expr, position: pl.Expr) -> pl.Expr:
 @register(
     "nerr",
     needs=("rating_range",),
+    needs_met_by=("max_grade",),
     defined="truth",
     family=FAMILY,
     ties_require=("deterministic",),
@@ -160,6 +161,7 @@ def _nerr(f: Features, k: int | None, *, max_grade: MaxGrade = None) -> pl.Expr:
 @register(
     "inst",
     needs=("rating_range",),
+    needs_met_by=("max_grade",),
     defined="always",
     family=FAMILY,
     normalized=False,
@@ -239,6 +241,7 @@ def _insq_weight(target: float) -> float:
 @register(
     "insq",
     needs=("rating_range",),
+    needs_met_by=("max_grade",),
     defined="always",
     family=FAMILY,
     normalized=False,

@@ -191,6 +191,7 @@ def _ndcg(
 @register(
     "err",
     needs=("rating_range",),
+    needs_met_by=("max_grade",),
     defined="always",
     family="graded",
     normalized=False,

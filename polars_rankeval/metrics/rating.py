@@ -204,6 +204,7 @@ def _rmse(f: Features, k: None, *, average: Average = "user") -> pl.Expr | Globa
     takes_k=False,
     normalized=False,
     needs=("rating_range",),
+    needs_met_by=("low", "high"),
     higher_is_better=False,
     public=Public(omit=("average",), required=("low", "high"), rank=False),
     summary="Mean absolute error divided by the rating range.",

@@ -55,6 +55,7 @@ def register(
     ties_require: Iterable[Capability] = (),
     scope: Scope = "user",
     needs: Iterable[Need] = (),
+    needs_met_by: Iterable[str] = (),
     defined: Definedness = "ranking",
     higher_is_better: bool | None = True,
     bounds: Bounds | None = None,
@@ -89,10 +90,12 @@ def register(
     names the data-wide statistics the kernel reads (``features.n_items``,
     ``features.rating_range``): ``evaluate`` computes those before the plan is built
     (``tests/metrics/test_kernels_as_declared.py`` checks that every kernel reads only
-    what it declares). ``scope`` documents whether the metric has a value per user; a
-    kernel may return a :class:`GlobalPlan` for some option values only (e.g.
-    ``average="global"``). ``defined`` declares when a per-user value can be undefined
-    (:data:`Definedness`; the default ``"ranking"`` claims nothing);
+    what it declares); ``needs_met_by``: options that, all given, supply them instead
+    (``max_grade``: then no rating range is read). ``scope`` documents whether the
+    metric has a value per user; a kernel may return a :class:`GlobalPlan` for some
+    option values only (e.g. ``average="global"``). ``defined`` declares when a
+    per-user value can be undefined (:data:`Definedness`; the default ``"ranking"``
+    claims nothing);
     ``tests/plan/test_empty_policy.py`` checks every declaration. ``check`` runs on the
     bound options for rules across options (``discount`` and ``half_life``).
     ``raises`` declares an option value under which invalid users are an error
@@ -137,6 +140,10 @@ def register(
             msg = f"metric {name!r} requires {requires}, which no tie policy offers"
             raise ValueError(msg)
         declared = tuple(needs)
+        unknown = [option for option in needs_met_by if option not in params]
+        if unknown:
+            msg = f"metric {name!r}: needs_met_by names {unknown[0]!r}, not one of its options"
+            raise ValueError(msg)
         form = _form(name, hints.get("return"), scope, global_when)
         spec = MetricSpec(
             name,
@@ -151,6 +158,7 @@ def register(
             requires,
             scope,
             declared,
+            tuple(needs_met_by),
             defined,
             None,
             higher_is_better,

@@ -222,6 +222,7 @@ class MetricSpec:
     ties_require: tuple[Capability, ...] = ()
     scope: Scope = "user"
     needs: tuple[Need, ...] = ()
+    needs_met_by: tuple[str, ...] = ()
     defined: Definedness = "ranking"
     curve: CurveKernel | None = None
     higher_is_better: bool | None = True
@@ -276,6 +277,18 @@ class Metric:
     def base_name(self) -> str:
         """The canonical name without the cutoff, e.g. ``ndcg(gain=exp)``."""
         return self.name.split("@", 1)[0]
+
+    @property
+    def needs(self) -> tuple[Need, ...]:
+        """The data-wide statistics this metric reads (:attr:`MetricSpec.needs`).
+
+        None when its options give them all (:attr:`MetricSpec.needs_met_by`:
+        ``err(max_grade=4)`` reads no rating range).
+        """
+        given = self.spec.needs_met_by
+        if given and all(dict(self.options).get(name) is not None for name in given):
+            return ()
+        return self.spec.needs
 
     @functools.cached_property
     def name(self) -> str:

@@ -117,8 +117,9 @@ def _check_rbp(metric: str, values: dict[str, Any]) -> None:
         "gain=binary: 1 for relevance >= rel (LensKit RBP). normalize=true divides by "
         "the RBP of min(R, L) relevant items at the top, 1 - p**min(R, L), R = #relevant, "
         "L = min(k, #recommended), 0 for an empty list (LensKit RBP(normalize=True)). "
-        "Null when no item is relevant. Expected ties: each gain times the mean of "
-        "p**(rank - 1) over its tie group's ranks."
+        "Null when no item is relevant: with gain=scaled, no item of positive relevance "
+        "(rel= does not apply); otherwise none of relevance >= rel. Expected ties: each "
+        "gain times the mean of p**(rank - 1) over its tie group's ranks."
     ),
     check=_check_rbp,
     doc="""

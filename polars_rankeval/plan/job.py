@@ -337,7 +337,7 @@ class Job:
 
     @property
     def needs(self) -> set[str]:
-        return {need for m in self.metrics for need in m.spec.needs}
+        return {need for m in self.metrics for need in m.needs}
 
     def columns(self, schema: pl.Schema) -> list[str]:
         """The columns of the data the plan reads (extra ones included)."""

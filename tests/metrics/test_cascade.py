@@ -369,3 +369,23 @@ def test_option_errors(text: str, error: type[Exception], match: str) -> None:
 def test_canonical_names() -> None:
     assert prk.parse_metric("inst(target=1.0,depth=none)@10").name == "inst@10"
     assert prk.parse_metric("insq(depth=1000,target=2.0)").name == "insq(depth=1000,target=2)"
+
+
+def test_max_grade_needs_no_rating_range() -> None:
+    """With ``max_grade`` given no rating range is read, so one constant grade is fine.
+
+    Without it the range comes from the data and a constant relevance has none.
+    Relevance [0, 1], max_grade 4: the second item stops a user with probability
+    (2**1 - 1) / 2**4 = 1/16, at rank 2, after nothing stopped them: ERR = 1/16 / 2.
+    """
+    df = pl.DataFrame(
+        {"user": ["u", "u"], "item": ["a", "b"], "score": [1.0, 0.5], "relevance": [0, 0]}
+    )
+    names = ["err(max_grade=4)@3", "insq(max_grade=4)", "inst(max_grade=4)"]
+    out = prk.evaluate(df, names, ties="item_desc", per_user=True)
+    assert out.row(0)[1:] == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="cannot derive the rating range"):
+        prk.evaluate(df, ["err@3"], ties="item_desc")
+    graded = df.with_columns(relevance=pl.Series([0, 1]))
+    err = prk.evaluate(graded, ["err(max_grade=4)@3"], ties="item_desc", per_user=True)
+    assert err["err(max_grade=4)@3"][0] == pytest.approx((1 / 16) / 2, abs=1e-15)

@@ -124,7 +124,7 @@ def _check(spec: MetricSpec, metric: Metric, env: tuple[bool, bool, bool]) -> in
     assert list(probe.extra) == list(metric.reads(present, with_history)), label
     source = metric.history_source(present, with_history)
     assert probe.history_checks == ([source] if source is not None else []), label
-    assert set(probe.__dict__.get("read", [])) <= set(spec.needs), label
+    assert set(probe.__dict__.get("read", [])) <= set(metric.needs), label
     return 1
 
 

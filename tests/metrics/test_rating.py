@@ -218,3 +218,14 @@ def test_bucketed_runs_agree_with_one_pass() -> None:
     one = prk.evaluate(df, metrics, by="system", users="all")
     split = prk.evaluate(df, metrics, by="system", users="all", engine=prk.Buckets(n_buckets=4))
     assert_frame_equal(split, one, abs_tol=1e-12)
+
+
+def test_nmae_with_both_bounds_needs_no_rating_range() -> None:
+    # Ratings all 2.0 (no range in the data); low=0, high=4 given:
+    # (|1 - 2| + |0.5 - 2|) / 2 / (4 - 0) = 1.25 / 4.
+    df = pl.DataFrame(
+        {"user": ["u", "u"], "item": ["a", "b"], "score": [1.0, 0.5], "relevance": [2.0, 2.0]}
+    )
+    assert prk.evaluate(df, ["nmae(low=0,high=4)"])["nmae(high=4,low=0)"][0] == 1.25 / 4
+    with pytest.raises(ValueError, match="cannot derive the rating range"):
+        prk.evaluate(df, ["nmae(low=0)"])
