@@ -175,7 +175,9 @@ def optimize_fusion(
     Parameters
     ----------
     runs
-        As for :func:`fuse`.
+        As for :func:`fuse`; their rows are checked as :func:`fuse` checks them (null
+        ids, NaN or infinite scores, an item twice in a list: a ``ValueError`` naming
+        the run), at the call.
     qrels
         Relevance judgments (``user, item, relevance``): the queries tuned and
         evaluated on.

@@ -158,3 +158,16 @@ def test_row_order_and_laziness_do_not_matter() -> None:
     stacked = pl.concat([f.with_columns(system=pl.lit(k)) for k, f in runs.items()])
     one = prk.optimize_fusion(stacked, qrels, method="rrf", folds=3)
     assert_frame_equal(one.candidates, eager.candidates)
+
+
+def test_bad_rows_are_refused_at_the_call() -> None:
+    """The runs' rows are checked as fuse checks them: a NaN score names its run."""
+    runs = _continuous_runs(6)
+    runs["run1"] = runs["run1"].with_columns(
+        pl.when(pl.int_range(pl.len()) == 3)
+        .then(float("nan"))
+        .otherwise(pl.col("score"))
+        .alias("score")
+    )
+    with pytest.raises(ValueError, match="run 'run1': score column 'score' has 1 NaN"):
+        prk.optimize_fusion(runs, random_qrels(6, n_queries=12), method="rrf")
