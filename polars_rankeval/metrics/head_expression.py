@@ -51,7 +51,8 @@ from polars_rankeval.metrics.head_form import (
     HeadReader,
     Quantity,
     expected_contribution,
-    none_before_factor,
+    none_before_from_log,
+    none_before_log_step,
 )
 from polars_rankeval.metrics.sampled_estimators import SAMPLED_DEFAULTS
 
@@ -218,18 +219,15 @@ def _expected_term(rows: pl.Expr, quantity: Quantity, k: int) -> pl.Expr:
     n, j, total = _field("n"), _field("j"), _field("total")
     none_before = pl.lit(0.0)
     if quantity.kind == "reciprocal_rank":
-        # P(no relevant row at the group's offsets before j): a product of
-        # none_before_factor, as a running sum of logs from the group's start (a factor
-        # is 0 only past offset n - total, where the product stays 0).
-        possible = j <= n - total
-        step = pl.when((j >= 1) & possible).then(none_before_factor(n, total, j).log())
-        rows = _with_fields(rows, step=step.fill_null(0.0))
+        # P(no relevant row at the group's offsets before j): a running sum of log-steps
+        # from the group's start.
+        rows = _with_fields(rows, step=none_before_log_step(n, total, j))
         rows = _with_fields(rows, steps=_field("step").cum_sum())
         steps = _field("steps")
         rows = _with_fields(
             rows, at_start=pl.when(starts).then(steps - _field("step")).forward_fill()
         )
-        none_before = pl.when(possible).then((steps - _field("at_start")).exp()).otherwise(0.0)
+        none_before = none_before_from_log(steps - _field("at_start"), n, total, j)
     # One row's tie group, as the shared formulas read it: one value x per quantity.
     group = {"n": n, "j": j, "above": before, "none_before": none_before}
     term = expected_contribution(

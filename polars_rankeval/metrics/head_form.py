@@ -171,15 +171,36 @@ def none_before_factor(n: pl.Expr, r: pl.Expr, j: pl.Expr) -> pl.Expr:
     return pl.when(j > 0).then(factor).otherwise(1.0)
 
 
+def none_before_log_step(n: pl.Expr, r: pl.Expr, j: pl.Expr) -> pl.Expr:
+    """``log`` of :func:`none_before_factor`, 0.0 where it has no finite value.
+
+    A running sum of these steps from a tie group's start, read back with
+    :func:`none_before_from_log`, is the product of the factors where a list of rows
+    cannot hold a running product (the expressions' ``list.eval`` stages). A factor is
+    0 only past offset ``n - r``, where :func:`none_before_from_log` gives 0 itself.
+    """
+    return pl.when((j >= 1) & (j <= n - r)).then(none_before_factor(n, r, j).log()).otherwise(0.0)
+
+
+def none_before_from_log(log_sum: pl.Expr, n: pl.Expr, r: pl.Expr, j: pl.Expr) -> pl.Expr:
+    """The product of :func:`none_before_factor` up to offset j, from its steps' sum.
+
+    ``log_sum``: the sum of :func:`none_before_log_step` over the group's offsets up to
+    j; 0.0 past offset ``n - r`` (every such product holds a zero factor).
+    """
+    return pl.when(j <= n - r).then(log_sum.exp()).otherwise(0.0)
+
+
 def expected_contribution(
     quantity: Quantity, value: Callable[[str], pl.Expr], pos: pl.Expr, ret: pl.Expr
 ) -> pl.Expr:
     """A quantity's expected contribution at one position under ``ties="expected"``.
 
     The curve kernels' expectations over the orderings of the row's tie group, read
-    by both places that compute them from a sorted head, so that they cannot differ:
-    the sorted-head path of ``evaluate`` (:mod:`polars_rankeval.plan.head_sums`) and a
-    metric function's expression (:mod:`polars_rankeval.metrics.head_expression`).
+    by every place that computes them from a sorted head, so that they cannot differ:
+    the sorted-head path of ``evaluate`` (:mod:`polars_rankeval.plan.head_sums`), a
+    metric function's expression (:mod:`polars_rankeval.metrics.head_expression`) and
+    :func:`~polars_rankeval.metrics.metric_struct.evaluate_expr`.
 
     ``value(name)`` reads the row's tie group: ``n`` (its size), ``j`` (the row's offset
     in it), ``r:<t>`` (its relevant rows at threshold t), ``g:<gain>`` (its gains),

@@ -64,7 +64,8 @@ from polars_rankeval.metrics.head_form import (
     HeadForm,
     Quantity,
     expected_contribution,
-    none_before_factor,
+    none_before_from_log,
+    none_before_log_step,
 )
 from polars_rankeval.metrics.params import Interval
 from polars_rankeval.metrics.sorted_features import SortedFeatures, metric_expression
@@ -314,15 +315,14 @@ def _tie_fields(
         before = start(_x(f"before:{name}"))
         group[_x(f"before:{name}")] = before
         group[_x(f"total:{name}")] = end(_x(f"end:{name}")) - before
-    # P(no relevant row at the group's offsets before j) is a product of
-    # none_before_factor over them: a running sum of logs, from the group's start (a
-    # factor is 0 only past offset n - total, where the product stays 0).
+    # P(no relevant row at the group's offsets before j): a running sum of log-steps,
+    # read from the group's start (head_form.none_before_from_log).
     n, j = group[_x("n")], group[_x("j")]
     for t in need.rr:
         total = group[_x(f"total:t:{t}")]
-        step = pl.when((j >= 1) & (j <= n - total)).then(none_before_factor(n, total, j).log())
-        group[_x(f"step:{t}")] = step.fill_null(0.0)
-        group[_x(f"steps:{t}")] = step.fill_null(0.0).cum_sum()
+        step = none_before_log_step(n, total, j)
+        group[_x(f"step:{t}")] = step
+        group[_x(f"steps:{t}")] = step.cum_sum()
     rows = _stage(rows, carry, **group)
     if need.rr:
         at_group_start = _struct(
@@ -352,10 +352,9 @@ def _expected_contribution(quantity: Quantity, ret: pl.Expr) -> pl.Expr:
             return _f(_x(f"total:t:{key}"))
         if part == "above":
             return _f(_x(f"before:t:{key}"))
-        # none_before: exp(the running sum of the log-steps from the group's start)
+        # none_before: the running sum of the log-steps from the group's start
         steps = _f(_x(f"steps:{key}")) - _f(_x("rr0")).struct.field(_x(f"rr0:{key}"))
-        possible = j <= n - _f(_x(f"total:t:{key}"))
-        return pl.when(possible).then(steps.exp()).otherwise(0.0)
+        return none_before_from_log(steps, n, _f(_x(f"total:t:{key}")), j)
 
     return expected_contribution(quantity, value, _f(_P), ret)
 
